@@ -1,0 +1,54 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/flagplane/flagplane/shared/fault"
+	"github.com/flagplane/flagplane/shared/jsondoc"
+)
+
+// MaxBody is the largest request body accepted (1 MiB).
+const MaxBody = 1 << 20
+
+// ReadBody reads the whole request body, refusing more than MaxBody bytes
+// with 413 and an empty body with 400.
+func ReadBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return nil, fault.New(fault.TooLarge, "request body is larger than %d bytes", MaxBody)
+		}
+		return nil, fault.Wrap(err, fault.Invalid, "request body could not be read")
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil, fault.New(fault.Invalid, "request body is required")
+	}
+	return body, nil
+}
+
+// Decode reads a JSON request body into v (limits as ReadBody, decoding as jsondoc).
+func Decode(w http.ResponseWriter, r *http.Request, v any) error {
+	body, err := ReadBody(w, r)
+	if err != nil {
+		return err
+	}
+	return jsondoc.Unmarshal(body, v)
+}
+
+// WriteJSON writes v with status.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		body = []byte(fmt.Sprintf(`{"code":%q,"message":"an internal error occurred","id":""}`, fault.Internal))
+		status = http.StatusInternalServerError
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}

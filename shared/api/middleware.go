@@ -1,0 +1,104 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/flagplane/flagplane/shared/catalog"
+	"github.com/flagplane/flagplane/shared/fault"
+	"github.com/flagplane/flagplane/shared/identity"
+)
+
+type requestIDKey struct{}
+
+// RequestID returns the id of the request in ctx, or "".
+func RequestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey{}).(string)
+	return id
+}
+
+// withRequestID gives every request an id, returned in X-Request-Id and in error bodies.
+func withRequestID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := uuid.NewString()
+		w.Header().Set("X-Request-Id", id)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id)))
+	})
+}
+
+// withRecovery turns a panic into a generic 500 so one bad request never takes the process down.
+func withRecovery(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				WriteError(w, r, fault.Wrap(fmt.Errorf("panic: %v", v), fault.Internal, "panic"))
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// Authenticator resolves the raw access token of a request to a principal.
+// It returns a fault.Unauthorized error for unknown or expired tokens.
+type Authenticator interface {
+	Authenticate(ctx context.Context, token string) (identity.Principal, error)
+}
+
+// TokenFromHeader takes the token from Authorization, as the raw value or after "Bearer ".
+func TokenFromHeader(h http.Header) string {
+	v := strings.TrimSpace(h.Get("Authorization"))
+	if len(v) > 7 && strings.EqualFold(v[:7], "bearer ") {
+		v = strings.TrimSpace(v[7:])
+	}
+	return v
+}
+
+// BetaHeader is the header beta operations require, with the value "beta".
+const BetaHeader = "SVC-API-Version"
+
+// hasBeta accepts the value sent once, repeated, or comma-joined.
+func hasBeta(h http.Header) bool {
+	for _, v := range h.Values(BetaHeader) {
+		for _, part := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(part), "beta") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// guard runs the checks every operation shares, in order: credential,
+// scope of the caller's role, beta header.
+func guard(op catalog.Operation, authn Authenticator, next Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		err := func() error {
+			token := TokenFromHeader(r.Header)
+			if token == "" {
+				return fault.New(fault.Unauthorized, "the Authorization header must carry an access token")
+			}
+			p, err := authn.Authenticate(r.Context(), token)
+			if err != nil {
+				return err
+			}
+			if op.Scope == catalog.Write && !p.Role.CanWrite() || !p.Role.CanRead() {
+				return fault.New(fault.Forbidden, "the access token's role %q may not call %s", p.Role, op.ID)
+			}
+			if op.Beta && !hasBeta(r.Header) {
+				return fault.New(fault.Forbidden, "%s is a beta operation: send the header %s: beta", op.ID, BetaHeader)
+			}
+			r = r.WithContext(identity.With(r.Context(), p))
+			return next(w, r)
+		}()
+		if err != nil {
+			WriteError(w, r, err)
+		}
+	})
+}

@@ -1,0 +1,263 @@
+// Package audit records every change: it commits a resource's writes
+// together with an audit log entry and an outbox record in one atomic
+// write, then hands the outbox record to the queue. It is the only path by
+// which a mutation reaches the table.
+package audit
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/flagplane/flagplane/shared/identity"
+	"github.com/flagplane/flagplane/shared/store"
+)
+
+// Access is one action on one resource specifier.
+type Access struct {
+	Action   string `json:"action"`
+	Resource string `json:"resource"`
+}
+
+// Subject is who made the change, as shown in the entry.
+type Subject struct {
+	Name string `json:"name"`
+}
+
+// Member is the member who made the change, when it was a member.
+type Member struct {
+	ID    string `json:"_id"`
+	Email string `json:"email,omitempty"`
+}
+
+// Token is the access token that made the change.
+type Token struct {
+	ID           string `json:"_id"`
+	Name         string `json:"name"`
+	Ending       string `json:"ending"`
+	ServiceToken bool   `json:"serviceToken"`
+}
+
+// Parent is the resource the changed resource belongs to.
+type Parent struct {
+	Name     string `json:"name"`
+	Resource string `json:"resource"`
+	// Href is the API path of the parent, for its self link.
+	Href string `json:"href,omitempty"`
+}
+
+// Entry is one audit log entry as stored. The detailed fields
+// (PreviousVersion, CurrentVersion, Delta) are shown only by the
+// single-entry read.
+type Entry struct {
+	ID               string          `json:"_id"`
+	AccountID        string          `json:"_accountId"`
+	Date             int64           `json:"date"`
+	Accesses         []Access        `json:"accesses"`
+	Kind             string          `json:"kind"`
+	Name             string          `json:"name"`
+	Description      string          `json:"description"`
+	ShortDescription string          `json:"shortDescription"`
+	Comment          string          `json:"comment"`
+	Subject          Subject         `json:"subject"`
+	Member           *Member         `json:"member,omitempty"`
+	Token            *Token          `json:"token,omitempty"`
+	TitleVerb        string          `json:"titleVerb"`
+	Title            string          `json:"title"`
+	Target           string          `json:"target"`
+	Parent           *Parent         `json:"parent,omitempty"`
+	Href             string          `json:"href,omitempty"` // API path of the changed resource
+	PreviousVersion  json.RawMessage `json:"previousVersion"`
+	CurrentVersion   json.RawMessage `json:"currentVersion"`
+	Delta            json.RawMessage `json:"delta"`
+}
+
+// Change describes one mutation: the resource writes and what the entry says.
+type Change struct {
+	// Writes are the resource's own writes, with their conditions.
+	Writes []store.Write
+	// Kind is the resource kind, e.g. "environment".
+	Kind string
+	// Resource is the resource specifier, e.g. "proj/p:env/e".
+	Resource string
+	// Actions are the actions performed, e.g. "updateColor"; at least one.
+	Actions []string
+	// Name is the resource's display name; Href its API path.
+	Name string
+	Href string
+	// TitleVerb completes "<subject> <verb> <name>", e.g. "created the environment".
+	TitleVerb string
+	Comment   string
+	Parent    *Parent
+	// Previous and Current are the resource before and after (nil when absent).
+	Previous any
+	Current  any
+	// Delta is the JSON patch as sent, or nil (semantic patch, create, delete).
+	Delta json.RawMessage
+}
+
+// Outbox is the record handed to the delivery queue after a commit.
+type Outbox struct {
+	EntryID string `json:"entryId"`
+	Date    int64  `json:"date"`
+}
+
+// Publisher hands outbox records to the delivery queue.
+type Publisher interface {
+	Publish(ctx context.Context, rec Outbox) error
+}
+
+// Discard is the publisher used while nothing consumes outbox records.
+type Discard struct{}
+
+// Publish accepts and drops the record.
+func (Discard) Publish(context.Context, Outbox) error { return nil }
+
+// outboxTTL bounds how long an undelivered record is kept before the table expires it.
+const outboxTTL = 7 * 24 * time.Hour
+
+// Log writes and reads the audit log.
+type Log struct {
+	table     store.Table
+	publisher Publisher
+	accountID string
+	now       func() time.Time
+	log       *slog.Logger
+}
+
+// New returns a Log writing to table and handing records to publisher.
+func New(table store.Table, publisher Publisher, accountID string, logger *slog.Logger) *Log {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	return &Log{table: table, publisher: publisher, accountID: accountID, now: time.Now, log: logger}
+}
+
+// Commit writes the change, its entry and its outbox record atomically, then
+// publishes the record. A failed condition of one of the change's writes is
+// returned as the store's error (a *store.TxError naming it).
+func (l *Log) Commit(ctx context.Context, c Change) (Entry, error) {
+	if len(c.Actions) == 0 {
+		return Entry{}, fmt.Errorf("commit %s %q: a change needs at least one action", c.Kind, c.Resource)
+	}
+	now := l.now()
+	e, err := l.entry(ctx, c, now)
+	if err != nil {
+		return Entry{}, err
+	}
+	entryData, err := json.Marshal(e)
+	if err != nil {
+		return Entry{}, fmt.Errorf("encode audit entry: %w", err)
+	}
+	rec := Outbox{EntryID: e.ID, Date: e.Date}
+	recData, _ := json.Marshal(rec)
+	ak, ok := store.AuditKey(e.ID), store.OutboxKey(e.ID)
+	writes := append(append([]store.Write(nil), c.Writes...),
+		store.Put(store.Item{PK: ak.PK, SK: ak.SK, Version: 1, Data: entryData}, store.IfNotExists()),
+		store.Put(store.Item{PK: ok.PK, SK: ok.SK, Version: 1, TTL: now.Add(outboxTTL).Unix(), Data: recData}, store.IfNotExists()),
+	)
+	if err := l.table.Transact(ctx, writes); err != nil {
+		return Entry{}, fmt.Errorf("commit %s %q: %w", c.Kind, c.Resource, err)
+	}
+	l.handOff(ctx, rec)
+	return e, nil
+}
+
+// handOff publishes rec and then drops its outbox record. A failure is only
+// logged: the record stays and the outbox sweep hands it over later.
+func (l *Log) handOff(ctx context.Context, rec Outbox) {
+	if err := l.publisher.Publish(ctx, rec); err != nil {
+		l.log.Warn("outbox hand-off failed; the sweep will retry", "entryId", rec.EntryID, "error", err.Error())
+		return
+	}
+	if err := l.table.Delete(ctx, store.OutboxKey(rec.EntryID), store.Cond{}); err != nil {
+		l.log.Warn("outbox record not removed after hand-off", "entryId", rec.EntryID, "error", err.Error())
+	}
+}
+
+func (l *Log) entry(ctx context.Context, c Change, now time.Time) (Entry, error) {
+	id, err := NewID(now)
+	if err != nil {
+		return Entry{}, err
+	}
+	e := Entry{
+		ID:        id,
+		AccountID: l.accountID,
+		Date:      now.UnixMilli(),
+		Kind:      c.Kind,
+		Name:      c.Name,
+		Comment:   c.Comment,
+		TitleVerb: c.TitleVerb,
+		Parent:    c.Parent,
+		Href:      c.Href,
+		Delta:     c.Delta,
+	}
+	for _, a := range c.Actions {
+		e.Accesses = append(e.Accesses, Access{Action: a, Resource: c.Resource})
+	}
+	who := "flagplane"
+	if p, ok := identity.From(ctx); ok {
+		if p.MemberID != "" {
+			e.Member = &Member{ID: p.MemberID, Email: p.MemberEmail}
+			who = p.MemberEmail
+		}
+		if p.TokenID != "" {
+			e.Token = &Token{ID: p.TokenID, Name: p.TokenName, Ending: p.TokenEnding, ServiceToken: p.ServiceToken}
+			if who == "flagplane" || who == "" {
+				who = p.TokenName
+			}
+		}
+		if e.AccountID == "" {
+			e.AccountID = p.AccountID
+		}
+	}
+	e.Subject = Subject{Name: who}
+	e.Title = fmt.Sprintf("%s %s %s", who, c.TitleVerb, c.Name)
+	e.Target = fmt.Sprintf("[%s](%s)", markdownEscape(c.Name), c.Href)
+	e.Description = fmt.Sprintf("%s %s %s", who, c.TitleVerb, c.Name)
+	e.ShortDescription = c.Comment
+	if e.PreviousVersion, err = marshalOrNull(c.Previous); err != nil {
+		return Entry{}, err
+	}
+	if e.CurrentVersion, err = marshalOrNull(c.Current); err != nil {
+		return Entry{}, err
+	}
+	return e, nil
+}
+
+func marshalOrNull(v any) (json.RawMessage, error) {
+	if v == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encode audit version: %w", err)
+	}
+	return b, nil
+}
+
+func markdownEscape(s string) string {
+	out := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '[', ']', '(', ')', '*', '_', '`', '\\':
+			out = append(out, '\\')
+		}
+		out = append(out, s[i])
+	}
+	return string(out)
+}
+
+// NewID returns an entry id: 12 hex digits of the Unix millisecond time
+// followed by 12 random hex digits, so ids sort by time.
+func NewID(t time.Time) (string, error) {
+	var rnd [6]byte
+	if _, err := rand.Read(rnd[:]); err != nil {
+		return "", fmt.Errorf("new audit id: %w", err)
+	}
+	return fmt.Sprintf("%012x%s", t.UnixMilli(), hex.EncodeToString(rnd[:])), nil
+}

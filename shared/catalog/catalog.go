@@ -1,0 +1,90 @@
+// Package catalog lists every operation of the API. The local server, each
+// Lambda's router, the infrastructure routes and authorization are all
+// derived from this one list, so they cannot drift apart.
+package catalog
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Scope is the token scope an operation needs.
+type Scope string
+
+const (
+	Read  Scope = "read"
+	Write Scope = "write"
+)
+
+// Operation is one method and path of the API.
+type Operation struct {
+	// ID is the operation id of the reference API (camelCase).
+	ID string
+	// Group is the resource group; each group is one Lambda function.
+	Group string
+	// Method is the HTTP method in upper case.
+	Method string
+	// Path is the route pattern with {name} segments, starting with /api/v2.
+	Path string
+	// Beta operations require the header SVC-API-Version: beta.
+	Beta bool
+	// Scope is read for operations that change nothing, write otherwise.
+	Scope Scope
+}
+
+// Pattern is the operation's http.ServeMux pattern, e.g. "GET /api/v2/projects".
+func (o Operation) Pattern() string { return o.Method + " " + o.Path }
+
+// All returns every operation, ordered by group then path then method.
+func All() []Operation {
+	out := append([]Operation(nil), operations...)
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Group != b.Group {
+			return a.Group < b.Group
+		}
+		if a.Path != b.Path {
+			return a.Path < b.Path
+		}
+		return a.Method < b.Method
+	})
+	return out
+}
+
+// Groups returns the names of all groups, sorted.
+func Groups() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, op := range operations {
+		if !seen[op.Group] {
+			seen[op.Group] = true
+			out = append(out, op.Group)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Group returns the operations of one group, or an error naming an unknown group.
+func Group(name string) ([]Operation, error) {
+	var out []Operation
+	for _, op := range All() {
+		if op.Group == name {
+			out = append(out, op)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("catalog has no group %q", name)
+	}
+	return out, nil
+}
+
+// ByID returns the operation with the id.
+func ByID(id string) (Operation, bool) {
+	for _, op := range operations {
+		if op.ID == id {
+			return op, true
+		}
+	}
+	return Operation{}, false
+}

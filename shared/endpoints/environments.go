@@ -1,0 +1,133 @@
+package endpoints
+
+import (
+	"net/http"
+
+	"github.com/flagplane/flagplane/shared/api"
+	"github.com/flagplane/flagplane/shared/environment"
+	"github.com/flagplane/flagplane/shared/patch"
+)
+
+// environmentRep is an environment as the API shows it.
+type environmentRep struct {
+	Links                    api.Links                               `json:"_links"`
+	ID                       string                                  `json:"_id"`
+	Key                      string                                  `json:"key"`
+	Name                     string                                  `json:"name"`
+	APIKey                   string                                  `json:"apiKey"`
+	MobileKey                string                                  `json:"mobileKey"`
+	Color                    string                                  `json:"color"`
+	DefaultTTL               int                                     `json:"defaultTtl"`
+	SecureMode               bool                                    `json:"secureMode"`
+	DefaultTrackEvents       bool                                    `json:"defaultTrackEvents"`
+	RequireComments          bool                                    `json:"requireComments"`
+	ConfirmChanges           bool                                    `json:"confirmChanges"`
+	Tags                     []string                                `json:"tags"`
+	ApprovalSettings         *environment.ApprovalSettings           `json:"approvalSettings,omitempty"`
+	ResourceApprovalSettings map[string]environment.ApprovalSettings `json:"resourceApprovalSettings,omitempty"`
+	Critical                 bool                                    `json:"critical"`
+}
+
+func newEnvironmentRep(e *environment.Environment, approvals bool) environmentRep {
+	r := environmentRep{
+		Links: api.Self(e.Href()), ID: e.ID, Key: e.Key, Name: e.Name, APIKey: e.APIKey, MobileKey: e.MobileKey,
+		Color: e.Color, DefaultTTL: e.DefaultTTL, SecureMode: e.SecureMode, DefaultTrackEvents: e.DefaultTrackEvents,
+		RequireComments: e.RequireComments, ConfirmChanges: e.ConfirmChanges, Tags: e.Tags, Critical: e.Critical,
+	}
+	if approvals {
+		a := e.ApprovalSettings
+		r.ApprovalSettings = &a
+		r.ResourceApprovalSettings = e.ResourceApprovalSettings
+		if r.ResourceApprovalSettings == nil {
+			r.ResourceApprovalSettings = map[string]environment.ApprovalSettings{}
+		}
+	}
+	return r
+}
+
+type environmentsRep struct {
+	Links      api.Links        `json:"_links"`
+	TotalCount int64            `json:"totalCount"`
+	Items      []environmentRep `json:"items"`
+}
+
+// MaxEnvironmentsPage is the largest limit a list of environments accepts.
+const MaxEnvironmentsPage = 1000
+
+func environmentHandlers(s Services) map[string]api.Handler {
+	envs := s.Environments
+	approvals := envs.ApprovalsEnabled()
+	return map[string]api.Handler{
+		"getEnvironmentsByProject": func(w http.ResponseWriter, r *http.Request) error {
+			q := r.URL.Query()
+			limit, err := api.IntParam(q, "limit", 20, 1, MaxEnvironmentsPage)
+			if err != nil {
+				return err
+			}
+			offset, err := api.IntParam(q, "offset", 0, 0, 1<<31)
+			if err != nil {
+				return err
+			}
+			pk := r.PathValue("projectKey")
+			res, err := envs.List(r.Context(), pk, environment.ListQuery{Filter: q.Get("filter"), Sort: q.Get("sort"), Offset: offset, Limit: limit})
+			if err != nil {
+				return err
+			}
+			out := environmentsRep{TotalCount: res.TotalCount, Items: make([]environmentRep, 0, len(res.Items)),
+				Links: api.OffsetLinks("/api/v2/projects/"+pk+"/environments", q, offset, limit, res.TotalCount)}
+			for _, e := range res.Items {
+				out.Items = append(out.Items, newEnvironmentRep(e, approvals))
+			}
+			api.WriteJSON(w, http.StatusOK, out)
+			return nil
+		},
+		"postEnvironment": func(w http.ResponseWriter, r *http.Request) error {
+			var in environment.Input
+			if err := api.Decode(w, r, &in); err != nil {
+				return err
+			}
+			e, err := envs.Create(r.Context(), r.PathValue("projectKey"), in)
+			if err != nil {
+				return err
+			}
+			api.WriteJSON(w, http.StatusCreated, newEnvironmentRep(e, approvals))
+			return nil
+		},
+		"getEnvironment": func(w http.ResponseWriter, r *http.Request) error {
+			e, err := envs.Get(r.Context(), r.PathValue("projectKey"), r.PathValue("environmentKey"))
+			if err != nil {
+				return err
+			}
+			api.WriteJSON(w, http.StatusOK, newEnvironmentRep(e, approvals))
+			return nil
+		},
+		"patchEnvironment": func(w http.ResponseWriter, r *http.Request) error {
+			p, err := readPatch(w, r)
+			if err != nil {
+				return err
+			}
+			e, err := envs.Patch(r.Context(), r.PathValue("projectKey"), r.PathValue("environmentKey"), p)
+			if err != nil {
+				return err
+			}
+			api.WriteJSON(w, http.StatusOK, newEnvironmentRep(e, approvals))
+			return nil
+		},
+		"deleteEnvironment": func(w http.ResponseWriter, r *http.Request) error {
+			if err := envs.Delete(r.Context(), r.PathValue("projectKey"), r.PathValue("environmentKey")); err != nil {
+				return err
+			}
+			w.WriteHeader(http.StatusNoContent)
+			return nil
+		},
+	}
+}
+
+// readPatch reads a JSON-patch body.
+func readPatch(w http.ResponseWriter, r *http.Request) (patch.Patch, error) {
+	body, err := api.ReadBody(w, r)
+	if err != nil {
+		return patch.Patch{}, err
+	}
+	return patch.Parse(body)
+}

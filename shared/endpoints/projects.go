@@ -1,0 +1,161 @@
+package endpoints
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/flagplane/flagplane/shared/api"
+	"github.com/flagplane/flagplane/shared/environment"
+	"github.com/flagplane/flagplane/shared/fault"
+	"github.com/flagplane/flagplane/shared/project"
+)
+
+// projectRep is a project as the API shows it.
+type projectRep struct {
+	Links                         api.Links                      `json:"_links"`
+	ID                            string                         `json:"_id"`
+	Key                           string                         `json:"key"`
+	Name                          string                         `json:"name"`
+	Tags                          []string                       `json:"tags"`
+	IncludeInSnippetByDefault     bool                           `json:"includeInSnippetByDefault"`
+	DefaultClientSideAvailability project.ClientSideAvailability `json:"defaultClientSideAvailability"`
+	DefaultReleasePipelineKey     string                         `json:"defaultReleasePipelineKey,omitempty"`
+	Environments                  *environmentsRep               `json:"environments,omitempty"`
+}
+
+func newProjectRep(p *project.Project) projectRep {
+	return projectRep{
+		Links: api.Links{
+			"self":         api.JSONLink(project.Href(p.Key)),
+			"environments": api.JSONLink(project.Href(p.Key) + "/environments"),
+		},
+		ID: p.ID, Key: p.Key, Name: p.Name, Tags: p.Tags, IncludeInSnippetByDefault: p.IncludeInSnippetByDefault,
+		DefaultClientSideAvailability: p.DefaultClientSideAvailability, DefaultReleasePipelineKey: p.DefaultReleasePipelineKey,
+	}
+}
+
+func withEnvironments(rep projectRep, envs []*environment.Environment, approvals bool) projectRep {
+	c := environmentsRep{Links: api.Self(project.Href(rep.Key) + "/environments"), TotalCount: int64(len(envs)), Items: []environmentRep{}}
+	for _, e := range envs {
+		c.Items = append(c.Items, newEnvironmentRep(e, approvals))
+	}
+	rep.Environments = &c
+	return rep
+}
+
+type projectsRep struct {
+	Links      api.Links    `json:"_links"`
+	TotalCount int64        `json:"totalCount"`
+	Items      []projectRep `json:"items"`
+}
+
+// expandEnvironments reads expand=environments; any other value is refused.
+func expandEnvironments(r *http.Request) (bool, error) {
+	raw := r.URL.Query().Get("expand")
+	if raw == "" {
+		return false, nil
+	}
+	for _, v := range strings.Split(raw, ",") {
+		if strings.TrimSpace(v) != "environments" {
+			return false, fault.New(fault.Invalid, "expand %q is not supported; the option is environments", v)
+		}
+	}
+	return true, nil
+}
+
+func projectHandlers(s Services) map[string]api.Handler {
+	projects := s.Projects
+	approvals := s.Environments.ApprovalsEnabled()
+	allEnvironments := func(r *http.Request, key string) ([]*environment.Environment, error) {
+		res, err := s.Environments.List(r.Context(), key, environment.ListQuery{Limit: 1 << 31})
+		return res.Items, err
+	}
+	return map[string]api.Handler{
+		"getProjects": func(w http.ResponseWriter, r *http.Request) error {
+			q := r.URL.Query()
+			limit, err := api.IntParam(q, "limit", 20, 1, MaxEnvironmentsPage)
+			if err != nil {
+				return err
+			}
+			offset, err := api.IntParam(q, "offset", 0, 0, 1<<31)
+			if err != nil {
+				return err
+			}
+			expand, err := expandEnvironments(r)
+			if err != nil {
+				return err
+			}
+			res, err := projects.List(r.Context(), project.ListQuery{Filter: q.Get("filter"), Sort: q.Get("sort"), Offset: offset, Limit: limit})
+			if err != nil {
+				return err
+			}
+			out := projectsRep{TotalCount: res.TotalCount, Items: make([]projectRep, 0, len(res.Items)),
+				Links: api.OffsetLinks("/api/v2/projects", q, offset, limit, res.TotalCount)}
+			for _, p := range res.Items {
+				rep := newProjectRep(p)
+				if expand {
+					envs, err := allEnvironments(r, p.Key)
+					if err != nil {
+						return err
+					}
+					rep = withEnvironments(rep, envs, approvals)
+				}
+				out.Items = append(out.Items, rep)
+			}
+			api.WriteJSON(w, http.StatusOK, out)
+			return nil
+		},
+		"postProject": func(w http.ResponseWriter, r *http.Request) error {
+			var in project.Input
+			if err := api.Decode(w, r, &in); err != nil {
+				return err
+			}
+			p, envs, err := projects.Create(r.Context(), in)
+			if err != nil {
+				return err
+			}
+			api.WriteJSON(w, http.StatusCreated, withEnvironments(newProjectRep(p), envs, approvals))
+			return nil
+		},
+		"getProject": func(w http.ResponseWriter, r *http.Request) error {
+			expand, err := expandEnvironments(r)
+			if err != nil {
+				return err
+			}
+			key := r.PathValue("projectKey")
+			p, err := projects.Get(r.Context(), key)
+			if err != nil {
+				return err
+			}
+			rep := newProjectRep(p)
+			if expand {
+				envs, err := allEnvironments(r, key)
+				if err != nil {
+					return err
+				}
+				rep = withEnvironments(rep, envs, approvals)
+			}
+			api.WriteJSON(w, http.StatusOK, rep)
+			return nil
+		},
+		"patchProject": func(w http.ResponseWriter, r *http.Request) error {
+			p, err := readPatch(w, r)
+			if err != nil {
+				return err
+			}
+			proj, err := projects.Patch(r.Context(), r.PathValue("projectKey"), p)
+			if err != nil {
+				return err
+			}
+			api.WriteJSON(w, http.StatusOK, newProjectRep(proj))
+			return nil
+		},
+		"deleteProject": func(w http.ResponseWriter, r *http.Request) error {
+			if err := projects.Delete(r.Context(), r.PathValue("projectKey")); err != nil {
+				return err
+			}
+			w.WriteHeader(http.StatusNoContent)
+			return nil
+		},
+	}
+}

@@ -1,0 +1,139 @@
+package environment
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"sort"
+
+	"github.com/flagplane/flagplane/shared/audit"
+	"github.com/flagplane/flagplane/shared/fault"
+	"github.com/flagplane/flagplane/shared/jsondoc"
+	"github.com/flagplane/flagplane/shared/patch"
+	"github.com/flagplane/flagplane/shared/store"
+)
+
+// patchable maps each top-level field a patch may touch to the action it performs.
+var patchable = map[string]string{
+	"name":               "updateName",
+	"color":              "updateColor",
+	"defaultTtl":         "updateTtl",
+	"secureMode":         "updateSecureMode",
+	"defaultTrackEvents": "updateDefaultTrackEvents",
+	"requireComments":    "updateRequireComments",
+	"confirmChanges":     "updateConfirmChanges",
+	"tags":               "updateTags",
+	"critical":           "updateCritical",
+	"approvalSettings":   "updateApprovalSettings",
+}
+
+// approvalEditable are the only approval settings a client may change.
+var approvalEditable = map[string]bool{
+	"canReviewOwnRequest":     true,
+	"canApplyDeclinedChanges": true,
+	"minNumApprovals":         true,
+	"required":                true,
+	"requiredApprovalTags":    true,
+}
+
+// checkPaths refuses a patch that touches anything but the editable fields.
+func (s *Service) checkPaths(p patch.Patch) error {
+	touchedApproval := map[string]bool{}
+	for _, path := range p.Touched() {
+		seg := patch.Segments(path)
+		root := seg[0]
+		if _, ok := patchable[root]; !ok {
+			return fault.New(fault.Invalid, "path %q cannot be patched: %q is read-only or not a field of an environment", path, root)
+		}
+		if root != "approvalSettings" {
+			continue
+		}
+		if !s.approvals {
+			return fault.New(fault.Invalid, "path %q cannot be patched: the approvals feature is turned off", path)
+		}
+		if len(seg) < 2 || !approvalEditable[seg[1]] {
+			return fault.New(fault.Invalid, "path %q cannot be patched: of the approval settings only canReviewOwnRequest, canApplyDeclinedChanges, minNumApprovals, required and requiredApprovalTags are editable", path)
+		}
+		touchedApproval[seg[1]] = true
+	}
+	if touchedApproval["required"] && touchedApproval["requiredApprovalTags"] {
+		return fault.New(fault.Invalid, "approvalSettings.required and approvalSettings.requiredApprovalTags cannot be patched in one request: require approvals for every flag, or only for flags with the given tags")
+	}
+	return nil
+}
+
+// Patch applies a JSON patch to an environment, validates the result and
+// stores it on the version it was read at (409 when another write won).
+func (s *Service) Patch(ctx context.Context, projectKey, envKey string, p patch.Patch) (*Environment, error) {
+	if err := s.checkPaths(p); err != nil {
+		return nil, err
+	}
+	old, err := s.Get(ctx, projectKey, envKey)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := json.Marshal(old)
+	if err != nil {
+		return nil, fmt.Errorf("encode environment %q: %w", envKey, err)
+	}
+	out, err := p.Apply(doc)
+	if err != nil {
+		return nil, err
+	}
+	var next Environment
+	if err := jsondoc.Unmarshal(out, &next); err != nil {
+		return nil, err
+	}
+	if next.Tags == nil {
+		next.Tags = []string{}
+	}
+	if next.ApprovalSettings.RequiredApprovalTags == nil {
+		next.ApprovalSettings.RequiredApprovalTags = []string{}
+	}
+	if err := next.validate(); err != nil {
+		return nil, err
+	}
+	actions := changedActions(old, &next)
+	if len(actions) == 0 {
+		return old, nil
+	}
+	next.Version = old.Version + 1
+	put, err := next.Put(store.IfVersion(old.Version))
+	if err != nil {
+		return nil, err
+	}
+	_, err = s.log.Commit(ctx, audit.Change{
+		Writes: []store.Write{put}, Kind: "environment", Resource: next.Resource(), Actions: actions,
+		Name: next.Name, Href: next.Href(), TitleVerb: "updated the environment", Comment: p.Comment,
+		Parent: parent(projectKey), Previous: old, Current: &next, Delta: p.Raw,
+	})
+	if errors.Is(err, store.ErrConditionFailed) {
+		return nil, fault.Wrap(err, fault.OptimisticLock, "environment %q was changed by another request; read it again and retry", envKey)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &next, nil
+}
+
+// changedActions compares the patchable fields through their JSON form.
+func changedActions(a, b *Environment) []string {
+	var ja, jb map[string]json.RawMessage
+	da, _ := json.Marshal(a)
+	db, _ := json.Marshal(b)
+	_ = json.Unmarshal(da, &ja)
+	_ = json.Unmarshal(db, &jb)
+	var actions []string
+	for field, action := range patchable {
+		var va, vb any
+		_ = json.Unmarshal(ja[field], &va)
+		_ = json.Unmarshal(jb[field], &vb)
+		if !reflect.DeepEqual(va, vb) {
+			actions = append(actions, action)
+		}
+	}
+	sort.Strings(actions)
+	return actions
+}

@@ -1,0 +1,122 @@
+// Package patch parses and applies RFC 6902 JSON patches, the one way every
+// resource takes a JSON-patch update.
+package patch
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
+
+	"github.com/flagplane/flagplane/shared/fault"
+)
+
+// Op is one patch operation.
+type Op struct {
+	Op    string          `json:"op"`
+	Path  string          `json:"path"`
+	From  string          `json:"from,omitempty"`
+	Value json.RawMessage `json:"value,omitempty"`
+}
+
+// Patch is a parsed JSON patch with the request's optional comment.
+type Patch struct {
+	Ops     []Op
+	Comment string
+	// Raw is the patch array as sent; it becomes the audit entry's delta.
+	Raw json.RawMessage
+}
+
+var validOps = map[string]bool{"add": true, "remove": true, "replace": true, "move": true, "copy": true, "test": true}
+
+// Parse accepts a JSON array of operations, or {"comment": ..., "patch": [...]}.
+func Parse(body []byte) (Patch, error) {
+	trimmed := bytes.TrimSpace(body)
+	var p Patch
+	var raw json.RawMessage
+	switch {
+	case len(trimmed) > 0 && trimmed[0] == '[':
+		raw = trimmed
+	case len(trimmed) > 0 && trimmed[0] == '{':
+		var wrapper struct {
+			Comment string          `json:"comment"`
+			Patch   json.RawMessage `json:"patch"`
+		}
+		if err := json.Unmarshal(trimmed, &wrapper); err != nil {
+			return Patch{}, fault.New(fault.Invalid, "patch body must be a JSON array of operations or an object with \"patch\" and \"comment\": %s", err.Error())
+		}
+		if len(wrapper.Patch) == 0 {
+			return Patch{}, fault.New(fault.Invalid, "field \"patch\" is required and must be an array of operations")
+		}
+		p.Comment = wrapper.Comment
+		raw = wrapper.Patch
+	default:
+		return Patch{}, fault.New(fault.Invalid, "patch body must be a JSON array of operations")
+	}
+	if err := json.Unmarshal(raw, &p.Ops); err != nil {
+		return Patch{}, fault.New(fault.Invalid, "patch must be an array of objects with op, path and value: %s", err.Error())
+	}
+	if len(p.Ops) == 0 {
+		return Patch{}, fault.New(fault.Invalid, "patch has no operations")
+	}
+	for i, op := range p.Ops {
+		if !validOps[op.Op] {
+			return Patch{}, fault.New(fault.Invalid, "patch operation %d: op %q is not one of add, remove, replace, move, copy, test", i, op.Op)
+		}
+		if !strings.HasPrefix(op.Path, "/") {
+			return Patch{}, fault.New(fault.Invalid, "patch operation %d: path %q must start with /", i, op.Path)
+		}
+		if (op.Op == "move" || op.Op == "copy") && !strings.HasPrefix(op.From, "/") {
+			return Patch{}, fault.New(fault.Invalid, "patch operation %d: %s needs a from path starting with /", i, op.Op)
+		}
+		if (op.Op == "add" || op.Op == "replace" || op.Op == "test") && op.Value == nil {
+			return Patch{}, fault.New(fault.Invalid, "patch operation %d: %s needs a value", i, op.Op)
+		}
+	}
+	p.Raw = raw
+	return p, nil
+}
+
+// Touched returns, for every operation that changes the document, the
+// paths it writes or removes (for move, also its from path). Test
+// operations change nothing and are left out.
+func (p Patch) Touched() []string {
+	var out []string
+	for _, op := range p.Ops {
+		switch op.Op {
+		case "test":
+		case "move":
+			out = append(out, op.From, op.Path)
+		default:
+			out = append(out, op.Path)
+		}
+	}
+	return out
+}
+
+// Apply runs the patch on doc. A patch that cannot apply (a failed test,
+// a missing path) is a 422 patch_failed naming the reason.
+func (p Patch) Apply(doc []byte) ([]byte, error) {
+	decoded, err := jsonpatch.DecodePatch(p.Raw)
+	if err != nil {
+		return nil, fault.New(fault.Invalid, "patch is not a valid JSON patch: %s", err.Error())
+	}
+	out, err := decoded.Apply(doc)
+	if err != nil {
+		return nil, fault.New(fault.PatchFailed, "patch could not be applied: %s", err.Error())
+	}
+	return out, nil
+}
+
+// Segments splits a JSON pointer into unescaped reference tokens.
+func Segments(pointer string) []string {
+	parts := strings.Split(strings.TrimPrefix(pointer, "/"), "/")
+	for i, s := range parts {
+		parts[i] = strings.ReplaceAll(strings.ReplaceAll(s, "~1", "/"), "~0", "~")
+	}
+	return parts
+}
+
+// Root returns the first segment of a JSON pointer.
+func Root(pointer string) string { return Segments(pointer)[0] }

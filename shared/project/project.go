@@ -1,0 +1,437 @@
+// Package project holds projects: their fields and rules, and the service
+// that creates (with environments), lists, reads, patches and deletes them.
+package project
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/flagplane/flagplane/shared/audit"
+	"github.com/flagplane/flagplane/shared/environment"
+	"github.com/flagplane/flagplane/shared/fault"
+	"github.com/flagplane/flagplane/shared/jsondoc"
+	"github.com/flagplane/flagplane/shared/listing"
+	"github.com/flagplane/flagplane/shared/patch"
+	"github.com/flagplane/flagplane/shared/store"
+)
+
+// ClientSideAvailability says which client-side SDKs see new flags by default.
+type ClientSideAvailability struct {
+	UsingMobileKey     bool `json:"usingMobileKey"`
+	UsingEnvironmentID bool `json:"usingEnvironmentId"`
+}
+
+// Project is one project as stored.
+type Project struct {
+	ID                            string                 `json:"_id"`
+	Key                           string                 `json:"key"`
+	Name                          string                 `json:"name"`
+	Tags                          []string               `json:"tags"`
+	IncludeInSnippetByDefault     bool                   `json:"includeInSnippetByDefault"`
+	DefaultClientSideAvailability ClientSideAvailability `json:"defaultClientSideAvailability"`
+	DefaultReleasePipelineKey     string                 `json:"defaultReleasePipelineKey,omitempty"`
+	CreatedOn                     int64                  `json:"createdOn"`
+	// Deleting marks a project whose contents are being removed; it reads as not found.
+	Deleting bool  `json:"deleting,omitempty"`
+	Version  int64 `json:"-"`
+}
+
+// Input is the body of a create request.
+type Input struct {
+	Key                           *string                 `json:"key"`
+	Name                          *string                 `json:"name"`
+	Tags                          []string                `json:"tags"`
+	IncludeInSnippetByDefault     *bool                   `json:"includeInSnippetByDefault"`
+	DefaultClientSideAvailability *ClientSideAvailability `json:"defaultClientSideAvailability"`
+	Environments                  []environment.Input     `json:"environments"`
+}
+
+// Limits of a project create.
+const (
+	// MaxEnvironmentsOnCreate keeps the create within one atomic write.
+	MaxEnvironmentsOnCreate = 20
+)
+
+// defaultEnvironments are created when a new project names none.
+func defaultEnvironments() []environment.Input {
+	mk := func(key, name, color string) environment.Input {
+		return environment.Input{Key: &key, Name: &name, Color: &color}
+	}
+	return []environment.Input{mk("test", "Test", "F5A623"), mk("production", "Production", "417505")}
+}
+
+func (p *Project) validate() error {
+	if err := environment.ValidKey("key", p.Key); err != nil {
+		return err
+	}
+	if err := environment.ValidName("name", p.Name); err != nil {
+		return err
+	}
+	if p.DefaultReleasePipelineKey != "" {
+		if err := environment.ValidKey("defaultReleasePipelineKey", p.DefaultReleasePipelineKey); err != nil {
+			return err
+		}
+	}
+	return environment.ValidTags("tags", p.Tags)
+}
+
+func (p *Project) put(c store.Cond) (store.Write, error) {
+	data, err := json.Marshal(p)
+	if err != nil {
+		return store.Write{}, fmt.Errorf("encode project %q: %w", p.Key, err)
+	}
+	k := store.ProjectKey(p.Key)
+	gpk, gsk := store.ProjectIndexKeys(p.Key)
+	return store.Put(store.Item{PK: k.PK, SK: k.SK, GSI1PK: gpk, GSI1SK: gsk, Version: p.Version, Data: data}, c), nil
+}
+
+// Href is a project's API path.
+func Href(key string) string { return "/api/v2/projects/" + key }
+
+func resource(key string) string { return "proj/" + key }
+
+// Service manages projects.
+type Service struct {
+	table store.Table
+	log   *audit.Log
+	now   func() time.Time
+}
+
+// NewService returns the project service.
+func NewService(table store.Table, log *audit.Log) *Service {
+	return &Service{table: table, log: log, now: time.Now}
+}
+
+// Create makes a project and its environments (two defaults when none are given) atomically.
+func (s *Service) Create(ctx context.Context, in Input) (*Project, []*environment.Environment, error) {
+	if in.Key == nil {
+		return nil, nil, fault.New(fault.Invalid, "field \"key\" is required")
+	}
+	if in.Name == nil {
+		return nil, nil, fault.New(fault.Invalid, "field \"name\" is required")
+	}
+	now := s.now()
+	p := &Project{ID: environment.NewID(), Key: *in.Key, Name: *in.Name, Tags: in.Tags, CreatedOn: now.UnixMilli(), Version: 1,
+		DefaultClientSideAvailability: ClientSideAvailability{UsingEnvironmentID: false, UsingMobileKey: true}}
+	if p.Tags == nil {
+		p.Tags = []string{}
+	}
+	if in.IncludeInSnippetByDefault != nil {
+		p.IncludeInSnippetByDefault = *in.IncludeInSnippetByDefault
+	}
+	if in.DefaultClientSideAvailability != nil {
+		p.DefaultClientSideAvailability = *in.DefaultClientSideAvailability
+	}
+	if err := p.validate(); err != nil {
+		return nil, nil, err
+	}
+	inputs := in.Environments
+	if inputs == nil {
+		inputs = defaultEnvironments()
+	}
+	if len(inputs) > MaxEnvironmentsOnCreate {
+		return nil, nil, fault.New(fault.Invalid, "field \"environments\" holds %d environments, at most %d may be created with a project", len(inputs), MaxEnvironmentsOnCreate)
+	}
+	put, err := p.put(store.IfNotExists())
+	if err != nil {
+		return nil, nil, err
+	}
+	writes := []store.Write{put}
+	envs := make([]*environment.Environment, 0, len(inputs))
+	seen := map[string]bool{}
+	for i, ei := range inputs {
+		e, err := environment.Build(p.Key, ei, nil, fmt.Sprintf("environments[%d].", i), now)
+		if err != nil {
+			return nil, nil, err
+		}
+		if seen[e.Key] {
+			return nil, nil, fault.New(fault.Invalid, "field \"environments[%d].key\": key %q is used twice", i, e.Key)
+		}
+		seen[e.Key] = true
+		w, err := e.Put(store.IfNotExists())
+		if err != nil {
+			return nil, nil, err
+		}
+		envs = append(envs, e)
+		writes = append(writes, w)
+	}
+	_, err = s.log.Commit(ctx, audit.Change{
+		Writes: writes, Kind: "project", Resource: resource(p.Key), Actions: []string{"createProject"},
+		Name: p.Name, Href: Href(p.Key), TitleVerb: "created the project", Current: p,
+	})
+	if errors.Is(err, store.ErrConditionFailed) {
+		return nil, nil, fault.Wrap(err, fault.Conflict, "a project with key %q already exists", p.Key)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return p, envs, nil
+}
+
+// Get returns a project; a project being deleted is not found.
+func (s *Service) Get(ctx context.Context, key string) (*Project, error) {
+	p, err := s.load(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	if p.Deleting {
+		return nil, fault.New(fault.NotFound, "project %q not found", key)
+	}
+	return p, nil
+}
+
+func (s *Service) load(ctx context.Context, key string) (*Project, error) {
+	it, err := s.table.Get(ctx, store.ProjectKey(key))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fault.Wrap(err, fault.NotFound, "project %q not found", key)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load project %q: %w", key, err)
+	}
+	return decode(it)
+}
+
+func decode(it store.Item) (*Project, error) {
+	var p Project
+	if err := json.Unmarshal(it.Data, &p); err != nil {
+		return nil, fmt.Errorf("decode project %s: %w", it.PK, err)
+	}
+	p.Version = it.Version
+	return &p, nil
+}
+
+// Guard asserts, inside another resource's write, that the project still
+// exists unchanged (so it cannot be deleted underneath the write).
+func (s *Service) Guard(ctx context.Context, key string) (store.Write, error) {
+	p, err := s.Get(ctx, key)
+	if err != nil {
+		return store.Write{}, err
+	}
+	return store.Check(store.ProjectKey(key), store.IfVersion(p.Version)), nil
+}
+
+// ListQuery selects a page of projects.
+type ListQuery struct {
+	Filter string
+	Sort   string
+	Offset int64
+	Limit  int64
+}
+
+// ListResult is one page and the number of projects that match.
+type ListResult struct {
+	Items      []*Project
+	TotalCount int64
+}
+
+// List reads the project index and filters, sorts and pages in memory.
+func (s *Service) List(ctx context.Context, q ListQuery) (ListResult, error) {
+	filter, err := listing.ParseFilter(q.Filter, "query", "tags", "keys")
+	if err != nil {
+		return ListResult{}, err
+	}
+	order, err := listing.ParseSort(q.Sort, "name", "createdOn")
+	if err != nil {
+		return ListResult{}, err
+	}
+	sq := store.Query{Index: store.IndexGSI1, PK: store.ProjectsIndexPK}
+	var all []*Project
+	for {
+		page, err := s.table.Query(ctx, sq)
+		if err != nil {
+			return ListResult{}, fmt.Errorf("list projects: %w", err)
+		}
+		for _, it := range page.Items {
+			p, err := decode(it)
+			if err != nil {
+				return ListResult{}, err
+			}
+			if !p.Deleting && matches(p, filter) {
+				all = append(all, p)
+			}
+		}
+		if page.Cursor == "" {
+			break
+		}
+		sq.Cursor = page.Cursor
+	}
+	sort.SliceStable(all, func(i, j int) bool {
+		for _, k := range order {
+			var c int
+			if k.Field == "name" {
+				c = strings.Compare(strings.ToLower(all[i].Name), strings.ToLower(all[j].Name))
+			} else {
+				c = int(all[i].CreatedOn - all[j].CreatedOn)
+			}
+			if k.Desc {
+				c = -c
+			}
+			if c != 0 {
+				return c < 0
+			}
+		}
+		return all[i].Key < all[j].Key
+	})
+	return ListResult{Items: listing.Window(all, q.Offset, q.Limit), TotalCount: int64(len(all))}, nil
+}
+
+func matches(p *Project, f listing.Filter) bool {
+	if q, ok := f["query"]; ok {
+		n := strings.ToLower(q)
+		if !strings.Contains(strings.ToLower(p.Name), n) && !strings.Contains(strings.ToLower(p.Key), n) {
+			return false
+		}
+	}
+	if raw, ok := f["tags"]; ok {
+		for _, t := range listing.Plus(raw) {
+			if !contains(p.Tags, t) {
+				return false
+			}
+		}
+	}
+	if raw, ok := f["keys"]; ok && !contains(strings.Split(raw, "|"), p.Key) {
+		return false
+	}
+	return true
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// patchable maps the fields a project patch may touch to their actions.
+var patchable = map[string]string{
+	"name":                          "updateProjectName",
+	"tags":                          "updateTags",
+	"includeInSnippetByDefault":     "updateIncludeInSnippetByDefault",
+	"defaultClientSideAvailability": "updateClientSideAvailability",
+	"defaultReleasePipelineKey":     "updateDefaultReleasePipeline",
+}
+
+// Patch applies a JSON patch to a project on the version it was read at.
+func (s *Service) Patch(ctx context.Context, key string, p patch.Patch) (*Project, error) {
+	actionSet := map[string]bool{}
+	for _, path := range p.Touched() {
+		action, ok := patchable[patch.Root(path)]
+		if !ok {
+			return nil, fault.New(fault.Invalid, "path %q cannot be patched: %q is read-only or not a field of a project", path, patch.Root(path))
+		}
+		actionSet[action] = true
+	}
+	old, err := s.Get(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := json.Marshal(old)
+	if err != nil {
+		return nil, fmt.Errorf("encode project %q: %w", key, err)
+	}
+	out, err := p.Apply(doc)
+	if err != nil {
+		return nil, err
+	}
+	var next Project
+	if err := jsondoc.Unmarshal(out, &next); err != nil {
+		return nil, err
+	}
+	if next.Tags == nil {
+		next.Tags = []string{}
+	}
+	next.ID, next.Key, next.CreatedOn, next.Deleting = old.ID, old.Key, old.CreatedOn, false
+	if err := next.validate(); err != nil {
+		return nil, err
+	}
+	next.Version = old.Version + 1
+	put, err := next.put(store.IfVersion(old.Version))
+	if err != nil {
+		return nil, err
+	}
+	actions := make([]string, 0, len(actionSet))
+	for a := range actionSet {
+		actions = append(actions, a)
+	}
+	sort.Strings(actions)
+	if len(actions) == 0 {
+		return old, nil
+	}
+	_, err = s.log.Commit(ctx, audit.Change{
+		Writes: []store.Write{put}, Kind: "project", Resource: resource(key), Actions: actions,
+		Name: next.Name, Href: Href(key), TitleVerb: "updated the project", Comment: p.Comment,
+		Previous: old, Current: &next, Delta: p.Raw,
+	})
+	if errors.Is(err, store.ErrConditionFailed) {
+		return nil, fault.Wrap(err, fault.OptimisticLock, "project %q was changed by another request; read it again and retry", key)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &next, nil
+}
+
+// Delete removes a project and everything under it. It first marks the
+// project as deleting (audited), then removes its partition in batches, then
+// the project item. A crash part-way leaves the mark; calling Delete again
+// finishes the work.
+func (s *Service) Delete(ctx context.Context, key string) error {
+	p, err := s.load(ctx, key)
+	if err != nil {
+		return err
+	}
+	if !p.Deleting {
+		marked := *p
+		marked.Deleting, marked.Version = true, p.Version+1
+		put, err := marked.put(store.IfVersion(p.Version))
+		if err != nil {
+			return err
+		}
+		_, err = s.log.Commit(ctx, audit.Change{
+			Writes: []store.Write{put}, Kind: "project", Resource: resource(key), Actions: []string{"deleteProject"},
+			Name: p.Name, Href: Href(key), TitleVerb: "deleted the project", Previous: p,
+		})
+		if errors.Is(err, store.ErrConditionFailed) {
+			return fault.Wrap(err, fault.OptimisticLock, "project %q was changed by another request; try again", key)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return s.purge(ctx, key)
+}
+
+// purge deletes every item of the project's partition, the project item last.
+func (s *Service) purge(ctx context.Context, key string) error {
+	pk := store.ProjectPartition(key)
+	self := store.ProjectKey(key)
+	for {
+		page, err := s.table.Query(ctx, store.Query{PK: pk, Limit: store.MaxWrites})
+		if err != nil {
+			return fmt.Errorf("list contents of project %q: %w", key, err)
+		}
+		var writes []store.Write
+		for _, it := range page.Items {
+			if it.Key() != self {
+				writes = append(writes, store.Delete(it.Key(), store.Cond{}))
+			}
+		}
+		if len(writes) == 0 {
+			break
+		}
+		if err := s.table.Transact(ctx, writes); err != nil {
+			return fmt.Errorf("delete contents of project %q: %w", key, err)
+		}
+	}
+	if err := s.table.Delete(ctx, self, store.Cond{}); err != nil {
+		return fmt.Errorf("delete project %q: %w", key, err)
+	}
+	return nil
+}

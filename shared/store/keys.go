@@ -1,0 +1,94 @@
+package store
+
+// This file is the whole key space of the single table. The infrastructure
+// stack imports the attribute and index names from here, so the table it
+// creates and the code that reads it cannot disagree.
+
+// Attribute names of every item.
+const (
+	AttrPK      = "PK"
+	AttrSK      = "SK"
+	AttrGSI1PK  = "GSI1PK"
+	AttrGSI1SK  = "GSI1SK"
+	AttrVersion = "ver"
+	AttrTTL     = "ttl"
+	AttrData    = "data"
+)
+
+// IndexGSI1 is the one generic secondary index (GSI1PK, GSI1SK), projecting all attributes.
+const IndexGSI1 = "GSI1"
+
+// Partitions and sort-key prefixes. User-chosen keys never contain '#'
+// (key validation refuses it), so '#' separates parts safely.
+const (
+	projectPrefix   = "PROJ#"
+	projectSK       = "PROJECT"
+	projectsIndexPK = "PROJECTS"
+
+	// EnvironmentSKPrefix starts the sort key of every environment of a
+	// project. It extends the project's own sort key, so one Query with
+	// ProjectAndEnvironmentsPrefix returns the project followed by its
+	// environments.
+	EnvironmentSKPrefix = projectSK + "#ENV#"
+	// ProjectAndEnvironmentsPrefix selects a project item and its environments.
+	ProjectAndEnvironmentsPrefix = projectSK
+
+	// AuditPK is the partition of the audit log; sort keys are entry ids, which sort by time.
+	AuditPK = "AUDIT"
+	// OutboxPK is the partition of outbox records not yet handed to the queue.
+	OutboxPK = "OUTBOX"
+
+	tokenPrefix     = "TOKEN#"
+	tokenSK         = "TOKEN"
+	tokensIndexPK   = "TOKENS"
+	tokenHashPrefix = "TOKENHASH#"
+	tokenHashSK     = "TOKENHASH"
+
+	accountPK = "ACCOUNT"
+	metaPK    = "META"
+)
+
+// ProjectPartition is the partition holding a project and everything under it.
+func ProjectPartition(projectKey string) string { return projectPrefix + projectKey }
+
+// ProjectKey is the project item itself.
+func ProjectKey(projectKey string) Key {
+	return Key{PK: ProjectPartition(projectKey), SK: projectSK}
+}
+
+// ProjectIndexKeys places a project in the list of all projects, ordered by key.
+func ProjectIndexKeys(projectKey string) (gsi1pk, gsi1sk string) {
+	return projectsIndexPK, projectKey
+}
+
+// ProjectsIndexPK is the GSI1 partition listing all projects.
+const ProjectsIndexPK = projectsIndexPK
+
+// EnvironmentKey is one environment of a project.
+func EnvironmentKey(projectKey, envKey string) Key {
+	return Key{PK: ProjectPartition(projectKey), SK: EnvironmentSKPrefix + envKey}
+}
+
+// AuditKey is one audit log entry.
+func AuditKey(id string) Key { return Key{PK: AuditPK, SK: id} }
+
+// OutboxKey is the outbox record of the audit entry id.
+func OutboxKey(id string) Key { return Key{PK: OutboxPK, SK: id} }
+
+// TokenKey is one access token, by id.
+func TokenKey(id string) Key { return Key{PK: tokenPrefix + id, SK: tokenSK} }
+
+// TokenIndexKeys places a token in the list of all tokens, ordered by id.
+func TokenIndexKeys(id string) (gsi1pk, gsi1sk string) { return tokensIndexPK, id }
+
+// TokensIndexPK is the GSI1 partition listing all tokens.
+const TokensIndexPK = tokensIndexPK
+
+// TokenHashKey finds a token by the hash of its secret value in one read.
+func TokenHashKey(hash string) Key { return Key{PK: tokenHashPrefix + hash, SK: tokenHashSK} }
+
+// AccountKey is the account record created at bootstrap.
+func AccountKey() Key { return Key{PK: accountPK, SK: accountPK} }
+
+// MetaKey holds service-internal settings such as the cursor secret.
+func MetaKey(name string) Key { return Key{PK: metaPK, SK: name} }
