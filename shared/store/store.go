@@ -14,13 +14,17 @@ import (
 
 // Item is one row of the table.
 type Item struct {
-	PK     string
-	SK     string
-	GSI1PK string // empty: not in the index
+	PK string
+	SK string
+	// GSI1PK and GSI1SK place the item in IndexGSI1; when either is empty
+	// the item is not in the index.
+	GSI1PK string
 	GSI1SK string
 	// Version is the optimistic-locking counter; backends store it as is.
 	Version int64
-	// TTL is the Unix time in seconds after which the item may be removed; 0 never.
+	// TTL is the Unix time in seconds after which the table may remove the
+	// item; 0 never. Removal is lazy (DynamoDB takes up to days) and no
+	// backend hides expired items: readers compare TTL with the clock.
 	TTL int64
 	// Data is the resource document, usually JSON.
 	Data []byte
@@ -101,6 +105,7 @@ type Query struct {
 	// SKPrefix keeps sort keys that begin with it. Ignored when a bound is set.
 	SKPrefix string
 	// SKFrom and SKTo bound the sort key, both inclusive; empty means open.
+	// SKFrom above SKTo selects nothing.
 	SKFrom string
 	SKTo   string
 	// Limit is the most items returned; 0 means no limit (backends may still page).
@@ -111,7 +116,9 @@ type Query struct {
 	Descending bool
 }
 
-// Page is one result of a Query. Cursor is empty when nothing follows.
+// Page is one result of a Query. Cursor is empty when nothing follows. A
+// page cut short by DynamoDB's 1 MB response limit may hold fewer than
+// Limit items and still carry a cursor.
 type Page struct {
 	Items  []Item
 	Cursor string
@@ -125,7 +132,8 @@ type Table interface {
 	Put(ctx context.Context, it Item, c Cond) error
 	// Delete removes one item when c holds; deleting a missing item with Always is not an error.
 	Delete(ctx context.Context, k Key, c Cond) error
-	// Query returns one page of a partition.
+	// Query returns one page of a partition. Reads of IndexGSI1 are
+	// eventually consistent on DynamoDB: a write may take a moment to show.
 	Query(ctx context.Context, q Query) (Page, error)
 	// Transact applies all writes or none. When a condition fails the error wraps
 	// ErrConditionFailed and is a *TxError saying which write failed.
@@ -170,6 +178,9 @@ func ValidateWrites(ws []Write) error {
 		}
 		if seen[k] {
 			return fmt.Errorf("transaction touches %s/%s twice", k.PK, k.SK)
+		}
+		if w.Kind == OpCheck && w.Cond.Kind == Always {
+			return fmt.Errorf("transaction write %d checks %s/%s without a condition", i, k.PK, k.SK)
 		}
 		seen[k] = true
 	}

@@ -40,7 +40,9 @@ type Table struct {
 	client *dynamodb.Client
 	name   *string
 
-	// mu guards cursors; a failed lazy load leaves it nil so the next call retries.
+	// mu guards cursors and is held during the lazy load, so concurrent first
+	// queries of one instance wait for a single load; a failed load leaves
+	// cursors nil and the next call retries.
 	mu      sync.Mutex
 	cursors *store.Cursors
 }

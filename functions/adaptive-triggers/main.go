@@ -1,0 +1,6 @@
+// Command adaptive-triggers is the Lambda function of the adaptive-triggers resource group.
+package main
+
+import "github.com/flagplane/flagplane/shared/lambdafn"
+
+func main() { lambdafn.Serve("adaptive-triggers") }

@@ -1,0 +1,6 @@
+// Command auditlog is the Lambda function of the auditlog resource group.
+package main
+
+import "github.com/flagplane/flagplane/shared/lambdafn"
+
+func main() { lambdafn.Serve("auditlog") }

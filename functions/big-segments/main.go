@@ -1,0 +1,6 @@
+// Command big-segments is the Lambda function of the big-segments resource group.
+package main
+
+import "github.com/flagplane/flagplane/shared/lambdafn"
+
+func main() { lambdafn.Serve("big-segments") }

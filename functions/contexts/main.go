@@ -1,0 +1,6 @@
+// Command contexts is the Lambda function of the contexts resource group.
+package main
+
+import "github.com/flagplane/flagplane/shared/lambdafn"
+
+func main() { lambdafn.Serve("contexts") }

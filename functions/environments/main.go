@@ -1,0 +1,6 @@
+// Command environments is the Lambda function of the environments resource group.
+package main
+
+import "github.com/flagplane/flagplane/shared/lambdafn"
+
+func main() { lambdafn.Serve("environments") }

@@ -1,0 +1,6 @@
+// Command flag-imports is the Lambda function of the flag-imports resource group.
+package main
+
+import "github.com/flagplane/flagplane/shared/lambdafn"
+
+func main() { lambdafn.Serve("flag-imports") }

@@ -1,0 +1,6 @@
+// Command integrations is the Lambda function of the integrations resource group.
+package main
+
+import "github.com/flagplane/flagplane/shared/lambdafn"
+
+func main() { lambdafn.Serve("integrations") }

@@ -1,0 +1,6 @@
+// Command members is the Lambda function of the members resource group.
+package main
+
+import "github.com/flagplane/flagplane/shared/lambdafn"
+
+func main() { lambdafn.Serve("members") }

@@ -1,0 +1,6 @@
+// Command oauth-clients is the Lambda function of the oauth-clients resource group.
+package main
+
+import "github.com/flagplane/flagplane/shared/lambdafn"
+
+func main() { lambdafn.Serve("oauth-clients") }

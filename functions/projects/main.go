@@ -1,0 +1,6 @@
+// Command projects is the Lambda function of the projects resource group.
+package main
+
+import "github.com/flagplane/flagplane/shared/lambdafn"
+
+func main() { lambdafn.Serve("projects") }

@@ -1,0 +1,6 @@
+// Command release-pipelines is the Lambda function of the release-pipelines resource group.
+package main
+
+import "github.com/flagplane/flagplane/shared/lambdafn"
+
+func main() { lambdafn.Serve("release-pipelines") }

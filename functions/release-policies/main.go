@@ -1,0 +1,6 @@
+// Command release-policies is the Lambda function of the release-policies resource group.
+package main
+
+import "github.com/flagplane/flagplane/shared/lambdafn"
+
+func main() { lambdafn.Serve("release-policies") }

@@ -1,0 +1,6 @@
+// Command roles is the Lambda function of the roles resource group.
+package main
+
+import "github.com/flagplane/flagplane/shared/lambdafn"
+
+func main() { lambdafn.Serve("roles") }

@@ -1,0 +1,6 @@
+// Command teams is the Lambda function of the teams resource group.
+package main
+
+import "github.com/flagplane/flagplane/shared/lambdafn"
+
+func main() { lambdafn.Serve("teams") }

@@ -1,0 +1,6 @@
+// Command tokens is the Lambda function of the tokens resource group.
+package main
+
+import "github.com/flagplane/flagplane/shared/lambdafn"
+
+func main() { lambdafn.Serve("tokens") }

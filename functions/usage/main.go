@@ -1,0 +1,6 @@
+// Command usage is the Lambda function of the usage resource group.
+package main
+
+import "github.com/flagplane/flagplane/shared/lambdafn"
+
+func main() { lambdafn.Serve("usage") }

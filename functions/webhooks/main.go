@@ -1,0 +1,6 @@
+// Command webhooks is the Lambda function of the webhooks resource group.
+package main
+
+import "github.com/flagplane/flagplane/shared/lambdafn"
+
+func main() { lambdafn.Serve("webhooks") }

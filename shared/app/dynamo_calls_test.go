@@ -1,0 +1,76 @@
+package app_test
+
+import (
+	"bytes"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/flagplane/flagplane/shared/account"
+	"github.com/flagplane/flagplane/shared/app"
+	"github.com/flagplane/flagplane/shared/audit"
+	"github.com/flagplane/flagplane/shared/store/dynamo/dynamotest"
+)
+
+// TestDynamoCallsPerRequest holds the API to the access patterns of the
+// design: one read for one resource, one Query for a page, no Scan.
+func TestDynamoCallsPerRequest(t *testing.T) {
+	table, counter := dynamotest.NewTable(t)
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	acct, adminToken, err := account.Bootstrap(t.Context(), table, audit.Discard{}, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := app.New(table, audit.Discard{}, app.Settings{Approvals: true, AccountID: acct.ID}, logger).Handler("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	do := func(tb testing.TB, method, path, body string, want int) {
+		tb.Helper()
+		req := httptest.NewRequest(method, path, bytes.NewBufferString(body))
+		req.Header.Set("Authorization", adminToken)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != want {
+			tb.Fatalf("%s %s: status %d, want %d: %s", method, path, rec.Code, want, rec.Body.String())
+		}
+	}
+	do(t, "POST", "/api/v2/projects", `{"key":"p","name":"P"}`, http.StatusCreated)
+	do(t, "POST", "/api/v2/projects/p/environments", `{"key":"e","name":"E","color":"00AA00"}`, http.StatusCreated)
+
+	cases := []struct {
+		name         string
+		method, path string
+		body         string
+		status       int
+		want         map[string]int
+	}{
+		{"getting one environment is one GetItem", "GET", "/api/v2/projects/p/environments/e", "", 200, map[string]int{"GetItem": 1}},
+		{"a page of environments is one Query", "GET", "/api/v2/projects/p/environments?limit=2", "", 200, map[string]int{"Query": 1}},
+		{"patching an environment is one read, one transaction and the outbox hand-off",
+			"PATCH", "/api/v2/projects/p/environments/e", `[{"op":"replace","path":"/name","value":"E2"}]`, 200,
+			map[string]int{"GetItem": 1, "TransactWriteItems": 1, "DeleteItem": 1}},
+		{"a page of the audit log is one Query", "GET", "/api/v2/auditlog?limit=2", "", 200, map[string]int{"Query": 1}},
+		{"getting a project is one GetItem", "GET", "/api/v2/projects/p", "", 200, map[string]int{"GetItem": 1}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			counter.Reset()
+			do(t, tc.method, tc.path, tc.body, tc.status)
+			got := counter.Counts()
+			if len(got) != len(tc.want) {
+				t.Fatalf("calls %v, want %v", got, tc.want)
+			}
+			for op, n := range tc.want {
+				if got[op] != n {
+					t.Fatalf("calls %v, want %v", got, tc.want)
+				}
+			}
+		})
+	}
+	if n := counter.Counts()["Scan"]; n != 0 {
+		t.Fatalf("%d Scan calls", n)
+	}
+}

@@ -1,0 +1,23 @@
+// Package lambdafn starts one resource group as an AWS Lambda function
+// behind an API Gateway HTTP API (payload format 2.0).
+package lambdafn
+
+import (
+	"context"
+	"log"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
+
+	"github.com/flagplane/flagplane/shared/app"
+)
+
+// Serve wires group's routes over the DynamoDB table and hands them to the
+// Lambda runtime. It does not return.
+func Serve(group string) {
+	h, err := app.LambdaHandler(context.Background(), group)
+	if err != nil {
+		log.Fatalf("flagplane %s: %v", group, err)
+	}
+	lambda.Start(httpadapter.NewV2(h).ProxyWithContext)
+}
