@@ -3,6 +3,7 @@
 //
 //	flagplane serve  [-addr 127.0.0.1:8080] [-data flagplane.db] [-approvals=true]
 //	flagplane token create -name NAME [-role admin] [-data flagplane.db | -dynamo]
+//	flagplane table create -name NAME   (DynamoDB, endpoint from AWS_ENDPOINT_URL*)
 package main
 
 import (
@@ -46,8 +47,10 @@ func run(ctx context.Context, args []string) error {
 			Settings: app.Settings{Approvals: *approvals}}, logger)
 	case "token":
 		return localserver.TokenCommand(ctx, args, os.Stdout, logger)
+	case "table":
+		return localserver.TableCommand(ctx, args, os.Stdout)
 	default:
-		return fmt.Errorf("unknown command %q; use serve or token", cmd)
+		return fmt.Errorf("unknown command %q; use serve, token or table", cmd)
 	}
 }
 

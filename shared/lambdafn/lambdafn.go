@@ -5,7 +5,9 @@ package lambdafn
 import (
 	"context"
 	"log"
+	"net/http"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
@@ -19,5 +21,10 @@ func Serve(group string) {
 	if err != nil {
 		log.Fatalf("flagplane %s: %v", group, err)
 	}
-	lambda.Start(httpadapter.NewV2(h).ProxyWithContext)
+	lambda.Start(Adapt(h))
+}
+
+// Adapt turns an http.Handler into the function API Gateway HTTP API invokes.
+func Adapt(h http.Handler) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+	return httpadapter.NewV2(h).ProxyWithContext
 }

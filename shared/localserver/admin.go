@@ -13,6 +13,7 @@ import (
 	"github.com/flagplane/flagplane/shared/identity"
 	"github.com/flagplane/flagplane/shared/store"
 	"github.com/flagplane/flagplane/shared/store/bolt"
+	"github.com/flagplane/flagplane/shared/store/dynamo"
 	"github.com/flagplane/flagplane/shared/token"
 )
 
@@ -68,5 +69,31 @@ func TokenCommand(ctx context.Context, args []string, out io.Writer, logger *slo
 		return err
 	}
 	fmt.Fprintf(out, "%s\n", value)
+	return nil
+}
+
+// TableCommand runs "table create -name NAME": it creates the DynamoDB
+// table exactly as the stack does, on the endpoint of the standard
+// AWS_ENDPOINT_URL* settings (DynamoDB Local, LocalStack or AWS).
+func TableCommand(ctx context.Context, args []string, out io.Writer) error {
+	if len(args) == 0 || args[0] != "create" {
+		return fmt.Errorf("usage: flagplane table create -name NAME")
+	}
+	fs := flag.NewFlagSet("table create", flag.ContinueOnError)
+	name := fs.String("name", "", "table name")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	if *name == "" {
+		return fmt.Errorf("-name is required")
+	}
+	client, err := dynamo.NewClient(ctx)
+	if err != nil {
+		return err
+	}
+	if err := dynamo.CreateTable(ctx, client, *name); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "created table %s\n", *name)
 	return nil
 }

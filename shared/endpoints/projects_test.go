@@ -1,0 +1,370 @@
+package endpoints_test
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"testing"
+
+	"github.com/flagplane/flagplane/shared/app/apptest"
+)
+
+// defaultEnvs are the environments of a project created without any,
+// sorted: they are created in one write, with one createdOn, so lists order
+// them by key while the create answer keeps the order they were made in.
+var defaultEnvs = []string{"production", "test"}
+
+// sorted returns a sorted copy of keys.
+func sorted(keys []string) []string {
+	out := slices.Clone(keys)
+	slices.Sort(out)
+	return out
+}
+
+// projectEnvKeys returns the keys of the environments embedded in a project answer.
+func projectEnvKeys(t testing.TB, p map[string]any) []string {
+	t.Helper()
+	envs, ok := p["environments"].(map[string]any)
+	if !ok {
+		t.Fatalf("project has no environments: %v", p)
+	}
+	var keys []string
+	for _, e := range envs["items"].([]any) {
+		keys = append(keys, e.(map[string]any)["key"].(string))
+	}
+	if n := envs["totalCount"]; n != float64(len(keys)) {
+		t.Errorf("environments.totalCount %v, want %d", n, len(keys))
+	}
+	return keys
+}
+
+func TestCreateProject(t *testing.T) {
+	srv := apptest.New(t)
+
+	t.Run("a project without environments given gets test and production", func(t *testing.T) {
+		p := srv.MustCreateProject(t, "defaults")
+		if p["key"] != "defaults" || p["name"] != "Project defaults" {
+			t.Errorf("got %v", p)
+		}
+		if id, _ := p["_id"].(string); id == "" {
+			t.Errorf("no _id")
+		}
+		if keys := projectEnvKeys(t, p); !slices.Equal(sorted(keys), defaultEnvs) {
+			t.Errorf("environments %v", keys)
+		}
+		for _, e := range []string{"test", "production"} {
+			env := getEnv(t, srv, "defaults", e)
+			if !sdkKeyPattern.MatchString(env["apiKey"].(string)) {
+				t.Errorf("%s apiKey %v", e, env["apiKey"])
+			}
+		}
+	})
+
+	t.Run("a project with environments given gets exactly those", func(t *testing.T) {
+		res := srv.Do(t, http.MethodPost, api+"/projects", map[string]any{
+			"key": "given", "name": "Given", "tags": []string{"team-a"},
+			"environments": []map[string]any{
+				{"key": "alpha", "name": "Alpha", "color": "111111", "tags": []string{"x"}},
+				{"key": "beta", "name": "Beta", "color": "222222", "critical": true},
+			},
+		})
+		wantStatus(t, res, http.StatusCreated)
+		p := res.Map(t)
+		if keys := projectEnvKeys(t, p); !slices.Equal(keys, []string{"alpha", "beta"}) {
+			t.Errorf("environments %v", keys)
+		}
+		if got := itemKeys(t, srv.Do(t, http.MethodGet, envsPath("given"), nil)); !slices.Equal(got, []string{"alpha", "beta"}) {
+			t.Errorf("listed environments %v", got)
+		}
+		if env := getEnv(t, srv, "given", "beta"); env["critical"] != true || env["color"] != "222222" {
+			t.Errorf("beta %v", env)
+		}
+		if !slices.Equal(strs(p["tags"]), []string{"team-a"}) {
+			t.Errorf("tags %v", p["tags"])
+		}
+	})
+
+	t.Run("a project with an empty environment list gets none", func(t *testing.T) {
+		emptyProject(t, srv, "bare")
+		if got := itemKeys(t, srv.Do(t, http.MethodGet, envsPath("bare"), nil)); len(got) != 0 {
+			t.Errorf("environments %v", got)
+		}
+	})
+
+	env := func(key, color string) map[string]any {
+		return map[string]any{"key": key, "name": "N " + key, "color": color}
+	}
+	invalid := []struct {
+		name  string
+		body  map[string]any
+		parts []string
+	}{
+		{"a project without a key is refused naming key", map[string]any{"name": "N"}, []string{`"key"`}},
+		{"a project without a name is refused naming name", map[string]any{"key": "bad"}, []string{`"name"`}},
+		{"a project key with a slash is refused", map[string]any{"key": "a/b", "name": "N"}, []string{`"key"`}},
+		{"a project name of the wrong type is refused naming name", map[string]any{"key": "bad", "name": 3}, []string{`"name"`}},
+		{"a bad colour of the second environment names environments[1].color",
+			map[string]any{"key": "bad", "name": "N", "environments": []any{env("a", "ffffff"), env("b", "#fff")}},
+			[]string{`"environments[1].color"`}},
+		{"a missing name of the first environment names environments[0].name",
+			map[string]any{"key": "bad", "name": "N", "environments": []any{map[string]any{"key": "a", "color": "ffffff"}}},
+			[]string{`"environments[0].name"`}},
+		{"a bad environment key names environments[0].key",
+			map[string]any{"key": "bad", "name": "N", "environments": []any{env("a b", "ffffff")}},
+			[]string{`"environments[0].key"`}},
+		{"an environment key used twice names environments[1].key",
+			map[string]any{"key": "bad", "name": "N", "environments": []any{env("a", "ffffff"), env("a", "000000")}},
+			[]string{`"environments[1].key"`}},
+		{"approval settings of a nested environment are refused naming it",
+			map[string]any{"key": "bad", "name": "N", "environments": []any{env("a", "ffffff"), map[string]any{"key": "b", "name": "B", "color": "ffffff", "approvalSettings": map[string]any{"required": true}}}},
+			[]string{`"environments[1].approvalSettings"`, "update operation"}},
+		{"a nested environment field of the wrong type names the field",
+			map[string]any{"key": "bad", "name": "N", "environments": []any{map[string]any{"key": "a", "name": "A", "color": 5}}},
+			[]string{"environments", "color"}},
+		{"more than 20 environments are refused", map[string]any{"key": "bad", "name": "N", "environments": func() []any {
+			var out []any
+			for i := range 21 {
+				out = append(out, env(fmt.Sprintf("e%d", i), "ffffff"))
+			}
+			return out
+		}()}, []string{"environments"}},
+	}
+	for _, c := range invalid {
+		t.Run(c.name+" and nothing is stored", func(t *testing.T) {
+			wantError(t, srv.Do(t, http.MethodPost, api+"/projects", c.body), http.StatusBadRequest, "invalid_request", c.parts...)
+			wantStatus(t, srv.Do(t, http.MethodGet, projectPath("bad"), nil), http.StatusNotFound)
+		})
+	}
+
+	t.Run("a second project with the same key is a conflict and changes nothing", func(t *testing.T) {
+		srv.MustCreateProject(t, "dup")
+		res := srv.Do(t, http.MethodPost, api+"/projects", map[string]any{"key": "dup", "name": "Other", "environments": []any{env("other", "ffffff")}})
+		wantError(t, res, http.StatusConflict, "conflict", "dup")
+		wantStatus(t, srv.Do(t, http.MethodGet, envPath("dup", "other"), nil), http.StatusNotFound)
+		if got := srv.Do(t, http.MethodGet, projectPath("dup"), nil).Map(t); got["name"] != "Project dup" {
+			t.Errorf("project overwritten: %v", got)
+		}
+	})
+}
+
+func TestListProjects(t *testing.T) {
+	srv := apptest.New(t)
+	var all []string
+	for i := range 7 {
+		key := fmt.Sprintf("proj-%d", i)
+		tags := []string{"all"}
+		if i%2 == 0 {
+			tags = append(tags, "even")
+		}
+		res := srv.Do(t, http.MethodPost, api+"/projects", map[string]any{"key": key, "name": fmt.Sprintf("Project %d", i), "tags": tags, "environments": []any{}})
+		wantStatus(t, res, http.StatusCreated)
+		all = append(all, key)
+	}
+	srv.MustCreateProject(t, "zeta")
+	all = append(all, "zeta")
+
+	list := func(t *testing.T, q string) *apptest.Response {
+		t.Helper()
+		res := srv.Do(t, http.MethodGet, api+"/projects"+q, nil)
+		wantStatus(t, res, http.StatusOK)
+		return res
+	}
+
+	t.Run("a list answers every project and counts them", func(t *testing.T) {
+		res := list(t, "")
+		if got := itemKeys(t, res); !slices.Equal(got, all) {
+			t.Errorf("items %v, want %v", got, all)
+		}
+		if n := res.Map(t)["totalCount"]; n != float64(len(all)) {
+			t.Errorf("totalCount %v", n)
+		}
+	})
+
+	t.Run("limit and offset cut the window and the links follow", func(t *testing.T) {
+		res := list(t, "?limit=3&offset=3")
+		if got := itemKeys(t, res); !slices.Equal(got, all[3:6]) {
+			t.Errorf("items %v", got)
+		}
+		links := linkHrefs(t, res)
+		for name, off := range map[string]string{"first": "0", "prev": "0", "next": "6", "last": "6"} {
+			if q := query(t, links[name]); q.Get("offset") != off {
+				t.Errorf("%s link %q, want offset %s", name, links[name], off)
+			}
+		}
+		first := linkHrefs(t, list(t, "?limit=3"))
+		if _, ok := first["prev"]; ok {
+			t.Errorf("first page has prev")
+		}
+		last := linkHrefs(t, list(t, "?limit=3&offset=6"))
+		if _, ok := last["next"]; ok {
+			t.Errorf("last page has next")
+		}
+	})
+
+	t.Run("a query filter matches names and keys case-insensitively", func(t *testing.T) {
+		if got := itemKeys(t, list(t, "?filter=query:ZETA")); !slices.Equal(got, []string{"zeta"}) {
+			t.Errorf("items %v", got)
+		}
+		if got := itemKeys(t, list(t, "?filter=query:project%203")); !slices.Equal(got, []string{"proj-3"}) {
+			t.Errorf("items %v", got)
+		}
+	})
+
+	t.Run("a tags filter keeps projects with every tag", func(t *testing.T) {
+		if got := itemKeys(t, list(t, "?filter=tags:all%2Beven")); !slices.Equal(got, []string{"proj-0", "proj-2", "proj-4", "proj-6"}) {
+			t.Errorf("items %v", got)
+		}
+	})
+
+	t.Run("the links of a filtered list keep the filter", func(t *testing.T) {
+		links := linkHrefs(t, list(t, "?filter=tags:even&limit=2"))
+		if q := query(t, links["next"]); q.Get("filter") != "tags:even" || q.Get("offset") != "2" {
+			t.Errorf("next %q", links["next"])
+		}
+	})
+
+	t.Run("expand=environments embeds every environment", func(t *testing.T) {
+		res := list(t, "?filter=query:zeta&expand=environments")
+		items := res.Map(t)["items"].([]any)
+		if keys := projectEnvKeys(t, items[0].(map[string]any)); !slices.Equal(sorted(keys), defaultEnvs) {
+			t.Errorf("environments %v", keys)
+		}
+	})
+
+	for _, q := range []string{"?filter=color:red", "?sort=color", "?limit=0", "?expand=flags"} {
+		t.Run("the query "+q+" is refused", func(t *testing.T) {
+			wantError(t, srv.Do(t, http.MethodGet, api+"/projects"+q, nil), http.StatusBadRequest, "invalid_request")
+		})
+	}
+}
+
+func TestGetProject(t *testing.T) {
+	srv := apptest.New(t)
+	srv.MustCreateProject(t, "p")
+
+	t.Run("a get answers the project without its environments", func(t *testing.T) {
+		res := srv.Do(t, http.MethodGet, projectPath("p"), nil)
+		wantStatus(t, res, http.StatusOK)
+		got := res.Map(t)
+		if got["key"] != "p" {
+			t.Errorf("got %v", got)
+		}
+		if _, ok := got["environments"]; ok {
+			t.Errorf("environments shown without expand")
+		}
+	})
+
+	t.Run("a get with expand=environments embeds the environments", func(t *testing.T) {
+		res := srv.Do(t, http.MethodGet, projectPath("p")+"?expand=environments", nil)
+		wantStatus(t, res, http.StatusOK)
+		if keys := projectEnvKeys(t, res.Map(t)); !slices.Equal(sorted(keys), defaultEnvs) {
+			t.Errorf("environments %v", keys)
+		}
+	})
+
+	t.Run("an unknown project is not found", func(t *testing.T) {
+		wantError(t, srv.Do(t, http.MethodGet, projectPath("nope"), nil), http.StatusNotFound, "not_found", "nope")
+	})
+}
+
+func TestPatchProject(t *testing.T) {
+	srv := apptest.New(t)
+	srv.MustCreateProject(t, "p")
+
+	t.Run("name and tags can be patched", func(t *testing.T) {
+		res := srv.Do(t, http.MethodPatch, projectPath("p"), []patchOp{replace("/name", "Renamed"), add("/tags/-", "new")})
+		wantStatus(t, res, http.StatusOK)
+		got := res.Map(t)
+		if got["name"] != "Renamed" || !slices.Equal(strs(got["tags"]), []string{"new"}) {
+			t.Errorf("got %v", got)
+		}
+		if stored := srv.Do(t, http.MethodGet, projectPath("p"), nil).Map(t); stored["name"] != "Renamed" {
+			t.Errorf("stored %v", stored)
+		}
+	})
+
+	t.Run("the default release pipeline key can be added and then replaced", func(t *testing.T) {
+		res := srv.Do(t, http.MethodPatch, projectPath("p"), []patchOp{add("/defaultReleasePipelineKey", "standard")})
+		wantStatus(t, res, http.StatusOK)
+		if got := res.Map(t)["defaultReleasePipelineKey"]; got != "standard" {
+			t.Errorf("defaultReleasePipelineKey %v", got)
+		}
+		res = srv.Do(t, http.MethodPatch, projectPath("p"), []patchOp{replace("/defaultReleasePipelineKey", "fast")})
+		wantStatus(t, res, http.StatusOK)
+		if got := res.Map(t)["defaultReleasePipelineKey"]; got != "fast" {
+			t.Errorf("defaultReleasePipelineKey %v", got)
+		}
+	})
+
+	t.Run("the comment form applies its patch", func(t *testing.T) {
+		res := srv.Do(t, http.MethodPatch, projectPath("p"), map[string]any{"comment": "why", "patch": []patchOp{replace("/name", "With comment")}})
+		wantStatus(t, res, http.StatusOK)
+	})
+
+	for _, path := range []string{"/key", "/_id", "/createdOn", "/deleting", "/environments"} {
+		t.Run("the field "+path+" cannot be patched", func(t *testing.T) {
+			wantError(t, srv.Do(t, http.MethodPatch, projectPath("p"), []patchOp{replace(path, "x")}), http.StatusBadRequest, "invalid_request", path)
+		})
+	}
+
+	t.Run("an empty name is refused and nothing is stored", func(t *testing.T) {
+		wantError(t, srv.Do(t, http.MethodPatch, projectPath("p"), []patchOp{replace("/name", "")}), http.StatusBadRequest, "invalid_request", "name")
+		if got := srv.Do(t, http.MethodGet, projectPath("p"), nil).Map(t); got["name"] != "With comment" {
+			t.Errorf("name %v", got["name"])
+		}
+	})
+
+	t.Run("a patch of an unknown project is not found", func(t *testing.T) {
+		wantError(t, srv.Do(t, http.MethodPatch, projectPath("nope"), []patchOp{replace("/name", "x")}), http.StatusNotFound, "not_found")
+	})
+}
+
+func TestDeleteProject(t *testing.T) {
+	srv := apptest.New(t)
+	srv.MustCreateProject(t, "p")
+	old := srv.MustCreateEnvironment(t, "p", "extra", nil)
+	srv.MustCreateProject(t, "other")
+
+	t.Run("a delete answers 204", func(t *testing.T) {
+		wantStatus(t, srv.Do(t, http.MethodDelete, projectPath("p"), nil), http.StatusNoContent)
+	})
+
+	t.Run("the deleted project, its environments and their list are not found", func(t *testing.T) {
+		for _, path := range []string{projectPath("p"), envPath("p", "extra"), envPath("p", "test"), envsPath("p")} {
+			wantError(t, srv.Do(t, http.MethodGet, path, nil), http.StatusNotFound, "not_found")
+		}
+	})
+
+	t.Run("the deleted project is gone from the list and the others stay", func(t *testing.T) {
+		if got := itemKeys(t, srv.Do(t, http.MethodGet, api+"/projects", nil)); !slices.Equal(got, []string{"other"}) {
+			t.Errorf("projects %v", got)
+		}
+		if got := itemKeys(t, srv.Do(t, http.MethodGet, envsPath("other"), nil)); !slices.Equal(sorted(got), defaultEnvs) {
+			t.Errorf("environments of other %v", got)
+		}
+	})
+
+	t.Run("deleting it again is not found", func(t *testing.T) {
+		wantError(t, srv.Do(t, http.MethodDelete, projectPath("p"), nil), http.StatusNotFound, "not_found")
+	})
+
+	t.Run("an environment cannot be created in the deleted project", func(t *testing.T) {
+		res := srv.Do(t, http.MethodPost, envsPath("p"), map[string]any{"key": "late", "name": "Late", "color": "ffffff"})
+		wantError(t, res, http.StatusNotFound, "not_found")
+	})
+
+	t.Run("the key can be created again, fresh, without the old environments", func(t *testing.T) {
+		p := srv.MustCreateProject(t, "p")
+		if keys := projectEnvKeys(t, p); !slices.Equal(sorted(keys), defaultEnvs) {
+			t.Errorf("environments %v", keys)
+		}
+		if got := itemKeys(t, srv.Do(t, http.MethodGet, envsPath("p"), nil)); !slices.Equal(sorted(got), defaultEnvs) {
+			t.Errorf("listed environments %v", got)
+		}
+		wantStatus(t, srv.Do(t, http.MethodGet, envPath("p", "extra"), nil), http.StatusNotFound)
+		again := srv.MustCreateEnvironment(t, "p", "extra", nil)
+		if again["apiKey"] == old["apiKey"] || again["_id"] == old["_id"] {
+			t.Errorf("the old environment came back: %v", again)
+		}
+	})
+}
