@@ -9,10 +9,12 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 
+	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/identity"
 	"github.com/flagplane/flagplane/shared/store"
 )
@@ -161,6 +163,9 @@ func (l *Log) Commit(ctx context.Context, c Change) (Entry, error) {
 		store.Put(store.Item{PK: ok.PK, SK: ok.SK, Version: 1, TTL: now.Add(outboxTTL).Unix(), Data: recData}, store.IfNotExists()),
 	)
 	if err := l.table.Transact(ctx, writes); err != nil {
+		if errors.Is(err, store.ErrConflict) {
+			return Entry{}, fault.Wrap(err, fault.OptimisticLock, "%s %q is being changed by another request; try again", c.Kind, c.Name)
+		}
 		return Entry{}, fmt.Errorf("commit %s %q: %w", c.Kind, c.Resource, err)
 	}
 	l.handOff(ctx, rec)

@@ -146,6 +146,10 @@ var ErrNotFound = errors.New("item not found")
 // ErrConditionFailed is returned (wrapped) when a write's condition did not hold.
 var ErrConditionFailed = errors.New("condition failed")
 
+// ErrConflict is returned (wrapped) when a transaction lost to a concurrent
+// one touching the same items; nothing was written and a retry may succeed.
+var ErrConflict = errors.New("concurrent transaction conflict")
+
 // ErrBadCursor is returned (wrapped) when a cursor was altered or belongs to another query.
 var ErrBadCursor = errors.New("invalid cursor")
 

@@ -293,8 +293,14 @@ func transactError(ws []store.Write, err error) error {
 		}
 	}
 	codes := make([]string, 0, len(tce.CancellationReasons))
+	conflict := false
 	for _, r := range tce.CancellationReasons {
 		codes = append(codes, aws.ToString(r.Code))
+		conflict = conflict || aws.ToString(r.Code) == "TransactionConflict"
+	}
+	if conflict {
+		// Another transaction held one of the items: a concurrent writer, worth a retry.
+		return fmt.Errorf("dynamo: transaction of %d writes cancelled, reasons %v: %w: %w", len(ws), codes, store.ErrConflict, err)
 	}
 	return fmt.Errorf("dynamo: transaction of %d writes cancelled, reasons %v: %w", len(ws), codes, err)
 }

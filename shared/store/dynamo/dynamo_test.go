@@ -648,12 +648,12 @@ func TestTransactCancellationStub(t *testing.T) {
 		}
 	})
 
-	t.Run("a conflict is not a failed condition", func(t *testing.T) {
+	t.Run("a conflict is a retryable conflict, not a failed condition", func(t *testing.T) {
 		s := &stubTransport{status: 400, body: cancelled("None", "TransactionConflict", "None")}
 		err := stubTable(t, s).Transact(t.Context(), ws)
 		var txErr *store.TxError
-		if err == nil || errors.As(err, &txErr) || errors.Is(err, store.ErrConditionFailed) {
-			t.Fatalf("got %v, want a plain error", err)
+		if !errors.Is(err, store.ErrConflict) || errors.As(err, &txErr) || errors.Is(err, store.ErrConditionFailed) {
+			t.Fatalf("got %v, want store.ErrConflict", err)
 		}
 		var tce *types.TransactionCanceledException
 		if !errors.As(err, &tce) || !strings.Contains(err.Error(), "TransactionConflict") {

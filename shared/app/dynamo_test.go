@@ -2,10 +2,13 @@ package app_test
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"testing"
 
 	"github.com/flagplane/flagplane/shared/account"
@@ -14,9 +17,10 @@ import (
 	"github.com/flagplane/flagplane/shared/store/dynamo/dynamotest"
 )
 
-// TestDynamoCallsPerRequest holds the API to the access patterns of the
-// design: one read for one resource, one Query for a page, no Scan.
-func TestDynamoCallsPerRequest(t *testing.T) {
+// TestAPIOnDynamoDB holds the API to the access patterns of the
+// design (one read for one resource, one Query for a page, no Scan) and
+// checks concurrent writers on real DynamoDB transactions.
+func TestAPIOnDynamoDB(t *testing.T) {
 	table, counter := dynamotest.NewTable(t)
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	acct, adminToken, err := account.Bootstrap(t.Context(), table, audit.Discard{}, logger)
@@ -73,4 +77,49 @@ func TestDynamoCallsPerRequest(t *testing.T) {
 	if n := counter.Counts()["Scan"]; n != 0 {
 		t.Fatalf("%d Scan calls", n)
 	}
+
+	t.Run("concurrent patches lose nothing: each applies on the latest version or gets 409", func(t *testing.T) {
+		const writers = 10
+		statuses := make([]int, writers)
+		var wg sync.WaitGroup
+		for i := range writers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				body := fmt.Sprintf(`[{"op":"add","path":"/tags/-","value":"w%d"}]`, i)
+				req := httptest.NewRequest("PATCH", "/api/v2/projects/p/environments/e", bytes.NewBufferString(body))
+				req.Header.Set("Authorization", adminToken)
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, req)
+				statuses[i] = rec.Code
+			}()
+		}
+		wg.Wait()
+		req := httptest.NewRequest("GET", "/api/v2/projects/p/environments/e", nil)
+		req.Header.Set("Authorization", adminToken)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		var env struct{ Tags []string }
+		if err := json.Unmarshal(rec.Body.Bytes(), &env); err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]bool{}
+		for i, st := range statuses {
+			switch st {
+			case http.StatusOK:
+				want[fmt.Sprintf("w%d", i)] = true
+			case http.StatusConflict:
+			default:
+				t.Fatalf("writer %d got status %d", i, st)
+			}
+		}
+		if len(env.Tags) != len(want) {
+			t.Fatalf("stored tags %v, but %d patches succeeded", env.Tags, len(want))
+		}
+		for _, tag := range env.Tags {
+			if !want[tag] {
+				t.Fatalf("stored tag %q from a patch that was refused", tag)
+			}
+		}
+	})
 }
