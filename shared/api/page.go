@@ -36,6 +36,17 @@ func BoolParam(q url.Values, name string, def bool) (bool, error) {
 	return b, nil
 }
 
+// OffsetParams reads the limit (default def, 1 to max) and offset of an offset-paged list.
+func OffsetParams(q url.Values, def, max int64) (offset, limit int64, err error) {
+	if limit, err = IntParam(q, "limit", def, 1, max); err != nil {
+		return 0, 0, err
+	}
+	if offset, err = IntParam(q, "offset", 0, 0, 1<<31); err != nil {
+		return 0, 0, err
+	}
+	return offset, limit, nil
+}
+
 // OffsetLinks builds the page links of an offset-paged list: self always;
 // first and prev only after the first page; next and last only when a later
 // page exists. path is the collection path; q the request's query, whose

@@ -23,8 +23,8 @@ type environmentRep struct {
 	RequireComments          bool                                    `json:"requireComments"`
 	ConfirmChanges           bool                                    `json:"confirmChanges"`
 	Tags                     []string                                `json:"tags"`
-	ApprovalSettings         *environment.ApprovalSettings           `json:"approvalSettings,omitempty"`
-	ResourceApprovalSettings map[string]environment.ApprovalSettings `json:"resourceApprovalSettings,omitempty"`
+	ApprovalSettings         *environment.ApprovalSettings           `json:"approvalSettings,omitzero"`
+	ResourceApprovalSettings map[string]environment.ApprovalSettings `json:"resourceApprovalSettings,omitzero"`
 	Critical                 bool                                    `json:"critical"`
 }
 
@@ -51,8 +51,8 @@ type environmentsRep struct {
 	Items      []environmentRep `json:"items"`
 }
 
-// MaxEnvironmentsPage is the largest limit a list of environments accepts.
-const MaxEnvironmentsPage = 1000
+// MaxPage is the largest limit the offset-paged lists (projects, environments) accept.
+const MaxPage = 1000
 
 func environmentHandlers(s Services) map[string]api.Handler {
 	envs := s.Environments
@@ -60,11 +60,7 @@ func environmentHandlers(s Services) map[string]api.Handler {
 	return map[string]api.Handler{
 		"getEnvironmentsByProject": func(w http.ResponseWriter, r *http.Request) error {
 			q := r.URL.Query()
-			limit, err := api.IntParam(q, "limit", 20, 1, MaxEnvironmentsPage)
-			if err != nil {
-				return err
-			}
-			offset, err := api.IntParam(q, "offset", 0, 0, 1<<31)
+			offset, limit, err := api.OffsetParams(q, 20, MaxPage)
 			if err != nil {
 				return err
 			}

@@ -73,11 +73,7 @@ func projectHandlers(s Services) map[string]api.Handler {
 	return map[string]api.Handler{
 		"getProjects": func(w http.ResponseWriter, r *http.Request) error {
 			q := r.URL.Query()
-			limit, err := api.IntParam(q, "limit", 20, 1, MaxEnvironmentsPage)
-			if err != nil {
-				return err
-			}
-			offset, err := api.IntParam(q, "offset", 0, 0, 1<<31)
+			offset, limit, err := api.OffsetParams(q, 20, MaxPage)
 			if err != nil {
 				return err
 			}

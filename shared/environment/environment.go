@@ -122,27 +122,28 @@ func ValidTags(field string, tags []string) error {
 }
 
 // validate checks every rule an environment must satisfy after any change.
-func (e *Environment) validate() error {
-	if err := ValidKey("key", e.Key); err != nil {
+// prefix starts every field name in errors (e.g. "environments[1].").
+func (e *Environment) validate(prefix string) error {
+	if err := ValidKey(prefix+"key", e.Key); err != nil {
 		return err
 	}
-	if err := ValidName("name", e.Name); err != nil {
+	if err := ValidName(prefix+"name", e.Name); err != nil {
 		return err
 	}
 	if !colorPattern.MatchString(e.Color) {
-		return fault.New(fault.Invalid, "field \"color\" must be six hexadecimal characters without a leading '#', not %q", e.Color)
+		return fault.New(fault.Invalid, "field %q must be six hexadecimal characters without a leading '#', not %q", prefix+"color", e.Color)
 	}
 	if e.DefaultTTL < 0 || e.DefaultTTL > MaxDefaultTTL {
-		return fault.New(fault.Invalid, "field \"defaultTtl\" must be between 0 and %d minutes", MaxDefaultTTL)
+		return fault.New(fault.Invalid, "field %q must be between 0 and %d minutes", prefix+"defaultTtl", MaxDefaultTTL)
 	}
-	if err := ValidTags("tags", e.Tags); err != nil {
+	if err := ValidTags(prefix+"tags", e.Tags); err != nil {
 		return err
 	}
 	a := e.ApprovalSettings
 	if a.MinNumApprovals < 1 || a.MinNumApprovals > 5 {
-		return fault.New(fault.Invalid, "field \"approvalSettings.minNumApprovals\" must be between 1 and 5")
+		return fault.New(fault.Invalid, "field %q must be between 1 and 5", prefix+"approvalSettings.minNumApprovals")
 	}
-	return ValidTags("approvalSettings.requiredApprovalTags", a.RequiredApprovalTags)
+	return ValidTags(prefix+"approvalSettings.requiredApprovalTags", a.RequiredApprovalTags)
 }
 
 // newSecret returns "<prefix>-<uuid v4>", the form of SDK and mobile keys.

@@ -4,13 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"reflect"
 	"sort"
 
 	"github.com/flagplane/flagplane/shared/audit"
 	"github.com/flagplane/flagplane/shared/fault"
-	"github.com/flagplane/flagplane/shared/jsondoc"
 	"github.com/flagplane/flagplane/shared/patch"
 	"github.com/flagplane/flagplane/shared/store"
 )
@@ -74,16 +72,8 @@ func (s *Service) Patch(ctx context.Context, projectKey, envKey string, p patch.
 	if err != nil {
 		return nil, err
 	}
-	doc, err := json.Marshal(old)
-	if err != nil {
-		return nil, fmt.Errorf("encode environment %q: %w", envKey, err)
-	}
-	out, err := p.Apply(doc)
-	if err != nil {
-		return nil, err
-	}
 	var next Environment
-	if err := jsondoc.Unmarshal(out, &next); err != nil {
+	if err := p.ApplyTo(old, &next); err != nil {
 		return nil, err
 	}
 	if next.Tags == nil {
@@ -92,7 +82,7 @@ func (s *Service) Patch(ctx context.Context, projectKey, envKey string, p patch.
 	if next.ApprovalSettings.RequiredApprovalTags == nil {
 		next.ApprovalSettings.RequiredApprovalTags = []string{}
 	}
-	if err := next.validate(); err != nil {
+	if err := next.validate(""); err != nil {
 		return nil, err
 	}
 	actions := changedActions(old, &next)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -99,11 +100,7 @@ func Build(projectKey string, in Input, source *Environment, field string, now t
 	if in.Tags != nil {
 		e.Tags = in.Tags
 	}
-	if err := e.validate(); err != nil {
-		var fe *fault.Error
-		if field != "" && errors.As(err, &fe) {
-			fe.Message = strings.Replace(fe.Message, `field "`, `field "`+field, 1)
-		}
+	if err := e.validate(field); err != nil {
 		return nil, err
 	}
 	return e, nil
@@ -287,7 +284,7 @@ func matcher(f listing.Filter) (func(*Environment) bool, error) {
 		}
 		checks = append(checks, func(e *Environment) bool {
 			for _, t := range want {
-				if !contains(e.Tags, t) {
+				if !slices.Contains(e.Tags, t) {
 					return false
 				}
 			}
@@ -309,15 +306,6 @@ func matcher(f listing.Filter) (func(*Environment) bool, error) {
 		}
 		return true
 	}, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // sortEnvironments orders by the given keys, then by creation and key so

@@ -3,6 +3,7 @@
 package listing
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/flagplane/flagplane/shared/fault"
@@ -23,7 +24,7 @@ func ParseFilter(raw string, allowed ...string) (Filter, error) {
 		if !ok || field == "" {
 			return nil, fault.New(fault.Invalid, "filter entry %q must have the form field:value", entry)
 		}
-		if !contains(allowed, field) {
+		if !slices.Contains(allowed, field) {
 			return nil, fault.New(fault.Invalid, "filter field %q is not supported; use one of %s", field, strings.Join(allowed, ", "))
 		}
 		if _, dup := f[field]; dup {
@@ -55,7 +56,7 @@ func ParseSort(raw string, allowed ...string) ([]SortKey, error) {
 	for _, part := range strings.Split(raw, ",") {
 		part = strings.TrimSpace(part)
 		k := SortKey{Field: strings.TrimPrefix(part, "-"), Desc: strings.HasPrefix(part, "-")}
-		if !contains(allowed, k.Field) {
+		if !slices.Contains(allowed, k.Field) {
 			return nil, fault.New(fault.Invalid, "sort field %q is not supported; use one of %s", part, strings.Join(allowed, ", "))
 		}
 		keys = append(keys, k)
@@ -70,13 +71,4 @@ func Window[T any](items []T, offset, limit int64) []T {
 	}
 	end := min(offset+limit, int64(len(items)))
 	return items[offset:end]
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }

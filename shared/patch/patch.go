@@ -5,11 +5,13 @@ package patch
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 
 	"github.com/flagplane/flagplane/shared/fault"
+	"github.com/flagplane/flagplane/shared/jsondoc"
 )
 
 // Op is one patch operation.
@@ -107,6 +109,20 @@ func (p Patch) Apply(doc []byte) ([]byte, error) {
 		return nil, fault.New(fault.PatchFailed, "patch could not be applied: %s", err.Error())
 	}
 	return out, nil
+}
+
+// ApplyTo runs the patch on the JSON form of cur and decodes the result
+// into next, naming the field of any value of the wrong type.
+func (p Patch) ApplyTo(cur, next any) error {
+	doc, err := json.Marshal(cur)
+	if err != nil {
+		return fmt.Errorf("encode document to patch: %w", err)
+	}
+	out, err := p.Apply(doc)
+	if err != nil {
+		return err
+	}
+	return jsondoc.Unmarshal(out, next)
 }
 
 // Segments splits a JSON pointer into unescaped reference tokens.

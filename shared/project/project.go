@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -14,7 +15,6 @@ import (
 	"github.com/flagplane/flagplane/shared/audit"
 	"github.com/flagplane/flagplane/shared/environment"
 	"github.com/flagplane/flagplane/shared/fault"
-	"github.com/flagplane/flagplane/shared/jsondoc"
 	"github.com/flagplane/flagplane/shared/listing"
 	"github.com/flagplane/flagplane/shared/patch"
 	"github.com/flagplane/flagplane/shared/store"
@@ -289,24 +289,15 @@ func matches(p *Project, f listing.Filter) bool {
 	}
 	if raw, ok := f["tags"]; ok {
 		for _, t := range listing.Plus(raw) {
-			if !contains(p.Tags, t) {
+			if !slices.Contains(p.Tags, t) {
 				return false
 			}
 		}
 	}
-	if raw, ok := f["keys"]; ok && !contains(strings.Split(raw, "|"), p.Key) {
+	if raw, ok := f["keys"]; ok && !slices.Contains(strings.Split(raw, "|"), p.Key) {
 		return false
 	}
 	return true
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // patchable maps the fields a project patch may touch to their actions.
@@ -332,16 +323,8 @@ func (s *Service) Patch(ctx context.Context, key string, p patch.Patch) (*Projec
 	if err != nil {
 		return nil, err
 	}
-	doc, err := json.Marshal(old)
-	if err != nil {
-		return nil, fmt.Errorf("encode project %q: %w", key, err)
-	}
-	out, err := p.Apply(doc)
-	if err != nil {
-		return nil, err
-	}
 	var next Project
-	if err := jsondoc.Unmarshal(out, &next); err != nil {
+	if err := p.ApplyTo(old, &next); err != nil {
 		return nil, err
 	}
 	if next.Tags == nil {
