@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 
 	"github.com/flagplane/flagplane/shared/fault"
@@ -39,6 +40,15 @@ func Decode(w http.ResponseWriter, r *http.Request, v any) error {
 		return err
 	}
 	return jsondoc.Unmarshal(body, v)
+}
+
+// SemanticPatchModel is the domain-model parameter of a semantic patch's Content-Type.
+const SemanticPatchModel = "flagplane.semanticpatch"
+
+// IsSemanticPatch reports whether the request's Content-Type announces a semantic patch.
+func IsSemanticPatch(r *http.Request) bool {
+	_, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	return err == nil && params["domain-model"] == SemanticPatchModel
 }
 
 // WriteJSON writes v with status.

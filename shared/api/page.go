@@ -61,15 +61,19 @@ func OffsetLinks(path string, q url.Values, offset, limit, total int64) Links {
 		v.Set("offset", strconv.FormatInt(off, 10))
 		return JSONLink(path + "?" + v.Encode())
 	}
+	var lastStart int64
+	if total > 0 {
+		lastStart = ((total - 1) / limit) * limit
+	}
 	links := Links{"self": at(offset)}
 	if offset > 0 {
 		links["first"] = at(0)
-		links["prev"] = at(max(offset-limit, 0))
+		// Past the end, prev is the last page that exists.
+		links["prev"] = at(min(max(offset-limit, 0), lastStart))
 	}
 	if offset+limit < total {
 		links["next"] = at(offset + limit)
-		last := ((total - 1) / limit) * limit
-		links["last"] = at(last)
+		links["last"] = at(lastStart)
 	}
 	return links
 }

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/flagplane/flagplane/shared/fault"
@@ -129,6 +130,11 @@ type Log struct {
 	accountID string
 	now       func() time.Time
 	log       *slog.Logger
+
+	// lastID keeps ids of one process strictly increasing, so entries made
+	// in the same millisecond still list newest first.
+	mu     sync.Mutex
+	lastID string
 }
 
 // New returns a Log writing to table and handing records to publisher.
@@ -185,7 +191,7 @@ func (l *Log) handOff(ctx context.Context, rec Outbox) {
 }
 
 func (l *Log) entry(ctx context.Context, c Change, now time.Time) (Entry, error) {
-	id, err := NewID(now)
+	id, err := l.nextID(now)
 	if err != nil {
 		return Entry{}, err
 	}
@@ -255,6 +261,20 @@ func markdownEscape(s string) string {
 		out = append(out, s[i])
 	}
 	return string(out)
+}
+
+func (l *Log) nextID(now time.Time) (string, error) {
+	id, err := NewID(now)
+	if err != nil {
+		return "", err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if id <= l.lastID {
+		id = successor(l.lastID)
+	}
+	l.lastID = id
+	return id, nil
 }
 
 // NewID returns an entry id: 12 hex digits of the Unix millisecond time

@@ -127,9 +127,11 @@ func (l *Log) Get(ctx context.Context, id string) (Entry, error) {
 	return e, nil
 }
 
-// predecessor steps a fixed-width hex id down by one, so that an inclusive
-// store bound can express "strictly below this id".
+// predecessor and successor step a fixed-width hex id by one: an inclusive
+// store bound can then say "strictly below this id", and ids made in one
+// millisecond can still increase.
 func predecessor(id string) string { return step(id, -1) }
+func successor(id string) string   { return step(id, 1) }
 
 func step(id string, by int64) string {
 	n, ok := new(big.Int).SetString(id, 16)

@@ -311,6 +311,24 @@ func TestAuditLogEntryContent(t *testing.T) {
 		}
 	})
 
+	t.Run("the entry of a token creation does not show the token's hash", func(t *testing.T) {
+		var tokenEntry entry
+		for _, e := range walkAudit(t, srv, api+"/auditlog?limit=20&q=createAccessToken") {
+			tokenEntry = e
+		}
+		res := srv.Do(t, http.MethodGet, auditEntryPath(tokenEntry.ID), nil)
+		wantStatus(t, res, http.StatusOK)
+		var detailed entry
+		res.JSON(t, &detailed)
+		var cur map[string]any
+		if err := json.Unmarshal(detailed.CurrentVersion, &cur); err != nil || cur["name"] != "bootstrap admin" {
+			t.Fatalf("currentVersion %s", detailed.CurrentVersion)
+		}
+		if h, ok := cur["hash"]; ok {
+			t.Errorf("currentVersion shows the token hash %v", h)
+		}
+	})
+
 	t.Run("an unknown id is not found", func(t *testing.T) {
 		for _, id := range []string{"000000000000000000000000", "not-an-id", strings.ToUpper(createEntry.ID)} {
 			wantError(t, srv.Do(t, http.MethodGet, auditEntryPath(id), nil), http.StatusNotFound, "not_found")

@@ -5,6 +5,7 @@ import (
 
 	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/environment"
+	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/patch"
 )
 
@@ -119,8 +120,12 @@ func environmentHandlers(s Services) map[string]api.Handler {
 	}
 }
 
-// readPatch reads a JSON-patch body.
+// readPatch reads a JSON-patch body; a semantic-patch body is refused,
+// since these resources take only JSON patches.
 func readPatch(w http.ResponseWriter, r *http.Request) (patch.Patch, error) {
+	if api.IsSemanticPatch(r) {
+		return patch.Patch{}, fault.New(fault.Invalid, "this resource takes a JSON patch (RFC 6902), not a semantic patch: drop the domain-model parameter from Content-Type")
+	}
 	body, err := api.ReadBody(w, r)
 	if err != nil {
 		return patch.Patch{}, err

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -319,6 +320,22 @@ func TestListEnvironments(t *testing.T) {
 		}
 	})
 
+	t.Run("a page past the end links only to pages that exist", func(t *testing.T) {
+		links := linkHrefs(t, list(t, "?limit=10&offset=100"))
+		for name, href := range links {
+			if name == "self" {
+				continue
+			}
+			off, _ := strconv.Atoi(query(t, href).Get("offset"))
+			if off >= 25 {
+				t.Errorf("%s link %q points past the 25 environments", name, href)
+			}
+		}
+		if _, ok := links["first"]; !ok {
+			t.Errorf("no first link: %v", links)
+		}
+	})
+
 	t.Run("following next links walks every environment once", func(t *testing.T) {
 		var seen []string
 		href := envsPath("many") + "?limit=7"
@@ -538,6 +555,16 @@ func TestPatchEnvironment(t *testing.T) {
 			t.Errorf("a refused patch changed the environment:\nbefore %v\nafter  %v", before, after)
 		}
 	}
+
+	t.Run("a semantic-patch body is refused, naming JSON patch", func(t *testing.T) {
+		before := getEnv(t, srv, "p", "e")
+		res := srv.Do(t, http.MethodPatch, envPath("p", "e"), `{"instructions":[{"kind":"turnFlagOn"}]}`,
+			"Content-Type", "application/json; domain-model=flagplane.semanticpatch")
+		wantError(t, res, http.StatusBadRequest, "invalid_request", "JSON patch")
+		if after := getEnv(t, srv, "p", "e"); !reflect.DeepEqual(before, after) {
+			t.Errorf("a refused patch changed the environment")
+		}
+	})
 
 	t.Run("replace changes name, color and tags", func(t *testing.T) {
 		got := patchOK(t, []patchOp{replace("/name", "New name"), replace("/color", "00ff00"), replace("/tags", []string{"x", "y"})})
@@ -796,6 +823,45 @@ func TestDeleteEnvironment(t *testing.T) {
 		again := srv.MustCreateEnvironment(t, "p", "e", map[string]any{"name": "Again"})
 		if again["name"] != "Again" {
 			t.Errorf("got %v", again)
+		}
+	})
+}
+
+func TestConcurrentEnvironmentCreates(t *testing.T) {
+	srv := apptest.New(t)
+	emptyProject(t, srv, "p")
+
+	t.Run("of concurrent creates with one key exactly one succeeds and the others conflict", func(t *testing.T) {
+		const n = 10
+		statuses := make([]int, n)
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				res := srv.Do(t, http.MethodPost, envsPath("p"), map[string]any{"key": "race", "name": fmt.Sprintf("Racer %d", i), "color": "ffffff"})
+				statuses[i] = res.Status
+			}()
+		}
+		close(start)
+		wg.Wait()
+		created := 0
+		for i, s := range statuses {
+			switch s {
+			case http.StatusCreated:
+				created++
+			case http.StatusConflict:
+			default:
+				t.Errorf("create %d answered %d", i, s)
+			}
+		}
+		if created != 1 {
+			t.Errorf("%d creates succeeded, want 1", created)
+		}
+		if got := itemKeys(t, srv.Do(t, http.MethodGet, envsPath("p"), nil)); !slices.Equal(got, []string{"race"}) {
+			t.Errorf("environments %v", got)
 		}
 	})
 }

@@ -118,9 +118,12 @@ func TestCreateProject(t *testing.T) {
 		{"approval settings of a nested environment are refused naming it",
 			map[string]any{"key": "bad", "name": "N", "environments": []any{env("a", "ffffff"), map[string]any{"key": "b", "name": "B", "color": "ffffff", "approvalSettings": map[string]any{"required": true}}}},
 			[]string{`"environments[1].approvalSettings"`, "update operation"}},
-		{"a nested environment field of the wrong type names the field",
-			map[string]any{"key": "bad", "name": "N", "environments": []any{map[string]any{"key": "a", "name": "A", "color": 5}}},
-			[]string{"environments", "color"}},
+		{"a nested environment field of the wrong type names environments[1].color",
+			map[string]any{"key": "bad", "name": "N", "environments": []any{env("a", "ffffff"), map[string]any{"key": "b", "name": "B", "color": 5}}},
+			[]string{`"environments[1].color"`}},
+		{"a source in a nested environment, which has nothing to clone from, is refused naming environments[0].source",
+			map[string]any{"key": "bad-source", "name": "N", "environments": []any{map[string]any{"key": "a", "name": "A", "color": "ffffff", "source": map[string]any{"key": "missing"}}}},
+			[]string{`"environments[0].source"`}},
 		{"more than 20 environments are refused", map[string]any{"key": "bad", "name": "N", "environments": func() []any {
 			var out []any
 			for i := range 21 {
@@ -132,7 +135,11 @@ func TestCreateProject(t *testing.T) {
 	for _, c := range invalid {
 		t.Run(c.name+" and nothing is stored", func(t *testing.T) {
 			wantError(t, srv.Do(t, http.MethodPost, api+"/projects", c.body), http.StatusBadRequest, "invalid_request", c.parts...)
-			wantStatus(t, srv.Do(t, http.MethodGet, projectPath("bad"), nil), http.StatusNotFound)
+			key, _ := c.body["key"].(string)
+			if key == "" {
+				key = "bad"
+			}
+			wantStatus(t, srv.Do(t, http.MethodGet, projectPath(key), nil), http.StatusNotFound)
 		})
 	}
 

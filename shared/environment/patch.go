@@ -2,10 +2,7 @@ package environment
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"reflect"
-	"sort"
 
 	"github.com/flagplane/flagplane/shared/audit"
 	"github.com/flagplane/flagplane/shared/fault"
@@ -85,7 +82,7 @@ func (s *Service) Patch(ctx context.Context, projectKey, envKey string, p patch.
 	if err := next.validate(""); err != nil {
 		return nil, err
 	}
-	actions := changedActions(old, &next)
+	actions := patch.ChangedFields(old, &next, patchable)
 	if len(actions) == 0 {
 		return old, nil
 	}
@@ -106,24 +103,4 @@ func (s *Service) Patch(ctx context.Context, projectKey, envKey string, p patch.
 		return nil, err
 	}
 	return &next, nil
-}
-
-// changedActions compares the patchable fields through their JSON form.
-func changedActions(a, b *Environment) []string {
-	var ja, jb map[string]json.RawMessage
-	da, _ := json.Marshal(a)
-	db, _ := json.Marshal(b)
-	_ = json.Unmarshal(da, &ja)
-	_ = json.Unmarshal(db, &jb)
-	var actions []string
-	for field, action := range patchable {
-		var va, vb any
-		_ = json.Unmarshal(ja[field], &va)
-		_ = json.Unmarshal(jb[field], &vb)
-		if !reflect.DeepEqual(va, vb) {
-			actions = append(actions, action)
-		}
-	}
-	sort.Strings(actions)
-	return actions
 }

@@ -277,11 +277,11 @@ func matcher(f listing.Filter) (func(*Environment) bool, error) {
 			return strings.Contains(strings.ToLower(e.Name), needle) || strings.Contains(strings.ToLower(e.Key), needle)
 		})
 	}
-	if raw, ok := f["tags"]; ok {
-		want := listing.Plus(raw)
-		if len(want) == 0 {
-			return nil, fault.New(fault.Invalid, "filter \"tags\" needs at least one tag")
-		}
+	want, ok, err := f.Tags("tags")
+	if err != nil {
+		return nil, err
+	}
+	if ok {
 		checks = append(checks, func(e *Environment) bool {
 			for _, t := range want {
 				if !slices.Contains(e.Tags, t) {

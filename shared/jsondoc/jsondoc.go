@@ -15,9 +15,15 @@ import (
 // Unmarshal decodes exactly one JSON value into v. Unknown fields are
 // ignored; a value of the wrong type is a 400 naming the field's path.
 func Unmarshal(data []byte, v any) error {
+	return UnmarshalField(data, v, "")
+}
+
+// UnmarshalField is Unmarshal for a value nested in a larger document:
+// prefix (e.g. "environments[1].") starts the field names in errors.
+func UnmarshalField(data []byte, v any, prefix string) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(v); err != nil {
-		return describe(err)
+		return describe(err, prefix)
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return fault.New(fault.Invalid, "request body holds more than one JSON value")
@@ -25,16 +31,17 @@ func Unmarshal(data []byte, v any) error {
 	return nil
 }
 
-func describe(err error) error {
+func describe(err error, prefix string) error {
 	var typeErr *json.UnmarshalTypeError
 	var syntaxErr *json.SyntaxError
 	switch {
 	case errors.As(err, &typeErr):
 		want := typeName(typeErr.Type.Kind().String())
-		if typeErr.Field == "" {
+		if typeErr.Field == "" && prefix == "" {
 			return fault.New(fault.Invalid, "request body must be %s, not %s", want, typeErr.Value)
 		}
-		return fault.New(fault.Invalid, "field %q must be %s, not %s", typeErr.Field, want, typeErr.Value)
+		field := strings.TrimSuffix(prefix+typeErr.Field, ".")
+		return fault.New(fault.Invalid, "field %q must be %s, not %s", field, want, typeErr.Value)
 	case errors.As(err, &syntaxErr):
 		return fault.New(fault.Invalid, "request body is not valid JSON (at byte %d): %s", syntaxErr.Offset, syntaxErr.Error())
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):

@@ -35,10 +35,18 @@ func ParseFilter(raw string, allowed ...string) (Filter, error) {
 	return f, nil
 }
 
-// Plus splits a "+"-separated list. A "+" sent unencoded arrives as a
-// space, so spaces separate too.
-func Plus(value string) []string {
-	return strings.FieldsFunc(value, func(r rune) bool { return r == '+' || r == ' ' })
+// Tags reads a "+"-separated tag filter (a "+" sent unencoded arrives as a
+// space, so spaces separate too); ok is false when the field is absent.
+func (f Filter) Tags(field string) (tags []string, ok bool, err error) {
+	raw, ok := f[field]
+	if !ok {
+		return nil, false, nil
+	}
+	tags = strings.FieldsFunc(raw, func(r rune) bool { return r == '+' || r == ' ' })
+	if len(tags) == 0 {
+		return nil, true, fault.New(fault.Invalid, "filter %q needs at least one tag", field)
+	}
+	return tags, true, nil
 }
 
 // SortKey is one field of a sort order.

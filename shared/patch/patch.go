@@ -6,6 +6,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
+	"sort"
 	"strings"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
@@ -123,6 +125,28 @@ func (p Patch) ApplyTo(cur, next any) error {
 		return err
 	}
 	return jsondoc.Unmarshal(out, next)
+}
+
+// ChangedFields compares the top-level fields of two documents through
+// their JSON form and returns, sorted, the action of each field in actions
+// whose value differs.
+func ChangedFields(before, after any, actions map[string]string) []string {
+	var a, b map[string]json.RawMessage
+	da, _ := json.Marshal(before)
+	db, _ := json.Marshal(after)
+	_ = json.Unmarshal(da, &a)
+	_ = json.Unmarshal(db, &b)
+	var out []string
+	for field, action := range actions {
+		var va, vb any
+		_ = json.Unmarshal(a[field], &va)
+		_ = json.Unmarshal(b[field], &vb)
+		if !reflect.DeepEqual(va, vb) {
+			out = append(out, action)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // Segments splits a JSON pointer into unescaped reference tokens.

@@ -15,6 +15,7 @@ import (
 	"github.com/flagplane/flagplane/shared/audit"
 	"github.com/flagplane/flagplane/shared/environment"
 	"github.com/flagplane/flagplane/shared/fault"
+	"github.com/flagplane/flagplane/shared/jsondoc"
 	"github.com/flagplane/flagplane/shared/listing"
 	"github.com/flagplane/flagplane/shared/patch"
 	"github.com/flagplane/flagplane/shared/store"
@@ -48,7 +49,8 @@ type Input struct {
 	Tags                          []string                `json:"tags"`
 	IncludeInSnippetByDefault     *bool                   `json:"includeInSnippetByDefault"`
 	DefaultClientSideAvailability *ClientSideAvailability `json:"defaultClientSideAvailability"`
-	Environments                  []environment.Input     `json:"environments"`
+	// Environments stay raw until each is decoded on its own, so an error can name its index.
+	Environments []json.RawMessage `json:"environments"`
 }
 
 // Limits of a project create.
@@ -130,9 +132,18 @@ func (s *Service) Create(ctx context.Context, in Input) (*Project, []*environmen
 	if err := p.validate(); err != nil {
 		return nil, nil, err
 	}
-	inputs := in.Environments
-	if inputs == nil {
-		inputs = defaultEnvironments()
+	inputs := defaultEnvironments()
+	if in.Environments != nil {
+		inputs = make([]environment.Input, len(in.Environments))
+		for i, raw := range in.Environments {
+			field := fmt.Sprintf("environments[%d].", i)
+			if err := jsondoc.UnmarshalField(raw, &inputs[i], field); err != nil {
+				return nil, nil, err
+			}
+			if inputs[i].Source != nil {
+				return nil, nil, fault.New(fault.Invalid, "field %q: a new project has no environment to clone from; create the environment after the project to use source", field+"source")
+			}
+		}
 	}
 	if len(inputs) > MaxEnvironmentsOnCreate {
 		return nil, nil, fault.New(fault.Invalid, "field \"environments\" holds %d environments, at most %d may be created with a project", len(inputs), MaxEnvironmentsOnCreate)
@@ -145,7 +156,8 @@ func (s *Service) Create(ctx context.Context, in Input) (*Project, []*environmen
 	envs := make([]*environment.Environment, 0, len(inputs))
 	seen := map[string]bool{}
 	for i, ei := range inputs {
-		e, err := environment.Build(p.Key, ei, nil, fmt.Sprintf("environments[%d].", i), now)
+		// One millisecond apart, so lists sorted by creation keep the order given.
+		e, err := environment.Build(p.Key, ei, nil, fmt.Sprintf("environments[%d].", i), now.Add(time.Duration(i)*time.Millisecond))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -239,6 +251,10 @@ func (s *Service) List(ctx context.Context, q ListQuery) (ListResult, error) {
 	if err != nil {
 		return ListResult{}, err
 	}
+	match, err := matcher(filter)
+	if err != nil {
+		return ListResult{}, err
+	}
 	sq := store.Query{Index: store.IndexGSI1, PK: store.ProjectsIndexPK}
 	var all []*Project
 	for {
@@ -251,7 +267,7 @@ func (s *Service) List(ctx context.Context, q ListQuery) (ListResult, error) {
 			if err != nil {
 				return ListResult{}, err
 			}
-			if !p.Deleting && matches(p, filter) {
+			if !p.Deleting && match(p) {
 				all = append(all, p)
 			}
 		}
@@ -280,24 +296,28 @@ func (s *Service) List(ctx context.Context, q ListQuery) (ListResult, error) {
 	return ListResult{Items: listing.Window(all, q.Offset, q.Limit), TotalCount: int64(len(all))}, nil
 }
 
-func matches(p *Project, f listing.Filter) bool {
-	if q, ok := f["query"]; ok {
-		n := strings.ToLower(q)
-		if !strings.Contains(strings.ToLower(p.Name), n) && !strings.Contains(strings.ToLower(p.Key), n) {
-			return false
-		}
+func matcher(f listing.Filter) (func(*Project) bool, error) {
+	tags, _, err := f.Tags("tags")
+	if err != nil {
+		return nil, err
 	}
-	if raw, ok := f["tags"]; ok {
-		for _, t := range listing.Plus(raw) {
+	return func(p *Project) bool {
+		if q, ok := f["query"]; ok {
+			n := strings.ToLower(q)
+			if !strings.Contains(strings.ToLower(p.Name), n) && !strings.Contains(strings.ToLower(p.Key), n) {
+				return false
+			}
+		}
+		for _, t := range tags {
 			if !slices.Contains(p.Tags, t) {
 				return false
 			}
 		}
-	}
-	if raw, ok := f["keys"]; ok && !slices.Contains(strings.Split(raw, "|"), p.Key) {
-		return false
-	}
-	return true
+		if raw, ok := f["keys"]; ok && !slices.Contains(strings.Split(raw, "|"), p.Key) {
+			return false
+		}
+		return true
+	}, nil
 }
 
 // patchable maps the fields a project patch may touch to their actions.
@@ -311,13 +331,10 @@ var patchable = map[string]string{
 
 // Patch applies a JSON patch to a project on the version it was read at.
 func (s *Service) Patch(ctx context.Context, key string, p patch.Patch) (*Project, error) {
-	actionSet := map[string]bool{}
 	for _, path := range p.Touched() {
-		action, ok := patchable[patch.Root(path)]
-		if !ok {
+		if _, ok := patchable[patch.Root(path)]; !ok {
 			return nil, fault.New(fault.Invalid, "path %q cannot be patched: %q is read-only or not a field of a project", path, patch.Root(path))
 		}
-		actionSet[action] = true
 	}
 	old, err := s.Get(ctx, key)
 	if err != nil {
@@ -334,18 +351,14 @@ func (s *Service) Patch(ctx context.Context, key string, p patch.Patch) (*Projec
 	if err := next.validate(); err != nil {
 		return nil, err
 	}
+	actions := patch.ChangedFields(old, &next, patchable)
+	if len(actions) == 0 {
+		return old, nil
+	}
 	next.Version = old.Version + 1
 	put, err := next.put(store.IfVersion(old.Version))
 	if err != nil {
 		return nil, err
-	}
-	actions := make([]string, 0, len(actionSet))
-	for a := range actionSet {
-		actions = append(actions, a)
-	}
-	sort.Strings(actions)
-	if len(actions) == 0 {
-		return old, nil
 	}
 	_, err = s.log.Commit(ctx, audit.Change{
 		Writes: []store.Write{put}, Kind: "project", Resource: resource(key), Actions: actions,

@@ -36,7 +36,14 @@ type Token struct {
 	DefaultAPIVersion int           `json:"defaultApiVersion"`
 	Expiry            int64         `json:"expiry,omitempty"`
 	Ending            string        `json:"ending"`
-	Hash              string        `json:"hash"`
+	// Hash finds the token's lookup item; it never leaves the table (see Public).
+	Hash string `json:"hash,omitempty"`
+}
+
+// Public is the token without its hash, for audit entries and responses.
+func (t Token) Public() Token {
+	t.Hash = ""
+	return t
 }
 
 // lookup is the item found by a token's hash: what authentication needs, in one read.
@@ -122,7 +129,7 @@ func Create(ctx context.Context, log *audit.Log, spec Spec, accountID string) (T
 func CreateChange(t Token, writes []store.Write) audit.Change {
 	return audit.Change{
 		Writes: writes, Kind: "token", Resource: "member/*:token/" + t.ID, Actions: []string{"createAccessToken"},
-		Name: t.Name, Href: "/api/v2/tokens/" + t.ID, TitleVerb: "created the access token", Current: t,
+		Name: t.Name, Href: "/api/v2/tokens/" + t.ID, TitleVerb: "created the access token", Current: t.Public(),
 	}
 }
 
