@@ -28,7 +28,7 @@ build-%:
 		-o $(BIN)/lambda/$*/bootstrap ./functions/$*
 
 ## test: every tier; fails (never skips) when an emulator cannot start
-test: lint test-unit test-dynamodb check-lambdas
+test: lint check-lambdas test-unit test-dynamodb
 
 lint:
 	@out=$$(gofmt -l functions shared); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

@@ -110,6 +110,8 @@ func environmentHandlers(s Services) map[string]api.Handler {
 			api.WriteJSON(w, http.StatusOK, newEnvironmentRep(e, approvals))
 			return nil
 		},
+		"resetEnvironmentSDKKey":    resetKey(envs, environment.SDKKey, approvals),
+		"resetEnvironmentMobileKey": resetKey(envs, environment.MobileKey, approvals),
 		"deleteEnvironment": func(w http.ResponseWriter, r *http.Request) error {
 			if err := envs.Delete(r.Context(), r.PathValue("projectKey"), r.PathValue("environmentKey")); err != nil {
 				return err
@@ -117,6 +119,23 @@ func environmentHandlers(s Services) map[string]api.Handler {
 			w.WriteHeader(http.StatusNoContent)
 			return nil
 		},
+	}
+}
+
+// resetKey replaces one key. The reference's expiry parameter (keep the
+// old SDK key working for a while) needs an SDK-serving side, which
+// flagplane does not have, so it is refused rather than ignored.
+func resetKey(envs *environment.Service, kind environment.KeyKind, approvals bool) api.Handler {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		if r.URL.Query().Has("expiry") {
+			return fault.New(fault.Invalid, "query parameter \"expiry\" is not supported: flagplane serves no SDKs, so an old key cannot keep working; the old key is replaced at once")
+		}
+		e, err := envs.ResetKey(r.Context(), r.PathValue("projectKey"), r.PathValue("environmentKey"), kind)
+		if err != nil {
+			return err
+		}
+		api.WriteJSON(w, http.StatusOK, newEnvironmentRep(e, approvals))
+		return nil
 	}
 }
 

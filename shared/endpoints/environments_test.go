@@ -865,3 +865,63 @@ func TestConcurrentEnvironmentCreates(t *testing.T) {
 		}
 	})
 }
+
+func TestResetEnvironmentKeys(t *testing.T) {
+	srv := apptest.New(t)
+	emptyProject(t, srv, "p")
+	srv.MustCreateEnvironment(t, "p", "e", nil)
+
+	cases := []struct {
+		name    string
+		path    string
+		field   string
+		other   string
+		pattern *regexp.Regexp
+	}{
+		{"resetting the SDK key replaces only the SDK key", "/apiKey", "apiKey", "mobileKey", sdkKeyPattern},
+		{"resetting the mobile key replaces only the mobile key", "/mobileKey", "mobileKey", "apiKey", mobileKeyPattern},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			before := getEnv(t, srv, "p", "e")
+			res := srv.Do(t, http.MethodPost, envPath("p", "e")+tc.path, nil)
+			wantStatus(t, res, http.StatusOK)
+			got := res.Map(t)
+			if got[tc.field] == before[tc.field] || !tc.pattern.MatchString(got[tc.field].(string)) {
+				t.Fatalf("%s went from %v to %v", tc.field, before[tc.field], got[tc.field])
+			}
+			if got[tc.other] != before[tc.other] {
+				t.Fatalf("%s changed too", tc.other)
+			}
+			if stored := getEnv(t, srv, "p", "e"); stored[tc.field] != got[tc.field] {
+				t.Fatalf("a following GET shows %v, not the new key", stored[tc.field])
+			}
+		})
+	}
+	t.Run("an expiry for the old key is refused and nothing changes", func(t *testing.T) {
+		before := getEnv(t, srv, "p", "e")
+		wantError(t, srv.Do(t, http.MethodPost, envPath("p", "e")+"/apiKey?expiry=4102444800000", nil), http.StatusBadRequest, "invalid_request", "expiry")
+		if after := getEnv(t, srv, "p", "e"); after["apiKey"] != before["apiKey"] {
+			t.Fatal("the key changed")
+		}
+	})
+	t.Run("no audit entry holds an SDK or mobile key", func(t *testing.T) {
+		env := getEnv(t, srv, "p", "e")
+		list := srv.Do(t, http.MethodGet, "/api/v2/auditlog?limit=20", nil)
+		wantStatus(t, list, http.StatusOK)
+		var page struct {
+			Items []struct {
+				ID string `json:"_id"`
+			}
+		}
+		list.JSON(t, &page)
+		for _, it := range page.Items {
+			detail := srv.Do(t, http.MethodGet, "/api/v2/auditlog/"+it.ID, nil).String()
+			for _, secret := range []string{"sdk-", "mob-", env["apiKey"].(string)} {
+				if strings.Contains(detail, secret) {
+					t.Fatalf("audit entry %s holds %q", it.ID, secret)
+				}
+			}
+		}
+	})
+}

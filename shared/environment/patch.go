@@ -94,7 +94,7 @@ func (s *Service) Patch(ctx context.Context, projectKey, envKey string, p patch.
 	_, err = s.log.Commit(ctx, audit.Change{
 		Writes: []store.Write{put}, Kind: "environment", Resource: next.Resource(), Actions: actions,
 		Name: next.Name, Href: next.Href(), TitleVerb: "updated the environment", Comment: p.Comment,
-		Parent: parent(projectKey), Previous: old, Current: &next, Delta: p.Raw,
+		Parent: parent(projectKey), Previous: old.redacted(), Current: next.redacted(), Delta: p.Raw,
 	})
 	if errors.Is(err, store.ErrConditionFailed) {
 		return nil, fault.Wrap(err, fault.OptimisticLock, "environment %q was changed by another request; read it again and retry", envKey)
@@ -103,4 +103,52 @@ func (s *Service) Patch(ctx context.Context, projectKey, envKey string, p patch.
 		return nil, err
 	}
 	return &next, nil
+}
+
+// KeyKind names one of an environment's two SDK credentials.
+type KeyKind string
+
+const (
+	SDKKey    KeyKind = "sdk"
+	MobileKey KeyKind = "mob"
+)
+
+// ResetKey replaces the environment's SDK or mobile key with a new one. The
+// old key stops being the environment's at once.
+func (s *Service) ResetKey(ctx context.Context, projectKey, envKey string, kind KeyKind) (*Environment, error) {
+	old, err := s.Get(ctx, projectKey, envKey)
+	if err != nil {
+		return nil, err
+	}
+	next := *old
+	action := "updateApiKey"
+	if kind == MobileKey {
+		next.MobileKey, action = newSecret("mob"), "updateMobileKey"
+	} else {
+		next.APIKey = newSecret("sdk")
+	}
+	next.Version = old.Version + 1
+	put, err := next.Put(store.IfVersion(old.Version))
+	if err != nil {
+		return nil, err
+	}
+	_, err = s.log.Commit(ctx, audit.Change{
+		Writes: []store.Write{put}, Kind: "environment", Resource: next.Resource(), Actions: []string{action},
+		Name: next.Name, Href: next.Href(), TitleVerb: "reset a key of the environment", Parent: parent(projectKey),
+		Previous: old.redacted(), Current: next.redacted(),
+	})
+	if errors.Is(err, store.ErrConditionFailed) {
+		return nil, fault.Wrap(err, fault.OptimisticLock, "environment %q was changed by another request; try again", envKey)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &next, nil
+}
+
+// redacted is the environment without its secrets, for audit entries.
+func (e *Environment) redacted() *Environment {
+	c := *e
+	c.APIKey, c.MobileKey = "", ""
+	return &c
 }

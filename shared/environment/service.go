@@ -166,7 +166,7 @@ func (s *Service) Create(ctx context.Context, projectKey string, in Input) (*Env
 	writes = append(writes, put)
 	_, err = s.log.Commit(ctx, audit.Change{
 		Writes: writes, Kind: "environment", Resource: e.Resource(), Actions: []string{"createEnvironment"},
-		Name: e.Name, Href: e.Href(), TitleVerb: "created the environment", Parent: parent(projectKey), Current: e,
+		Name: e.Name, Href: e.Href(), TitleVerb: "created the environment", Parent: parent(projectKey), Current: e.redacted(),
 	})
 	var txErr *store.TxError
 	if errors.As(err, &txErr) {
@@ -366,7 +366,7 @@ func (s *Service) Delete(ctx context.Context, projectKey, envKey string) error {
 	_, err = s.log.Commit(ctx, audit.Change{
 		Writes: []store.Write{store.Delete(store.EnvironmentKey(projectKey, envKey), store.IfVersion(e.Version))},
 		Kind:   "environment", Resource: e.Resource(), Actions: []string{"deleteEnvironment"},
-		Name: e.Name, Href: e.Href(), TitleVerb: "deleted the environment", Parent: parent(projectKey), Previous: e,
+		Name: e.Name, Href: e.Href(), TitleVerb: "deleted the environment", Parent: parent(projectKey), Previous: e.redacted(),
 	})
 	if errors.Is(err, store.ErrConditionFailed) {
 		return fault.Wrap(err, fault.OptimisticLock, "environment %q changed while it was deleted; try again", envKey)
