@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/flagplane/flagplane/shared/app/apptest"
@@ -374,4 +375,21 @@ func TestDeleteProject(t *testing.T) {
 			t.Errorf("the old environment came back: %v", again)
 		}
 	})
+}
+
+func TestKeysThatCannotExist(t *testing.T) {
+	srv := apptest.New(t)
+	emptyProject(t, srv, "p")
+	long := strings.Repeat("k", 3000)
+	for _, path := range []string{
+		"/api/v2/projects/" + long,
+		"/api/v2/projects/" + long + "/environments",
+		"/api/v2/projects/p/environments/" + long,
+		"/api/v2/projects/a%00b/environments/e",
+		"/api/v2/projects/p/environments/a%23b",
+	} {
+		t.Run("GET "+path[:min(len(path), 60)]+" is 404, not a store error", func(t *testing.T) {
+			wantError(t, srv.Do(t, http.MethodGet, path, nil), http.StatusNotFound, "not_found")
+		})
+	}
 }

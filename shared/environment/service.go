@@ -187,6 +187,10 @@ func (s *Service) Create(ctx context.Context, projectKey string, in Input) (*Env
 
 // Get returns one environment in one read.
 func (s *Service) Get(ctx context.Context, projectKey, envKey string) (*Environment, error) {
+	if ValidKey("projectKey", projectKey) != nil || ValidKey("environmentKey", envKey) != nil {
+		// No such key can exist; answering here keeps odd input away from the store.
+		return nil, fault.New(fault.NotFound, "environment %q not found in project %q", envKey, projectKey)
+	}
 	it, err := s.table.Get(ctx, store.EnvironmentKey(projectKey, envKey))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, fault.Wrap(err, fault.NotFound, "environment %q not found in project %q", envKey, projectKey)
@@ -235,6 +239,9 @@ func (s *Service) List(ctx context.Context, projectKey string, q ListQuery) (Lis
 	match, err := matcher(filter)
 	if err != nil {
 		return ListResult{}, err
+	}
+	if ValidKey("projectKey", projectKey) != nil {
+		return ListResult{}, fault.New(fault.NotFound, "project %q not found", projectKey)
 	}
 	sq := store.Query{PK: store.ProjectPartition(projectKey), SKPrefix: store.ProjectAndEnvironmentsPrefix}
 	projectSeen := false

@@ -198,6 +198,10 @@ func (s *Service) Get(ctx context.Context, key string) (*Project, error) {
 }
 
 func (s *Service) load(ctx context.Context, key string) (*Project, error) {
+	if environment.ValidKey("projectKey", key) != nil {
+		// No such key can exist; answering here keeps odd input away from the store.
+		return nil, fault.New(fault.NotFound, "project %q not found", key)
+	}
 	it, err := s.table.Get(ctx, store.ProjectKey(key))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, fault.Wrap(err, fault.NotFound, "project %q not found", key)
