@@ -39,8 +39,8 @@ test-unit:
 
 # The DynamoDB tier: DynamoDB Local from npm (pinned in package.json), a fresh table per run.
 test-dynamodb:
-	DYNAMODB_LOCAL_PORT=$(DYNAMODB_PORT) scripts/dynamodb-local.sh start
-	trap 'DYNAMODB_LOCAL_PORT=$(DYNAMODB_PORT) scripts/dynamodb-local.sh stop' EXIT; \
+	DYNAMODB_LOCAL_PORT=$(DYNAMODB_PORT) localstack/dynamodb-local.sh start
+	trap 'DYNAMODB_LOCAL_PORT=$(DYNAMODB_PORT) localstack/dynamodb-local.sh stop' EXIT; \
 	FLAGPLANE_DYNAMODB_ENDPOINT=http://127.0.0.1:$(DYNAMODB_PORT) FLAGPLANE_REQUIRE_DYNAMODB=1 \
 		$(GO) test -count=1 ./shared/store/dynamo/... ./shared/app/...
 

@@ -26,7 +26,7 @@ import (
 )
 
 // The tests against DynamoDB (Local) need FLAGPLANE_DYNAMODB_ENDPOINT, e.g.
-// http://127.0.0.1:8765 from scripts/dynamodb-local.sh. Without it they
+// http://127.0.0.1:8765 from localstack/dynamodb-local.sh. Without it they
 // skip, unless FLAGPLANE_REQUIRE_DYNAMODB=1 says skipping is a failure.
 const (
 	envEndpoint = "FLAGPLANE_DYNAMODB_ENDPOINT"
@@ -68,9 +68,9 @@ func endpoint(tb testing.TB) string {
 	ep := os.Getenv(envEndpoint)
 	if ep == "" {
 		if os.Getenv(envRequire) == "1" {
-			tb.Fatalf("%s=1 but %s is not set; start scripts/dynamodb-local.sh and set it to http://127.0.0.1:<port>", envRequire, envEndpoint)
+			tb.Fatalf("%s=1 but %s is not set; start localstack/dynamodb-local.sh and set it to http://127.0.0.1:<port>", envRequire, envEndpoint)
 		}
-		tb.Skipf("%s not set; run scripts/dynamodb-local.sh start and set it to test against DynamoDB Local", envEndpoint)
+		tb.Skipf("%s not set; run localstack/dynamodb-local.sh start and set it to test against DynamoDB Local", envEndpoint)
 	}
 	return ep
 }

