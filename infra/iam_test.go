@@ -1,0 +1,251 @@
+package infra
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/flagplane/flagplane/shared/store"
+)
+
+// grant is one action on one resource under one condition, the unit in
+// which the tests compare what a role may do with what it needs.
+type grant struct {
+	Action, Resource, Condition string
+}
+
+func (g grant) String() string {
+	s := g.Action + " on " + g.Resource
+	if g.Condition != "" {
+		s += " if " + g.Condition
+	}
+	return s
+}
+
+// stackIDs are the logical ids the expected grants refer to.
+type stackIDs struct {
+	table, queue string
+	logs         map[string]string // function name -> its log group
+}
+
+func idsOf(tb testing.TB, tpl *template) stackIDs {
+	tb.Helper()
+	table, _ := tpl.only(tb, "AWS::DynamoDB::Table")
+	ids := stackIDs{table: table, queue: webhookQueue(tb, tpl), logs: map[string]string{}}
+	for name, fn := range tpl.functions(tb) {
+		ids.logs[name] = render(prop(tpl.Resources[fn].Properties, "LoggingConfig", "LogGroup"))
+	}
+	return ids
+}
+
+// metaOnly is the condition that confines a write to the META partition.
+var metaOnly = fmt.Sprintf(`{"ForAllValues:StringEquals":{"dynamodb:LeadingKeys":[%q]}}`, store.MetaKey("").PK)
+
+// needs is everything the function of s must be able to do, and so all it may.
+func needs(s Spec, ids stackIDs) map[grant]bool {
+	table := ids.table + ".Arn"
+	index := table + "/index/" + store.IndexGSI1
+	queue := ids.queue + ".Arn"
+	out := map[grant]bool{
+		{"logs:CreateLogStream", ids.logs[s.Name] + ".Arn", ""}: true,
+		{"logs:PutLogEvents", ids.logs[s.Name] + ".Arn", ""}:    true,
+		{"dynamodb:GetItem", table, ""}:                         true,
+		{"dynamodb:Query", table, ""}:                           true,
+		{"dynamodb:Query", index, ""}:                           true,
+	}
+	switch s.Access {
+	case ReadWrite:
+		for _, a := range []string{"dynamodb:PutItem", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem"} {
+			out[grant{a, table, ""}] = true
+		}
+	case ReadOnly:
+		out[grant{"dynamodb:PutItem", table, metaOnly}] = true
+	}
+	if s.PublishesWebhooks {
+		out[grant{"sqs:SendMessage", queue, ""}] = true
+	}
+	if s.ConsumesWebhookQueue {
+		for _, a := range []string{"sqs:ReceiveMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueUrl", "sqs:DeleteMessage", "sqs:GetQueueAttributes"} {
+			out[grant{a, queue, ""}] = true
+		}
+	}
+	return out
+}
+
+// grantsOf reads every statement of every policy attached to each
+// function's role, inline or separate, as grants by function name. A
+// statement that could widen access in ways grants cannot express
+// (Deny aside, NotAction, NotResource) fails the test.
+func grantsOf(t *testing.T, tpl *template) map[string]map[grant]bool {
+	t.Helper()
+	byRole := map[string]map[grant]bool{}
+	add := func(role string, doc any) {
+		if byRole[role] == nil {
+			byRole[role] = map[grant]bool{}
+		}
+		for _, st := range list(prop(map[string]any{"d": doc}, "d", "Statement")) {
+			s, _ := st.(map[string]any)
+			if s["NotAction"] != nil || s["NotResource"] != nil || s["NotPrincipal"] != nil {
+				t.Errorf("role %s: statement with Not*: %v", role, s)
+			}
+			if s["Effect"] != "Allow" {
+				continue // a Deny only narrows
+			}
+			cond := ""
+			if c := s["Condition"]; c != nil {
+				cond = render(c)
+			}
+			for _, a := range strs(s["Action"]) {
+				for _, r := range strs(s["Resource"]) {
+					byRole[role][grant{a, r, cond}] = true
+				}
+			}
+		}
+	}
+	for _, id := range tpl.ofType("AWS::IAM::Policy") {
+		p := tpl.Resources[id].Properties
+		for _, role := range strs(p["Roles"]) {
+			add(role, p["PolicyDocument"])
+		}
+	}
+	for _, id := range tpl.ofType("AWS::IAM::Role") {
+		for _, pol := range list(tpl.Resources[id].Properties["Policies"]) {
+			m, _ := pol.(map[string]any)
+			add(id, m["PolicyDocument"])
+		}
+	}
+	out := map[string]map[grant]bool{}
+	for name, fn := range tpl.functions(t) {
+		role, _ := strings.CutSuffix(render(tpl.Resources[fn].Properties["Role"]), ".Arn")
+		out[name] = byRole[role]
+	}
+	return out
+}
+
+func sortedGrants(m map[grant]bool) []string {
+	var out []string
+	for g := range m {
+		out = append(out, g.String())
+	}
+	sort.Strings(out)
+	return out
+}
+
+// checkLeastPrivilege fails if any function of specs may do more than its
+// spec needs, or less, or if anything in the template hands out broad
+// rights.
+func checkLeastPrivilege(t *testing.T, tpl *template, specs []Spec) {
+	t.Helper()
+	ids := idsOf(t, tpl)
+	grants := grantsOf(t, tpl)
+	tableWrites := []string{"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem", "dynamodb:PartiQLInsert", "dynamodb:PartiQLUpdate", "dynamodb:PartiQLDelete"}
+
+	t.Run("no policy grants a wildcard action or resource", func(t *testing.T) {
+		for name, gs := range grants {
+			for g := range gs {
+				if strings.Contains(g.Action, "*") || strings.Contains(g.Resource, "*") {
+					t.Errorf("function %s may %s", name, g)
+				}
+			}
+		}
+	})
+	t.Run("no role has a managed policy, so none grants full access", func(t *testing.T) {
+		for _, id := range tpl.ofType("AWS::IAM::Role") {
+			if arns := strs(tpl.Resources[id].Properties["ManagedPolicyArns"]); len(arns) > 0 {
+				t.Errorf("role %s has managed policies %v", id, arns)
+			}
+		}
+		for _, typ := range []string{"AWS::IAM::ManagedPolicy", "AWS::IAM::User", "AWS::IAM::Group"} {
+			if ids := tpl.ofType(typ); len(ids) > 0 {
+				t.Errorf("unexpected %s: %v", typ, ids)
+			}
+		}
+	})
+	t.Run("every function's role is assumed by Lambda only", func(t *testing.T) {
+		for _, id := range tpl.ofType("AWS::IAM::Role") {
+			doc := prop(tpl.Resources[id].Properties, "AssumeRolePolicyDocument")
+			for _, st := range list(prop(map[string]any{"d": doc}, "d", "Statement")) {
+				if p := render(prop(st.(map[string]any), "Principal", "Service")); p != "lambda.amazonaws.com" {
+					t.Errorf("role %s is assumed by %s", id, p)
+				}
+			}
+		}
+	})
+	t.Run("read-only functions write the table only to create the META cursor secret", func(t *testing.T) {
+		readOnly := 0
+		for _, s := range specs {
+			if s.Access != ReadOnly {
+				continue
+			}
+			readOnly++
+			for g := range grants[s.Name] {
+				if slices.Contains(tableWrites, g.Action) && (g.Action != "dynamodb:PutItem" || g.Condition != metaOnly) {
+					t.Errorf("read-only function %s may %s", s.Name, g)
+				}
+				if g.Action == "dynamodb:ConditionCheckItem" {
+					t.Errorf("read-only function %s may %s", s.Name, g)
+				}
+			}
+		}
+		if readOnly == 0 {
+			t.Fatal("no read-only function, so this test proves nothing")
+		}
+	})
+	t.Run("only functions that publish may send to the webhook queue", func(t *testing.T) {
+		for _, s := range specs {
+			sends := grants[s.Name][grant{"sqs:SendMessage", ids.queue + ".Arn", ""}]
+			if sends != s.PublishesWebhooks {
+				t.Errorf("function %s (publishes: %v) may send: %v", s.Name, s.PublishesWebhooks, sends)
+			}
+		}
+	})
+	for _, s := range specs {
+		t.Run(fmt.Sprintf("the %s function (%s) may do exactly what it needs", s.Name, s.Access), func(t *testing.T) {
+			want, got := needs(s, ids), grants[s.Name]
+			for g := range got {
+				if !want[g] {
+					t.Errorf("may %s, which it does not need", g)
+				}
+			}
+			for g := range want {
+				if !got[g] {
+					t.Errorf("may not %s, which it needs", g)
+				}
+			}
+			if t.Failed() {
+				t.Logf("granted: %v", sortedGrants(got))
+			}
+		})
+	}
+}
+
+func TestStackLeastPrivilege(t *testing.T) {
+	// GIVEN the stack synthesized with default props
+	tpl := defaultTemplate(t)
+	// WHEN every policy attached to each function's role is read
+	// THEN each function may do what its group needs and nothing more
+	checkLeastPrivilege(t, tpl, Specs())
+}
+
+func TestReadOnlyGroupsAreTheAllReadGroups(t *testing.T) {
+	// GIVEN the catalog
+	// WHEN each group's access is derived
+	// THEN a group is read-only exactly when every operation has read scope,
+	// and write groups are the ones that publish webhooks
+	for _, s := range Specs() {
+		if !s.API {
+			continue
+		}
+		t.Run("group "+s.Name, func(t *testing.T) {
+			access, err := GroupAccess(s.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Access != access || s.PublishesWebhooks != (access == ReadWrite) {
+				t.Fatalf("spec %+v, group access %v", s, access)
+			}
+		})
+	}
+}

@@ -1,0 +1,438 @@
+package infra
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2integrations"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/flagplane/flagplane/shared/store"
+)
+
+// FlagplaneStackProps configures the stack. The zero value (plus an asset
+// directory holding the bootstraps) is a sensible production deployment.
+type FlagplaneStackProps struct {
+	awscdk.StackProps
+	// AssetDir holds <function>/bootstrap for every function, as `make build`
+	// writes them. Default: DefaultAssetDir under the repository root.
+	AssetDir string
+	// ReservedConcurrency caps the given functions (by name); functions not
+	// named get DefaultReservedConcurrency. 0 means unreserved. Reserving
+	// takes from the account's pool, which must keep 100 unreserved.
+	ReservedConcurrency        map[string]int
+	DefaultReservedConcurrency int
+	// CORSAllowOrigins turns on CORS for these origins; no CORS when empty.
+	CORSAllowOrigins []string
+	// RemoveTableOnDelete deletes the table (and the functions' log groups)
+	// with the stack. By default both are retained: the table is all of the
+	// service's data.
+	RemoveTableOnDelete bool
+	// LogRetention of the functions' log groups. Default one month.
+	LogRetention awslogs.RetentionDays
+	// DeadLetterMaxReceives is how often a webhook message is received before
+	// it moves to the dead-letter queue. Default 5.
+	DeadLetterMaxReceives int
+	// OmitHTTPAPI leaves the API Gateway HTTP API out, for emulators without
+	// API Gateway v2 (LocalStack's free image); the functions can still be
+	// invoked directly.
+	OmitHTTPAPI bool
+
+	// workers replaces Workers() when not nil; tests prove the wiring with
+	// entries that have no function yet.
+	workers []Worker
+}
+
+// Defaults.
+const (
+	DefaultDeadLetterMaxReceives = 5
+	// FunctionMemoryMB: a Go bootstrap needs little memory, but Lambda's CPU
+	// share grows with it and 256 MB keeps cold starts and JSON work quick.
+	FunctionMemoryMB = 256
+	// FunctionTagKey tags every function's resources with the function's name.
+	FunctionTagKey = "flagplane:function"
+)
+
+// DefaultLogRetention keeps a month of function logs.
+var DefaultLogRetention = awslogs.RetentionDays_ONE_MONTH
+
+// Output names of the stack.
+const (
+	OutputAPIURL            = "ApiUrl"
+	OutputTableName         = "TableName"
+	OutputWebhookQueueURL   = "WebhookQueueUrl"
+	OutputWebhookDLQueueURL = "WebhookDeadLetterQueueUrl"
+)
+
+// config is the props after defaults and validation.
+type config struct {
+	FlagplaneStackProps
+	specs []Spec
+}
+
+func resolve(props *FlagplaneStackProps) (config, error) {
+	var c config
+	if props != nil {
+		c.FlagplaneStackProps = *props
+	}
+	if c.AssetDir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return c, fmt.Errorf("asset directory: %w", err)
+		}
+		root, err := RepoRoot(wd)
+		if err != nil {
+			return c, fmt.Errorf("asset directory: %w", err)
+		}
+		c.AssetDir = filepath.Join(root, DefaultAssetDir)
+	}
+	if c.LogRetention == "" {
+		c.LogRetention = DefaultLogRetention
+	}
+	if c.DeadLetterMaxReceives == 0 {
+		c.DeadLetterMaxReceives = DefaultDeadLetterMaxReceives
+	}
+	if c.DeadLetterMaxReceives < 1 || c.DeadLetterMaxReceives > 1000 {
+		return c, fmt.Errorf("dead-letter max receives %d: SQS allows 1 to 1000", c.DeadLetterMaxReceives)
+	}
+	ws := c.workers
+	if ws == nil {
+		ws = workers
+	}
+	if err := validateWorkers(ws); err != nil {
+		return c, fmt.Errorf("workers: %w", err)
+	}
+	c.specs = specs(ws)
+	names := make([]string, len(c.specs))
+	known := map[string]bool{}
+	for i, s := range c.specs {
+		names[i] = s.Name
+		known[s.Name] = true
+	}
+	if c.DefaultReservedConcurrency < 0 {
+		return c, fmt.Errorf("default reserved concurrency %d is negative", c.DefaultReservedConcurrency)
+	}
+	for name, n := range c.ReservedConcurrency {
+		if !known[name] {
+			return c, fmt.Errorf("reserved concurrency for %q: no such function", name)
+		}
+		if n < 0 {
+			return c, fmt.Errorf("reserved concurrency for %q is negative", name)
+		}
+	}
+	for _, o := range c.CORSAllowOrigins {
+		if o == "" || strings.ContainsAny(o, " ,") {
+			return c, fmt.Errorf("CORS origin %q: give one origin per entry, e.g. https://app.example.com", o)
+		}
+	}
+	if err := CheckAssets(c.AssetDir, names); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+// reserved is the reserved concurrency of a function, 0 for none.
+func (c config) reserved(name string) int {
+	if n, ok := c.ReservedConcurrency[name]; ok {
+		return n
+	}
+	return c.DefaultReservedConcurrency
+}
+
+// NewFlagplaneStack builds the whole deployment: the table, the webhook
+// queues, one function per catalog group (plus the workers), the HTTP API
+// with one route per catalog operation, schedules and outputs. Like CDK
+// constructs, which throw, it panics on invalid props or missing bootstraps.
+func NewFlagplaneStack(scope constructs.Construct, id string, props *FlagplaneStackProps) awscdk.Stack {
+	c, err := resolve(props)
+	if err != nil {
+		panic(fmt.Errorf("flagplane stack %s: %w", id, err))
+	}
+	stack := awscdk.NewStack(scope, jsii.String(id), &c.StackProps)
+
+	table := newTable(stack, c)
+	queue, dlq := newQueues(stack, c)
+
+	fns := map[string]awslambda.Function{}
+	for _, s := range c.specs {
+		fns[s.Name] = newFunction(stack, c, s, table, queue)
+	}
+	if !c.OmitHTTPAPI {
+		api := newHTTPAPI(stack, c, fns)
+		output(stack, OutputAPIURL, api.ApiEndpoint(), "Base URL of the API; paths start with /api/v2")
+	}
+	for _, s := range c.specs {
+		wireWorker(stack, s, fns[s.Name], queue)
+	}
+
+	output(stack, OutputTableName, table.TableName(), "DynamoDB table holding all data")
+	output(stack, OutputWebhookQueueURL, queue.QueueUrl(), "SQS queue of webhook deliveries")
+	output(stack, OutputWebhookDLQueueURL, dlq.QueueUrl(), "Webhook deliveries that failed every attempt")
+	return stack
+}
+
+func output(stack awscdk.Stack, name string, value *string, description string) {
+	awscdk.NewCfnOutput(stack, jsii.String(name), &awscdk.CfnOutputProps{
+		Value: value, Description: jsii.String(description),
+	})
+}
+
+func removal(c config) awscdk.RemovalPolicy {
+	if c.RemoveTableOnDelete {
+		return awscdk.RemovalPolicy_DESTROY
+	}
+	return awscdk.RemovalPolicy_RETAIN
+}
+
+// newTable is dynamo.TableInput as CloudFormation, plus what CreateTable
+// cannot say: expiry, point-in-time recovery and the removal policy. All
+// names come from the store's key file.
+func newTable(stack awscdk.Stack, c config) awsdynamodb.Table {
+	str := func(name string) *awsdynamodb.Attribute {
+		return &awsdynamodb.Attribute{Name: jsii.String(name), Type: awsdynamodb.AttributeType_STRING}
+	}
+	table := awsdynamodb.NewTable(stack, jsii.String("Table"), &awsdynamodb.TableProps{
+		PartitionKey:        str(store.AttrPK),
+		SortKey:             str(store.AttrSK),
+		BillingMode:         awsdynamodb.BillingMode_PAY_PER_REQUEST,
+		TimeToLiveAttribute: jsii.String(store.AttrTTL),
+		PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{
+			PointInTimeRecoveryEnabled: jsii.Bool(true),
+		},
+		// No Stream: nothing reads one; the outbox carries changes instead.
+		RemovalPolicy: removal(c),
+	})
+	table.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
+		IndexName:      jsii.String(store.IndexGSI1),
+		PartitionKey:   str(store.AttrGSI1PK),
+		SortKey:        str(store.AttrGSI1SK),
+		ProjectionType: awsdynamodb.ProjectionType_ALL,
+	})
+	return table
+}
+
+// newQueues makes the webhook dispatch queue and its dead-letter queue,
+// both encrypted at rest with SQS-managed keys (no KMS grants needed) and
+// refusing plain-HTTP access.
+func newQueues(stack awscdk.Stack, c config) (queue, dlq awssqs.Queue) {
+	dlq = awssqs.NewQueue(stack, jsii.String("WebhookDeadLetterQueue"), &awssqs.QueueProps{
+		Encryption: awssqs.QueueEncryption_SQS_MANAGED,
+		EnforceSSL: jsii.Bool(true),
+		// The longest SQS allows, to leave time to inspect and redrive.
+		RetentionPeriod: awscdk.Duration_Days(jsii.Number(14)),
+	})
+	queue = awssqs.NewQueue(stack, jsii.String("WebhookQueue"), &awssqs.QueueProps{
+		Encryption:        awssqs.QueueEncryption_SQS_MANAGED,
+		EnforceSSL:        jsii.Bool(true),
+		VisibilityTimeout: awscdk.Duration_Seconds(jsii.Number(WebhookQueueVisibility.Seconds())),
+		DeadLetterQueue: &awssqs.DeadLetterQueue{
+			Queue:           dlq,
+			MaxReceiveCount: jsii.Number(float64(c.DeadLetterMaxReceives)),
+		},
+	})
+	return queue, dlq
+}
+
+// pascal turns a function name such as "ai-configs" into "AiConfigs" for
+// construct ids, which become readable logical ids.
+func pascal(name string) string {
+	var b strings.Builder
+	for _, part := range strings.Split(name, "-") {
+		if part != "" {
+			b.WriteString(strings.ToUpper(part[:1]) + part[1:])
+		}
+	}
+	return b.String()
+}
+
+// newFunction makes one function with its own role and log group, tagged
+// with its name, and grants it exactly what its spec says.
+func newFunction(stack awscdk.Stack, c config, s Spec, table awsdynamodb.Table, queue awssqs.Queue) awslambda.Function {
+	scope := constructs.NewConstruct(stack, jsii.String(pascal(s.Name)))
+	awscdk.Tags_Of(scope).Add(jsii.String(FunctionTagKey), jsii.String(s.Name), nil)
+
+	// An own role rather than Lambda's default, which would attach the
+	// managed AWSLambdaBasicExecutionRole (logs on every log group).
+	role := awsiam.NewRole(scope, jsii.String("Role"), &awsiam.RoleProps{
+		AssumedBy:   awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil),
+		Description: jsii.String("flagplane " + s.Name + " function"),
+	})
+	logs := awslogs.NewLogGroup(scope, jsii.String("Logs"), &awslogs.LogGroupProps{
+		Retention:     c.LogRetention,
+		RemovalPolicy: removal(c),
+	})
+	logs.GrantWrite(role)
+	grantTable(role, table, s.Access)
+
+	if s.PublishesWebhooks {
+		role.AddToPrincipalPolicy(allow("PublishWebhooks", []string{"sqs:SendMessage"}, *queue.QueueArn()))
+	}
+	env := map[string]*string{}
+	for k, v := range s.Env(Resources{TableName: *table.TableName(), WebhookQueueURL: *queue.QueueUrl()}) {
+		env[k] = jsii.String(v)
+	}
+
+	props := &awslambda.FunctionProps{
+		Description:  jsii.String("flagplane " + s.Name),
+		Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
+		Architecture: awslambda.Architecture_ARM_64(),
+		Handler:      jsii.String("bootstrap"),
+		Code:         awslambda.Code_FromAsset(jsii.String(filepath.Join(c.AssetDir, s.Name)), nil),
+		MemorySize:   jsii.Number(FunctionMemoryMB),
+		Timeout:      awscdk.Duration_Seconds(jsii.Number(s.Timeout.Seconds())),
+		Environment:  &env,
+		Role:         role,
+		LogGroup:     logs,
+	}
+	if n := c.reserved(s.Name); n > 0 {
+		props.ReservedConcurrentExecutions = jsii.Number(float64(n))
+	}
+	return awslambda.NewFunction(scope, jsii.String("Function"), props)
+}
+
+func allow(sid string, actions []string, resources ...string) awsiam.PolicyStatement {
+	return awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:       jsii.String(sid),
+		Effect:    awsiam.Effect_ALLOW,
+		Actions:   jsii.Strings(actions...),
+		Resources: jsii.Strings(resources...),
+	})
+}
+
+// Table actions by access. These are the actions behind the store's calls:
+// GetItem, Query, PutItem, DeleteItem, and TransactWriteItems, which AWS
+// authorizes per element (Put -> PutItem, Delete -> DeleteItem,
+// ConditionCheck -> ConditionCheckItem).
+var (
+	tableReadActions  = []string{"dynamodb:GetItem", "dynamodb:Query"}
+	tableWriteActions = []string{"dynamodb:PutItem", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem"}
+)
+
+// MetaPartition is the only partition a read-only function may write: the
+// cursor-signing secret lives there and is created on first use.
+var MetaPartition = store.MetaKey("").PK
+
+func grantTable(role awsiam.Role, table awsdynamodb.Table, access Access) {
+	tableArn := *table.TableArn()
+	indexArn := tableArn + "/index/" + store.IndexGSI1
+	role.AddToPrincipalPolicy(allow("ReadItems", tableReadActions, tableArn))
+	role.AddToPrincipalPolicy(allow("QueryIndex", []string{"dynamodb:Query"}, indexArn))
+	switch access {
+	case ReadWrite:
+		role.AddToPrincipalPolicy(allow("WriteItems", tableWriteActions, tableArn))
+	default:
+		put := allow("CreateCursorSecret", []string{"dynamodb:PutItem"}, tableArn)
+		put.AddCondition(jsii.String("ForAllValues:StringEquals"), map[string]any{
+			"dynamodb:LeadingKeys": []string{MetaPartition},
+		})
+		role.AddToPrincipalPolicy(put)
+	}
+}
+
+// newHTTPAPI routes every catalog operation to its group's function. One
+// integration per function, with one invoke permission for the whole API
+// rather than one per route: per-route permissions would add 195 resources
+// and push the stack past CloudFormation's 500-resource limit.
+func newHTTPAPI(stack awscdk.Stack, c config, fns map[string]awslambda.Function) awsapigatewayv2.HttpApi {
+	props := &awsapigatewayv2.HttpApiProps{
+		ApiName:     stack.StackName(),
+		Description: jsii.String("flagplane control API"),
+	}
+	if len(c.CORSAllowOrigins) > 0 {
+		props.CorsPreflight = cors(c.CORSAllowOrigins)
+	}
+	api := awsapigatewayv2.NewHttpApi(stack, jsii.String("Api"), props)
+
+	integrations := map[string]awsapigatewayv2integrations.HttpLambdaIntegration{}
+	for _, r := range Routes() {
+		method, path, ok := strings.Cut(r.Key, " ")
+		fn := fns[r.Function]
+		if !ok || fn == nil {
+			panic(fmt.Sprintf("infra: route %q of function %q cannot be built", r.Key, r.Function))
+		}
+		integ := integrations[r.Function]
+		if integ == nil {
+			integ = awsapigatewayv2integrations.NewHttpLambdaIntegration(
+				jsii.String(pascal(r.Function)+"Integration"), fn,
+				&awsapigatewayv2integrations.HttpLambdaIntegrationProps{
+					PayloadFormatVersion:   awsapigatewayv2.PayloadFormatVersion_VERSION_2_0(),
+					ScopePermissionToRoute: jsii.Bool(false),
+				})
+			integrations[r.Function] = integ
+		}
+		api.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
+			Path:        jsii.String(path),
+			Methods:     &[]awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod(method)},
+			Integration: integ,
+		})
+	}
+	return api
+}
+
+// cors allows the catalog's methods and the request headers clients send.
+func cors(origins []string) *awsapigatewayv2.CorsPreflightOptions {
+	seen := map[string]bool{}
+	for _, r := range Routes() {
+		m, _, _ := strings.Cut(r.Key, " ")
+		seen[m] = true
+	}
+	methods := make([]string, 0, len(seen))
+	for m := range seen {
+		methods = append(methods, m)
+	}
+	sort.Strings(methods)
+	var allow []awsapigatewayv2.CorsHttpMethod
+	for _, m := range methods {
+		allow = append(allow, awsapigatewayv2.CorsHttpMethod(m))
+	}
+	return &awsapigatewayv2.CorsPreflightOptions{
+		AllowOrigins: jsii.Strings(origins...),
+		AllowMethods: &allow,
+		AllowHeaders: jsii.Strings(CORSAllowHeaders...),
+		MaxAge:       awscdk.Duration_Hours(jsii.Number(1)),
+	}
+}
+
+// CORSAllowHeaders are the request headers a browser client sends: the
+// access token, JSON bodies and the beta opt-in.
+var CORSAllowHeaders = []string{"authorization", "content-type", "svc-api-version"}
+
+// wireWorker subscribes a worker to the webhook queue and schedules it, as
+// its spec says; API functions need neither.
+func wireWorker(stack awscdk.Stack, s Spec, fn awslambda.Function, queue awssqs.Queue) {
+	if s.ConsumesWebhookQueue {
+		// The event source also grants the role exactly the consume actions.
+		fn.AddEventSource(awslambdaeventsources.NewSqsEventSource(queue, &awslambdaeventsources.SqsEventSourceProps{
+			BatchSize:               jsii.Number(10),
+			ReportBatchItemFailures: jsii.Bool(true),
+		}))
+	}
+	if s.Schedule != "" {
+		awsevents.NewRule(stack, jsii.String(pascal(s.Name)+"Schedule"), &awsevents.RuleProps{
+			Description: jsii.String("runs flagplane " + s.Name),
+			Schedule:    awsevents.Schedule_Expression(jsii.String(s.Schedule)),
+			Targets:     &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(fn, nil)},
+		})
+	}
+}
+
+// Check reports what NewFlagplaneStack would panic on (invalid props,
+// missing bootstraps), so a CLI can print one line instead of a trace.
+func (p *FlagplaneStackProps) Check() error {
+	_, err := resolve(p)
+	return err
+}

@@ -1,0 +1,460 @@
+package infra
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/flagplane/flagplane/shared/catalog"
+	"github.com/flagplane/flagplane/shared/store"
+	"github.com/flagplane/flagplane/shared/store/dynamo"
+)
+
+func TestStackRoutes(t *testing.T) {
+	// GIVEN the stack synthesized with default props
+	tpl := defaultTemplate(t)
+	fns := tpl.functions(t)
+	_, apiRes := tpl.only(t, "AWS::ApiGatewayV2::Api")
+	apiID := tpl.ofType("AWS::ApiGatewayV2::Api")[0]
+
+	// WHEN its routes are followed to their integrations and functions
+	routed := map[string]string{} // route key -> function name
+	byLogicalID := map[string]string{}
+	for name, id := range fns {
+		byLogicalID[id] = name
+	}
+	for _, id := range tpl.ofType("AWS::ApiGatewayV2::Route") {
+		p := tpl.Resources[id].Properties
+		key, _ := p["RouteKey"].(string)
+		integID, ok := strings.CutPrefix(render(p["Target"]), "integrations/")
+		integ, found := tpl.Resources[integID]
+		if !ok || !found || integ.Type != "AWS::ApiGatewayV2::Integration" {
+			t.Fatalf("route %q targets %q, not an integration", key, render(p["Target"]))
+		}
+		fnID, _ := strings.CutSuffix(render(integ.Properties["IntegrationUri"]), ".Arn")
+		if _, dup := routed[key]; dup {
+			t.Fatalf("route %q twice", key)
+		}
+		routed[key] = byLogicalID[fnID]
+	}
+
+	// THEN they are the catalog's routes, each to its group's function
+	tests := []struct {
+		name  string
+		check func(t *testing.T)
+	}{
+		{"the stack has as many routes as the catalog has operations", func(t *testing.T) {
+			if got, want := len(tpl.ofType("AWS::ApiGatewayV2::Route")), len(catalog.All()); got != want {
+				t.Fatalf("%d routes, catalog has %d operations", got, want)
+			}
+		}},
+		{"every catalog route is present and invokes its group's function", func(t *testing.T) {
+			for _, r := range Routes() {
+				got, ok := routed[r.Key]
+				switch {
+				case !ok:
+					t.Errorf("route %q missing", r.Key)
+				case got != r.Function:
+					t.Errorf("route %q invokes %q, want %q", r.Key, got, r.Function)
+				}
+			}
+		}},
+		{"no route exists that the catalog does not list", func(t *testing.T) {
+			want := map[string]bool{}
+			for _, r := range Routes() {
+				want[r.Key] = true
+			}
+			for key := range routed {
+				if !want[key] {
+					t.Errorf("route %q is not in the catalog", key)
+				}
+			}
+		}},
+		{"every integration is a Lambda proxy with payload format 2.0", func(t *testing.T) {
+			for _, id := range tpl.ofType("AWS::ApiGatewayV2::Integration") {
+				p := tpl.Resources[id].Properties
+				if p["IntegrationType"] != "AWS_PROXY" || p["PayloadFormatVersion"] != "2.0" {
+					t.Errorf("integration %s: type %v, payload format %v", id, p["IntegrationType"], p["PayloadFormatVersion"])
+				}
+			}
+		}},
+		{"every route and integration belongs to the one API", func(t *testing.T) {
+			for _, typ := range []string{"AWS::ApiGatewayV2::Route", "AWS::ApiGatewayV2::Integration"} {
+				for _, id := range tpl.ofType(typ) {
+					if got := render(tpl.Resources[id].Properties["ApiId"]); got != apiID {
+						t.Errorf("%s belongs to %s, not %s", id, got, apiID)
+					}
+				}
+			}
+		}},
+		{"API Gateway may invoke each group's function from this API only", func(t *testing.T) {
+			invokable := map[string]bool{}
+			for _, id := range tpl.ofType("AWS::Lambda::Permission") {
+				p := tpl.Resources[id].Properties
+				if p["Principal"] != "apigateway.amazonaws.com" {
+					continue // schedules; see checkWiring
+				}
+				if p["Action"] != "lambda:InvokeFunction" {
+					t.Errorf("permission %s: API Gateway may %v", id, p["Action"])
+				}
+				if src := render(p["SourceArn"]); !strings.Contains(src, apiID) {
+					t.Errorf("permission %s: source %s is not the API", id, src)
+				}
+				fnID, _ := strings.CutSuffix(render(p["FunctionName"]), ".Arn")
+				invokable[byLogicalID[fnID]] = true
+			}
+			for _, f := range Functions() {
+				if !invokable[f] {
+					t.Errorf("API Gateway cannot invoke %q", f)
+				}
+			}
+		}},
+		{"CORS is off unless configured", func(t *testing.T) {
+			if c, ok := apiRes.Properties["CorsConfiguration"]; ok {
+				t.Fatalf("CORS configured by default: %v", c)
+			}
+		}},
+		{"the API is HTTP with an auto-deployed default stage", func(t *testing.T) {
+			if apiRes.Properties["ProtocolType"] != "HTTP" {
+				t.Errorf("protocol %v", apiRes.Properties["ProtocolType"])
+			}
+			_, stage := tpl.only(t, "AWS::ApiGatewayV2::Stage")
+			if stage.Properties["StageName"] != "$default" || stage.Properties["AutoDeploy"] != true {
+				t.Errorf("stage %v", stage.Properties)
+			}
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, tc.check)
+	}
+}
+
+func TestStackFunctions(t *testing.T) {
+	// GIVEN the stack synthesized with default props
+	tpl := defaultTemplate(t)
+	tableID, _ := tpl.only(t, "AWS::DynamoDB::Table")
+	queueID := webhookQueue(t, tpl)
+
+	// WHEN its functions are read by their name tag
+	fns := tpl.functions(t)
+
+	// THEN each spec has exactly one, configured as Lambda runs Go
+	t.Run("there is exactly one function per group and worker", func(t *testing.T) {
+		want := specNames(Specs())
+		got := slices.Sorted(maps.Keys(fns))
+		sort.Strings(want)
+		if !slices.Equal(got, want) {
+			t.Fatalf("functions %v, want %v", got, want)
+		}
+	})
+	for _, s := range Specs() {
+		t.Run(fmt.Sprintf("the %s function runs its bootstrap on provided.al2023 arm64 with the shared environment", s.Name), func(t *testing.T) {
+			p := tpl.Resources[fns[s.Name]].Properties
+			checks := []struct {
+				what      string
+				got, want any
+			}{
+				{"runtime", p["Runtime"], "provided.al2023"},
+				{"architectures", strs(p["Architectures"]), []string{"arm64"}},
+				{"handler", p["Handler"], "bootstrap"},
+				{"memory", p["MemorySize"], float64(FunctionMemoryMB)},
+				{"timeout", p["Timeout"], s.Timeout.Seconds()},
+				{"reserved concurrency", p["ReservedConcurrentExecutions"], nil},
+				{"environment", envOf(p), expectedEnv(s, tableID, queueID)},
+			}
+			for _, c := range checks {
+				if !jsonEqual(c.got, c.want) {
+					t.Errorf("%s: got %v, want %v", c.what, c.got, c.want)
+				}
+			}
+			logs := tpl.Resources[render(prop(p, "LoggingConfig", "LogGroup"))]
+			if logs.Type != "AWS::Logs::LogGroup" || logs.Properties["RetentionInDays"] != float64(30) {
+				t.Errorf("log group %v with retention %v, want one month", logs.Type, logs.Properties["RetentionInDays"])
+			}
+			if logs.DeletionPolicy != "Retain" {
+				t.Errorf("log group deletion policy %q, want Retain by default", logs.DeletionPolicy)
+			}
+		})
+	}
+}
+
+// envOf renders a function's environment variables.
+func envOf(p map[string]any) map[string]string {
+	out := map[string]string{}
+	vars, _ := prop(p, "Environment", "Variables").(map[string]any)
+	for k, v := range vars {
+		out[k] = render(v)
+	}
+	return out
+}
+
+// expectedEnv is FunctionEnv with the table and queue as the template
+// refers to them; only functions that publish see the queue.
+func expectedEnv(s Spec, tableID, queueID string) map[string]string {
+	r := Resources{TableName: tableID}
+	if s.PublishesWebhooks {
+		r.WebhookQueueURL = queueID
+	}
+	return FunctionEnv(r)
+}
+
+func TestSpecEnv(t *testing.T) {
+	r := Resources{TableName: "t", WebhookQueueURL: "q"}
+	tests := []struct {
+		name      string
+		spec      Spec
+		wantQueue bool
+	}{
+		{"GIVEN a function that publishes THEN its environment names the queue", Spec{PublishesWebhooks: true}, true},
+		{"GIVEN a function that does not publish THEN its environment has no queue", Spec{}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			env := tc.spec.Env(r)
+			if _, ok := env[EnvWebhookQueueURL]; ok != tc.wantQueue || !jsonEqual(env, expectedEnv(tc.spec, "t", "q")) {
+				t.Fatalf("env %v", env)
+			}
+		})
+	}
+}
+
+// webhookQueue is the queue with a redrive policy (the other is its DLQ).
+func webhookQueue(tb testing.TB, tpl *template) string {
+	tb.Helper()
+	var ids []string
+	for _, id := range tpl.ofType("AWS::SQS::Queue") {
+		if tpl.Resources[id].Properties["RedrivePolicy"] != nil {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) != 1 {
+		tb.Fatalf("want one queue with a redrive policy, found %v", ids)
+	}
+	return ids[0]
+}
+
+func TestStackTable(t *testing.T) {
+	// GIVEN the stack synthesized with default props and the table the
+	// store's tests create
+	tpl := defaultTemplate(t)
+	id, table := tpl.only(t, "AWS::DynamoDB::Table")
+	p := table.Properties
+	in := dynamo.TableInput("flagplane")
+
+	// WHEN the template's table is compared with it
+	var wantKeys, wantAttrs []map[string]string
+	for _, k := range in.KeySchema {
+		wantKeys = append(wantKeys, map[string]string{"AttributeName": *k.AttributeName, "KeyType": string(k.KeyType)})
+	}
+	for _, a := range in.AttributeDefinitions {
+		wantAttrs = append(wantAttrs, map[string]string{"AttributeName": *a.AttributeName, "AttributeType": string(a.AttributeType)})
+	}
+	var wantIndexes []map[string]any
+	for _, g := range in.GlobalSecondaryIndexes {
+		var keys []map[string]string
+		for _, k := range g.KeySchema {
+			keys = append(keys, map[string]string{"AttributeName": *k.AttributeName, "KeyType": string(k.KeyType)})
+		}
+		wantIndexes = append(wantIndexes, map[string]any{
+			"IndexName": *g.IndexName, "KeySchema": keys,
+			"Projection": map[string]string{"ProjectionType": string(g.Projection.ProjectionType)},
+		})
+	}
+
+	// THEN it is the same table, with expiry, recovery and retention on top
+	tests := []struct {
+		name      string
+		got, want any
+	}{
+		{"the key schema equals dynamo.TableInput", p["KeySchema"], wantKeys},
+		{"the attribute definitions equal dynamo.TableInput", sortedBy(p["AttributeDefinitions"], "AttributeName"), sortedMaps(wantAttrs, "AttributeName")},
+		{"the secondary indexes equal dynamo.TableInput", p["GlobalSecondaryIndexes"], wantIndexes},
+		{"billing is pay per request, as dynamo.TableInput", p["BillingMode"], string(in.BillingMode)},
+		{"the key file names the partition key", prop(p, "KeySchema"), []map[string]string{
+			{"AttributeName": store.AttrPK, "KeyType": string(types.KeyTypeHash)},
+			{"AttributeName": store.AttrSK, "KeyType": string(types.KeyTypeRange)},
+		}},
+		{"the index is the key file's GSI1 projecting all attributes", prop(p, "GlobalSecondaryIndexes"), []map[string]any{{
+			"IndexName": store.IndexGSI1,
+			"KeySchema": []map[string]string{
+				{"AttributeName": store.AttrGSI1PK, "KeyType": "HASH"},
+				{"AttributeName": store.AttrGSI1SK, "KeyType": "RANGE"},
+			},
+			"Projection": map[string]string{"ProjectionType": "ALL"},
+		}}},
+		{"items expire on the key file's ttl attribute", p["TimeToLiveSpecification"], map[string]any{"AttributeName": store.AttrTTL, "Enabled": true}},
+		{"point-in-time recovery is on", prop(p, "PointInTimeRecoverySpecification", "PointInTimeRecoveryEnabled"), true},
+		{"there is no stream", p["StreamSpecification"], nil},
+		{"the table is retained when the stack is deleted", table.DeletionPolicy, "Retain"},
+		{"the table is retained when it is replaced", table.UpdateReplacePolicy, "Retain"},
+		{"the table name is left to CloudFormation", p["TableName"], nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if !jsonEqual(tc.got, tc.want) {
+				t.Fatalf("table %s:\n got %v\nwant %v", id, tc.got, tc.want)
+			}
+		})
+	}
+}
+
+func sortedBy(v any, key string) []any {
+	items := append([]any(nil), list(v)...)
+	sort.Slice(items, func(i, j int) bool {
+		a, _ := items[i].(map[string]any)
+		b, _ := items[j].(map[string]any)
+		return render(a[key]) < render(b[key])
+	})
+	return items
+}
+
+func sortedMaps(ms []map[string]string, key string) []map[string]string {
+	out := append([]map[string]string(nil), ms...)
+	sort.Slice(out, func(i, j int) bool { return out[i][key] < out[j][key] })
+	return out
+}
+
+func TestStackQueues(t *testing.T) {
+	// GIVEN the stack synthesized with default props
+	tpl := defaultTemplate(t)
+	queueID := webhookQueue(t, tpl)
+	queue := tpl.Resources[queueID].Properties
+	var dlqID string
+	for _, id := range tpl.ofType("AWS::SQS::Queue") {
+		if id != queueID {
+			dlqID = id
+		}
+	}
+
+	// WHEN the webhook queue and its dead-letter queue are read
+	// THEN failed messages move on after N receives, nothing is redelivered
+	// while a consumer may still work on it, and both are encrypted
+	tests := []struct {
+		name  string
+		check func(t *testing.T)
+	}{
+		{"there are two queues: dispatch and dead-letter", func(t *testing.T) {
+			if n := len(tpl.ofType("AWS::SQS::Queue")); n != 2 {
+				t.Fatalf("%d queues", n)
+			}
+		}},
+		{"the dispatch queue redrives to the dead-letter queue after the default receives", func(t *testing.T) {
+			rp := queue["RedrivePolicy"].(map[string]any)
+			if render(rp["deadLetterTargetArn"]) != dlqID+".Arn" || rp["maxReceiveCount"] != float64(DefaultDeadLetterMaxReceives) {
+				t.Fatalf("redrive policy %v", rp)
+			}
+		}},
+		{"the visibility timeout exceeds the delivery timeout and every consumer's", func(t *testing.T) {
+			vis, _ := queue["VisibilityTimeout"].(float64)
+			if vis <= WorkerTimeout.Seconds() {
+				t.Fatalf("visibility %vs, delivery functions may run %v", vis, WorkerTimeout)
+			}
+			checkConsumerTimeouts(t, tpl, vis)
+		}},
+		{"both queues are encrypted at rest with SQS-managed keys", func(t *testing.T) {
+			for _, id := range tpl.ofType("AWS::SQS::Queue") {
+				if tpl.Resources[id].Properties["SqsManagedSseEnabled"] != true {
+					t.Errorf("queue %s is not encrypted", id)
+				}
+			}
+		}},
+		{"both queues refuse requests without TLS", func(t *testing.T) {
+			guarded := map[string]bool{}
+			for _, id := range tpl.ofType("AWS::SQS::QueuePolicy") {
+				p := tpl.Resources[id].Properties
+				for _, st := range list(prop(p, "PolicyDocument", "Statement")) {
+					s, _ := st.(map[string]any)
+					if s["Effect"] == "Deny" && render(prop(s, "Condition", "Bool", "aws:SecureTransport")) == "false" {
+						for _, q := range strs(p["Queues"]) {
+							guarded[q] = true
+						}
+					}
+				}
+			}
+			for _, id := range tpl.ofType("AWS::SQS::Queue") {
+				if !guarded[id] {
+					t.Errorf("queue %s accepts plain HTTP", id)
+				}
+			}
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, tc.check)
+	}
+}
+
+// checkConsumerTimeouts fails if a function fed by an event source mapping
+// may run longer than the queue hides a message.
+func checkConsumerTimeouts(t *testing.T, tpl *template, visibility float64) {
+	t.Helper()
+	for _, id := range tpl.ofType("AWS::Lambda::EventSourceMapping") {
+		fn := tpl.Resources[render(tpl.Resources[id].Properties["FunctionName"])]
+		if timeout, _ := fn.Properties["Timeout"].(float64); timeout >= visibility {
+			t.Errorf("consumer %s times out after %vs, visibility is %vs", id, timeout, visibility)
+		}
+	}
+}
+
+func TestStackOutputs(t *testing.T) {
+	// GIVEN the stack synthesized with default props
+	tpl := defaultTemplate(t)
+	tableID, _ := tpl.only(t, "AWS::DynamoDB::Table")
+	apiID, _ := tpl.only(t, "AWS::ApiGatewayV2::Api")
+	queueID := webhookQueue(t, tpl)
+	var dlqID string
+	for _, id := range tpl.ofType("AWS::SQS::Queue") {
+		if id != queueID {
+			dlqID = id
+		}
+	}
+
+	// WHEN its outputs are read
+	// THEN the API URL, table name and queue URLs are there
+	tests := []struct {
+		name, output, want string
+	}{
+		{"the API URL is an output", OutputAPIURL, apiID + ".ApiEndpoint"},
+		{"the table name is an output", OutputTableName, tableID},
+		{"the webhook queue URL is an output", OutputWebhookQueueURL, queueID},
+		{"the dead-letter queue URL is an output", OutputWebhookDLQueueURL, dlqID},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o, ok := tpl.Outputs[tc.output]
+			if !ok {
+				t.Fatalf("no output %s", tc.output)
+			}
+			if got := render(o.Value); got != tc.want {
+				t.Fatalf("output %s is %s, want %s", tc.output, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestStackFitsCloudFormationLimits(t *testing.T) {
+	// GIVEN the stack synthesized with default props
+	tpl := defaultTemplate(t)
+	// WHEN it is measured
+	// THEN CloudFormation and API Gateway accept it, with room to grow
+	tests := []struct {
+		name       string
+		got, limit int
+	}{
+		{"it has at most 450 of CloudFormation's 500 resources", len(tpl.Resources), 450},
+		{"it has at most CloudFormation's 200 outputs", len(tpl.Outputs), 200},
+		{"its routes fit one HTTP API", len(tpl.ofType("AWS::ApiGatewayV2::Route")), MaxRoutes},
+		{"the template is under CloudFormation's 1 MB body limit", tpl.size, 1_000_000},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.got > tc.limit {
+				t.Fatalf("%d, limit %d", tc.got, tc.limit)
+			}
+		})
+	}
+}

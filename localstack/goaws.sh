@@ -1,0 +1,189 @@
+#!/usr/bin/env bash
+# Start, stop or query goaws, the SQS emulator of the end-to-end tier.
+#
+#   localstack/goaws.sh start|stop|status
+#
+# goaws v0.5.4 is built from the pinned tools module in localstack/goaws
+# (its own go.mod and go.sum; `go install` cannot fetch its main package
+# through the module proxy), so only Go is needed. Environment:
+#   GOAWS_PORT     port (default 4100); goaws listens on every interface,
+#                  clients use http://127.0.0.1:$GOAWS_PORT only
+#   GOAWS_RUN_DIR  pid, log and config directory (default .run)
+#   GOAWS_BIN      the binary, built when missing or older than the pins
+#                  (default bin/goaws)
+#   GOAWS_TIMEOUT  seconds to wait for it to answer (default 30)
+# goaws keeps queues in memory: a restart starts empty.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+port="${GOAWS_PORT:-4100}"
+run_dir="${GOAWS_RUN_DIR:-$root/.run}"
+bin="${GOAWS_BIN:-$root/bin/goaws}"
+timeout="${GOAWS_TIMEOUT:-30}"
+tool_dir="$root/localstack/goaws"
+pid_file="$run_dir/goaws-$port.pid"
+log_file="$run_dir/goaws-$port.log"
+config="$run_dir/goaws-$port.yaml"
+url="http://127.0.0.1:$port"
+
+die() {
+	echo "goaws: $*" >&2
+	exit 1
+}
+
+# running succeeds when the pid file names a live goaws of ours, not a
+# process that reused the pid after a crash or reboot.
+running() {
+	[[ -f "$pid_file" ]] || return 1
+	local pid
+	pid="$(cat "$pid_file")"
+	[[ "$pid" =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null || return 1
+	local args
+	if [[ -r "/proc/$pid/cmdline" ]]; then
+		args="$(tr '\0' ' ' <"/proc/$pid/cmdline")"
+	elif command -v ps >/dev/null; then
+		args="$(ps -p "$pid" -o args= 2>/dev/null || true)"
+	else
+		return 0 # cannot tell; trust the pid file
+	fi
+	[[ "$args" == *"$config"* ]]
+}
+
+# answers succeeds when a real SQS call (ListQueues, AWS JSON protocol as
+# aws-sdk-go-v2 speaks it) gets an HTTP 200.
+answers() {
+	local code
+	code="$(curl --silent --output /dev/null --write-out '%{http_code}' --max-time 2 \
+		--request POST "$url/" \
+		--header 'Content-Type: application/x-amz-json-1.0' \
+		--header 'X-Amz-Target: AmazonSQS.ListQueues' \
+		--data '{}' 2>/dev/null)" || true
+	[[ "$code" == 200 ]]
+}
+
+# terminate stops pid, forcibly when it does not exit within 5 seconds.
+terminate() {
+	local pid=$1 i
+	kill "$pid" 2>/dev/null || return 0
+	for ((i = 0; i < 50; i++)); do
+		kill -0 "$pid" 2>/dev/null || return 0
+		sleep 0.1
+	done
+	kill -9 "$pid" 2>/dev/null || true
+}
+
+# build makes the binary from the tools module when it is missing or older
+# than the module's pins.
+build() {
+	if [[ -x "$bin" && "$bin" -nt "$tool_dir/go.mod" && "$bin" -nt "$tool_dir/go.sum" ]]; then
+		return 0
+	fi
+	command -v go >/dev/null || die "go not found"
+	echo "goaws: building $bin from $tool_dir"
+	mkdir -p "$(dirname "$bin")"
+	(cd "$tool_dir" && CGO_ENABLED=0 go build -trimpath -o "$bin" github.com/Admiral-Piett/goaws/app/cmd) ||
+		die "build failed"
+}
+
+# write_config writes the goaws configuration: queue URLs name 127.0.0.1,
+# and no queues exist until a client creates them. Region stays unset on
+# purpose: with a region goaws puts it in front of the host in queue URLs
+# (http://us-east-1.127.0.0.1:...), which resolve nowhere.
+write_config() {
+	cat >"$config" <<EOF
+Local:
+  Host: 127.0.0.1
+  Port: $port
+  AccountId: "100010001000"
+  LogToFile: false
+  EnableDuplicates: false
+  QueueAttributeDefaults:
+    VisibilityTimeout: 30
+    ReceiveMessageWaitTimeSeconds: 0
+    MaximumMessageSize: 262144
+  Queues: []
+  Topics: []
+EOF
+}
+
+start() {
+	if running; then
+		if answers; then
+			echo "goaws: already running at $url (pid $(cat "$pid_file"))"
+			return 0
+		fi
+		die "pid $(cat "$pid_file") is alive but $url does not answer; run '$0 stop' first"
+	fi
+	rm -f "$pid_file"
+	if answers; then
+		die "something else already answers at $url; choose another GOAWS_PORT"
+	fi
+	command -v curl >/dev/null || die "curl not found"
+	build
+	mkdir -p "$run_dir"
+	write_config
+
+	local began=$SECONDS
+	nohup "$bin" -config "$config" -loglevel warn Local </dev/null >"$log_file" 2>&1 &
+	local pid=$!
+	echo "$pid" >"$pid_file"
+
+	while ! answers; do
+		if ! kill -0 "$pid" 2>/dev/null; then
+			rm -f "$pid_file"
+			echo "goaws: exited before answering; log tail ($log_file):" >&2
+			tail -n 30 "$log_file" >&2 || true
+			if grep -q 'address already in use' "$log_file"; then
+				echo "goaws: port $port is taken; choose another GOAWS_PORT" >&2
+			fi
+			exit 1
+		fi
+		if ((SECONDS - began >= timeout)); then
+			terminate "$pid"
+			rm -f "$pid_file"
+			echo "goaws: no answer at $url within ${timeout}s; log tail ($log_file):" >&2
+			tail -n 30 "$log_file" >&2 || true
+			exit 1
+		fi
+		sleep 0.1
+	done
+	echo "goaws: running at $url (pid $pid, up in $((SECONDS - began))s, log $log_file)"
+}
+
+stop() {
+	if [[ ! -f "$pid_file" ]]; then
+		echo "goaws: not running (no pid file)"
+		return 0
+	fi
+	local pid
+	pid="$(cat "$pid_file")"
+	if running; then
+		terminate "$pid"
+		echo "goaws: stopped (pid $pid)"
+	else
+		echo "goaws: already gone (pid $pid)"
+	fi
+	rm -f "$pid_file"
+}
+
+status() {
+	if running && answers; then
+		echo "goaws: running at $url (pid $(cat "$pid_file"))"
+	elif running; then
+		echo "goaws: pid $(cat "$pid_file") alive but not answering at $url"
+		return 1
+	else
+		echo "goaws: not running"
+		return 3
+	fi
+}
+
+case "${1:-}" in
+start) start ;;
+stop) stop ;;
+status) status ;;
+*)
+	echo "usage: $0 start|stop|status" >&2
+	exit 2
+	;;
+esac

@@ -1,0 +1,212 @@
+package e2e_test
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/flagplane/flagplane/shared/catalog"
+	"github.com/flagplane/flagplane/shared/lambdaemu"
+)
+
+// Budgets of the design notes; reported, never failed on (timings vary
+// with the machine and its load).
+const (
+	initBudget  = 30 * time.Millisecond
+	sizeBudget  = 12_000_000 // bytes, as the Makefile's check-lambdas
+	coldRounds  = 5
+	coldPathArg = "e2e-cold"
+)
+
+// TestColdStartOfEveryBootstrap starts every group's bootstrap coldRounds
+// times in a fresh execution environment and sends it one request (the
+// group's first GET, with the admin token and the beta header, so it
+// authenticates against DynamoDB Local). It logs, per group, the binary
+// size, init (process start to the first /next call) and process start to
+// the first response, as medians and maxima.
+func TestColdStartOfEveryBootstrap(t *testing.T) {
+	s := e2eStack(t)
+	param := regexp.MustCompile(`\{[^}]*\}`)
+	var (
+		table             strings.Builder
+		allInit, allFirst []time.Duration
+		overInit, overMB  []string
+		overFirst         []string
+		largest           int64
+	)
+	fmt.Fprintf(&table, "%-24s %8s %9s %9s %10s %10s  %s\n", "group", "MB", "init p50", "init max", "first p50", "first max", "answer")
+	for _, g := range catalog.Groups() {
+		st, err := os.Stat(s.bootstrap(g))
+		if err != nil {
+			t.Fatalf("bootstrap of %s: %v", g, err)
+		}
+		largest = max(largest, st.Size())
+		if st.Size() > sizeBudget {
+			overMB = append(overMB, g)
+		}
+		op := firstGET(t, g)
+		path := param.ReplaceAllString(op.Path, coldPathArg)
+		var inits, firsts []time.Duration
+		status := 0
+		for range coldRounds {
+			cs, code := s.coldStart(t, g, path)
+			inits, firsts, status = append(inits, cs.Init), append(firsts, cs.FirstResponse), code
+		}
+		allInit, allFirst = append(allInit, inits...), append(allFirst, firsts...)
+		if quantile(inits, 0.5) >= initBudget {
+			overInit = append(overInit, g)
+		}
+		if quantile(firsts, 0.5) >= initBudget {
+			overFirst = append(overFirst, g)
+		}
+		fmt.Fprintf(&table, "%-24s %8.2f %9s %9s %10s %10s  %d %s\n", g, float64(st.Size())/1e6,
+			ms(quantile(inits, 0.5)), ms(slices.Max(inits)), ms(quantile(firsts, 0.5)), ms(slices.Max(firsts)), status, op.ID)
+	}
+	t.Logf("cold starts, %d rounds per group (ms):\n%s", coldRounds, table.String())
+	t.Logf("all groups: init p50 %s ms, max %s ms; first response p50 %s ms, max %s ms",
+		ms(quantile(allInit, 0.5)), ms(slices.Max(allInit)), ms(quantile(allFirst, 0.5)), ms(slices.Max(allFirst)))
+	t.Logf("budget init < %v (median per group): %s", initBudget, verdict(len(catalog.Groups()), overInit))
+	t.Logf("budget first response < %v (median per group): %s", initBudget, verdict(len(catalog.Groups()), overFirst))
+	t.Logf("budget bootstrap < %d bytes: %s (largest %.2f MB)", sizeBudget, verdict(len(catalog.Groups()), overMB), float64(largest)/1e6)
+}
+
+// coldStart runs one request through a new function of group with one
+// execution environment and returns its cold start and the status.
+func (s *stack) coldStart(tb testing.TB, group, path string) (lambdaemu.ColdStart, int) {
+	tb.Helper()
+	var out bytes.Buffer
+	cfg := s.functionConfig(group, 1)
+	cfg.Output = &out // shown only when the request fails
+	fn, err := lambdaemu.New(cfg)
+	if err != nil {
+		tb.Fatalf("function %s: %v", group, err)
+	}
+	defer fn.Close()
+	front, err := s.newFront(map[string]*lambdaemu.Function{group: fn})
+	if err != nil {
+		tb.Fatalf("front for %s: %v", group, err)
+	}
+	req := httptest.NewRequest(http.MethodGet, path, nil)
+	req.Header.Set("Authorization", s.token)
+	req.Header.Set("SVC-API-Version", "beta")
+	w := httptest.NewRecorder()
+	front.ServeHTTP(w, req)
+	if w.Header().Get("X-Request-Id") == "" || w.Code >= 500 && w.Code != http.StatusNotImplemented {
+		_ = fn.Close()
+		tb.Fatalf("%s GET %s: %d %s\n%s", group, path, w.Code, w.Body, out.String())
+	}
+	st := fn.Stats()
+	if len(st.ColdStarts) != 1 {
+		tb.Fatalf("%s: %d cold starts recorded, want 1", group, len(st.ColdStarts))
+	}
+	return st.ColdStarts[0], w.Code
+}
+
+// firstGET is the group's first GET operation in catalog order.
+func firstGET(tb testing.TB, group string) catalog.Operation {
+	tb.Helper()
+	ops, err := catalog.Group(group)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, op := range ops {
+		if op.Method == http.MethodGet {
+			return op
+		}
+	}
+	tb.Fatalf("group %s has no GET operation", group)
+	return catalog.Operation{}
+}
+
+// The environment the benchmark reads, made once per test binary.
+var benchEnv struct {
+	once sync.Once
+	path string
+}
+
+// BenchmarkWarmGetEnvironment measures GET one environment through the
+// front against a warm function: the client's latency per request (p50,
+// p99) and the harness's invoke latency (event in to response out). The
+// allocations are the test process's (client, front, harness); the
+// function's own are in its process.
+//
+//	make bench-e2e   (go test -run '^$' -bench BenchmarkWarmGetEnvironment -benchtime 500x ./shared/e2e)
+func BenchmarkWarmGetEnvironment(b *testing.B) {
+	s := e2eStack(b)
+	benchEnv.once.Do(func() {
+		p := s.newProject(b, "bench")
+		s.newEnvironment(b, p, "e", nil)
+		benchEnv.path = envPath(p, "e")
+	})
+	if benchEnv.path == "" {
+		b.Fatal("the benchmark's environment could not be made")
+	}
+	client := s.server.Client()
+	get := func() error {
+		req, err := http.NewRequest(http.MethodGet, s.server.URL+benchEnv.path, nil)
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Authorization", s.token)
+		res, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		_, err = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		if err == nil && res.StatusCode != http.StatusOK {
+			err = fmt.Errorf("status %d", res.StatusCode)
+		}
+		return err
+	}
+	if err := get(); err != nil { // a warm function and a kept-alive connection
+		b.Fatalf("warm-up: %v", err)
+	}
+	fn := s.functions["environments"]
+	fn.ResetStats()
+	var lat []time.Duration
+	b.ReportAllocs()
+	for b.Loop() {
+		began := time.Now()
+		if err := get(); err != nil {
+			b.Fatalf("GET %s: %v", benchEnv.path, err)
+		}
+		lat = append(lat, time.Since(began))
+	}
+	st := fn.Stats()
+	b.ReportMetric(float64(quantile(lat, 0.5).Microseconds()), "p50-µs")
+	b.ReportMetric(float64(quantile(lat, 0.99).Microseconds()), "p99-µs")
+	b.ReportMetric(float64(quantile(st.Warm, 0.5).Microseconds()), "invoke-p50-µs")
+	b.Logf("%d warm GETs of one environment: client p50 %s ms, p99 %s ms, max %s ms; harness invoke p50 %s ms, p99 %s ms; cold starts during the run: %d",
+		len(lat), ms(quantile(lat, 0.5)), ms(quantile(lat, 0.99)), ms(slices.Max(lat)),
+		ms(quantile(st.Warm, 0.5)), ms(quantile(st.Warm, 0.99)), len(st.ColdStarts))
+}
+
+// quantile returns the q-quantile (nearest rank) of ds; 0 when empty.
+func quantile(ds []time.Duration, q float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	sorted := slices.Clone(ds)
+	slices.Sort(sorted)
+	i := int(q*float64(len(sorted))+0.5) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f", float64(d.Microseconds())/1000) }
+
+func verdict(n int, over []string) string {
+	if len(over) == 0 {
+		return fmt.Sprintf("holds for all %d groups", n)
+	}
+	return fmt.Sprintf("holds for %d of %d groups; over: %s", n-len(over), n, strings.Join(over, ", "))
+}
