@@ -172,9 +172,10 @@ func TestLocalStackScripts(t *testing.T) {
 	}
 
 	// WHEN bash parses each one (-n: read, do not run)
-	// THEN each parses, starts with a shebang and is executable
+	// THEN each parses; a script starts with a shebang and is executable,
+	// a sourced library (marked "# shellcheck shell=bash") is neither
 	for _, s := range scripts {
-		t.Run(strings.TrimPrefix(s, "../")+" parses and is executable", func(t *testing.T) {
+		t.Run(strings.TrimPrefix(s, "../")+" parses and runs or is sourced as it should", func(t *testing.T) {
 			if out, err := exec.Command(bash, "-n", s).CombinedOutput(); err != nil {
 				t.Fatalf("bash -n: %v\n%s", err, out)
 			}
@@ -182,14 +183,21 @@ func TestLocalStackScripts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !strings.HasPrefix(string(raw), "#!") {
-				t.Error("no shebang line")
-			}
 			fi, err := os.Stat(s)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if fi.Mode().Perm()&0o111 == 0 {
+			executable := fi.Mode().Perm()&0o111 != 0
+			if strings.HasPrefix(string(raw), "# shellcheck shell=bash") {
+				if executable {
+					t.Error("a sourced library is executable")
+				}
+				return
+			}
+			if !strings.HasPrefix(string(raw), "#!") {
+				t.Error("no shebang line")
+			}
+			if !executable {
 				t.Error("not executable")
 			}
 		})
