@@ -30,6 +30,19 @@ type Operation struct {
 	Beta bool
 	// Scope is read for operations that change nothing, write otherwise.
 	Scope Scope
+	// Resource is the resource specifier the operation acts on, with {param}
+	// segments filled from the path: "proj/{projectKey}:env/{environmentKey}".
+	// For a create it names the new resource ("proj/{projectKey}:env/*" when
+	// the key is in the body).
+	Resource string
+	// Action is the policy action the operation performs, e.g.
+	// "createEnvironment"; "viewProject" for reads inside a project; empty
+	// for account-level reads, which every role but no_access may make.
+	Action string
+	// BodyActions marks updates whose actions follow from the body (the
+	// paths of a JSON patch, the kinds of semantic-patch instructions); the
+	// handler's resource kind supplies them and Action is the fallback.
+	BodyActions bool
 }
 
 // Pattern is the operation's http.ServeMux pattern, e.g. "GET /api/v2/projects".

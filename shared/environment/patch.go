@@ -3,6 +3,7 @@ package environment
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/flagplane/flagplane/shared/audit"
 	"github.com/flagplane/flagplane/shared/fault"
@@ -33,28 +34,39 @@ var approvalEditable = map[string]bool{
 	"requiredApprovalTags":    true,
 }
 
-// checkPaths refuses a patch that touches anything but the editable fields.
-func (s *Service) checkPaths(p patch.Patch) error {
+// PatchActions returns the actions a JSON patch of an environment
+// performs, refusing paths outside the editable fields, and approval
+// settings other than the editable five.
+func PatchActions(p patch.Patch) ([]string, error) {
+	actions, err := p.Actions(patchable, "an environment")
+	if err != nil {
+		return nil, err
+	}
 	touchedApproval := map[string]bool{}
 	for _, path := range p.Touched() {
 		seg := patch.Segments(path)
-		root := seg[0]
-		if _, ok := patchable[root]; !ok {
-			return fault.New(fault.Invalid, "path %q cannot be patched: %q is read-only or not a field of an environment", path, root)
-		}
-		if root != "approvalSettings" {
+		if seg[0] != "approvalSettings" {
 			continue
 		}
-		if !s.approvals {
-			return fault.New(fault.Invalid, "path %q cannot be patched: the approvals feature is turned off", path)
-		}
 		if len(seg) < 2 || !approvalEditable[seg[1]] {
-			return fault.New(fault.Invalid, "path %q cannot be patched: of the approval settings only canReviewOwnRequest, canApplyDeclinedChanges, minNumApprovals, required and requiredApprovalTags are editable", path)
+			return nil, fault.New(fault.Invalid, "path %q cannot be patched: of the approval settings only canReviewOwnRequest, canApplyDeclinedChanges, minNumApprovals, required and requiredApprovalTags are editable", path)
 		}
 		touchedApproval[seg[1]] = true
 	}
 	if touchedApproval["required"] && touchedApproval["requiredApprovalTags"] {
-		return fault.New(fault.Invalid, "approvalSettings.required and approvalSettings.requiredApprovalTags cannot be patched in one request: require approvals for every flag, or only for flags with the given tags")
+		return nil, fault.New(fault.Invalid, "approvalSettings.required and approvalSettings.requiredApprovalTags cannot be patched in one request: require approvals for every flag, or only for flags with the given tags")
+	}
+	return actions, nil
+}
+
+// checkPaths adds to PatchActions what depends on the service's settings.
+func (s *Service) checkPaths(p patch.Patch) error {
+	actions, err := PatchActions(p)
+	if err != nil {
+		return err
+	}
+	if !s.approvals && slices.Contains(actions, "updateApprovalSettings") {
+		return fault.New(fault.Invalid, "approval settings cannot be patched: the approvals feature is turned off")
 	}
 	return nil
 }

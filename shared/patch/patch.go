@@ -113,6 +113,27 @@ func (p Patch) Apply(doc []byte) ([]byte, error) {
 	return out, nil
 }
 
+// Actions maps every path the patch changes to its action through
+// patchable (top-level field -> action), refusing a path outside it with a
+// 400 that names the path and the kind of resource. Actions are sorted and
+// each appears once.
+func (p Patch) Actions(patchable map[string]string, kind string) ([]string, error) {
+	seen := map[string]bool{}
+	var out []string
+	for _, path := range p.Touched() {
+		action, ok := patchable[Root(path)]
+		if !ok {
+			return nil, fault.New(fault.Invalid, "path %q cannot be patched: %q is read-only or not a field of %s", path, Root(path), kind)
+		}
+		if !seen[action] {
+			seen[action] = true
+			out = append(out, action)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
 // ApplyTo runs the patch on the JSON form of cur and decodes the result
 // into next, naming the field of any value of the wrong type.
 func (p Patch) ApplyTo(cur, next any) error {

@@ -333,12 +333,13 @@ var patchable = map[string]string{
 	"defaultReleasePipelineKey":     "updateDefaultReleasePipeline",
 }
 
+// PatchActions returns the actions a JSON patch of a project performs.
+func PatchActions(p patch.Patch) ([]string, error) { return p.Actions(patchable, "a project") }
+
 // Patch applies a JSON patch to a project on the version it was read at.
 func (s *Service) Patch(ctx context.Context, key string, p patch.Patch) (*Project, error) {
-	for _, path := range p.Touched() {
-		if _, ok := patchable[patch.Root(path)]; !ok {
-			return nil, fault.New(fault.Invalid, "path %q cannot be patched: %q is read-only or not a field of a project", path, patch.Root(path))
-		}
+	if _, err := PatchActions(p); err != nil {
+		return nil, err
 	}
 	old, err := s.Get(ctx, key)
 	if err != nil {

@@ -44,6 +44,20 @@ const (
 	tokenHashPrefix = "TOKENHASH#"
 	tokenHashSK     = "TOKENHASH"
 
+	memberPrefix      = "MEMBER#"
+	memberSK          = "MEMBER"
+	membersIndexPK    = "MEMBERS"
+	memberEmailPrefix = "MEMBEREMAIL#"
+	memberEmailSK     = "MEMBEREMAIL"
+
+	rolePrefix   = "ROLE#"
+	roleSK       = "ROLE"
+	rolesIndexPK = "ROLES"
+
+	oauthClientPrefix   = "OAUTHCLIENT#"
+	oauthClientSK       = "OAUTHCLIENT"
+	oauthClientsIndexPK = "OAUTHCLIENTS"
+
 	accountPK = "ACCOUNT"
 	metaPK    = "META"
 )
@@ -86,6 +100,38 @@ const TokensIndexPK = tokensIndexPK
 
 // TokenHashKey finds a token by the hash of its secret value in one read.
 func TokenHashKey(hash string) Key { return Key{PK: tokenHashPrefix + hash, SK: tokenHashSK} }
+
+// MemberKey is one member, by id.
+func MemberKey(id string) Key { return Key{PK: memberPrefix + id, SK: memberSK} }
+
+// MemberIndexKeys places a member in the list of all members, ordered by email.
+func MemberIndexKeys(email string, id string) (gsi1pk, gsi1sk string) {
+	return membersIndexPK, email + "#" + id
+}
+
+// MembersIndexPK is the GSI1 partition listing all members.
+const MembersIndexPK = membersIndexPK
+
+// MemberEmailKey reserves an email address, so two members never share one.
+func MemberEmailKey(email string) Key { return Key{PK: memberEmailPrefix + email, SK: memberEmailSK} }
+
+// RoleKey is one custom role, by key.
+func RoleKey(key string) Key { return Key{PK: rolePrefix + key, SK: roleSK} }
+
+// RoleIndexKeys places a custom role in the list of all roles, ordered by key.
+func RoleIndexKeys(key string) (gsi1pk, gsi1sk string) { return rolesIndexPK, key }
+
+// RolesIndexPK is the GSI1 partition listing all custom roles.
+const RolesIndexPK = rolesIndexPK
+
+// OAuthClientKey is one OAuth 2.0 client, by client id.
+func OAuthClientKey(id string) Key { return Key{PK: oauthClientPrefix + id, SK: oauthClientSK} }
+
+// OAuthClientIndexKeys places a client in the list of all clients.
+func OAuthClientIndexKeys(id string) (gsi1pk, gsi1sk string) { return oauthClientsIndexPK, id }
+
+// OAuthClientsIndexPK is the GSI1 partition listing all OAuth clients.
+const OAuthClientsIndexPK = oauthClientsIndexPK
 
 // AccountKey is the account record created at bootstrap.
 func AccountKey() Key { return Key{PK: accountPK, SK: accountPK} }

@@ -1,0 +1,302 @@
+// Package member holds the account's members: who they are, their built-in
+// role and custom roles, and the service that invites, lists, updates and
+// removes them.
+package member
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/mail"
+	"strings"
+	"time"
+
+	"github.com/flagplane/flagplane/shared/audit"
+	"github.com/flagplane/flagplane/shared/environment"
+	"github.com/flagplane/flagplane/shared/fault"
+	"github.com/flagplane/flagplane/shared/patch"
+	"github.com/flagplane/flagplane/shared/store"
+)
+
+// Member is one member of the account.
+type Member struct {
+	ID            string   `json:"_id"`
+	Email         string   `json:"email"`
+	FirstName     string   `json:"firstName"`
+	LastName      string   `json:"lastName"`
+	Role          string   `json:"role"`
+	CustomRoles   []string `json:"customRoles"`
+	PendingInvite bool     `json:"_pendingInvite"`
+	Verified      bool     `json:"_verified"`
+	CreationDate  int64    `json:"_creationDate"`
+	Version       int64    `json:"-"`
+}
+
+// Roles a member may hold; owner only through the bootstrap.
+var assignable = map[string]bool{"reader": true, "writer": true, "admin": true, "no_access": true}
+
+// Invite is one element of an invite request.
+type Invite struct {
+	Email       *string  `json:"email"`
+	FirstName   string   `json:"firstName"`
+	LastName    string   `json:"lastName"`
+	Role        string   `json:"role"`
+	CustomRoles []string `json:"customRoles"`
+}
+
+// MaxInvites bounds one invite request, which is one atomic write.
+const MaxInvites = 24
+
+// Href is the member's API path.
+func Href(id string) string { return "/api/v2/members/" + id }
+
+func resource(id string) string { return "member/" + id }
+
+// NormalizeEmail is the form used for uniqueness: trimmed, lower case.
+func NormalizeEmail(email string) string { return strings.ToLower(strings.TrimSpace(email)) }
+
+func (m *Member) validate(prefix string) error {
+	addr, err := mail.ParseAddress(m.Email)
+	if err != nil || addr.Address != m.Email || len(m.Email) > 254 {
+		return fault.New(fault.Invalid, "field %q must be an email address, not %q", prefix+"email", m.Email)
+	}
+	if m.Role != "owner" && !assignable[m.Role] {
+		return fault.New(fault.Invalid, "field %q must be reader, writer, admin or no_access, not %q", prefix+"role", m.Role)
+	}
+	if len(m.FirstName) > 256 || len(m.LastName) > 256 {
+		return fault.New(fault.Invalid, "fields %q and %q must be at most 256 characters", prefix+"firstName", prefix+"lastName")
+	}
+	for i, k := range m.CustomRoles {
+		if err := environment.ValidKey(fmt.Sprintf("%scustomRoles[%d]", prefix, i), k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writes stores m and reserves its email.
+func (m *Member) writes(c store.Cond) ([]store.Write, error) {
+	data, err := json.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("encode member %q: %w", m.ID, err)
+	}
+	k := store.MemberKey(m.ID)
+	gpk, gsk := store.MemberIndexKeys(m.Email, m.ID)
+	ek := store.MemberEmailKey(m.Email)
+	return []store.Write{
+		store.Put(store.Item{PK: k.PK, SK: k.SK, GSI1PK: gpk, GSI1SK: gsk, Version: m.Version, Data: data}, c),
+		store.Put(store.Item{PK: ek.PK, SK: ek.SK, Version: 1, Data: []byte(`{"memberId":"` + m.ID + `"}`)}, store.IfNotExists()),
+	}, nil
+}
+
+// Service manages members.
+type Service struct {
+	table store.Table
+	log   *audit.Log
+	now   func() time.Time
+}
+
+// NewService returns the member service.
+func NewService(table store.Table, log *audit.Log) *Service {
+	return &Service{table: table, log: log, now: time.Now}
+}
+
+// New builds a member from an invite (the bootstrap uses it for the owner).
+func New(in Invite, prefix string, now time.Time) (*Member, error) {
+	if in.Email == nil {
+		return nil, fault.New(fault.Invalid, "field %q is required", prefix+"email")
+	}
+	m := &Member{ID: environment.NewID(), Email: NormalizeEmail(*in.Email), FirstName: in.FirstName, LastName: in.LastName,
+		Role: in.Role, CustomRoles: in.CustomRoles, PendingInvite: true, CreationDate: now.UnixMilli(), Version: 1}
+	if m.Role == "" {
+		m.Role = "reader"
+		if len(m.CustomRoles) > 0 {
+			m.Role = "no_access"
+		}
+	}
+	if m.CustomRoles == nil {
+		m.CustomRoles = []string{}
+	}
+	if m.Role == "owner" {
+		return nil, fault.New(fault.Invalid, "field %q: the owner role cannot be given by invitation", prefix+"role")
+	}
+	return m, m.validate(prefix)
+}
+
+// Invite adds members, all or none.
+func (s *Service) Invite(ctx context.Context, invites []Invite) ([]*Member, error) {
+	if len(invites) == 0 || len(invites) > MaxInvites {
+		return nil, fault.New(fault.Invalid, "an invite request holds 1 to %d members, not %d", MaxInvites, len(invites))
+	}
+	now := s.now()
+	var members []*Member
+	var writes []store.Write
+	seen := map[string]bool{}
+	for i, in := range invites {
+		m, err := New(in, fmt.Sprintf("[%d].", i), now)
+		if err != nil {
+			return nil, err
+		}
+		if seen[m.Email] {
+			return nil, fault.New(fault.Invalid, "field \"[%d].email\": %q is invited twice", i, m.Email)
+		}
+		seen[m.Email] = true
+		ws, err := m.writes(store.IfNotExists())
+		if err != nil {
+			return nil, err
+		}
+		members = append(members, m)
+		writes = append(writes, ws...)
+	}
+	names := make([]string, len(members))
+	for i, m := range members {
+		names[i] = m.Email
+	}
+	_, err := s.log.Commit(ctx, audit.Change{
+		Writes: writes, Kind: "member", Resource: "member/*", Actions: []string{"createMember"},
+		Name: strings.Join(names, ", "), Href: "/api/v2/members", TitleVerb: "invited", Current: members,
+	})
+	var txErr *store.TxError
+	if errors.As(err, &txErr) && txErr.Index < len(writes) {
+		return nil, fault.Wrap(err, fault.Conflict, "a member with email %q already exists", strings.TrimPrefix(txErr.Key.PK, "MEMBEREMAIL#"))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return members, nil
+}
+
+// Get returns one member.
+func (s *Service) Get(ctx context.Context, id string) (*Member, error) {
+	if environment.ValidKey("id", id) != nil {
+		return nil, fault.New(fault.NotFound, "member %q not found", id)
+	}
+	it, err := s.table.Get(ctx, store.MemberKey(id))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fault.Wrap(err, fault.NotFound, "member %q not found", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load member %q: %w", id, err)
+	}
+	return decode(it)
+}
+
+func decode(it store.Item) (*Member, error) {
+	var m Member
+	if err := json.Unmarshal(it.Data, &m); err != nil {
+		return nil, fmt.Errorf("decode member %s: %w", it.PK, err)
+	}
+	m.Version = it.Version
+	return &m, nil
+}
+
+// List returns every member, ordered by email.
+func (s *Service) List(ctx context.Context) ([]*Member, error) {
+	q := store.Query{Index: store.IndexGSI1, PK: store.MembersIndexPK}
+	var out []*Member
+	for {
+		page, err := s.table.Query(ctx, q)
+		if err != nil {
+			return nil, fmt.Errorf("list members: %w", err)
+		}
+		for _, it := range page.Items {
+			m, err := decode(it)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, m)
+		}
+		if page.Cursor == "" {
+			return out, nil
+		}
+		q.Cursor = page.Cursor
+	}
+}
+
+// patchable maps the fields a member patch may touch to their actions.
+var patchable = map[string]string{
+	"role":        "updateMemberRole",
+	"customRoles": "updateMemberRole",
+	"firstName":   "updateMemberName",
+	"lastName":    "updateMemberName",
+}
+
+// PatchActions returns the actions a JSON patch of a member performs.
+func PatchActions(p patch.Patch) ([]string, error) { return p.Actions(patchable, "a member") }
+
+// Patch applies a JSON patch to a member. The owner's role cannot change,
+// and nobody becomes owner.
+func (s *Service) Patch(ctx context.Context, id string, p patch.Patch) (*Member, error) {
+	if _, err := PatchActions(p); err != nil {
+		return nil, err
+	}
+	old, err := s.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	var next Member
+	if err := p.ApplyTo(old, &next); err != nil {
+		return nil, err
+	}
+	next.ID, next.Email, next.CreationDate, next.PendingInvite, next.Verified = old.ID, old.Email, old.CreationDate, old.PendingInvite, old.Verified
+	if next.CustomRoles == nil {
+		next.CustomRoles = []string{}
+	}
+	if old.Role == "owner" && next.Role != "owner" {
+		return nil, fault.New(fault.Invalid, "the owner's role cannot be changed")
+	}
+	if old.Role != "owner" && next.Role == "owner" {
+		return nil, fault.New(fault.Invalid, "field \"role\": the owner role cannot be given")
+	}
+	if err := next.validate(""); err != nil {
+		return nil, err
+	}
+	actions := patch.ChangedFields(old, &next, patchable)
+	if len(actions) == 0 {
+		return old, nil
+	}
+	next.Version = old.Version + 1
+	data, err := json.Marshal(&next)
+	if err != nil {
+		return nil, fmt.Errorf("encode member %q: %w", id, err)
+	}
+	k := store.MemberKey(id)
+	gpk, gsk := store.MemberIndexKeys(next.Email, id)
+	_, err = s.log.Commit(ctx, audit.Change{
+		Writes: []store.Write{store.Put(store.Item{PK: k.PK, SK: k.SK, GSI1PK: gpk, GSI1SK: gsk, Version: next.Version, Data: data}, store.IfVersion(old.Version))},
+		Kind:   "member", Resource: resource(id), Actions: actions,
+		Name: next.Email, Href: Href(id), TitleVerb: "updated the member", Comment: p.Comment,
+		Previous: old, Current: &next, Delta: p.Raw,
+	})
+	if errors.Is(err, store.ErrConditionFailed) {
+		return nil, fault.Wrap(err, fault.OptimisticLock, "member %q was changed by another request; read it again and retry", id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &next, nil
+}
+
+// Delete removes a member and frees the email; the owner cannot be removed.
+func (s *Service) Delete(ctx context.Context, id string) error {
+	m, err := s.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	if m.Role == "owner" {
+		return fault.New(fault.Invalid, "the account owner cannot be removed")
+	}
+	_, err = s.log.Commit(ctx, audit.Change{
+		Writes: []store.Write{
+			store.Delete(store.MemberKey(id), store.IfVersion(m.Version)),
+			store.Delete(store.MemberEmailKey(m.Email), store.Cond{}),
+		},
+		Kind: "member", Resource: resource(id), Actions: []string{"deleteMember"},
+		Name: m.Email, Href: Href(id), TitleVerb: "removed the member", Previous: m,
+	})
+	if errors.Is(err, store.ErrConditionFailed) {
+		return fault.Wrap(err, fault.OptimisticLock, "member %q was changed by another request; try again", id)
+	}
+	return err
+}
