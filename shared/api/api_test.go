@@ -33,16 +33,26 @@ func (f fakeAuthn) Authenticate(_ context.Context, tok string) (identity.Princip
 
 const panicText = "secret detail 42"
 
+// principal is a caller holding only a built-in role.
+func principal(tb testing.TB, role identity.Role, tokenID string) identity.Principal {
+	tb.Helper()
+	rights, err := token.BuiltInRights(role)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return identity.Principal{Role: role, TokenID: tokenID, Rights: rights}
+}
+
 // kit serves a few fake operations through the real router.
 func kit(t *testing.T) *httptest.Server {
 	t.Helper()
 	ops := []catalog.Operation{
-		{ID: "listThings", Group: "things", Method: "GET", Path: "/api/v2/things", Scope: catalog.Read},
-		{ID: "postThing", Group: "things", Method: "POST", Path: "/api/v2/things", Scope: catalog.Write},
-		{ID: "getBetaThing", Group: "things", Method: "GET", Path: "/api/v2/beta-things", Beta: true, Scope: catalog.Read},
-		{ID: "postBetaThing", Group: "things", Method: "POST", Path: "/api/v2/beta-things", Beta: true, Scope: catalog.Write},
-		{ID: "boom", Group: "things", Method: "GET", Path: "/api/v2/boom", Scope: catalog.Read},
-		{ID: "fail", Group: "things", Method: "GET", Path: "/api/v2/fail/{kind}", Scope: catalog.Read},
+		{ID: "listThings", Group: "things", Method: "GET", Path: "/api/v2/things", Scope: catalog.Read, Resource: "webhook/*"},
+		{ID: "postThing", Group: "things", Method: "POST", Path: "/api/v2/things", Scope: catalog.Write, Resource: "webhook/*", Action: "createWebhook"},
+		{ID: "getBetaThing", Group: "things", Method: "GET", Path: "/api/v2/beta-things", Beta: true, Scope: catalog.Read, Resource: "webhook/*"},
+		{ID: "postBetaThing", Group: "things", Method: "POST", Path: "/api/v2/beta-things", Beta: true, Scope: catalog.Write, Resource: "webhook/*", Action: "createWebhook"},
+		{ID: "boom", Group: "things", Method: "GET", Path: "/api/v2/boom", Scope: catalog.Read, Resource: "webhook/*"},
+		{ID: "fail", Group: "things", Method: "GET", Path: "/api/v2/fail/{kind}", Scope: catalog.Read, Resource: "webhook/{kind}"},
 	}
 	handlers := map[string]api.Handler{
 		"listThings": func(w http.ResponseWriter, r *http.Request) error {
@@ -80,12 +90,12 @@ func kit(t *testing.T) *httptest.Server {
 		},
 	}
 	authn := fakeAuthn{
-		"admin":  {Role: identity.RoleAdmin, TokenID: "t1"},
-		"reader": {Role: identity.RoleReader, TokenID: "t2"},
-		"writer": {Role: identity.RoleWriter, TokenID: "t3"},
-		"nobody": {Role: identity.RoleNoAccess, TokenID: "t4"},
+		"admin":  principal(t, identity.RoleAdmin, "t1"),
+		"reader": principal(t, identity.RoleReader, "t2"),
+		"writer": principal(t, identity.RoleWriter, "t3"),
+		"nobody": principal(t, identity.RoleNoAccess, "t4"),
 	}
-	h, err := api.NewRouter(ops, handlers, authn)
+	h, err := api.NewRouter(ops, api.Routes{Handlers: handlers, Authn: authn})
 	if err != nil {
 		t.Fatalf("NewRouter: %v", err)
 	}
@@ -402,7 +412,7 @@ func TestNewRouter(t *testing.T) {
 	ok := func(http.ResponseWriter, *http.Request) error { return nil }
 
 	t.Run("a handler for an operation not in the catalog is refused", func(t *testing.T) {
-		_, err := api.NewRouter([]catalog.Operation{op}, map[string]api.Handler{"listThings": ok, "typo": ok}, fakeAuthn{})
+		_, err := api.NewRouter([]catalog.Operation{op}, api.Routes{Handlers: map[string]api.Handler{"listThings": ok, "typo": ok}, Authn: fakeAuthn{}})
 		if err == nil || !strings.Contains(err.Error(), "typo") {
 			t.Errorf("err %v", err)
 		}
@@ -411,13 +421,13 @@ func TestNewRouter(t *testing.T) {
 	t.Run("two operations with one method and path are refused", func(t *testing.T) {
 		twin := op
 		twin.ID = "listThingsAgain"
-		if _, err := api.NewRouter([]catalog.Operation{op, twin}, nil, fakeAuthn{}); err == nil {
+		if _, err := api.NewRouter([]catalog.Operation{op, twin}, api.Routes{Authn: fakeAuthn{}}); err == nil {
 			t.Errorf("no error")
 		}
 	})
 
 	t.Run("the whole catalog routes", func(t *testing.T) {
-		if _, err := api.NewRouter(catalog.All(), nil, fakeAuthn{}); err != nil {
+		if _, err := api.NewRouter(catalog.All(), api.Routes{Authn: fakeAuthn{}}); err != nil {
 			t.Errorf("err %v", err)
 		}
 	})

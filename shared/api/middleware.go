@@ -76,25 +76,26 @@ func hasBeta(h http.Header) bool {
 }
 
 // guard runs the checks every operation shares, in order: credential,
-// scope of the caller's role, beta header.
-func guard(op catalog.Operation, authn Authenticator, next Handler) http.Handler {
+// beta header, then the caller's rights on the operation's resource.
+func guard(op catalog.Operation, rt Routes, next Handler) http.Handler {
+	bodyActions := rt.BodyActions[op.ID]
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		err := func() error {
 			token := TokenFromHeader(r.Header)
 			if token == "" {
 				return fault.New(fault.Unauthorized, "the Authorization header must carry an access token")
 			}
-			p, err := authn.Authenticate(r.Context(), token)
+			p, err := rt.Authn.Authenticate(r.Context(), token)
 			if err != nil {
 				return err
-			}
-			if op.Scope == catalog.Write && !p.Role.CanWrite() || !p.Role.CanRead() {
-				return fault.New(fault.Forbidden, "the access token's role %q may not call %s", p.Role, op.ID)
 			}
 			if op.Beta && !hasBeta(r.Header) {
 				return fault.New(fault.Forbidden, "%s is a beta operation: send the header %s: beta", op.ID, BetaHeader)
 			}
 			r = r.WithContext(identity.With(r.Context(), p))
+			if r, err = authorize(r, op, p, bodyActions, rt.Tags); err != nil {
+				return err
+			}
 			return next(w, r)
 		}()
 		if err != nil {

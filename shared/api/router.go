@@ -24,10 +24,21 @@ func NotImplemented(op catalog.Operation) Handler {
 	}
 }
 
-// NewRouter routes every operation of ops to its handler in handlers (by
+// Routes is what a router serves: handlers and body-derived actions by
+// operation id, and the services the checks use.
+type Routes struct {
+	Handlers    map[string]Handler
+	BodyActions map[string]BodyActions
+	Authn       Authenticator
+	// Tags, when set, gives resource tags to callers whose statements use them.
+	Tags Tagger
+}
+
+// NewRouter routes every operation of ops to its handler in rt (by
 // operation id), or to NotImplemented. A handler whose id is not among ops
 // is an error, so a typo cannot leave a route unserved.
-func NewRouter(ops []catalog.Operation, handlers map[string]Handler, authn Authenticator) (http.Handler, error) {
+func NewRouter(ops []catalog.Operation, rt Routes) (http.Handler, error) {
+	handlers := rt.Handlers
 	known := map[string]bool{}
 	mux := http.NewServeMux()
 	for _, op := range ops {
@@ -36,7 +47,7 @@ func NewRouter(ops []catalog.Operation, handlers map[string]Handler, authn Authe
 		if !ok {
 			h = NotImplemented(op)
 		}
-		if err := register(mux, op.Pattern(), guard(op, authn, h)); err != nil {
+		if err := register(mux, op.Pattern(), guard(op, rt, h)); err != nil {
 			return nil, err
 		}
 	}

@@ -16,7 +16,10 @@ import (
 	"github.com/flagplane/flagplane/shared/catalog"
 	"github.com/flagplane/flagplane/shared/endpoints"
 	"github.com/flagplane/flagplane/shared/environment"
+	"github.com/flagplane/flagplane/shared/member"
+	"github.com/flagplane/flagplane/shared/policy"
 	"github.com/flagplane/flagplane/shared/project"
+	"github.com/flagplane/flagplane/shared/role"
 	"github.com/flagplane/flagplane/shared/store"
 	"github.com/flagplane/flagplane/shared/store/dynamo"
 	"github.com/flagplane/flagplane/shared/token"
@@ -43,17 +46,39 @@ type App struct {
 func New(table store.Table, publisher audit.Publisher, s Settings, logger *slog.Logger) *App {
 	log := audit.New(table, publisher, s.AccountID, logger)
 	projects := project.NewService(table, log)
+	roles := role.NewService(table, log)
+	members := member.NewService(table, log)
 	return &App{
 		Table: table,
 		Services: endpoints.Services{
 			Projects:     projects,
 			Environments: environment.NewService(table, log, projects, s.Approvals),
 			Audit:        log,
+			Roles:        roles,
+			Members:      members,
 		},
-		Authn:     token.NewAuthenticator(table),
+		Authn:     token.NewAuthenticator(table, grantSource{roles: roles, members: members}),
 		Publisher: publisher,
 		Logger:    logger,
 	}
+}
+
+// grantSource gives authentication the custom roles and members rights are built from.
+type grantSource struct {
+	roles   *role.Service
+	members *member.Service
+}
+
+func (g grantSource) Roles(ctx context.Context, keys []string) ([]policy.Grant, error) {
+	return g.roles.Grants(ctx, keys)
+}
+
+func (g grantSource) Member(ctx context.Context, id string) (string, []string, string, error) {
+	m, err := g.members.Get(ctx, id)
+	if err != nil {
+		return "", nil, "", err
+	}
+	return m.Role, m.CustomRoles, m.Email, nil
 }
 
 // Handler routes the operations of one catalog group, or of all groups when group is "".
@@ -72,7 +97,9 @@ func (a *App) Handler(group string) (http.Handler, error) {
 			routed[op.ID] = h
 		}
 	}
-	h, err := api.NewRouter(ops, routed, a.Authn)
+	h, err := api.NewRouter(ops, api.Routes{
+		Handlers: routed, BodyActions: endpoints.BodyActions(), Authn: a.Authn, Tags: endpoints.Tagger(a.Services),
+	})
 	if err != nil {
 		return nil, fmt.Errorf("route group %q: %w", group, err)
 	}

@@ -14,7 +14,7 @@ type subjectRep struct {
 	Name  string    `json:"name"`
 }
 
-type memberRep struct {
+type entryMemberRep struct {
 	Links api.Links `json:"_links"`
 	ID    string    `json:"_id"`
 	Email string    `json:"email,omitempty"`
@@ -47,7 +47,7 @@ type entryRep struct {
 	ShortDescription string          `json:"shortDescription"`
 	Comment          string          `json:"comment"`
 	Subject          subjectRep      `json:"subject"`
-	Member           *memberRep      `json:"member,omitempty"`
+	Member           *entryMemberRep `json:"member,omitempty"`
 	Token            *tokenRep       `json:"token,omitempty"`
 	TitleVerb        string          `json:"titleVerb"`
 	Title            string          `json:"title"`
@@ -71,7 +71,7 @@ func newEntryRep(e audit.Entry, detailed bool) entryRep {
 		r.Links["resource"] = api.JSONLink(e.Href)
 	}
 	if e.Member != nil {
-		r.Member = &memberRep{Links: api.Self("/api/v2/members/" + e.Member.ID), ID: e.Member.ID, Email: e.Member.Email}
+		r.Member = &entryMemberRep{Links: api.Self("/api/v2/members/" + e.Member.ID), ID: e.Member.ID, Email: e.Member.Email}
 	}
 	if e.Token != nil {
 		r.Token = &tokenRep{Links: api.Self("/api/v2/tokens/" + e.Token.ID), ID: e.Token.ID, Name: e.Token.Name, Ending: e.Token.Ending, ServiceToken: e.Token.ServiceToken}

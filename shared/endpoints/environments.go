@@ -7,6 +7,7 @@ import (
 	"github.com/flagplane/flagplane/shared/environment"
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/patch"
+	"github.com/flagplane/flagplane/shared/policy"
 )
 
 // environmentRep is an environment as the API shows it.
@@ -27,23 +28,25 @@ type environmentRep struct {
 	ApprovalSettings         *environment.ApprovalSettings           `json:"approvalSettings,omitzero"`
 	ResourceApprovalSettings map[string]environment.ApprovalSettings `json:"resourceApprovalSettings,omitzero"`
 	Critical                 bool                                    `json:"critical"`
+	Access                   policy.Access                           `json:"_access"`
 }
 
-func newEnvironmentRep(e *environment.Environment, approvals bool) environmentRep {
-	r := environmentRep{
-		Links: api.Self(e.Href()), ID: e.ID, Key: e.Key, Name: e.Name, APIKey: e.APIKey, MobileKey: e.MobileKey,
+func newEnvironmentRep(r *http.Request, e *environment.Environment, approvals bool) environmentRep {
+	rep := environmentRep{
+		Access: accessOf(r, policy.NewResource("proj", e.ProjectKey).Child("env", e.Key, e.Tags...), environment.Actions),
+		Links:  api.Self(e.Href()), ID: e.ID, Key: e.Key, Name: e.Name, APIKey: e.APIKey, MobileKey: e.MobileKey,
 		Color: e.Color, DefaultTTL: e.DefaultTTL, SecureMode: e.SecureMode, DefaultTrackEvents: e.DefaultTrackEvents,
 		RequireComments: e.RequireComments, ConfirmChanges: e.ConfirmChanges, Tags: e.Tags, Critical: e.Critical,
 	}
 	if approvals {
 		a := e.ApprovalSettings
-		r.ApprovalSettings = &a
-		r.ResourceApprovalSettings = e.ResourceApprovalSettings
-		if r.ResourceApprovalSettings == nil {
-			r.ResourceApprovalSettings = map[string]environment.ApprovalSettings{}
+		rep.ApprovalSettings = &a
+		rep.ResourceApprovalSettings = e.ResourceApprovalSettings
+		if rep.ResourceApprovalSettings == nil {
+			rep.ResourceApprovalSettings = map[string]environment.ApprovalSettings{}
 		}
 	}
-	return r
+	return rep
 }
 
 type environmentsRep struct {
@@ -73,7 +76,7 @@ func environmentHandlers(s Services) map[string]api.Handler {
 			out := environmentsRep{TotalCount: res.TotalCount, Items: make([]environmentRep, 0, len(res.Items)),
 				Links: api.OffsetLinks("/api/v2/projects/"+pk+"/environments", q, offset, limit, res.TotalCount)}
 			for _, e := range res.Items {
-				out.Items = append(out.Items, newEnvironmentRep(e, approvals))
+				out.Items = append(out.Items, newEnvironmentRep(r, e, approvals))
 			}
 			api.WriteJSON(w, http.StatusOK, out)
 			return nil
@@ -87,7 +90,7 @@ func environmentHandlers(s Services) map[string]api.Handler {
 			if err != nil {
 				return err
 			}
-			api.WriteJSON(w, http.StatusCreated, newEnvironmentRep(e, approvals))
+			api.WriteJSON(w, http.StatusCreated, newEnvironmentRep(r, e, approvals))
 			return nil
 		},
 		"getEnvironment": func(w http.ResponseWriter, r *http.Request) error {
@@ -95,7 +98,7 @@ func environmentHandlers(s Services) map[string]api.Handler {
 			if err != nil {
 				return err
 			}
-			api.WriteJSON(w, http.StatusOK, newEnvironmentRep(e, approvals))
+			api.WriteJSON(w, http.StatusOK, newEnvironmentRep(r, e, approvals))
 			return nil
 		},
 		"patchEnvironment": func(w http.ResponseWriter, r *http.Request) error {
@@ -107,7 +110,7 @@ func environmentHandlers(s Services) map[string]api.Handler {
 			if err != nil {
 				return err
 			}
-			api.WriteJSON(w, http.StatusOK, newEnvironmentRep(e, approvals))
+			api.WriteJSON(w, http.StatusOK, newEnvironmentRep(r, e, approvals))
 			return nil
 		},
 		"resetEnvironmentSDKKey":    resetKey(envs, environment.SDKKey, approvals),
@@ -134,20 +137,25 @@ func resetKey(envs *environment.Service, kind environment.KeyKind, approvals boo
 		if err != nil {
 			return err
 		}
-		api.WriteJSON(w, http.StatusOK, newEnvironmentRep(e, approvals))
+		api.WriteJSON(w, http.StatusOK, newEnvironmentRep(r, e, approvals))
 		return nil
 	}
 }
 
-// readPatch reads a JSON-patch body; a semantic-patch body is refused,
-// since these resources take only JSON patches.
+// readPatch reads a JSON-patch body.
 func readPatch(w http.ResponseWriter, r *http.Request) (patch.Patch, error) {
-	if api.IsSemanticPatch(r) {
-		return patch.Patch{}, fault.New(fault.Invalid, "this resource takes a JSON patch (RFC 6902), not a semantic patch: drop the domain-model parameter from Content-Type")
-	}
 	body, err := api.ReadBody(w, r)
 	if err != nil {
 		return patch.Patch{}, err
+	}
+	return parsePatch(r, body)
+}
+
+// parsePatch parses a JSON patch; a semantic-patch body is refused, since
+// these resources take only JSON patches.
+func parsePatch(r *http.Request, body []byte) (patch.Patch, error) {
+	if api.IsSemanticPatch(r) {
+		return patch.Patch{}, fault.New(fault.Invalid, "this resource takes a JSON patch (RFC 6902), not a semantic patch: drop the domain-model parameter from Content-Type")
 	}
 	return patch.Parse(body)
 }

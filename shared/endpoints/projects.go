@@ -7,6 +7,7 @@ import (
 	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/environment"
 	"github.com/flagplane/flagplane/shared/fault"
+	"github.com/flagplane/flagplane/shared/policy"
 	"github.com/flagplane/flagplane/shared/project"
 )
 
@@ -21,10 +22,12 @@ type projectRep struct {
 	DefaultClientSideAvailability project.ClientSideAvailability `json:"defaultClientSideAvailability"`
 	DefaultReleasePipelineKey     string                         `json:"defaultReleasePipelineKey,omitempty"`
 	Environments                  *environmentsRep               `json:"environments,omitempty"`
+	Access                        policy.Access                  `json:"_access"`
 }
 
-func newProjectRep(p *project.Project) projectRep {
+func newProjectRep(r *http.Request, p *project.Project) projectRep {
 	return projectRep{
+		Access: accessOf(r, policy.NewResource("proj", p.Key, p.Tags...), project.Actions),
 		Links: api.Links{
 			"self":         api.JSONLink(project.Href(p.Key)),
 			"environments": api.JSONLink(project.Href(p.Key) + "/environments"),
@@ -34,10 +37,10 @@ func newProjectRep(p *project.Project) projectRep {
 	}
 }
 
-func withEnvironments(rep projectRep, envs []*environment.Environment, approvals bool) projectRep {
+func withEnvironments(r *http.Request, rep projectRep, envs []*environment.Environment, approvals bool) projectRep {
 	c := environmentsRep{Links: api.Self(project.Href(rep.Key) + "/environments"), TotalCount: int64(len(envs)), Items: []environmentRep{}}
 	for _, e := range envs {
-		c.Items = append(c.Items, newEnvironmentRep(e, approvals))
+		c.Items = append(c.Items, newEnvironmentRep(r, e, approvals))
 	}
 	rep.Environments = &c
 	return rep
@@ -88,13 +91,13 @@ func projectHandlers(s Services) map[string]api.Handler {
 			out := projectsRep{TotalCount: res.TotalCount, Items: make([]projectRep, 0, len(res.Items)),
 				Links: api.OffsetLinks("/api/v2/projects", q, offset, limit, res.TotalCount)}
 			for _, p := range res.Items {
-				rep := newProjectRep(p)
+				rep := newProjectRep(r, p)
 				if expand {
 					envs, err := allEnvironments(r, p.Key)
 					if err != nil {
 						return err
 					}
-					rep = withEnvironments(rep, envs, approvals)
+					rep = withEnvironments(r, rep, envs, approvals)
 				}
 				out.Items = append(out.Items, rep)
 			}
@@ -110,7 +113,7 @@ func projectHandlers(s Services) map[string]api.Handler {
 			if err != nil {
 				return err
 			}
-			api.WriteJSON(w, http.StatusCreated, withEnvironments(newProjectRep(p), envs, approvals))
+			api.WriteJSON(w, http.StatusCreated, withEnvironments(r, newProjectRep(r, p), envs, approvals))
 			return nil
 		},
 		"getProject": func(w http.ResponseWriter, r *http.Request) error {
@@ -123,13 +126,13 @@ func projectHandlers(s Services) map[string]api.Handler {
 			if err != nil {
 				return err
 			}
-			rep := newProjectRep(p)
+			rep := newProjectRep(r, p)
 			if expand {
 				envs, err := allEnvironments(r, key)
 				if err != nil {
 					return err
 				}
-				rep = withEnvironments(rep, envs, approvals)
+				rep = withEnvironments(r, rep, envs, approvals)
 			}
 			api.WriteJSON(w, http.StatusOK, rep)
 			return nil
@@ -143,7 +146,7 @@ func projectHandlers(s Services) map[string]api.Handler {
 			if err != nil {
 				return err
 			}
-			api.WriteJSON(w, http.StatusOK, newProjectRep(proj))
+			api.WriteJSON(w, http.StatusOK, newProjectRep(r, proj))
 			return nil
 		},
 		"deleteProject": func(w http.ResponseWriter, r *http.Request) error {

@@ -25,6 +25,11 @@ var patchable = map[string]string{
 	"approvalSettings":   "updateApprovalSettings",
 }
 
+// Actions are the actions `_access` reports on an environment.
+var Actions = []string{"deleteEnvironment", "updateName", "updateColor", "updateTtl", "updateSecureMode",
+	"updateDefaultTrackEvents", "updateRequireComments", "updateConfirmChanges", "updateTags", "updateCritical",
+	"updateApprovalSettings", "updateApiKey", "updateMobileKey"}
+
 // approvalEditable are the only approval settings a client may change.
 var approvalEditable = map[string]bool{
 	"canReviewOwnRequest":     true,

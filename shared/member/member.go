@@ -214,6 +214,9 @@ func (s *Service) List(ctx context.Context) ([]*Member, error) {
 	}
 }
 
+// Actions are the actions `_access` reports on a member.
+var Actions = []string{"updateMemberRole", "updateMemberName", "deleteMember"}
+
 // patchable maps the fields a member patch may touch to their actions.
 var patchable = map[string]string{
 	"role":        "updateMemberRole",

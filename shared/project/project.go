@@ -324,6 +324,10 @@ func matcher(f listing.Filter) (func(*Project) bool, error) {
 	}, nil
 }
 
+// Actions are the actions `_access` reports on a project.
+var Actions = []string{"deleteProject", "updateProjectName", "updateTags", "updateIncludeInSnippetByDefault",
+	"updateClientSideAvailability", "updateDefaultReleasePipeline", "createEnvironment"}
+
 // patchable maps the fields a project patch may touch to their actions.
 var patchable = map[string]string{
 	"name":                          "updateProjectName",

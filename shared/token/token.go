@@ -4,6 +4,7 @@
 package token
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -19,23 +20,26 @@ import (
 	"github.com/flagplane/flagplane/shared/audit"
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/identity"
+	"github.com/flagplane/flagplane/shared/policy"
 	"github.com/flagplane/flagplane/shared/store"
 )
 
 // Token is an access token as stored (never with its value).
 type Token struct {
-	ID                string        `json:"_id"`
-	OwnerID           string        `json:"ownerId,omitempty"`
-	MemberID          string        `json:"memberId,omitempty"`
-	Name              string        `json:"name"`
-	Description       string        `json:"description,omitempty"`
-	CreationDate      int64         `json:"creationDate"`
-	LastModified      int64         `json:"lastModified"`
-	Role              identity.Role `json:"role"`
-	ServiceToken      bool          `json:"serviceToken"`
-	DefaultAPIVersion int           `json:"defaultApiVersion"`
-	Expiry            int64         `json:"expiry,omitempty"`
-	Ending            string        `json:"ending"`
+	ID                string             `json:"_id"`
+	OwnerID           string             `json:"ownerId,omitempty"`
+	MemberID          string             `json:"memberId,omitempty"`
+	Name              string             `json:"name"`
+	Description       string             `json:"description,omitempty"`
+	CreationDate      int64              `json:"creationDate"`
+	LastModified      int64              `json:"lastModified"`
+	Role              identity.Role      `json:"role"`
+	CustomRoleIDs     []string           `json:"customRoleIds"`
+	InlineRole        []policy.Statement `json:"inlineRole"`
+	ServiceToken      bool               `json:"serviceToken"`
+	DefaultAPIVersion int                `json:"defaultApiVersion"`
+	Expiry            int64              `json:"expiry,omitempty"`
+	Ending            string             `json:"ending"`
 	// Hash finds the token's lookup item; it never leaves the table (see Public).
 	Hash string `json:"hash,omitempty"`
 }
@@ -48,15 +52,20 @@ func (t Token) Public() Token {
 
 // lookup is the item found by a token's hash: what authentication needs, in one read.
 type lookup struct {
-	ID           string        `json:"id"`
-	Name         string        `json:"name"`
-	Role         identity.Role `json:"role"`
-	MemberID     string        `json:"memberId,omitempty"`
-	ServiceToken bool          `json:"serviceToken"`
-	Ending       string        `json:"ending"`
-	Expiry       int64         `json:"expiry,omitempty"`
-	AccountID    string        `json:"accountId"`
+	ID            string             `json:"id"`
+	Name          string             `json:"name"`
+	Role          identity.Role      `json:"role"`
+	CustomRoleIDs []string           `json:"customRoleIds,omitempty"`
+	InlineRole    []policy.Statement `json:"inlineRole,omitempty"`
+	MemberID      string             `json:"memberId,omitempty"`
+	ServiceToken  bool               `json:"serviceToken"`
+	Ending        string             `json:"ending"`
+	Expiry        int64              `json:"expiry,omitempty"`
+	AccountID     string             `json:"accountId"`
 }
+
+// DefaultAPIVersion is the API version of a token that names none.
+const DefaultAPIVersion = 20240415
 
 // NewValue returns a fresh token value, api-<uuid v4>.
 func NewValue() string { return "api-" + uuid.NewString() }
@@ -69,11 +78,16 @@ func Hash(value string) string {
 
 // Spec is what a new token is made from.
 type Spec struct {
-	Name         string
-	Role         identity.Role
-	ServiceToken bool
-	MemberID     string
-	Expiry       int64 // Unix ms; 0 never
+	Name          string
+	Description   string
+	Role          identity.Role
+	CustomRoleIDs []string
+	InlineRole    []policy.Statement
+	ServiceToken  bool
+	MemberID      string
+	Expiry        int64 // Unix ms; 0 never
+	// DefaultAPIVersion is the API version the token defaults to.
+	DefaultAPIVersion int
 }
 
 // Issue builds a token from spec and the writes that store it. The value is
@@ -86,11 +100,14 @@ func Issue(spec Spec, accountID string, now time.Time) (Token, string, []store.W
 		MemberID:          spec.MemberID,
 		OwnerID:           spec.MemberID,
 		Name:              spec.Name,
+		Description:       spec.Description,
+		CustomRoleIDs:     nonNil(spec.CustomRoleIDs),
+		InlineRole:        spec.InlineRole,
 		CreationDate:      ms,
 		LastModified:      ms,
 		Role:              spec.Role,
 		ServiceToken:      spec.ServiceToken,
-		DefaultAPIVersion: 20240415,
+		DefaultAPIVersion: cmp.Or(spec.DefaultAPIVersion, DefaultAPIVersion),
 		Expiry:            spec.Expiry,
 		Ending:            value[len(value)-4:],
 		Hash:              Hash(value),
@@ -99,18 +116,35 @@ func Issue(spec Spec, accountID string, now time.Time) (Token, string, []store.W
 	if err != nil {
 		return Token{}, "", nil, fmt.Errorf("encode token: %w", err)
 	}
-	lkData, err := json.Marshal(lookup{ID: t.ID, Name: t.Name, Role: t.Role, MemberID: t.MemberID,
-		ServiceToken: t.ServiceToken, Ending: t.Ending, Expiry: t.Expiry, AccountID: accountID})
+	lk, err := t.lookupWrite(accountID, t.Hash, store.IfNotExists())
 	if err != nil {
-		return Token{}, "", nil, fmt.Errorf("encode token lookup: %w", err)
+		return Token{}, "", nil, err
 	}
-	tk, hk := store.TokenKey(t.ID), store.TokenHashKey(t.Hash)
+	tk := store.TokenKey(t.ID)
 	gpk, gsk := store.TokenIndexKeys(t.ID)
 	writes := []store.Write{
 		store.Put(store.Item{PK: tk.PK, SK: tk.SK, GSI1PK: gpk, GSI1SK: gsk, Version: 1, Data: tokData}, store.IfNotExists()),
-		store.Put(store.Item{PK: hk.PK, SK: hk.SK, Version: 1, Data: lkData}, store.IfNotExists()),
+		lk,
 	}
 	return t, value, writes, nil
+}
+
+// lookupWrite stores what authentication needs under the hash of a value.
+func (t Token) lookupWrite(accountID, hash string, c store.Cond) (store.Write, error) {
+	data, err := json.Marshal(lookup{ID: t.ID, Name: t.Name, Role: t.Role, CustomRoleIDs: t.CustomRoleIDs, InlineRole: t.InlineRole,
+		MemberID: t.MemberID, ServiceToken: t.ServiceToken, Ending: t.Ending, Expiry: t.Expiry, AccountID: accountID})
+	if err != nil {
+		return store.Write{}, fmt.Errorf("encode token lookup: %w", err)
+	}
+	hk := store.TokenHashKey(hash)
+	return store.Put(store.Item{PK: hk.PK, SK: hk.SK, Version: 1, Data: data}, c), nil
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }
 
 // Create issues a token and commits it through the audit log.
@@ -133,32 +167,45 @@ func CreateChange(t Token, writes []store.Write) audit.Change {
 	}
 }
 
+// Grants loads what a caller's rights are built from besides the token itself.
+type Grants interface {
+	// Roles returns the grants of the custom roles with keys; missing ones are skipped.
+	Roles(ctx context.Context, keys []string) ([]policy.Grant, error)
+	// Member returns a member's built-in role, custom role keys and email,
+	// or an error wrapping fault.NotFound.
+	Member(ctx context.Context, id string) (role string, customRoles []string, email string, err error)
+}
+
 // Authenticator resolves token values with one read, cached briefly so a
-// warm process does not read the table on every request.
+// warm process does not read the table on every request. The principal it
+// caches holds the compiled rights, so a request never re-parses a policy.
 type Authenticator struct {
-	table store.Table
-	ttl   time.Duration
-	now   func() time.Time
+	table  store.Table
+	grants Grants
+	ttl    time.Duration
+	now    func() time.Time
 
 	mu    sync.Mutex
 	cache map[string]cached
 }
 
 type cached struct {
-	rec     lookup
+	p       identity.Principal
+	expiry  int64
 	fetched time.Time
 }
 
-// CacheTTL is how long a resolved token is trusted without a read; a
-// deleted token stops working in other processes within this time.
+// CacheTTL is how long a resolved token is trusted without a read: a
+// deleted token, or a changed role, takes effect everywhere within it.
 const CacheTTL = 30 * time.Second
 
 // maxCached bounds the cache; it is cleared when full.
 const maxCached = 10000
 
-// NewAuthenticator returns an Authenticator reading table.
-func NewAuthenticator(table store.Table) *Authenticator {
-	return &Authenticator{table: table, ttl: CacheTTL, now: time.Now, cache: map[string]cached{}}
+// NewAuthenticator returns an Authenticator reading table; grants loads
+// custom roles and members (nil: built-in roles and inline statements only).
+func NewAuthenticator(table store.Table, grants Grants) *Authenticator {
+	return &Authenticator{table: table, grants: grants, ttl: CacheTTL, now: time.Now, cache: map[string]cached{}}
 }
 
 // Authenticate returns the principal of value, or 401 unauthorized.
@@ -179,10 +226,15 @@ func (a *Authenticator) Authenticate(ctx context.Context, value string) (identit
 		if err != nil {
 			return identity.Principal{}, fmt.Errorf("look up access token: %w", err)
 		}
-		c = cached{fetched: now}
-		if err := json.Unmarshal(it.Data, &c.rec); err != nil {
+		var rec lookup
+		if err := json.Unmarshal(it.Data, &rec); err != nil {
 			return identity.Principal{}, fmt.Errorf("decode access token lookup: %w", err)
 		}
+		p, err := a.resolve(ctx, rec)
+		if err != nil {
+			return identity.Principal{}, err
+		}
+		c = cached{p: p, expiry: rec.Expiry, fetched: now}
 		a.mu.Lock()
 		if len(a.cache) >= maxCached {
 			a.cache = map[string]cached{}
@@ -190,11 +242,136 @@ func (a *Authenticator) Authenticate(ctx context.Context, value string) (identit
 		a.cache[h] = c
 		a.mu.Unlock()
 	}
-	if c.rec.Expiry > 0 && now.UnixMilli() >= c.rec.Expiry {
+	if c.expiry > 0 && now.UnixMilli() >= c.expiry {
 		return identity.Principal{}, fault.New(fault.Unauthorized, "the access token has expired")
 	}
-	return identity.Principal{
-		TokenID: c.rec.ID, TokenName: c.rec.Name, TokenEnding: c.rec.Ending, ServiceToken: c.rec.ServiceToken,
-		MemberID: c.rec.MemberID, Role: c.rec.Role, AccountID: c.rec.AccountID,
-	}, nil
+	return c.p, nil
+}
+
+// resolve builds the principal of a token: its own grants, and for a
+// member token also its member's, which cap what the token may do.
+func (a *Authenticator) resolve(ctx context.Context, rec lookup) (identity.Principal, error) {
+	p := identity.Principal{
+		TokenID: rec.ID, TokenName: rec.Name, TokenEnding: rec.Ending, ServiceToken: rec.ServiceToken,
+		MemberID: rec.MemberID, Role: rec.Role, AccountID: rec.AccountID,
+	}
+	own, read, tags, err := a.compile(ctx, string(rec.Role), rec.CustomRoleIDs, rec.InlineRole)
+	if err != nil {
+		return identity.Principal{}, fmt.Errorf("rights of token %s: %w", rec.ID, err)
+	}
+	r := &rights{token: own, read: read, tags: tags}
+	if rec.MemberID != "" && a.grants != nil {
+		role, custom, email, err := a.grants.Member(ctx, rec.MemberID)
+		if fault.Is(err, fault.NotFound) {
+			return identity.Principal{}, fault.New(fault.Unauthorized, "the access token's member no longer exists")
+		}
+		if err != nil {
+			return identity.Principal{}, fmt.Errorf("member of token %s: %w", rec.ID, err)
+		}
+		mp, mread, mtags, err := a.compile(ctx, role, custom, nil)
+		if err != nil {
+			return identity.Principal{}, fmt.Errorf("rights of member %s: %w", rec.MemberID, err)
+		}
+		r.member, r.read, r.tags = mp, r.read && mread, r.tags || mtags
+		p.MemberEmail = email
+	}
+	p.Rights = r
+	return p, nil
+}
+
+// compile turns a built-in role, custom roles and inline statements into a
+// policy; read says whether reading is allowed where no statement decides,
+// tags whether any statement selects by tag.
+func (a *Authenticator) compile(ctx context.Context, role string, customRoles []string, inline []policy.Statement) (pol *policy.Policy, read, tags bool, err error) {
+	var grants []policy.Grant
+	if role != "" {
+		g, err := policy.BuiltIn(role)
+		if err != nil {
+			return nil, false, false, err
+		}
+		grants = append(grants, g)
+		read = identity.Role(role).CanRead()
+	}
+	if len(customRoles) > 0 && a.grants != nil {
+		custom, err := a.grants.Roles(ctx, customRoles)
+		if err != nil {
+			return nil, false, false, err
+		}
+		grants = append(grants, custom...)
+		read = read || role == "" && len(custom) > 0
+	}
+	if len(inline) > 0 {
+		grants = append(grants, policy.Grant{RoleName: "inline", Statements: inline})
+		read = read || role == ""
+	}
+	for _, g := range grants {
+		for _, st := range g.Statements {
+			for _, spec := range append(append([]string(nil), st.Resources...), st.NotResources...) {
+				tags = tags || strings.Contains(spec, ";")
+			}
+		}
+	}
+	pol, err = policy.Compile(grants)
+	return pol, read, tags, err
+}
+
+// rights is a caller's compiled policy; a member token's is capped by its
+// member's, so both must allow.
+type rights struct {
+	token, member *policy.Policy
+	read          bool
+	tags          bool
+}
+
+// UsesTags reports whether any statement selects resources by tag, so the
+// check knows to load the tags of the resource's project and environment.
+func (r *rights) UsesTags() bool { return r.tags }
+
+func (r *rights) Decide(res policy.Resource, action string) policy.Decision {
+	d := r.decide(r.token, res, action)
+	if !d.Allowed || r.member == nil {
+		return d
+	}
+	if md := r.decide(r.member, res, action); !md.Allowed {
+		return md
+	}
+	return d
+}
+
+// decide lets reading through by default for roles that may read, unless a
+// statement says otherwise.
+func (r *rights) decide(p *policy.Policy, res policy.Resource, action string) policy.Decision {
+	d := p.Evaluate(res, action)
+	if action == identity.ViewAction && d.Reason == nil {
+		d.Allowed = r.read
+	}
+	return d
+}
+
+func (r *rights) Access(res policy.Resource, actions []string) policy.Access {
+	acc := policy.Access{Allowed: []policy.AccessEntry{}, Denied: []policy.AccessEntry{}}
+	for _, a := range actions {
+		d := r.Decide(res, a)
+		e := policy.AccessEntry{Action: a, Reason: d.Reason}
+		if d.Allowed {
+			acc.Allowed = append(acc.Allowed, e)
+		} else {
+			acc.Denied = append(acc.Denied, e)
+		}
+	}
+	return acc
+}
+
+// BuiltInRights are the rights of a built-in role alone, for callers that
+// are not tokens (tests, the OAuth grant's scope cap).
+func BuiltInRights(role identity.Role) (identity.Rights, error) {
+	g, err := policy.BuiltIn(string(role))
+	if err != nil {
+		return nil, err
+	}
+	pol, err := policy.Compile([]policy.Grant{g})
+	if err != nil {
+		return nil, err
+	}
+	return &rights{token: pol, read: role.CanRead()}, nil
 }

@@ -1,0 +1,99 @@
+package endpoints
+
+import (
+	"net/http"
+
+	"github.com/flagplane/flagplane/shared/api"
+	"github.com/flagplane/flagplane/shared/listing"
+	"github.com/flagplane/flagplane/shared/policy"
+	"github.com/flagplane/flagplane/shared/role"
+)
+
+// roleRep is a custom role as the API shows it.
+type roleRep struct {
+	Links           api.Links          `json:"_links"`
+	ID              string             `json:"_id"`
+	Key             string             `json:"key"`
+	Name            string             `json:"name"`
+	Description     string             `json:"description"`
+	Policy          []policy.Statement `json:"policy"`
+	BasePermissions string             `json:"basePermissions"`
+	Access          policy.Access      `json:"_access"`
+}
+
+func newRoleRep(r *http.Request, ro *role.Role) roleRep {
+	return roleRep{
+		Links: api.Links{"self": api.JSONLink(role.Href(ro.Key)), "parent": api.JSONLink("/api/v2/roles")},
+		ID:    ro.ID, Key: ro.Key, Name: ro.Name, Description: ro.Description, Policy: ro.Policy, BasePermissions: ro.BasePermissions,
+		Access: accessOf(r, policy.NewResource("role", ro.Key), role.Actions),
+	}
+}
+
+type rolesRep struct {
+	Links      api.Links `json:"_links"`
+	TotalCount int64     `json:"totalCount"`
+	Items      []roleRep `json:"items"`
+}
+
+func roleHandlers(s Services) map[string]api.Handler {
+	roles := s.Roles
+	return map[string]api.Handler{
+		"getCustomRoles": func(w http.ResponseWriter, r *http.Request) error {
+			q := r.URL.Query()
+			offset, limit, err := api.OffsetParams(q, 20, MaxPage)
+			if err != nil {
+				return err
+			}
+			all, err := roles.List(r.Context())
+			if err != nil {
+				return err
+			}
+			total := int64(len(all))
+			out := rolesRep{TotalCount: total, Items: []roleRep{}, Links: api.OffsetLinks("/api/v2/roles", q, offset, limit, total)}
+			for _, ro := range listing.Window(all, offset, limit) {
+				out.Items = append(out.Items, newRoleRep(r, ro))
+			}
+			api.WriteJSON(w, http.StatusOK, out)
+			return nil
+		},
+		"postCustomRole": func(w http.ResponseWriter, r *http.Request) error {
+			var in role.Input
+			if err := api.Decode(w, r, &in); err != nil {
+				return err
+			}
+			ro, err := roles.Create(r.Context(), in)
+			if err != nil {
+				return err
+			}
+			api.WriteJSON(w, http.StatusCreated, newRoleRep(r, ro))
+			return nil
+		},
+		"getCustomRole": func(w http.ResponseWriter, r *http.Request) error {
+			ro, err := roles.Get(r.Context(), r.PathValue("customRoleKey"))
+			if err != nil {
+				return err
+			}
+			api.WriteJSON(w, http.StatusOK, newRoleRep(r, ro))
+			return nil
+		},
+		"patchCustomRole": func(w http.ResponseWriter, r *http.Request) error {
+			p, err := readPatch(w, r)
+			if err != nil {
+				return err
+			}
+			ro, err := roles.Patch(r.Context(), r.PathValue("customRoleKey"), p)
+			if err != nil {
+				return err
+			}
+			api.WriteJSON(w, http.StatusOK, newRoleRep(r, ro))
+			return nil
+		},
+		"deleteCustomRole": func(w http.ResponseWriter, r *http.Request) error {
+			if err := roles.Delete(r.Context(), r.PathValue("customRoleKey")); err != nil {
+				return err
+			}
+			w.WriteHeader(http.StatusNoContent)
+			return nil
+		},
+	}
+}

@@ -1,0 +1,201 @@
+package policy
+
+import (
+	"slices"
+
+	"github.com/flagplane/flagplane/shared/fault"
+)
+
+// Grant is one source of statements a caller holds: a built-in role (see
+// BuiltIn), a custom role, or a token's inline role (named e.g. "inline").
+// RoleName is what `_access` reasons report as `role_name`.
+type Grant struct {
+	RoleName   string
+	Statements []Statement
+}
+
+// Reason is the statement that decided an action, with the role it came
+// from: the AccessReason of spec 2.1. Reasons returned by a Policy are
+// shared between calls; treat them as read-only.
+type Reason struct {
+	Statement
+	RoleName string `json:"role_name"`
+}
+
+// Decision is the outcome of one (resource, action) check. Reason is the
+// deciding statement, or nil when nothing applied (implicit deny).
+type Decision struct {
+	Allowed bool
+	Reason  *Reason
+}
+
+// AccessEntry is one action of an `_access` object. Reason is nil for an
+// implicit deny and then marshals as `"reason": null`: the key is always
+// present (the reference marks it required) and null says honestly that no
+// statement decided, rather than inventing one.
+type AccessEntry struct {
+	Action string  `json:"action"`
+	Reason *Reason `json:"reason"`
+}
+
+// Access is the `_access` object of a resource response: the actions the
+// caller may and may not perform on it, in the order they were asked. Both
+// lists marshal as arrays, never null.
+type Access struct {
+	Allowed []AccessEntry `json:"allowed"`
+	Denied  []AccessEntry `json:"denied"`
+}
+
+// Policy is a caller's grants compiled for evaluation: specifiers parsed
+// once, reasons built once, so that a request does no parsing and, for a
+// single action, no allocation. A Policy is immutable and safe for
+// concurrent use.
+type Policy struct {
+	stmts []compiled
+}
+
+type compiled struct {
+	deny      bool
+	resources []Specifier // the non-empty one of resources/notResources
+	notRes    bool        // resources holds notResources
+	actions   []string    // the non-empty one of actions/notActions, stars collapsed
+	notAct    bool
+	reason    *Reason
+}
+
+// Compile validates and pre-parses grants, in order. An invalid statement
+// is a 400 naming the role, so a stored role that no longer parses is
+// reported rather than silently skipped (skipping a deny would widen rights).
+func Compile(grants []Grant) (*Policy, error) {
+	n := 0
+	for _, g := range grants {
+		n += len(g.Statements)
+	}
+	p := &Policy{stmts: make([]compiled, 0, n)}
+	for _, g := range grants {
+		if err := Validate(g.Statements); err != nil {
+			return nil, fault.New(fault.Invalid, "role %q: %s", g.RoleName, fault.MessageOf(err))
+		}
+		for _, st := range g.Statements {
+			p.stmts = append(p.stmts, compileStatement(g.RoleName, st))
+		}
+	}
+	return p, nil
+}
+
+// compileStatement assumes st is valid.
+func compileStatement(role string, st Statement) compiled {
+	c := compiled{
+		deny: st.Effect == Deny,
+		reason: &Reason{RoleName: role, Statement: Statement{
+			Resources:    slices.Clone(st.Resources),
+			NotResources: slices.Clone(st.NotResources),
+			Actions:      slices.Clone(st.Actions),
+			NotActions:   slices.Clone(st.NotActions),
+			Effect:       st.Effect,
+		}},
+	}
+	specs := st.Resources
+	if len(specs) == 0 {
+		specs, c.notRes = st.NotResources, true
+	}
+	for _, s := range specs {
+		sp, _ := parseSpecifier(s)
+		c.resources = append(c.resources, sp)
+	}
+	acts := st.Actions
+	if len(acts) == 0 {
+		acts, c.notAct = st.NotActions, true
+	}
+	for _, a := range acts {
+		c.actions = append(c.actions, collapseStars(a))
+	}
+	return c
+}
+
+func (c *compiled) applies(r Resource, action string) bool {
+	// Actions first: they are short strings and rule out more statements.
+	hit := false
+	for _, a := range c.actions {
+		if globMatch(a, action) {
+			hit = true
+			break
+		}
+	}
+	if hit == c.notAct {
+		return false
+	}
+	hit = false
+	for i := range c.resources {
+		if c.resources[i].Matches(r) {
+			hit = true
+			break
+		}
+	}
+	return hit != c.notRes
+}
+
+// Evaluate decides one action on r: any applying deny wins, else the first
+// applying allow, else an implicit deny with a nil Reason. A nil Policy
+// denies everything.
+func (p *Policy) Evaluate(r Resource, action string) Decision {
+	if p == nil {
+		return Decision{}
+	}
+	var allow *Reason
+	for i := range p.stmts {
+		c := &p.stmts[i]
+		if !c.applies(r, action) {
+			continue
+		}
+		if c.deny {
+			return Decision{Allowed: false, Reason: c.reason}
+		}
+		if allow == nil {
+			allow = c.reason
+		}
+	}
+	if allow != nil {
+		return Decision{Allowed: true, Reason: allow}
+	}
+	return Decision{}
+}
+
+// Access evaluates each action on r and sorts them into allowed and denied,
+// keeping the order of actions within each list.
+func (p *Policy) Access(r Resource, actions []string) Access {
+	// One backing array for both lists: two slices that cannot outgrow
+	// their halves, one allocation per call, and never a null in JSON.
+	n := len(actions)
+	buf := make([]AccessEntry, 2*n)
+	out := Access{Allowed: buf[:0:n], Denied: buf[n : n : 2*n]}
+	for _, a := range actions {
+		d := p.Evaluate(r, a)
+		e := AccessEntry{Action: a, Reason: d.Reason}
+		if d.Allowed {
+			out.Allowed = append(out.Allowed, e)
+		} else {
+			out.Denied = append(out.Denied, e)
+		}
+	}
+	return out
+}
+
+// Evaluate compiles grants and decides one action. It fails closed: if a
+// grant does not compile, the action is denied with no reason. Prefer
+// Compile once per caller and (*Policy).Evaluate per check.
+func Evaluate(grants []Grant, r Resource, action string) Decision {
+	p, err := Compile(grants)
+	if err != nil {
+		return Decision{}
+	}
+	return p.Evaluate(r, action)
+}
+
+// AccessFor compiles grants and builds the `_access` object for r (it is
+// not called Access because the type of the result is). Like Evaluate it
+// fails closed: grants that do not compile deny every action.
+func AccessFor(grants []Grant, r Resource, actions []string) Access {
+	p, _ := Compile(grants)
+	return p.Access(r, actions)
+}

@@ -1,0 +1,75 @@
+package policy
+
+import (
+	"slices"
+	"strings"
+)
+
+// Resource is the concrete thing a request acts on, from the outermost
+// container in: proj/shop, then env/production, then flag/new-checkout.
+// Keys are literal (a "*" in a key is just a character) and each segment
+// carries the tags the stored resource has, for `;tag` patterns to test.
+//
+// A Resource is immutable: Child returns a new value and never writes to
+// the receiver's storage, so a parent can be shared between goroutines.
+type Resource struct {
+	segs []ResourceSegment
+}
+
+// ResourceSegment is one step of a Resource.
+type ResourceSegment struct {
+	Kind string
+	Key  string
+	Tags []string
+}
+
+// NewResource starts a resource at its top-level kind, e.g.
+// NewResource("proj", "shop", "mobile"). The tags slice is kept as given
+// (no copy on the request path); the package never modifies it.
+func NewResource(kind, key string, tags ...string) Resource {
+	return Resource{segs: []ResourceSegment{{Kind: kind, Key: key, Tags: tags}}}
+}
+
+// Child returns r extended by one nested segment, e.g.
+// NewResource("proj", "shop").Child("env", "production").
+func (r Resource) Child(kind, key string, tags ...string) Resource {
+	// The full slice expression caps capacity so append always copies:
+	// two children of one parent must not share a backing array.
+	segs := append(r.segs[:len(r.segs):len(r.segs)], ResourceSegment{Kind: kind, Key: key, Tags: tags})
+	return Resource{segs: segs}
+}
+
+// Segments returns a copy of r's segments, outermost first.
+func (r Resource) Segments() []ResourceSegment { return slices.Clone(r.segs) }
+
+// Kind returns the kind of the innermost segment ("" for the zero Resource);
+// the API layer uses it to pick the actions `_access` reports.
+func (r Resource) Kind() string {
+	if len(r.segs) == 0 {
+		return ""
+	}
+	return r.segs[len(r.segs)-1].Kind
+}
+
+// Key returns the key of the innermost segment.
+func (r Resource) Key() string {
+	if len(r.segs) == 0 {
+		return ""
+	}
+	return r.segs[len(r.segs)-1].Key
+}
+
+// String returns kind/key pairs joined by ":", without tags (tags describe
+// the resource, they do not name it): proj/shop:env/production.
+func (r Resource) String() string {
+	var b strings.Builder
+	for i, s := range r.segs {
+		if i > 0 {
+			b.WriteByte(':')
+		}
+		b.WriteString(s.Kind)
+		b.WriteByte('/')
+		b.WriteString(s.Key)
+	}
+	return b.String()
+}

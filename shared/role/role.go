@@ -1,0 +1,258 @@
+// Package role holds custom roles: named sets of policy statements that
+// tokens and members carry, and the service that manages them.
+package role
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/flagplane/flagplane/shared/audit"
+	"github.com/flagplane/flagplane/shared/environment"
+	"github.com/flagplane/flagplane/shared/fault"
+	"github.com/flagplane/flagplane/shared/patch"
+	"github.com/flagplane/flagplane/shared/policy"
+	"github.com/flagplane/flagplane/shared/store"
+)
+
+// Role is one custom role as stored.
+type Role struct {
+	ID          string             `json:"_id"`
+	Key         string             `json:"key"`
+	Name        string             `json:"name"`
+	Description string             `json:"description"`
+	Policy      []policy.Statement `json:"policy"`
+	// BasePermissions is what members holding only this role may do beyond
+	// its statements: reader (read everything) or no_access.
+	BasePermissions string `json:"basePermissions"`
+	CreatedOn       int64  `json:"createdOn"`
+	Version         int64  `json:"-"`
+}
+
+// Input is the body of a create request.
+type Input struct {
+	Key             *string            `json:"key"`
+	Name            *string            `json:"name"`
+	Description     string             `json:"description"`
+	Policy          []policy.Statement `json:"policy"`
+	BasePermissions string             `json:"basePermissions"`
+}
+
+// Grant is the role as policy evaluation uses it.
+func (r *Role) Grant() policy.Grant { return policy.Grant{RoleName: r.Key, Statements: r.Policy} }
+
+// Href is the role's API path.
+func Href(key string) string { return "/api/v2/roles/" + key }
+
+func resource(key string) string { return "role/" + key }
+
+func (r *Role) validate() error {
+	if err := environment.ValidKey("key", r.Key); err != nil {
+		return err
+	}
+	if err := environment.ValidName("name", r.Name); err != nil {
+		return err
+	}
+	if len(r.Description) > 1024 {
+		return fault.New(fault.Invalid, "field \"description\" must be at most 1024 characters")
+	}
+	if r.BasePermissions != "reader" && r.BasePermissions != "no_access" {
+		return fault.New(fault.Invalid, "field \"basePermissions\" must be reader or no_access, not %q", r.BasePermissions)
+	}
+	if len(r.Policy) == 0 {
+		return fault.New(fault.Invalid, "field \"policy\" needs at least one statement")
+	}
+	return policy.Validate(r.Policy)
+}
+
+func (r *Role) put(c store.Cond) (store.Write, error) {
+	data, err := json.Marshal(r)
+	if err != nil {
+		return store.Write{}, fmt.Errorf("encode role %q: %w", r.Key, err)
+	}
+	k := store.RoleKey(r.Key)
+	gpk, gsk := store.RoleIndexKeys(r.Key)
+	return store.Put(store.Item{PK: k.PK, SK: k.SK, GSI1PK: gpk, GSI1SK: gsk, Version: r.Version, Data: data}, c), nil
+}
+
+// Service manages custom roles.
+type Service struct {
+	table store.Table
+	log   *audit.Log
+	now   func() time.Time
+}
+
+// NewService returns the role service.
+func NewService(table store.Table, log *audit.Log) *Service {
+	return &Service{table: table, log: log, now: time.Now}
+}
+
+// Create stores a new role.
+func (s *Service) Create(ctx context.Context, in Input) (*Role, error) {
+	if in.Key == nil {
+		return nil, fault.New(fault.Invalid, "field \"key\" is required")
+	}
+	if in.Name == nil {
+		return nil, fault.New(fault.Invalid, "field \"name\" is required")
+	}
+	r := &Role{ID: environment.NewID(), Key: *in.Key, Name: *in.Name, Description: in.Description, Policy: in.Policy,
+		BasePermissions: in.BasePermissions, CreatedOn: s.now().UnixMilli(), Version: 1}
+	if r.BasePermissions == "" {
+		r.BasePermissions = "reader"
+	}
+	if err := r.validate(); err != nil {
+		return nil, err
+	}
+	put, err := r.put(store.IfNotExists())
+	if err != nil {
+		return nil, err
+	}
+	_, err = s.log.Commit(ctx, audit.Change{
+		Writes: []store.Write{put}, Kind: "role", Resource: resource(r.Key), Actions: []string{"createRole"},
+		Name: r.Name, Href: Href(r.Key), TitleVerb: "created the custom role", Current: r,
+	})
+	if errors.Is(err, store.ErrConditionFailed) {
+		return nil, fault.Wrap(err, fault.Conflict, "a custom role with key %q already exists", r.Key)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// Get returns one role.
+func (s *Service) Get(ctx context.Context, key string) (*Role, error) {
+	if environment.ValidKey("customRoleKey", key) != nil {
+		return nil, fault.New(fault.NotFound, "custom role %q not found", key)
+	}
+	it, err := s.table.Get(ctx, store.RoleKey(key))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fault.Wrap(err, fault.NotFound, "custom role %q not found", key)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load custom role %q: %w", key, err)
+	}
+	return decode(it)
+}
+
+func decode(it store.Item) (*Role, error) {
+	var r Role
+	if err := json.Unmarshal(it.Data, &r); err != nil {
+		return nil, fmt.Errorf("decode custom role %s: %w", it.PK, err)
+	}
+	r.Version = it.Version
+	return &r, nil
+}
+
+// List returns every role, ordered by key.
+func (s *Service) List(ctx context.Context) ([]*Role, error) {
+	q := store.Query{Index: store.IndexGSI1, PK: store.RolesIndexPK}
+	var out []*Role
+	for {
+		page, err := s.table.Query(ctx, q)
+		if err != nil {
+			return nil, fmt.Errorf("list custom roles: %w", err)
+		}
+		for _, it := range page.Items {
+			r, err := decode(it)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, r)
+		}
+		if page.Cursor == "" {
+			return out, nil
+		}
+		q.Cursor = page.Cursor
+	}
+}
+
+// Grants returns the grants of the roles with keys, in order. A key whose
+// role was deleted is skipped: losing a role only ever removes rights.
+func (s *Service) Grants(ctx context.Context, keys []string) ([]policy.Grant, error) {
+	out := make([]policy.Grant, 0, len(keys))
+	for _, k := range keys {
+		r, err := s.Get(ctx, k)
+		if fault.Is(err, fault.NotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r.Grant())
+	}
+	return out, nil
+}
+
+// Actions are the actions `_access` reports on a custom role.
+var Actions = []string{"updateName", "updateDescription", "updatePolicy", "updateBasePermissions", "deleteRole"}
+
+// patchable maps the fields a role patch may touch to their actions.
+var patchable = map[string]string{
+	"name":            "updateName",
+	"description":     "updateDescription",
+	"policy":          "updatePolicy",
+	"basePermissions": "updateBasePermissions",
+}
+
+// PatchActions returns the actions a JSON patch of a role performs.
+func PatchActions(p patch.Patch) ([]string, error) { return p.Actions(patchable, "a custom role") }
+
+// Patch applies a JSON patch to a role on the version it was read at.
+func (s *Service) Patch(ctx context.Context, key string, p patch.Patch) (*Role, error) {
+	if _, err := PatchActions(p); err != nil {
+		return nil, err
+	}
+	old, err := s.Get(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	var next Role
+	if err := p.ApplyTo(old, &next); err != nil {
+		return nil, err
+	}
+	next.ID, next.Key, next.CreatedOn = old.ID, old.Key, old.CreatedOn
+	if err := next.validate(); err != nil {
+		return nil, err
+	}
+	actions := patch.ChangedFields(old, &next, patchable)
+	if len(actions) == 0 {
+		return old, nil
+	}
+	next.Version = old.Version + 1
+	put, err := next.put(store.IfVersion(old.Version))
+	if err != nil {
+		return nil, err
+	}
+	_, err = s.log.Commit(ctx, audit.Change{
+		Writes: []store.Write{put}, Kind: "role", Resource: resource(key), Actions: actions,
+		Name: next.Name, Href: Href(key), TitleVerb: "updated the custom role", Comment: p.Comment,
+		Previous: old, Current: &next, Delta: p.Raw,
+	})
+	if errors.Is(err, store.ErrConditionFailed) {
+		return nil, fault.Wrap(err, fault.OptimisticLock, "custom role %q was changed by another request; read it again and retry", key)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &next, nil
+}
+
+// Delete removes a role. Tokens and members that named it lose its rights.
+func (s *Service) Delete(ctx context.Context, key string) error {
+	r, err := s.Get(ctx, key)
+	if err != nil {
+		return err
+	}
+	_, err = s.log.Commit(ctx, audit.Change{
+		Writes: []store.Write{store.Delete(store.RoleKey(key), store.IfVersion(r.Version))},
+		Kind:   "role", Resource: resource(key), Actions: []string{"deleteRole"},
+		Name: r.Name, Href: Href(key), TitleVerb: "deleted the custom role", Previous: r,
+	})
+	if errors.Is(err, store.ErrConditionFailed) {
+		return fault.Wrap(err, fault.OptimisticLock, "custom role %q was changed by another request; try again", key)
+	}
+	return err
+}
