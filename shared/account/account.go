@@ -15,6 +15,7 @@ import (
 	"github.com/flagplane/flagplane/shared/audit"
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/identity"
+	"github.com/flagplane/flagplane/shared/member"
 	"github.com/flagplane/flagplane/shared/store"
 	"github.com/flagplane/flagplane/shared/token"
 )
@@ -41,10 +42,19 @@ func Load(ctx context.Context, table store.Table) (Account, error) {
 	return a, nil
 }
 
-// Bootstrap creates the account and an admin token on the first start. On
-// later starts (or when another process won the race) it returns the
-// existing account and an empty token value.
+// DefaultOwnerEmail is the owner's email when the operator names none.
+const DefaultOwnerEmail = "owner@flagplane.local"
+
+// Bootstrap is BootstrapOwner with the default owner email.
 func Bootstrap(ctx context.Context, table store.Table, publisher audit.Publisher, logger *slog.Logger) (Account, string, error) {
+	return BootstrapOwner(ctx, table, publisher, logger, DefaultOwnerEmail)
+}
+
+// BootstrapOwner creates, on the first start, the account, its owner member
+// and an admin token of that member, atomically. On later starts (or when
+// another process won the race) it returns the existing account and an
+// empty token value.
+func BootstrapOwner(ctx context.Context, table store.Table, publisher audit.Publisher, logger *slog.Logger, ownerEmail string) (Account, string, error) {
 	a, err := Load(ctx, table)
 	if err == nil {
 		return a, "", nil
@@ -58,12 +68,21 @@ func Bootstrap(ctx context.Context, table store.Table, publisher audit.Publisher
 	if err != nil {
 		return Account{}, "", fmt.Errorf("encode account: %w", err)
 	}
-	t, value, writes, err := token.Issue(token.Spec{Name: "bootstrap admin", Role: identity.RoleAdmin, ServiceToken: true}, a.ID, now)
+	owner, err := member.New(member.Invite{Email: &ownerEmail, FirstName: "Account", LastName: "Owner", Role: "reader"}, "owner.", now)
+	if err != nil {
+		return Account{}, "", err
+	}
+	owner.Role, owner.PendingInvite, owner.Verified = "owner", false, true
+	ownerWrites, err := owner.Writes()
+	if err != nil {
+		return Account{}, "", err
+	}
+	t, value, writes, err := token.Issue(token.Spec{Name: "bootstrap admin", Role: identity.RoleAdmin, MemberID: owner.ID}, a.ID, now)
 	if err != nil {
 		return Account{}, "", err
 	}
 	ak := store.AccountKey()
-	writes = append([]store.Write{store.Put(store.Item{PK: ak.PK, SK: ak.SK, Version: 1, Data: data}, store.IfNotExists())}, writes...)
+	writes = append(append([]store.Write{store.Put(store.Item{PK: ak.PK, SK: ak.SK, Version: 1, Data: data}, store.IfNotExists())}, ownerWrites...), writes...)
 	log := audit.New(table, publisher, a.ID, logger)
 	_, err = log.Commit(ctx, token.CreateChange(t, writes))
 	var txErr *store.TxError

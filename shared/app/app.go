@@ -48,6 +48,7 @@ func New(table store.Table, publisher audit.Publisher, s Settings, logger *slog.
 	projects := project.NewService(table, log)
 	roles := role.NewService(table, log)
 	members := member.NewService(table, log)
+	grants := grantSource{roles: roles, members: members}
 	return &App{
 		Table: table,
 		Services: endpoints.Services{
@@ -56,8 +57,9 @@ func New(table store.Table, publisher audit.Publisher, s Settings, logger *slog.
 			Audit:        log,
 			Roles:        roles,
 			Members:      members,
+			Tokens:       token.NewService(table, log, grants),
 		},
-		Authn:     token.NewAuthenticator(table, grantSource{roles: roles, members: members}),
+		Authn:     token.NewAuthenticator(table, grants),
 		Publisher: publisher,
 		Logger:    logger,
 	}

@@ -20,7 +20,7 @@ type entryMemberRep struct {
 	Email string    `json:"email,omitempty"`
 }
 
-type tokenRep struct {
+type entryTokenRep struct {
 	Links        api.Links `json:"_links"`
 	ID           string    `json:"_id"`
 	Name         string    `json:"name"`
@@ -48,7 +48,7 @@ type entryRep struct {
 	Comment          string          `json:"comment"`
 	Subject          subjectRep      `json:"subject"`
 	Member           *entryMemberRep `json:"member,omitempty"`
-	Token            *tokenRep       `json:"token,omitempty"`
+	Token            *entryTokenRep  `json:"token,omitempty"`
 	TitleVerb        string          `json:"titleVerb"`
 	Title            string          `json:"title"`
 	Target           string          `json:"target"`
@@ -74,7 +74,7 @@ func newEntryRep(e audit.Entry, detailed bool) entryRep {
 		r.Member = &entryMemberRep{Links: api.Self("/api/v2/members/" + e.Member.ID), ID: e.Member.ID, Email: e.Member.Email}
 	}
 	if e.Token != nil {
-		r.Token = &tokenRep{Links: api.Self("/api/v2/tokens/" + e.Token.ID), ID: e.Token.ID, Name: e.Token.Name, Ending: e.Token.Ending, ServiceToken: e.Token.ServiceToken}
+		r.Token = &entryTokenRep{Links: api.Self("/api/v2/tokens/" + e.Token.ID), ID: e.Token.ID, Name: e.Token.Name, Ending: e.Token.Ending, ServiceToken: e.Token.ServiceToken}
 	}
 	if e.Parent != nil {
 		r.Parent = &parentRep{Links: api.Self(e.Parent.Href), Name: e.Parent.Name, Resource: e.Parent.Resource}

@@ -3,6 +3,7 @@ package endpoints_test
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/flagplane/flagplane/shared/account"
 	"net/http"
 	"reflect"
 	"slices"
@@ -31,6 +32,10 @@ type entry struct {
 	Subject     struct {
 		Name string `json:"name"`
 	} `json:"subject"`
+	Member *struct {
+		ID    string `json:"_id"`
+		Email string `json:"email"`
+	} `json:"member"`
 	Token *struct {
 		ID           string `json:"_id"`
 		Name         string `json:"name"`
@@ -218,7 +223,7 @@ func TestAuditLogEntryContent(t *testing.T) {
 		if e.Kind != "environment" || e.Name != "Environment e" {
 			t.Errorf("kind %q name %q", e.Kind, e.Name)
 		}
-		if e.Title != "bootstrap admin created the environment Environment e" {
+		if e.Title != account.DefaultOwnerEmail+" created the environment Environment e" {
 			t.Errorf("title %q", e.Title)
 		}
 		if e.Target != "[Environment e]("+envPath("p", "e")+")" {
@@ -235,15 +240,18 @@ func TestAuditLogEntryContent(t *testing.T) {
 		}
 	})
 
-	t.Run("an entry names the token that made the change by its last four characters", func(t *testing.T) {
+	t.Run("an entry names the member and the token that made the change, the token by its last four characters", func(t *testing.T) {
 		tok := createEntry.Token
 		if tok == nil {
 			t.Fatalf("no token")
 		}
-		if tok.Ending != srv.Token[len(srv.Token)-4:] || tok.Name != "bootstrap admin" || !tok.ServiceToken || tok.ID == "" {
+		if tok.Ending != srv.Token[len(srv.Token)-4:] || tok.Name != "bootstrap admin" || tok.ServiceToken || tok.ID == "" {
 			t.Errorf("token %+v", tok)
 		}
-		if createEntry.Subject.Name != "bootstrap admin" {
+		if createEntry.Member == nil || createEntry.Member.Email != account.DefaultOwnerEmail {
+			t.Errorf("member %+v", createEntry.Member)
+		}
+		if createEntry.Subject.Name != account.DefaultOwnerEmail {
 			t.Errorf("subject %q", createEntry.Subject.Name)
 		}
 		if strings.Contains(string(srv.Do(t, http.MethodGet, auditEntryPath(createEntry.ID), nil).Body), srv.Token) {

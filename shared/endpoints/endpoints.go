@@ -17,6 +17,7 @@ import (
 	"github.com/flagplane/flagplane/shared/policy"
 	"github.com/flagplane/flagplane/shared/project"
 	"github.com/flagplane/flagplane/shared/role"
+	"github.com/flagplane/flagplane/shared/token"
 )
 
 // BodyActions returns, by operation id, how each JSON-patch update's
@@ -36,6 +37,7 @@ func BodyActions() map[string]api.BodyActions {
 		"patchProject":     of(project.PatchActions),
 		"patchCustomRole":  of(role.PatchActions),
 		"patchMember":      of(member.PatchActions),
+		"patchToken":       of(token.PatchActions),
 	}
 }
 
@@ -79,12 +81,13 @@ type Services struct {
 	Audit        *audit.Log
 	Roles        *role.Service
 	Members      *member.Service
+	Tokens       *token.Service
 }
 
 // Handlers returns every built operation's handler, by operation id.
 func Handlers(s Services) map[string]api.Handler {
 	h := map[string]api.Handler{}
-	for _, part := range []map[string]api.Handler{projectHandlers(s), environmentHandlers(s), auditHandlers(s), roleHandlers(s), memberHandlers(s)} {
+	for _, part := range []map[string]api.Handler{projectHandlers(s), environmentHandlers(s), auditHandlers(s), roleHandlers(s), memberHandlers(s), tokenHandlers(s)} {
 		for id, fn := range part {
 			h[id] = fn
 		}

@@ -75,6 +75,9 @@ func (m *Member) validate(prefix string) error {
 	return nil
 }
 
+// Writes stores a new member and reserves its email.
+func (m *Member) Writes() ([]store.Write, error) { return m.writes(store.IfNotExists()) }
+
 // writes stores m and reserves its email.
 func (m *Member) writes(c store.Cond) ([]store.Write, error) {
 	data, err := json.Marshal(m)

@@ -40,8 +40,10 @@ type Token struct {
 	DefaultAPIVersion int                `json:"defaultApiVersion"`
 	Expiry            int64              `json:"expiry,omitempty"`
 	Ending            string             `json:"ending"`
+	LastUsed          int64              `json:"lastUsed,omitempty"`
 	// Hash finds the token's lookup item; it never leaves the table (see Public).
-	Hash string `json:"hash,omitempty"`
+	Hash    string `json:"hash,omitempty"`
+	Version int64  `json:"-"`
 }
 
 // Public is the token without its hash, for audit entries and responses.
@@ -185,8 +187,9 @@ type Authenticator struct {
 	ttl    time.Duration
 	now    func() time.Time
 
-	mu    sync.Mutex
-	cache map[string]cached
+	mu      sync.Mutex
+	cache   map[string]cached
+	touched map[string]time.Time
 }
 
 type cached struct {
@@ -205,7 +208,7 @@ const maxCached = 10000
 // NewAuthenticator returns an Authenticator reading table; grants loads
 // custom roles and members (nil: built-in roles and inline statements only).
 func NewAuthenticator(table store.Table, grants Grants) *Authenticator {
-	return &Authenticator{table: table, grants: grants, ttl: CacheTTL, now: time.Now, cache: map[string]cached{}}
+	return &Authenticator{table: table, grants: grants, ttl: CacheTTL, now: time.Now, cache: map[string]cached{}, touched: map[string]time.Time{}}
 }
 
 // Authenticate returns the principal of value, or 401 unauthorized.
@@ -245,6 +248,9 @@ func (a *Authenticator) Authenticate(ctx context.Context, value string) (identit
 	if c.expiry > 0 && now.UnixMilli() >= c.expiry {
 		return identity.Principal{}, fault.New(fault.Unauthorized, "the access token has expired")
 	}
+	if !strings.HasPrefix(c.p.TokenID, "oauth-") {
+		a.touch(ctx, c.p.TokenID, now)
+	}
 	return c.p, nil
 }
 
@@ -255,11 +261,15 @@ func (a *Authenticator) resolve(ctx context.Context, rec lookup) (identity.Princ
 		TokenID: rec.ID, TokenName: rec.Name, TokenEnding: rec.Ending, ServiceToken: rec.ServiceToken,
 		MemberID: rec.MemberID, Role: rec.Role, AccountID: rec.AccountID,
 	}
-	own, read, tags, err := a.compile(ctx, string(rec.Role), rec.CustomRoleIDs, rec.InlineRole)
+	grants, err := a.grantsOf(ctx, string(rec.Role), rec.CustomRoleIDs, rec.InlineRole)
 	if err != nil {
 		return identity.Principal{}, fmt.Errorf("rights of token %s: %w", rec.ID, err)
 	}
-	r := &rights{token: own, read: read, tags: tags}
+	own, read, tags, err := compile(grants, string(rec.Role))
+	if err != nil {
+		return identity.Principal{}, fmt.Errorf("rights of token %s: %w", rec.ID, err)
+	}
+	r := &rights{token: own, read: read, tags: tags, own: grants}
 	if rec.MemberID != "" && a.grants != nil {
 		role, custom, email, err := a.grants.Member(ctx, rec.MemberID)
 		if fault.Is(err, fault.NotFound) {
@@ -268,7 +278,11 @@ func (a *Authenticator) resolve(ctx context.Context, rec lookup) (identity.Princ
 		if err != nil {
 			return identity.Principal{}, fmt.Errorf("member of token %s: %w", rec.ID, err)
 		}
-		mp, mread, mtags, err := a.compile(ctx, role, custom, nil)
+		mgrants, err := a.grantsOf(ctx, role, custom, nil)
+		if err != nil {
+			return identity.Principal{}, fmt.Errorf("rights of member %s: %w", rec.MemberID, err)
+		}
+		mp, mread, mtags, err := compile(mgrants, role)
 		if err != nil {
 			return identity.Principal{}, fmt.Errorf("rights of member %s: %w", rec.MemberID, err)
 		}
@@ -279,31 +293,34 @@ func (a *Authenticator) resolve(ctx context.Context, rec lookup) (identity.Princ
 	return p, nil
 }
 
-// compile turns a built-in role, custom roles and inline statements into a
-// policy; read says whether reading is allowed where no statement decides,
-// tags whether any statement selects by tag.
-func (a *Authenticator) compile(ctx context.Context, role string, customRoles []string, inline []policy.Statement) (pol *policy.Policy, read, tags bool, err error) {
+// grantsOf collects a built-in role, custom roles and inline statements.
+func (a *Authenticator) grantsOf(ctx context.Context, role string, customRoles []string, inline []policy.Statement) ([]policy.Grant, error) {
 	var grants []policy.Grant
 	if role != "" {
 		g, err := policy.BuiltIn(role)
 		if err != nil {
-			return nil, false, false, err
+			return nil, err
 		}
 		grants = append(grants, g)
-		read = identity.Role(role).CanRead()
 	}
 	if len(customRoles) > 0 && a.grants != nil {
 		custom, err := a.grants.Roles(ctx, customRoles)
 		if err != nil {
-			return nil, false, false, err
+			return nil, err
 		}
 		grants = append(grants, custom...)
-		read = read || role == "" && len(custom) > 0
 	}
 	if len(inline) > 0 {
 		grants = append(grants, policy.Grant{RoleName: "inline", Statements: inline})
-		read = read || role == ""
 	}
+	return grants, nil
+}
+
+// compile turns grants into a policy; read says whether reading is allowed
+// where no statement decides (a role that may read, or, with no built-in
+// role, any custom or inline grant), tags whether any statement selects by tag.
+func compile(grants []policy.Grant, role string) (pol *policy.Policy, read, tags bool, err error) {
+	read = identity.Role(role).CanRead() || role == "" && len(grants) > 0
 	for _, g := range grants {
 		for _, st := range g.Statements {
 			for _, spec := range append(append([]string(nil), st.Resources...), st.NotResources...) {
@@ -321,6 +338,9 @@ type rights struct {
 	token, member *policy.Policy
 	read          bool
 	tags          bool
+	// own are the token's own grants, for the check that a token it makes
+	// holds no more than it does.
+	own []policy.Grant
 }
 
 // UsesTags reports whether any statement selects resources by tag, so the
@@ -374,4 +394,23 @@ func BuiltInRights(role identity.Role) (identity.Rights, error) {
 		return nil, err
 	}
 	return &rights{token: pol, read: role.CanRead()}, nil
+}
+
+// IssueBearer makes a short-lived token that exists only as its lookup
+// item, which the table expires by TTL: the access token of the OAuth
+// client-credentials grant. It is never listed and cannot be patched; the
+// value is returned once.
+func IssueBearer(spec Spec, accountID string, now time.Time, ttl time.Duration) (string, store.Write, error) {
+	value := NewValue()
+	t := Token{
+		ID: "oauth-" + uuid.NewString(), MemberID: spec.MemberID, Name: spec.Name, Role: spec.Role,
+		CustomRoleIDs: spec.CustomRoleIDs, InlineRole: spec.InlineRole,
+		Expiry: now.Add(ttl).UnixMilli(), Ending: value[len(value)-4:],
+	}
+	w, err := t.lookupWrite(accountID, Hash(value), store.IfNotExists())
+	if err != nil {
+		return "", store.Write{}, err
+	}
+	w.Item.TTL = now.Add(ttl).Unix()
+	return value, w, nil
 }

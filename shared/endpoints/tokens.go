@@ -1,0 +1,175 @@
+package endpoints
+
+import (
+	"net/http"
+
+	"github.com/flagplane/flagplane/shared/api"
+	"github.com/flagplane/flagplane/shared/fault"
+	"github.com/flagplane/flagplane/shared/identity"
+	"github.com/flagplane/flagplane/shared/listing"
+	"github.com/flagplane/flagplane/shared/member"
+	"github.com/flagplane/flagplane/shared/policy"
+	"github.com/flagplane/flagplane/shared/token"
+)
+
+// tokenMemberRep is the member a token belongs to.
+type tokenMemberRep struct {
+	Links     api.Links `json:"_links"`
+	ID        string    `json:"_id"`
+	FirstName string    `json:"firstName"`
+	LastName  string    `json:"lastName"`
+	Role      string    `json:"role"`
+	Email     string    `json:"email"`
+}
+
+// tokenRep is an access token as the API shows it. Token holds the whole
+// value only in the create and reset answers; later its last four characters.
+type tokenRep struct {
+	Links             api.Links          `json:"_links"`
+	ID                string             `json:"_id"`
+	OwnerID           string             `json:"ownerId"`
+	MemberID          string             `json:"memberId"`
+	Member            *tokenMemberRep    `json:"_member,omitempty"`
+	Name              string             `json:"name"`
+	Description       string             `json:"description"`
+	CreationDate      int64              `json:"creationDate"`
+	LastModified      int64              `json:"lastModified"`
+	CustomRoleIDs     []string           `json:"customRoleIds"`
+	InlineRole        []policy.Statement `json:"inlineRole"`
+	Role              string             `json:"role,omitempty"`
+	Token             string             `json:"token"`
+	ServiceToken      bool               `json:"serviceToken"`
+	DefaultAPIVersion int                `json:"defaultApiVersion"`
+	LastUsed          int64              `json:"lastUsed,omitempty"`
+	Expiry            int64              `json:"expiry,omitempty"`
+	Access            policy.Access      `json:"_access"`
+}
+
+func newTokenRep(r *http.Request, t token.Token, m *member.Member, value string) tokenRep {
+	if value == "" {
+		value = t.Ending
+	}
+	owner := t.MemberID
+	if owner == "" {
+		owner = "*"
+	}
+	rep := tokenRep{
+		Links: api.Links{"self": api.JSONLink(token.Href(t.ID)), "parent": api.JSONLink("/api/v2/tokens")},
+		ID:    t.ID, OwnerID: t.OwnerID, MemberID: t.MemberID, Name: t.Name, Description: t.Description,
+		CreationDate: t.CreationDate, LastModified: t.LastModified, CustomRoleIDs: t.CustomRoleIDs, InlineRole: t.InlineRole,
+		Role: string(t.Role), Token: value, ServiceToken: t.ServiceToken, DefaultAPIVersion: t.DefaultAPIVersion,
+		LastUsed: t.LastUsed, Expiry: t.Expiry,
+		Access: accessOf(r, policy.NewResource("member", owner).Child("token", t.ID), token.Actions),
+	}
+	if rep.InlineRole == nil {
+		rep.InlineRole = []policy.Statement{}
+	}
+	if m != nil {
+		rep.Member = &tokenMemberRep{Links: api.Self(member.Href(m.ID)), ID: m.ID, FirstName: m.FirstName, LastName: m.LastName, Role: m.Role, Email: m.Email}
+	}
+	return rep
+}
+
+type tokensRep struct {
+	Links      api.Links  `json:"_links"`
+	TotalCount int64      `json:"totalCount"`
+	Items      []tokenRep `json:"items"`
+}
+
+func tokenHandlers(s Services) map[string]api.Handler {
+	tokens, members := s.Tokens, s.Members
+	memberOf := func(r *http.Request, t token.Token) *member.Member {
+		if t.MemberID == "" {
+			return nil
+		}
+		m, err := members.Get(r.Context(), t.MemberID)
+		if err != nil {
+			return nil
+		}
+		return m
+	}
+	return map[string]api.Handler{
+		"getTokens": func(w http.ResponseWriter, r *http.Request) error {
+			q := r.URL.Query()
+			offset, limit, err := api.OffsetParams(q, 20, MaxPage)
+			if err != nil {
+				return err
+			}
+			all, err := api.BoolParam(q, "showAll", false)
+			if err != nil {
+				return err
+			}
+			if p, _ := identity.From(r.Context()); all && p.Role != identity.RoleAdmin && p.Role != identity.RoleOwner {
+				return fault.New(fault.Forbidden, "showAll lists every member's tokens and needs the admin or owner role")
+			}
+			list, err := tokens.List(r.Context(), all)
+			if err != nil {
+				return err
+			}
+			byID := map[string]*member.Member{}
+			if ms, err := members.List(r.Context()); err == nil {
+				for _, m := range ms {
+					byID[m.ID] = m
+				}
+			}
+			total := int64(len(list))
+			out := tokensRep{TotalCount: total, Items: []tokenRep{}, Links: api.OffsetLinks("/api/v2/tokens", q, offset, limit, total)}
+			for _, t := range listing.Window(list, offset, limit) {
+				out.Items = append(out.Items, newTokenRep(r, t, byID[t.MemberID], ""))
+			}
+			api.WriteJSON(w, http.StatusOK, out)
+			return nil
+		},
+		"postToken": func(w http.ResponseWriter, r *http.Request) error {
+			var in token.Input
+			if err := api.Decode(w, r, &in); err != nil {
+				return err
+			}
+			t, value, err := tokens.CreateFor(r.Context(), in)
+			if err != nil {
+				return err
+			}
+			api.WriteJSON(w, http.StatusCreated, newTokenRep(r, t, memberOf(r, t), value))
+			return nil
+		},
+		"getToken": func(w http.ResponseWriter, r *http.Request) error {
+			t, err := tokens.Get(r.Context(), r.PathValue("id"))
+			if err != nil {
+				return err
+			}
+			api.WriteJSON(w, http.StatusOK, newTokenRep(r, t, memberOf(r, t), ""))
+			return nil
+		},
+		"patchToken": func(w http.ResponseWriter, r *http.Request) error {
+			p, err := readPatch(w, r)
+			if err != nil {
+				return err
+			}
+			t, err := tokens.Patch(r.Context(), r.PathValue("id"), p)
+			if err != nil {
+				return err
+			}
+			api.WriteJSON(w, http.StatusOK, newTokenRep(r, t, memberOf(r, t), ""))
+			return nil
+		},
+		"deleteToken": func(w http.ResponseWriter, r *http.Request) error {
+			if err := tokens.Delete(r.Context(), r.PathValue("id")); err != nil {
+				return err
+			}
+			w.WriteHeader(http.StatusNoContent)
+			return nil
+		},
+		"resetToken": func(w http.ResponseWriter, r *http.Request) error {
+			expiry, err := api.IntParam(r.URL.Query(), "expiry", 0, 0, 1<<62)
+			if err != nil {
+				return err
+			}
+			t, value, err := tokens.Reset(r.Context(), r.PathValue("id"), expiry)
+			if err != nil {
+				return err
+			}
+			api.WriteJSON(w, http.StatusOK, newTokenRep(r, t, memberOf(r, t), value))
+			return nil
+		},
+	}
+}

@@ -1,0 +1,385 @@
+package token
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/flagplane/flagplane/shared/audit"
+	"github.com/flagplane/flagplane/shared/fault"
+	"github.com/flagplane/flagplane/shared/identity"
+	"github.com/flagplane/flagplane/shared/patch"
+	"github.com/flagplane/flagplane/shared/policy"
+	"github.com/flagplane/flagplane/shared/store"
+)
+
+// Input is the body of a create request.
+type Input struct {
+	Name              string             `json:"name"`
+	Description       string             `json:"description"`
+	Role              string             `json:"role"`
+	CustomRoleIDs     []string           `json:"customRoleIds"`
+	InlineRole        []policy.Statement `json:"inlineRole"`
+	ServiceToken      bool               `json:"serviceToken"`
+	DefaultAPIVersion int                `json:"defaultApiVersion"`
+}
+
+// Service manages access tokens.
+type Service struct {
+	table  store.Table
+	log    *audit.Log
+	grants Grants
+	now    func() time.Time
+}
+
+// NewService returns the token service; grants loads custom roles.
+func NewService(table store.Table, log *audit.Log, grants Grants) *Service {
+	return &Service{table: table, log: log, grants: grants, now: time.Now}
+}
+
+// Actions are the actions `_access` reports on a token.
+var Actions = []string{"updateTokenName", "updateTokenDescription", "updateTokenRole", "updateTokenCustomRoles",
+	"updateTokenInlineRole", "updateTokenDefaultApiVersion", "resetAccessToken", "deleteAccessToken"}
+
+// patchable maps the fields a token patch may touch to their actions.
+var patchable = map[string]string{
+	"name":              "updateTokenName",
+	"description":       "updateTokenDescription",
+	"role":              "updateTokenRole",
+	"customRoleIds":     "updateTokenCustomRoles",
+	"inlineRole":        "updateTokenInlineRole",
+	"defaultApiVersion": "updateTokenDefaultApiVersion",
+}
+
+// PatchActions returns the actions a JSON patch of a token performs.
+func PatchActions(p patch.Patch) ([]string, error) { return p.Actions(patchable, "an access token") }
+
+// Href is a token's API path.
+func Href(id string) string { return "/api/v2/tokens/" + id }
+
+func resource(t Token) string {
+	owner := t.MemberID
+	if owner == "" {
+		owner = "*"
+	}
+	return "member/" + owner + ":token/" + t.ID
+}
+
+// check validates the rights a token is to hold and that the caller holds
+// them too: nobody makes or raises a token beyond their own rights.
+func (s *Service) check(ctx context.Context, t Token) error {
+	if strings.TrimSpace(t.Name) == "" || len(t.Name) > 256 {
+		return fault.New(fault.Invalid, "field \"name\" must be 1 to 256 characters")
+	}
+	if len(t.Description) > 1024 {
+		return fault.New(fault.Invalid, "field \"description\" must be at most 1024 characters")
+	}
+	if t.Role == "" && len(t.CustomRoleIDs) == 0 && len(t.InlineRole) == 0 {
+		return fault.New(fault.Invalid, "a token needs a \"role\", \"customRoleIds\" or an \"inlineRole\"")
+	}
+	var wanted []policy.Grant
+	if t.Role != "" {
+		g, err := policy.BuiltIn(string(t.Role))
+		if err != nil {
+			return fault.New(fault.Invalid, "field \"role\" must be reader, writer, admin, owner or no_access, not %q", t.Role)
+		}
+		wanted = append(wanted, g)
+	}
+	for i, key := range t.CustomRoleIDs {
+		gs, err := s.grants.Roles(ctx, []string{key})
+		if err != nil {
+			return err
+		}
+		if len(gs) == 0 {
+			return fault.New(fault.Invalid, "field \"customRoleIds\"[%d]: custom role %q does not exist", i, key)
+		}
+		wanted = append(wanted, gs...)
+	}
+	if len(t.InlineRole) > 0 {
+		if err := policy.Validate(t.InlineRole); err != nil {
+			return fault.Wrap(err, fault.Invalid, "field \"inlineRole\": %s", fault.MessageOf(err))
+		}
+		wanted = append(wanted, policy.Grant{RoleName: "inline", Statements: t.InlineRole})
+	}
+	if t.DefaultAPIVersion < 0 {
+		return fault.New(fault.Invalid, "field \"defaultApiVersion\" must be a positive version such as %d", DefaultAPIVersion)
+	}
+	p, _ := identity.From(ctx)
+	holder, ok := p.Rights.(*rights)
+	if !ok {
+		return fault.New(fault.Forbidden, "only an access token can make or change access tokens")
+	}
+	if err := policy.Covers(holder.own, wanted); err != nil {
+		return fault.Wrap(err, fault.Forbidden, "the new token would hold rights the caller does not: %s", fault.MessageOf(err))
+	}
+	return nil
+}
+
+// CreateFor issues a token for the caller: a member token of the caller's
+// member, or a service token that belongs to no member.
+func (s *Service) CreateFor(ctx context.Context, in Input) (Token, string, error) {
+	p, _ := identity.From(ctx)
+	spec := Spec{Name: in.Name, Description: in.Description, Role: identity.Role(in.Role), CustomRoleIDs: in.CustomRoleIDs,
+		InlineRole: in.InlineRole, ServiceToken: in.ServiceToken, DefaultAPIVersion: in.DefaultAPIVersion}
+	if !in.ServiceToken {
+		if p.MemberID == "" {
+			return Token{}, "", fault.New(fault.Invalid, "the caller belongs to no member, so it cannot make a member token: set \"serviceToken\": true")
+		}
+		spec.MemberID = p.MemberID
+	}
+	t, value, writes, err := Issue(spec, p.AccountID, s.now())
+	if err != nil {
+		return Token{}, "", err
+	}
+	if err := s.check(ctx, t); err != nil {
+		return Token{}, "", err
+	}
+	if _, err := s.log.Commit(ctx, CreateChange(t, writes)); err != nil {
+		return Token{}, "", fmt.Errorf("create token %q: %w", t.Name, err)
+	}
+	return t, value, nil
+}
+
+// Get returns one token, with when it was last used.
+func (s *Service) Get(ctx context.Context, id string) (Token, error) {
+	t, err := s.load(ctx, id)
+	if err != nil {
+		return Token{}, err
+	}
+	if it, err := s.table.Get(ctx, lastUsedKey(id)); err == nil {
+		t.LastUsed = decodeLastUsed(it)
+	}
+	return t, nil
+}
+
+func (s *Service) load(ctx context.Context, id string) (Token, error) {
+	if id == "" || len(id) > 64 || strings.ContainsAny(id, "#\x00/") {
+		return Token{}, fault.New(fault.NotFound, "access token %q not found", id)
+	}
+	it, err := s.table.Get(ctx, store.TokenKey(id))
+	if errors.Is(err, store.ErrNotFound) {
+		return Token{}, fault.Wrap(err, fault.NotFound, "access token %q not found", id)
+	}
+	if err != nil {
+		return Token{}, fmt.Errorf("load access token %q: %w", id, err)
+	}
+	return decode(it)
+}
+
+func decode(it store.Item) (Token, error) {
+	var t Token
+	if err := json.Unmarshal(it.Data, &t); err != nil {
+		return Token{}, fmt.Errorf("decode access token %s: %w", it.PK, err)
+	}
+	t.Version = it.Version
+	return t, nil
+}
+
+// List returns the caller's member tokens, or every token with all.
+func (s *Service) List(ctx context.Context, all bool) ([]Token, error) {
+	p, _ := identity.From(ctx)
+	used := map[string]int64{}
+	lq := store.Query{PK: store.MetaKey("").PK, SKPrefix: lastUsedPrefix}
+	for {
+		page, err := s.table.Query(ctx, lq)
+		if err != nil {
+			return nil, fmt.Errorf("list token use: %w", err)
+		}
+		for _, it := range page.Items {
+			used[strings.TrimPrefix(it.SK, lastUsedPrefix)] = decodeLastUsed(it)
+		}
+		if page.Cursor == "" {
+			break
+		}
+		lq.Cursor = page.Cursor
+	}
+	q := store.Query{Index: store.IndexGSI1, PK: store.TokensIndexPK}
+	var out []Token
+	for {
+		page, err := s.table.Query(ctx, q)
+		if err != nil {
+			return nil, fmt.Errorf("list access tokens: %w", err)
+		}
+		for _, it := range page.Items {
+			t, err := decode(it)
+			if err != nil {
+				return nil, err
+			}
+			if all || t.MemberID != "" && t.MemberID == p.MemberID {
+				t.LastUsed = used[t.ID]
+				out = append(out, t)
+			}
+		}
+		if page.Cursor == "" {
+			return out, nil
+		}
+		q.Cursor = page.Cursor
+	}
+}
+
+// Patch changes a token's name, description, rights or default version;
+// its lookup item changes with it, atomically.
+func (s *Service) Patch(ctx context.Context, id string, p patch.Patch) (Token, error) {
+	if _, err := PatchActions(p); err != nil {
+		return Token{}, err
+	}
+	old, err := s.load(ctx, id)
+	if err != nil {
+		return Token{}, err
+	}
+	var next Token
+	if err := p.ApplyTo(old.Public(), &next); err != nil {
+		return Token{}, err
+	}
+	next.ID, next.OwnerID, next.MemberID, next.ServiceToken = old.ID, old.OwnerID, old.MemberID, old.ServiceToken
+	next.CreationDate, next.Expiry, next.Ending, next.Hash = old.CreationDate, old.Expiry, old.Ending, old.Hash
+	next.CustomRoleIDs = nonNil(next.CustomRoleIDs)
+	if err := s.check(ctx, next); err != nil {
+		return Token{}, err
+	}
+	actions := patch.ChangedFields(old.Public(), next.Public(), patchable)
+	if len(actions) == 0 {
+		return old, nil
+	}
+	next.LastModified, next.Version = s.now().UnixMilli(), old.Version+1
+	writes, err := s.writes(ctx, next, store.IfVersion(old.Version))
+	if err != nil {
+		return Token{}, err
+	}
+	_, err = s.log.Commit(ctx, audit.Change{
+		Writes: writes, Kind: "token", Resource: resource(next), Actions: actions,
+		Name: next.Name, Href: Href(id), TitleVerb: "updated the access token", Comment: p.Comment,
+		Previous: old.Public(), Current: next.Public(), Delta: p.Raw,
+	})
+	if errors.Is(err, store.ErrConditionFailed) {
+		return Token{}, fault.Wrap(err, fault.OptimisticLock, "access token %q was changed by another request; read it again and retry", id)
+	}
+	return next, err
+}
+
+// writes stores t and the lookup under its current hash.
+func (s *Service) writes(ctx context.Context, t Token, c store.Cond) ([]store.Write, error) {
+	p, _ := identity.From(ctx)
+	data, err := json.Marshal(t)
+	if err != nil {
+		return nil, fmt.Errorf("encode access token: %w", err)
+	}
+	tk := store.TokenKey(t.ID)
+	gpk, gsk := store.TokenIndexKeys(t.ID)
+	lk, err := t.lookupWrite(p.AccountID, t.Hash, store.IfExists())
+	if err != nil {
+		return nil, err
+	}
+	return []store.Write{store.Put(store.Item{PK: tk.PK, SK: tk.SK, GSI1PK: gpk, GSI1SK: gsk, Version: t.Version, Data: data}, c), lk}, nil
+}
+
+// Delete removes a token; it stops working everywhere within CacheTTL.
+func (s *Service) Delete(ctx context.Context, id string) error {
+	t, err := s.load(ctx, id)
+	if err != nil {
+		return err
+	}
+	_, err = s.log.Commit(ctx, audit.Change{
+		Writes: []store.Write{
+			store.Delete(store.TokenKey(id), store.IfVersion(t.Version)),
+			store.Delete(store.TokenHashKey(t.Hash), store.Cond{}),
+			store.Delete(lastUsedKey(id), store.Cond{}),
+		},
+		Kind: "token", Resource: resource(t), Actions: []string{"deleteAccessToken"},
+		Name: t.Name, Href: Href(id), TitleVerb: "deleted the access token", Previous: t.Public(),
+	})
+	if errors.Is(err, store.ErrConditionFailed) {
+		return fault.Wrap(err, fault.OptimisticLock, "access token %q was changed by another request; try again", id)
+	}
+	return err
+}
+
+// Reset gives a token a new value. The old value stops working at once,
+// or at oldExpiry (Unix ms) when that is in the future.
+func (s *Service) Reset(ctx context.Context, id string, oldExpiry int64) (Token, string, error) {
+	old, err := s.load(ctx, id)
+	if err != nil {
+		return Token{}, "", err
+	}
+	now := s.now()
+	if oldExpiry != 0 && oldExpiry <= now.UnixMilli() {
+		return Token{}, "", fault.New(fault.Invalid, "query parameter \"expiry\" must be a future Unix time in milliseconds")
+	}
+	value := NewValue()
+	next := old
+	next.Hash, next.Ending = Hash(value), value[len(value)-4:]
+	next.LastModified, next.Version = now.UnixMilli(), old.Version+1
+	p, _ := identity.From(ctx)
+	data, err := json.Marshal(next)
+	if err != nil {
+		return Token{}, "", fmt.Errorf("encode access token: %w", err)
+	}
+	tk := store.TokenKey(id)
+	gpk, gsk := store.TokenIndexKeys(id)
+	newLookup, err := next.lookupWrite(p.AccountID, next.Hash, store.IfNotExists())
+	if err != nil {
+		return Token{}, "", err
+	}
+	writes := []store.Write{store.Put(store.Item{PK: tk.PK, SK: tk.SK, GSI1PK: gpk, GSI1SK: gsk, Version: next.Version, Data: data}, store.IfVersion(old.Version)), newLookup}
+	if oldExpiry == 0 {
+		writes = append(writes, store.Delete(store.TokenHashKey(old.Hash), store.Cond{}))
+	} else {
+		grace := old
+		grace.Expiry = oldExpiry
+		w, err := grace.lookupWrite(p.AccountID, old.Hash, store.Cond{})
+		if err != nil {
+			return Token{}, "", err
+		}
+		w.Item.TTL = time.UnixMilli(oldExpiry).Unix() + 1
+		writes = append(writes, w)
+	}
+	_, err = s.log.Commit(ctx, audit.Change{
+		Writes: writes, Kind: "token", Resource: resource(next), Actions: []string{"resetAccessToken"},
+		Name: next.Name, Href: Href(id), TitleVerb: "reset the access token", Previous: old.Public(), Current: next.Public(),
+	})
+	if errors.Is(err, store.ErrConditionFailed) {
+		return Token{}, "", fault.Wrap(err, fault.OptimisticLock, "access token %q was changed by another request; try again", id)
+	}
+	if err != nil {
+		return Token{}, "", err
+	}
+	return next, value, nil
+}
+
+// lastUsedPrefix starts the META items that remember when each token was
+// last used; they live in META so that read-only functions may write them.
+const lastUsedPrefix = "token-last-used#"
+
+func lastUsedKey(id string) store.Key { return store.MetaKey(lastUsedPrefix + id) }
+
+func decodeLastUsed(it store.Item) int64 {
+	var v struct {
+		At int64 `json:"at"`
+	}
+	_ = json.Unmarshal(it.Data, &v)
+	return v.At
+}
+
+// LastUsedInterval bounds how often a token's lastUsed is written.
+const LastUsedInterval = time.Minute
+
+// touch records that token id was used, at most once per LastUsedInterval
+// per process, and never fails the request it rides on.
+func (a *Authenticator) touch(ctx context.Context, id string, now time.Time) {
+	a.mu.Lock()
+	last, seen := a.touched[id]
+	if seen && now.Sub(last) < LastUsedInterval {
+		a.mu.Unlock()
+		return
+	}
+	if len(a.touched) >= maxCached {
+		a.touched = map[string]time.Time{}
+	}
+	a.touched[id] = now
+	a.mu.Unlock()
+	k := lastUsedKey(id)
+	_ = a.table.Put(ctx, store.Item{PK: k.PK, SK: k.SK, Version: 1, Data: []byte(fmt.Sprintf(`{"at":%d}`, now.UnixMilli()))}, store.Cond{})
+}
