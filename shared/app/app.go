@@ -17,11 +17,13 @@ import (
 	"github.com/flagplane/flagplane/shared/endpoints"
 	"github.com/flagplane/flagplane/shared/environment"
 	"github.com/flagplane/flagplane/shared/member"
+	"github.com/flagplane/flagplane/shared/oauth"
 	"github.com/flagplane/flagplane/shared/policy"
 	"github.com/flagplane/flagplane/shared/project"
 	"github.com/flagplane/flagplane/shared/role"
 	"github.com/flagplane/flagplane/shared/store"
 	"github.com/flagplane/flagplane/shared/store/dynamo"
+	"github.com/flagplane/flagplane/shared/team"
 	"github.com/flagplane/flagplane/shared/token"
 )
 
@@ -48,7 +50,8 @@ func New(table store.Table, publisher audit.Publisher, s Settings, logger *slog.
 	projects := project.NewService(table, log)
 	roles := role.NewService(table, log)
 	members := member.NewService(table, log)
-	grants := grantSource{roles: roles, members: members}
+	teams := team.NewService(table, log)
+	grants := grantSource{roles: roles, members: members, teams: teams}
 	authn := token.NewAuthenticator(table, grants)
 	return &App{
 		Table: table,
@@ -59,6 +62,8 @@ func New(table store.Table, publisher audit.Publisher, s Settings, logger *slog.
 			Roles:        roles,
 			Members:      members,
 			Tokens:       token.NewService(table, log, grants, authn),
+			Teams:        teams,
+			OAuth:        oauth.NewService(table, log, members),
 		},
 		Authn:     authn,
 		Publisher: publisher,
@@ -70,6 +75,7 @@ func New(table store.Table, publisher audit.Publisher, s Settings, logger *slog.
 type grantSource struct {
 	roles   *role.Service
 	members *member.Service
+	teams   *team.Service
 }
 
 func (g grantSource) Roles(ctx context.Context, keys []string) ([]policy.Grant, error) {
@@ -81,7 +87,12 @@ func (g grantSource) Member(ctx context.Context, id string) (string, []string, s
 	if err != nil {
 		return "", nil, "", err
 	}
-	return m.Role, m.CustomRoles, m.Email, nil
+	// A member also holds the custom roles of its teams.
+	fromTeams, err := g.teams.RolesOf(ctx, id)
+	if err != nil {
+		return "", nil, "", err
+	}
+	return m.Role, append(append([]string(nil), m.CustomRoles...), fromTeams...), m.Email, nil
 }
 
 // Handler routes the operations of one catalog group, or of all groups when group is "".

@@ -54,6 +54,10 @@ const (
 	roleSK       = "ROLE"
 	rolesIndexPK = "ROLES"
 
+	teamPrefix   = "TEAM#"
+	teamSK       = "TEAM"
+	teamsIndexPK = "TEAMS"
+
 	oauthClientPrefix   = "OAUTHCLIENT#"
 	oauthClientSK       = "OAUTHCLIENT"
 	oauthClientsIndexPK = "OAUTHCLIENTS"
@@ -123,6 +127,15 @@ func RoleIndexKeys(key string) (gsi1pk, gsi1sk string) { return rolesIndexPK, ke
 
 // RolesIndexPK is the GSI1 partition listing all custom roles.
 const RolesIndexPK = rolesIndexPK
+
+// TeamKey is one team, by key.
+func TeamKey(key string) Key { return Key{PK: teamPrefix + key, SK: teamSK} }
+
+// TeamIndexKeys places a team in the list of all teams, ordered by key.
+func TeamIndexKeys(key string) (gsi1pk, gsi1sk string) { return teamsIndexPK, key }
+
+// TeamsIndexPK is the GSI1 partition listing all teams.
+const TeamsIndexPK = teamsIndexPK
 
 // OAuthClientKey is one OAuth 2.0 client, by client id.
 func OAuthClientKey(id string) Key { return Key{PK: oauthClientPrefix + id, SK: oauthClientSK} }

@@ -38,7 +38,8 @@ type Server struct {
 	// Table is the store behind the API, for arranging what the API cannot.
 	Table store.Table
 
-	client *http.Client
+	client   *http.Client
+	settings app.Settings
 }
 
 type config struct {
@@ -81,7 +82,23 @@ func New(tb testing.TB, opts ...Option) *Server {
 			tb.Errorf("close store: %v", err)
 		}
 	})
-	return &Server{URL: hs.URL, Token: adminToken, AccountID: acct.ID, Table: table, client: hs.Client()}
+	return &Server{URL: hs.URL, Token: adminToken, AccountID: acct.ID, Table: table, client: hs.Client(), settings: settings}
+}
+
+// Reopen serves the same store from a second process-like server, with
+// caches of its own: what another Lambda instance would see.
+func (s *Server) Reopen(tb testing.TB) *Server {
+	tb.Helper()
+	logger := slog.New(slog.NewTextHandler(testWriter{tb}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	h, err := app.New(s.Table, audit.Discard{}, s.settings, logger).Handler("")
+	if err != nil {
+		tb.Fatalf("build handler: %v", err)
+	}
+	hs := httptest.NewServer(h)
+	tb.Cleanup(hs.Close)
+	c := *s
+	c.URL, c.client = hs.URL, hs.Client()
+	return &c
 }
 
 // testWriter sends the server's warnings and errors to the test log.
