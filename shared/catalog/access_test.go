@@ -338,6 +338,7 @@ func TestOperationAccessSpotChecks(t *testing.T) {
 		{"postWebhook", "webhook/*", "createWebhook", false},
 		{"patchWebhook", "webhook/{id}", "updateWebhook", true},
 		{"createOAuth2Client", "oauth-client/*", "createOAuthClient", false},
+		{"postOAuthToken", "oauth-client/*", "createOAuthToken", false},
 		{"postAIConfig", "proj/{projectKey}:aiconfig/*", "createAIConfig", false},
 		{"patchAIConfigVariation", "proj/{projectKey}:aiconfig/{configKey}", "updateAIConfigVariation", false},
 		{"putContextKind", "proj/{projectKey}:context-kind/{key}", "updateContextKind", false},

@@ -24,7 +24,8 @@ type Operation struct {
 	Group string
 	// Method is the HTTP method in upper case.
 	Method string
-	// Path is the route pattern with {name} segments, starting with /api/v2.
+	// Path is the route pattern with {name} segments, starting with /api/v2
+	// (Public operations may live elsewhere, e.g. /trust/oauth/token).
 	Path string
 	// Beta operations require the header SVC-API-Version: beta.
 	Beta bool
@@ -43,6 +44,9 @@ type Operation struct {
 	// paths of a JSON patch, the kinds of semantic-patch instructions); the
 	// handler's resource kind supplies them and Action is the fallback.
 	BodyActions bool
+	// Public operations take no access token; the operation authenticates
+	// its caller itself (the OAuth token endpoint checks client credentials).
+	Public bool
 }
 
 // Pattern is the operation's http.ServeMux pattern, e.g. "GET /api/v2/projects".

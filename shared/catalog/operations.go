@@ -183,6 +183,8 @@ var operations = []Operation{
 	{ID: "getOAuthClientById", Group: "oauth-clients", Method: "GET", Path: "/api/v2/oauth/clients/{clientId}", Scope: Read, Resource: "oauth-client/{clientId}"},
 	{ID: "patchOAuthClient", Group: "oauth-clients", Method: "PATCH", Path: "/api/v2/oauth/clients/{clientId}", Scope: Write, Resource: "oauth-client/{clientId}", Action: "updateOAuthClient", BodyActions: true},
 	{ID: "deleteOAuthClient", Group: "oauth-clients", Method: "DELETE", Path: "/api/v2/oauth/clients/{clientId}", Scope: Write, Resource: "oauth-client/{clientId}", Action: "deleteOAuthClient"},
+	// The client_credentials grant (RFC 6749 §4.4): outside /api/v2, authenticated by the client's own credentials.
+	{ID: "postOAuthToken", Group: "oauth-clients", Method: "POST", Path: "/trust/oauth/token", Scope: Write, Public: true, Resource: "oauth-client/*", Action: "createOAuthToken"},
 
 	// members: account members named by approval notify lists and token owners; reference CRUD.
 	{ID: "getMembers", Group: "members", Method: "GET", Path: "/api/v2/members", Scope: Read, Resource: "member/*"},

@@ -13,10 +13,12 @@ import (
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/identity"
 	"github.com/flagplane/flagplane/shared/member"
+	"github.com/flagplane/flagplane/shared/oauth"
 	"github.com/flagplane/flagplane/shared/patch"
 	"github.com/flagplane/flagplane/shared/policy"
 	"github.com/flagplane/flagplane/shared/project"
 	"github.com/flagplane/flagplane/shared/role"
+	"github.com/flagplane/flagplane/shared/team"
 	"github.com/flagplane/flagplane/shared/token"
 )
 
@@ -38,6 +40,8 @@ func BodyActions() map[string]api.BodyActions {
 		"patchCustomRole":  of(role.PatchActions),
 		"patchMember":      of(member.PatchActions),
 		"patchToken":       of(token.PatchActions),
+		"patchTeam":        of(team.PatchActions),
+		"patchOAuthClient": of(oauth.PatchActions),
 	}
 }
 
@@ -82,12 +86,14 @@ type Services struct {
 	Roles        *role.Service
 	Members      *member.Service
 	Tokens       *token.Service
+	OAuth        *oauth.Service
+	Teams        *team.Service
 }
 
 // Handlers returns every built operation's handler, by operation id.
 func Handlers(s Services) map[string]api.Handler {
 	h := map[string]api.Handler{}
-	for _, part := range []map[string]api.Handler{projectHandlers(s), environmentHandlers(s), auditHandlers(s), roleHandlers(s), memberHandlers(s), tokenHandlers(s)} {
+	for _, part := range []map[string]api.Handler{projectHandlers(s), environmentHandlers(s), auditHandlers(s), roleHandlers(s), memberHandlers(s), tokenHandlers(s), oauthHandlers(s), teamHandlers(s)} {
 		for id, fn := range part {
 			h[id] = fn
 		}
