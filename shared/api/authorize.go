@@ -86,16 +86,20 @@ func resourceOf(r *http.Request, op catalog.Operation, body []byte, p identity.P
 	parts := strings.Split(op.Resource, ":")
 	var res policy.Resource
 	var projectKey, envKey string
+	var tagsOf []string
 	for i, part := range parts {
+		tagsOf = nil
 		kind, name, _ := strings.Cut(part, "/")
 		if strings.HasPrefix(name, "{") && strings.HasSuffix(name, "}") {
 			name = r.PathValue(name[1 : len(name)-1])
 		} else if name == "*" && i == len(parts)-1 && len(body) > 0 {
+			// A create names its new resource, and its tags, in the body.
 			var created struct {
-				Key string `json:"key"`
+				Key  string   `json:"key"`
+				Tags []string `json:"tags"`
 			}
 			if json.Unmarshal(body, &created) == nil && created.Key != "" {
-				name = created.Key
+				name, tagsOf = created.Key, created.Tags
 			}
 		}
 		switch kind {
@@ -105,9 +109,9 @@ func resourceOf(r *http.Request, op catalog.Operation, body []byte, p identity.P
 			envKey = name
 		}
 		if i == 0 {
-			res = policy.NewResource(kind, name)
+			res = policy.NewResource(kind, name, tagsOf...)
 		} else {
-			res = res.Child(kind, name)
+			res = res.Child(kind, name, tagsOf...)
 		}
 	}
 	if tu, ok := p.Rights.(TagUser); ok && tu.UsesTags() && tags != nil && projectKey != "" && projectKey != "*" {
@@ -127,12 +131,12 @@ func withTags(ctx context.Context, res policy.Resource, tags Tagger, projectKey,
 	}
 	var out policy.Resource
 	for i, seg := range res.Segments() {
-		var t []string
+		t := seg.Tags // a create's own tags, from its body
 		switch seg.Kind {
 		case "proj":
-			t = pt
+			t = append(t, pt...)
 		case "env":
-			t = et
+			t = append(t, et...)
 		}
 		if i == 0 {
 			out = policy.NewResource(seg.Kind, seg.Key, t...)

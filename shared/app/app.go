@@ -78,7 +78,7 @@ type grantSource struct {
 	teams   *team.Service
 }
 
-func (g grantSource) Roles(ctx context.Context, keys []string) ([]policy.Grant, error) {
+func (g grantSource) Roles(ctx context.Context, keys []string) ([]policy.Grant, bool, error) {
 	return g.roles.Grants(ctx, keys)
 }
 

@@ -99,8 +99,8 @@ func tokenHandlers(s Services) map[string]api.Handler {
 			if err != nil {
 				return err
 			}
-			if p, _ := identity.From(r.Context()); all && p.Role != identity.RoleAdmin && p.Role != identity.RoleOwner {
-				return fault.New(fault.Forbidden, "showAll lists every member's tokens and needs the admin or owner role")
+			if p, _ := identity.From(r.Context()); all && !token.IsAdmin(p) {
+				return fault.New(fault.Forbidden, "showAll lists every member's tokens and needs the admin or owner role, for the token and its member")
 			}
 			list, err := tokens.List(r.Context(), all)
 			if err != nil {

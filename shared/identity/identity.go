@@ -33,8 +33,10 @@ type Principal struct {
 	ServiceToken bool
 	MemberID     string
 	MemberEmail  string
-	Role         Role
-	AccountID    string
+	// MemberRole is the built-in role of the token's member; empty for service tokens.
+	MemberRole Role
+	Role       Role
+	AccountID  string
 	// Rights decides what the caller may do; nil means nothing.
 	Rights Rights
 }

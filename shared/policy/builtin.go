@@ -63,11 +63,14 @@ var shapes = [][]string{
 	{"proj", "env", "holdout"},
 	{"proj", "env", "destination"},
 	{"proj", "env", "integration"},
+	{"proj", "env", "adaptive-trigger"},
 	{"proj", "flag"},
 	{"proj", "release-pipeline"},
 	{"proj", "release-policy"},
 	{"proj", "context-kind"},
-	{"proj", "ai-config"},
+	{"proj", "aiconfig"},
+	{"proj", "ai-model-config"},
+	{"proj", "insight-repository"},
 	{"proj", "metric"},
 	{"proj", "layer"},
 	{"proj", "view"},
@@ -84,6 +87,11 @@ var shapes = [][]string{
 	{"application"},
 	{"code-reference-repository"},
 	{"template"},
+	{"deployment"},
+	{"insight-group"},
+	{"insight"},
+	{"usage"},
+	{"auditlog"},
 }
 
 // accountKinds are the kinds a writer may not manage: who can act, and how.

@@ -169,21 +169,24 @@ func (s *Service) List(ctx context.Context) ([]*Role, error) {
 	}
 }
 
-// Grants returns the grants of the roles with keys, in order. A key whose
-// role was deleted is skipped: losing a role only ever removes rights.
-func (s *Service) Grants(ctx context.Context, keys []string) ([]policy.Grant, error) {
+// Grants returns the grants of the roles with keys, in order, and whether
+// any of them lets its holder read by default (basePermissions reader). A
+// key whose role was deleted is skipped: losing a role only removes rights.
+func (s *Service) Grants(ctx context.Context, keys []string) ([]policy.Grant, bool, error) {
 	out := make([]policy.Grant, 0, len(keys))
+	read := false
 	for _, k := range keys {
 		r, err := s.Get(ctx, k)
 		if fault.Is(err, fault.NotFound) {
 			continue
 		}
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		out = append(out, r.Grant())
+		read = read || r.BasePermissions == "reader"
 	}
-	return out, nil
+	return out, read, nil
 }
 
 // Actions are the actions `_access` reports on a custom role.

@@ -97,7 +97,7 @@ func (s *Service) check(ctx context.Context, t Token) error {
 		wanted = append(wanted, g)
 	}
 	for i, key := range t.CustomRoleIDs {
-		gs, err := s.grants.Roles(ctx, []string{key})
+		gs, _, err := s.grants.Roles(ctx, []string{key})
 		if err != nil {
 			return err
 		}
@@ -121,9 +121,29 @@ func (s *Service) check(ctx context.Context, t Token) error {
 		return fault.New(fault.Forbidden, "only an access token can make or change access tokens")
 	}
 	if err := policy.Covers(holder.own, wanted); err != nil {
-		return fault.Wrap(err, fault.Forbidden, "the new token would hold rights the caller does not: %s", fault.MessageOf(err))
+		return fault.Wrap(err, fault.Forbidden, "the token would hold rights the caller does not: %s", fault.MessageOf(err))
+	}
+	// A member token acts within its member's rights; what it makes (a
+	// service token belongs to no member) must stay within them too.
+	if holder.member != nil {
+		if err := policy.Covers(holder.memberGrants, wanted); err != nil {
+			return fault.Wrap(err, fault.Forbidden, "the token would hold rights the caller's member does not: %s", fault.MessageOf(err))
+		}
 	}
 	return nil
+}
+
+// IsAdmin reports whether the caller acts as an admin or owner: its token's
+// role and, for a member token, its member's role.
+func IsAdmin(p identity.Principal) bool {
+	admin := func(r identity.Role) bool { return r == identity.RoleAdmin || r == identity.RoleOwner }
+	return admin(p.Role) && (p.MemberID == "" || admin(p.MemberRole))
+}
+
+// Visible reports whether the caller may see t: its own member's tokens,
+// or every token for an admin.
+func Visible(p identity.Principal, t Token) bool {
+	return IsAdmin(p) || t.MemberID != "" && t.MemberID == p.MemberID
 }
 
 // CreateFor issues a token for the caller: a member token of the caller's
@@ -151,14 +171,29 @@ func (s *Service) CreateFor(ctx context.Context, in Input) (Token, string, error
 	return t, value, nil
 }
 
-// Get returns one token, with when it was last used.
+// Get returns one token the caller may see, with when it was last used.
 func (s *Service) Get(ctx context.Context, id string) (Token, error) {
 	t, err := s.load(ctx, id)
 	if err != nil {
 		return Token{}, err
 	}
+	if p, _ := identity.From(ctx); !Visible(p, t) {
+		return Token{}, fault.New(fault.NotFound, "access token %q not found", id)
+	}
 	if it, err := s.table.Get(ctx, lastUsedKey(id)); err == nil {
 		t.LastUsed = decodeLastUsed(it)
+	}
+	return t, nil
+}
+
+// loadVisible is load, as not found for tokens the caller may not see.
+func (s *Service) loadVisible(ctx context.Context, id string) (Token, error) {
+	t, err := s.load(ctx, id)
+	if err != nil {
+		return Token{}, err
+	}
+	if p, _ := identity.From(ctx); !Visible(p, t) {
+		return Token{}, fault.New(fault.NotFound, "access token %q not found", id)
 	}
 	return t, nil
 }
@@ -234,7 +269,7 @@ func (s *Service) Patch(ctx context.Context, id string, p patch.Patch) (Token, e
 	if _, err := PatchActions(p); err != nil {
 		return Token{}, err
 	}
-	old, err := s.load(ctx, id)
+	old, err := s.loadVisible(ctx, id)
 	if err != nil {
 		return Token{}, err
 	}
@@ -244,6 +279,7 @@ func (s *Service) Patch(ctx context.Context, id string, p patch.Patch) (Token, e
 	}
 	next.ID, next.OwnerID, next.MemberID, next.ServiceToken = old.ID, old.OwnerID, old.MemberID, old.ServiceToken
 	next.CreationDate, next.Expiry, next.Ending, next.Hash = old.CreationDate, old.Expiry, old.Ending, old.Hash
+	next.GraceHash, next.GraceExpiry = old.GraceHash, old.GraceExpiry
 	next.CustomRoleIDs = nonNil(next.CustomRoleIDs)
 	if err := s.check(ctx, next); err != nil {
 		return Token{}, err
@@ -257,6 +293,18 @@ func (s *Service) Patch(ctx context.Context, id string, p patch.Patch) (Token, e
 	if err != nil {
 		return Token{}, err
 	}
+	if next.GraceHash != "" {
+		// The old value of a reset keeps working until its grace ends, with the token's current rights.
+		grace := next
+		grace.Expiry = next.GraceExpiry
+		p, _ := identity.From(ctx)
+		w, err := grace.lookupWrite(p.AccountID, next.GraceHash, store.Cond{})
+		if err != nil {
+			return Token{}, err
+		}
+		w.Item.TTL = time.UnixMilli(next.GraceExpiry).Unix() + 1
+		writes = append(writes, w)
+	}
 	_, err = s.log.Commit(ctx, audit.Change{
 		Writes: writes, Kind: "token", Resource: resource(next), Actions: actions,
 		Name: next.Name, Href: Href(id), TitleVerb: "updated the access token", Comment: p.Comment,
@@ -266,6 +314,7 @@ func (s *Service) Patch(ctx context.Context, id string, p patch.Patch) (Token, e
 		return Token{}, fault.Wrap(err, fault.OptimisticLock, "access token %q was changed by another request; read it again and retry", id)
 	}
 	s.forget(old.Hash)
+	s.forget(old.GraceHash)
 	return next, err
 }
 
@@ -287,31 +336,40 @@ func (s *Service) writes(ctx context.Context, t Token, c store.Cond) ([]store.Wr
 
 // Delete removes a token; it stops working everywhere within CacheTTL.
 func (s *Service) Delete(ctx context.Context, id string) error {
-	t, err := s.load(ctx, id)
+	t, err := s.loadVisible(ctx, id)
 	if err != nil {
 		return err
 	}
+	writes := []store.Write{
+		store.Delete(store.TokenKey(id), store.IfVersion(t.Version)),
+		store.Delete(store.TokenHashKey(t.Hash), store.Cond{}),
+		store.Delete(lastUsedKey(id), store.Cond{}),
+	}
+	if t.GraceHash != "" {
+		writes = append(writes, store.Delete(store.TokenHashKey(t.GraceHash), store.Cond{}))
+	}
 	_, err = s.log.Commit(ctx, audit.Change{
-		Writes: []store.Write{
-			store.Delete(store.TokenKey(id), store.IfVersion(t.Version)),
-			store.Delete(store.TokenHashKey(t.Hash), store.Cond{}),
-			store.Delete(lastUsedKey(id), store.Cond{}),
-		},
-		Kind: "token", Resource: resource(t), Actions: []string{"deleteAccessToken"},
+		Writes: writes,
+		Kind:   "token", Resource: resource(t), Actions: []string{"deleteAccessToken"},
 		Name: t.Name, Href: Href(id), TitleVerb: "deleted the access token", Previous: t.Public(),
 	})
 	if errors.Is(err, store.ErrConditionFailed) {
 		return fault.Wrap(err, fault.OptimisticLock, "access token %q was changed by another request; try again", id)
 	}
 	s.forget(t.Hash)
+	s.forget(t.GraceHash)
 	return err
 }
 
 // Reset gives a token a new value. The old value stops working at once,
-// or at oldExpiry (Unix ms) when that is in the future.
+// or at oldExpiry (Unix ms) when that is in the future. Only a caller who
+// holds the token's rights may reset it, since the answer carries the value.
 func (s *Service) Reset(ctx context.Context, id string, oldExpiry int64) (Token, string, error) {
-	old, err := s.load(ctx, id)
+	old, err := s.loadVisible(ctx, id)
 	if err != nil {
+		return Token{}, "", err
+	}
+	if err := s.check(ctx, old); err != nil {
 		return Token{}, "", err
 	}
 	now := s.now()
@@ -321,23 +379,23 @@ func (s *Service) Reset(ctx context.Context, id string, oldExpiry int64) (Token,
 	value := NewValue()
 	next := old
 	next.Hash, next.Ending = Hash(value), value[len(value)-4:]
+	next.GraceHash, next.GraceExpiry = "", 0
 	next.LastModified, next.Version = now.UnixMilli(), old.Version+1
 	p, _ := identity.From(ctx)
-	data, err := json.Marshal(next)
-	if err != nil {
-		return Token{}, "", fmt.Errorf("encode access token: %w", err)
-	}
-	tk := store.TokenKey(id)
-	gpk, gsk := store.TokenIndexKeys(id)
 	newLookup, err := next.lookupWrite(p.AccountID, next.Hash, store.IfNotExists())
 	if err != nil {
 		return Token{}, "", err
 	}
-	writes := []store.Write{store.Put(store.Item{PK: tk.PK, SK: tk.SK, GSI1PK: gpk, GSI1SK: gsk, Version: next.Version, Data: data}, store.IfVersion(old.Version)), newLookup}
+	writes := []store.Write{newLookup}
+	if old.GraceHash != "" {
+		// A second reset ends the first one's grace.
+		writes = append(writes, store.Delete(store.TokenHashKey(old.GraceHash), store.Cond{}))
+	}
 	if oldExpiry == 0 {
 		writes = append(writes, store.Delete(store.TokenHashKey(old.Hash), store.Cond{}))
 	} else {
-		grace := old
+		next.GraceHash, next.GraceExpiry = old.Hash, oldExpiry
+		grace := next
 		grace.Expiry = oldExpiry
 		w, err := grace.lookupWrite(p.AccountID, old.Hash, store.Cond{})
 		if err != nil {
@@ -346,6 +404,13 @@ func (s *Service) Reset(ctx context.Context, id string, oldExpiry int64) (Token,
 		w.Item.TTL = time.UnixMilli(oldExpiry).Unix() + 1
 		writes = append(writes, w)
 	}
+	data, err := json.Marshal(next)
+	if err != nil {
+		return Token{}, "", fmt.Errorf("encode access token: %w", err)
+	}
+	tk := store.TokenKey(id)
+	gpk, gsk := store.TokenIndexKeys(id)
+	writes = append([]store.Write{store.Put(store.Item{PK: tk.PK, SK: tk.SK, GSI1PK: gpk, GSI1SK: gsk, Version: next.Version, Data: data}, store.IfVersion(old.Version))}, writes...)
 	_, err = s.log.Commit(ctx, audit.Change{
 		Writes: writes, Kind: "token", Resource: resource(next), Actions: []string{"resetAccessToken"},
 		Name: next.Name, Href: Href(id), TitleVerb: "reset the access token", Previous: old.Public(), Current: next.Public(),
@@ -357,6 +422,7 @@ func (s *Service) Reset(ctx context.Context, id string, oldExpiry int64) (Token,
 		return Token{}, "", err
 	}
 	s.forget(old.Hash)
+	s.forget(old.GraceHash)
 	return next, value, nil
 }
 

@@ -30,7 +30,7 @@ type Token struct {
 	OwnerID           string             `json:"ownerId,omitempty"`
 	MemberID          string             `json:"memberId,omitempty"`
 	Name              string             `json:"name"`
-	Description       string             `json:"description,omitempty"`
+	Description       string             `json:"description"`
 	CreationDate      int64              `json:"creationDate"`
 	LastModified      int64              `json:"lastModified"`
 	Role              identity.Role      `json:"role"`
@@ -42,13 +42,17 @@ type Token struct {
 	Ending            string             `json:"ending"`
 	LastUsed          int64              `json:"lastUsed,omitempty"`
 	// Hash finds the token's lookup item; it never leaves the table (see Public).
-	Hash    string `json:"hash,omitempty"`
-	Version int64  `json:"-"`
+	Hash string `json:"hash,omitempty"`
+	// GraceHash is the previous value's hash while a reset's grace period
+	// (until GraceExpiry, Unix ms) lets it work; changes follow it too.
+	GraceHash   string `json:"graceHash,omitempty"`
+	GraceExpiry int64  `json:"graceExpiry,omitempty"`
+	Version     int64  `json:"-"`
 }
 
 // Public is the token without its hash, for audit entries and responses.
 func (t Token) Public() Token {
-	t.Hash = ""
+	t.Hash, t.GraceHash, t.GraceExpiry = "", "", 0
 	return t
 }
 
@@ -171,8 +175,9 @@ func CreateChange(t Token, writes []store.Write) audit.Change {
 
 // Grants loads what a caller's rights are built from besides the token itself.
 type Grants interface {
-	// Roles returns the grants of the custom roles with keys; missing ones are skipped.
-	Roles(ctx context.Context, keys []string) ([]policy.Grant, error)
+	// Roles returns the grants of the custom roles with keys (missing ones
+	// are skipped) and whether any lets its holder read by default.
+	Roles(ctx context.Context, keys []string) ([]policy.Grant, bool, error)
 	// Member returns a member's built-in role, custom role keys and email,
 	// or an error wrapping fault.NotFound.
 	Member(ctx context.Context, id string) (role string, customRoles []string, email string, err error)
@@ -269,11 +274,11 @@ func (a *Authenticator) resolve(ctx context.Context, rec lookup) (identity.Princ
 		TokenID: rec.ID, TokenName: rec.Name, TokenEnding: rec.Ending, ServiceToken: rec.ServiceToken,
 		MemberID: rec.MemberID, Role: rec.Role, AccountID: rec.AccountID,
 	}
-	grants, err := a.grantsOf(ctx, string(rec.Role), rec.CustomRoleIDs, rec.InlineRole)
+	grants, read, err := a.grantsOf(ctx, string(rec.Role), rec.CustomRoleIDs, rec.InlineRole)
 	if err != nil {
 		return identity.Principal{}, fmt.Errorf("rights of token %s: %w", rec.ID, err)
 	}
-	own, read, tags, err := compile(grants, string(rec.Role))
+	own, tags, err := compile(grants)
 	if err != nil {
 		return identity.Principal{}, fmt.Errorf("rights of token %s: %w", rec.ID, err)
 	}
@@ -286,49 +291,54 @@ func (a *Authenticator) resolve(ctx context.Context, rec lookup) (identity.Princ
 		if err != nil {
 			return identity.Principal{}, fmt.Errorf("member of token %s: %w", rec.ID, err)
 		}
-		mgrants, err := a.grantsOf(ctx, role, custom, nil)
+		mgrants, mread, err := a.grantsOf(ctx, role, custom, nil)
 		if err != nil {
 			return identity.Principal{}, fmt.Errorf("rights of member %s: %w", rec.MemberID, err)
 		}
-		mp, mread, mtags, err := compile(mgrants, role)
+		mp, mtags, err := compile(mgrants)
 		if err != nil {
 			return identity.Principal{}, fmt.Errorf("rights of member %s: %w", rec.MemberID, err)
 		}
-		r.member, r.read, r.tags = mp, r.read && mread, r.tags || mtags
-		p.MemberEmail = email
+		r.member, r.read, r.tags, r.memberGrants = mp, r.read && mread, r.tags || mtags, mgrants
+		p.MemberEmail, p.MemberRole = email, identity.Role(role)
 	}
 	p.Rights = r
 	return p, nil
 }
 
-// grantsOf collects a built-in role, custom roles and inline statements.
-func (a *Authenticator) grantsOf(ctx context.Context, role string, customRoles []string, inline []policy.Statement) ([]policy.Grant, error) {
+// grantsOf collects a built-in role, custom roles and inline statements,
+// and says whether reading is allowed where no statement decides: the
+// built-in role may read, or (with no role, or no_access beside custom
+// roles) a custom role's basePermissions is reader. no_access next to custom
+// roles only means "nothing beyond them", so its deny-all is left out.
+func (a *Authenticator) grantsOf(ctx context.Context, role string, customRoles []string, inline []policy.Statement) ([]policy.Grant, bool, error) {
 	var grants []policy.Grant
-	if role != "" {
+	read := identity.Role(role).CanRead()
+	custom := len(customRoles) > 0 || len(inline) > 0
+	if role != "" && !(role == string(identity.RoleNoAccess) && custom) {
 		g, err := policy.BuiltIn(role)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		grants = append(grants, g)
 	}
 	if len(customRoles) > 0 && a.grants != nil {
-		custom, err := a.grants.Roles(ctx, customRoles)
+		cg, baseRead, err := a.grants.Roles(ctx, customRoles)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
-		grants = append(grants, custom...)
+		grants = append(grants, cg...)
+		read = read || baseRead
 	}
 	if len(inline) > 0 {
 		grants = append(grants, policy.Grant{RoleName: "inline", Statements: inline})
 	}
-	return grants, nil
+	return grants, read, nil
 }
 
-// compile turns grants into a policy; read says whether reading is allowed
-// where no statement decides (a role that may read, or, with no built-in
-// role, any custom or inline grant), tags whether any statement selects by tag.
-func compile(grants []policy.Grant, role string) (pol *policy.Policy, read, tags bool, err error) {
-	read = identity.Role(role).CanRead() || role == "" && len(grants) > 0
+// compile turns grants into a policy and says whether any statement
+// selects resources by tag.
+func compile(grants []policy.Grant) (pol *policy.Policy, tags bool, err error) {
 	for _, g := range grants {
 		for _, st := range g.Statements {
 			for _, spec := range append(append([]string(nil), st.Resources...), st.NotResources...) {
@@ -337,7 +347,7 @@ func compile(grants []policy.Grant, role string) (pol *policy.Policy, read, tags
 		}
 	}
 	pol, err = policy.Compile(grants)
-	return pol, read, tags, err
+	return pol, tags, err
 }
 
 // rights is a caller's compiled policy; a member token's is capped by its
@@ -346,9 +356,9 @@ type rights struct {
 	token, member *policy.Policy
 	read          bool
 	tags          bool
-	// own are the token's own grants, for the check that a token it makes
-	// holds no more than it does.
-	own []policy.Grant
+	// own are the token's own grants, and memberGrants its member's, for the
+	// check that a token it makes holds no more than both.
+	own, memberGrants []policy.Grant
 }
 
 // UsesTags reports whether any statement selects resources by tag, so the

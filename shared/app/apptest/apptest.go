@@ -19,12 +19,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/flagplane/flagplane/shared/account"
 	"github.com/flagplane/flagplane/shared/app"
 	"github.com/flagplane/flagplane/shared/audit"
 	"github.com/flagplane/flagplane/shared/store"
 	"github.com/flagplane/flagplane/shared/store/bolt"
+	"github.com/flagplane/flagplane/shared/token"
 )
 
 // Server is a running flagplane API.
@@ -215,4 +217,35 @@ func (s *Server) MustCreateEnvironment(tb testing.TB, project, key string, extra
 		tb.Fatalf("create environment %q in project %q: status %d: %s", key, project, res.Status, res.Body)
 	}
 	return res.Map(tb)
+}
+
+// MustCreateToken creates an access token through the API with the admin
+// token (POST /api/v2/tokens with body) and returns its id and full value.
+func (s *Server) MustCreateToken(tb testing.TB, body map[string]any) (id, value string) {
+	tb.Helper()
+	res := s.Do(tb, http.MethodPost, "/api/v2/tokens", body)
+	if res.Status != http.StatusCreated {
+		tb.Fatalf("create token %v: status %d: %s", body, res.Status, res.Body)
+	}
+	var t struct {
+		ID    string `json:"_id"`
+		Token string `json:"token"`
+	}
+	res.JSON(tb, &t)
+	return t.ID, t.Token
+}
+
+// MustIssueToken stores a token made from spec straight in the table, for
+// what the API refuses to make: a token of another member, one that has
+// already expired. It returns the token's id and full value.
+func (s *Server) MustIssueToken(tb testing.TB, spec token.Spec) (id, value string) {
+	tb.Helper()
+	t, value, writes, err := token.Issue(spec, s.AccountID, time.Now())
+	if err != nil {
+		tb.Fatalf("issue token %q: %v", spec.Name, err)
+	}
+	if err := s.Table.Transact(context.Background(), writes); err != nil {
+		tb.Fatalf("store token %q: %v", spec.Name, err)
+	}
+	return t.ID, value
 }
