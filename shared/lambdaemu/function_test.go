@@ -98,6 +98,8 @@ func TestInvoke(t *testing.T) {
 	})
 
 	t.Run("an invocation left unanswered fails with Runtime.NoResponse and the environment is reused", func(t *testing.T) {
+		// One instance only: with several, which one answers is up to the pool.
+		f := newFunction(t, "rawruntime", func(c *lambdaemu.Config) { c.MaxInstances = 1 })
 		pid := pidOf(t, f)
 		_, err := invoke(t, f, "noresponse", nil)
 		if fe := functionError(t, err); fe.Type != lambdaemu.TypeNoResponse {

@@ -17,11 +17,12 @@ const MaxSpecifierBytes = 1000
 // well-formed kind (so a new kind needs no code change); this list only lets
 // callers flag a probable typo, see IsKnownKind.
 var knownKinds = []string{
-	"ai-config", "application", "code-reference-repository", "context-kind",
-	"destination", "env", "experiment", "flag", "holdout", "integration",
-	"layer", "member", "metric", "oauth-client", "proj", "relay-proxy-config",
+	"adaptive-trigger", "ai-model-config", "aiconfig", "application", "auditlog",
+	"code-reference-repository", "context-kind", "deployment", "destination", "env",
+	"experiment", "flag", "holdout", "insight", "insight-group", "insight-repository",
+	"integration", "layer", "member", "metric", "oauth-client", "proj", "relay-proxy-config",
 	"release-pipeline", "release-policy", "role", "segment", "service-token",
-	"team", "template", "token", "view", "webhook",
+	"team", "template", "token", "usage", "view", "webhook",
 }
 
 // KnownKinds returns the resource kinds the API uses, sorted.
