@@ -87,6 +87,15 @@ func EnvironmentKey(projectKey, envKey string) Key {
 	return Key{PK: ProjectPartition(projectKey), SK: EnvironmentSKPrefix + envKey}
 }
 
+// FlagSKPrefix starts the sort key of every flag of a project. It sorts
+// before the project's own sort key, so listing environments never reads flags.
+const FlagSKPrefix = "FLAG#"
+
+// FlagKey is one flag of a project, holding its targeting in every environment.
+func FlagKey(projectKey, flagKey string) Key {
+	return Key{PK: ProjectPartition(projectKey), SK: FlagSKPrefix + flagKey}
+}
+
 // AuditKey is one audit log entry.
 func AuditKey(id string) Key { return Key{PK: AuditPK, SK: id} }
 
