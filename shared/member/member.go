@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/flagplane/flagplane/shared/record"
 	"net/mail"
 	"strings"
 	"time"
@@ -175,14 +176,7 @@ func (s *Service) Get(ctx context.Context, id string) (*Member, error) {
 	if environment.ValidKey("id", id) != nil {
 		return nil, fault.New(fault.NotFound, "member %q not found", id)
 	}
-	it, err := s.table.Get(ctx, store.MemberKey(id))
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, fault.Wrap(err, fault.NotFound, "member %q not found", id)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("load member %q: %w", id, err)
-	}
-	return decode(it)
+	return record.Load(ctx, s.table, store.MemberKey(id), fmt.Sprintf("member %q", id), decode)
 }
 
 func decode(it store.Item) (*Member, error) {
@@ -196,25 +190,7 @@ func decode(it store.Item) (*Member, error) {
 
 // List returns every member, ordered by email.
 func (s *Service) List(ctx context.Context) ([]*Member, error) {
-	q := store.Query{Index: store.IndexGSI1, PK: store.MembersIndexPK}
-	var out []*Member
-	for {
-		page, err := s.table.Query(ctx, q)
-		if err != nil {
-			return nil, fmt.Errorf("list members: %w", err)
-		}
-		for _, it := range page.Items {
-			m, err := decode(it)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, m)
-		}
-		if page.Cursor == "" {
-			return out, nil
-		}
-		q.Cursor = page.Cursor
-	}
+	return record.All(ctx, s.table, store.Query{Index: store.IndexGSI1, PK: store.MembersIndexPK}, "members", decode)
 }
 
 // Actions are the actions `_access` reports on a member.

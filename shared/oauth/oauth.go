@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/flagplane/flagplane/shared/record"
 	"net/netip"
 	"net/url"
 	"strings"
@@ -48,8 +49,8 @@ type Client struct {
 	secretHash string
 }
 
-// record is the stored form: the client and the hash of its secret.
-type record struct {
+// stored is the stored form: the client and the hash of its secret.
+type stored struct {
 	Client
 	SecretHash string `json:"secretHash"`
 }
@@ -143,7 +144,7 @@ func isLoopback(host string) bool {
 }
 
 func (c *Client) put(cond store.Cond) (store.Write, error) {
-	data, err := json.Marshal(record{Client: *c, SecretHash: c.secretHash})
+	data, err := json.Marshal(stored{Client: *c, SecretHash: c.secretHash})
 	if err != nil {
 		return store.Write{}, fmt.Errorf("encode OAuth client %q: %w", c.ID, err)
 	}
@@ -153,7 +154,7 @@ func (c *Client) put(cond store.Cond) (store.Write, error) {
 }
 
 func decode(it store.Item) (*Client, error) {
-	var r record
+	var r stored
 	if err := json.Unmarshal(it.Data, &r); err != nil {
 		return nil, fmt.Errorf("decode OAuth client %s: %w", it.PK, err)
 	}
@@ -237,37 +238,12 @@ func (s *Service) Get(ctx context.Context, id string) (*Client, error) {
 	if !validID(id) {
 		return nil, fault.New(fault.NotFound, "OAuth client %q not found", id)
 	}
-	it, err := s.table.Get(ctx, store.OAuthClientKey(id))
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, fault.Wrap(err, fault.NotFound, "OAuth client %q not found", id)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("load OAuth client %q: %w", id, err)
-	}
-	return decode(it)
+	return record.Load(ctx, s.table, store.OAuthClientKey(id), fmt.Sprintf("OAuth client %q", id), decode)
 }
 
 // List returns every client, ordered by id.
 func (s *Service) List(ctx context.Context) ([]*Client, error) {
-	q := store.Query{Index: store.IndexGSI1, PK: store.OAuthClientsIndexPK}
-	var out []*Client
-	for {
-		page, err := s.table.Query(ctx, q)
-		if err != nil {
-			return nil, fmt.Errorf("list OAuth clients: %w", err)
-		}
-		for _, it := range page.Items {
-			c, err := decode(it)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, c)
-		}
-		if page.Cursor == "" {
-			return out, nil
-		}
-		q.Cursor = page.Cursor
-	}
+	return record.All(ctx, s.table, store.Query{Index: store.IndexGSI1, PK: store.OAuthClientsIndexPK}, "OAuth clients", decode)
 }
 
 // Actions are the actions `_access` reports on an OAuth client.

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/flagplane/flagplane/shared/record"
 	"slices"
 	"sort"
 	"strings"
@@ -202,14 +203,7 @@ func (s *Service) load(ctx context.Context, key string) (*Project, error) {
 		// No such key can exist; answering here keeps odd input away from the store.
 		return nil, fault.New(fault.NotFound, "project %q not found", key)
 	}
-	it, err := s.table.Get(ctx, store.ProjectKey(key))
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, fault.Wrap(err, fault.NotFound, "project %q not found", key)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("load project %q: %w", key, err)
-	}
-	return decode(it)
+	return record.Load(ctx, s.table, store.ProjectKey(key), fmt.Sprintf("project %q", key), decode)
 }
 
 func decode(it store.Item) (*Project, error) {
@@ -259,26 +253,15 @@ func (s *Service) List(ctx context.Context, q ListQuery) (ListResult, error) {
 	if err != nil {
 		return ListResult{}, err
 	}
-	sq := store.Query{Index: store.IndexGSI1, PK: store.ProjectsIndexPK}
+	stored, err := record.All(ctx, s.table, store.Query{Index: store.IndexGSI1, PK: store.ProjectsIndexPK}, "projects", decode)
+	if err != nil {
+		return ListResult{}, err
+	}
 	var all []*Project
-	for {
-		page, err := s.table.Query(ctx, sq)
-		if err != nil {
-			return ListResult{}, fmt.Errorf("list projects: %w", err)
+	for _, p := range stored {
+		if !p.Deleting && match(p) {
+			all = append(all, p)
 		}
-		for _, it := range page.Items {
-			p, err := decode(it)
-			if err != nil {
-				return ListResult{}, err
-			}
-			if !p.Deleting && match(p) {
-				all = append(all, p)
-			}
-		}
-		if page.Cursor == "" {
-			break
-		}
-		sq.Cursor = page.Cursor
 	}
 	sort.SliceStable(all, func(i, j int) bool {
 		for _, k := range order {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/flagplane/flagplane/shared/record"
 	"time"
 
 	"github.com/flagplane/flagplane/shared/audit"
@@ -127,14 +128,7 @@ func (s *Service) Get(ctx context.Context, key string) (*Role, error) {
 	if environment.ValidKey("customRoleKey", key) != nil {
 		return nil, fault.New(fault.NotFound, "custom role %q not found", key)
 	}
-	it, err := s.table.Get(ctx, store.RoleKey(key))
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, fault.Wrap(err, fault.NotFound, "custom role %q not found", key)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("load custom role %q: %w", key, err)
-	}
-	return decode(it)
+	return record.Load(ctx, s.table, store.RoleKey(key), fmt.Sprintf("custom role %q", key), decode)
 }
 
 func decode(it store.Item) (*Role, error) {
@@ -148,25 +142,7 @@ func decode(it store.Item) (*Role, error) {
 
 // List returns every role, ordered by key.
 func (s *Service) List(ctx context.Context) ([]*Role, error) {
-	q := store.Query{Index: store.IndexGSI1, PK: store.RolesIndexPK}
-	var out []*Role
-	for {
-		page, err := s.table.Query(ctx, q)
-		if err != nil {
-			return nil, fmt.Errorf("list custom roles: %w", err)
-		}
-		for _, it := range page.Items {
-			r, err := decode(it)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, r)
-		}
-		if page.Cursor == "" {
-			return out, nil
-		}
-		q.Cursor = page.Cursor
-	}
+	return record.All(ctx, s.table, store.Query{Index: store.IndexGSI1, PK: store.RolesIndexPK}, "custom roles", decode)
 }
 
 // Grants returns the grants of the roles with keys, in order, and whether

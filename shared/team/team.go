@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/flagplane/flagplane/shared/record"
 	"slices"
 	"time"
 
@@ -133,14 +134,7 @@ func (s *Service) Get(ctx context.Context, key string) (*Team, error) {
 	if environment.ValidKey("teamKey", key) != nil {
 		return nil, fault.New(fault.NotFound, "team %q not found", key)
 	}
-	it, err := s.table.Get(ctx, store.TeamKey(key))
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, fault.Wrap(err, fault.NotFound, "team %q not found", key)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("load team %q: %w", key, err)
-	}
-	return decode(it)
+	return record.Load(ctx, s.table, store.TeamKey(key), fmt.Sprintf("team %q", key), decode)
 }
 
 func decode(it store.Item) (*Team, error) {
@@ -154,25 +148,7 @@ func decode(it store.Item) (*Team, error) {
 
 // List returns every team, ordered by key.
 func (s *Service) List(ctx context.Context) ([]*Team, error) {
-	q := store.Query{Index: store.IndexGSI1, PK: store.TeamsIndexPK}
-	var out []*Team
-	for {
-		page, err := s.table.Query(ctx, q)
-		if err != nil {
-			return nil, fmt.Errorf("list teams: %w", err)
-		}
-		for _, it := range page.Items {
-			t, err := decode(it)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, t)
-		}
-		if page.Cursor == "" {
-			return out, nil
-		}
-		q.Cursor = page.Cursor
-	}
+	return record.All(ctx, s.table, store.Query{Index: store.IndexGSI1, PK: store.TeamsIndexPK}, "teams", decode)
 }
 
 // RolesOf returns the custom role keys a member holds through its teams.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/flagplane/flagplane/shared/record"
 	"strings"
 	"time"
 
@@ -202,14 +203,7 @@ func (s *Service) load(ctx context.Context, id string) (Token, error) {
 	if id == "" || len(id) > 64 || strings.ContainsAny(id, "#\x00/") {
 		return Token{}, fault.New(fault.NotFound, "access token %q not found", id)
 	}
-	it, err := s.table.Get(ctx, store.TokenKey(id))
-	if errors.Is(err, store.ErrNotFound) {
-		return Token{}, fault.Wrap(err, fault.NotFound, "access token %q not found", id)
-	}
-	if err != nil {
-		return Token{}, fmt.Errorf("load access token %q: %w", id, err)
-	}
-	return decode(it)
+	return record.Load(ctx, s.table, store.TokenKey(id), fmt.Sprintf("access token %q", id), decode)
 }
 
 func decode(it store.Item) (Token, error) {
@@ -224,43 +218,26 @@ func decode(it store.Item) (Token, error) {
 // List returns the caller's member tokens, or every token with all.
 func (s *Service) List(ctx context.Context, all bool) ([]Token, error) {
 	p, _ := identity.From(ctx)
+	uses, err := record.All(ctx, s.table, store.Query{PK: store.MetaKey("").PK, SKPrefix: lastUsedPrefix}, "token use", func(it store.Item) (store.Item, error) { return it, nil })
+	if err != nil {
+		return nil, err
+	}
 	used := map[string]int64{}
-	lq := store.Query{PK: store.MetaKey("").PK, SKPrefix: lastUsedPrefix}
-	for {
-		page, err := s.table.Query(ctx, lq)
-		if err != nil {
-			return nil, fmt.Errorf("list token use: %w", err)
-		}
-		for _, it := range page.Items {
-			used[strings.TrimPrefix(it.SK, lastUsedPrefix)] = decodeLastUsed(it)
-		}
-		if page.Cursor == "" {
-			break
-		}
-		lq.Cursor = page.Cursor
+	for _, it := range uses {
+		used[strings.TrimPrefix(it.SK, lastUsedPrefix)] = decodeLastUsed(it)
 	}
-	q := store.Query{Index: store.IndexGSI1, PK: store.TokensIndexPK}
+	stored, err := record.All(ctx, s.table, store.Query{Index: store.IndexGSI1, PK: store.TokensIndexPK}, "access tokens", decode)
+	if err != nil {
+		return nil, err
+	}
 	var out []Token
-	for {
-		page, err := s.table.Query(ctx, q)
-		if err != nil {
-			return nil, fmt.Errorf("list access tokens: %w", err)
+	for _, t := range stored {
+		if all || t.MemberID != "" && t.MemberID == p.MemberID {
+			t.LastUsed = used[t.ID]
+			out = append(out, t)
 		}
-		for _, it := range page.Items {
-			t, err := decode(it)
-			if err != nil {
-				return nil, err
-			}
-			if all || t.MemberID != "" && t.MemberID == p.MemberID {
-				t.LastUsed = used[t.ID]
-				out = append(out, t)
-			}
-		}
-		if page.Cursor == "" {
-			return out, nil
-		}
-		q.Cursor = page.Cursor
 	}
+	return out, nil
 }
 
 // Patch changes a token's name, description, rights or default version;
