@@ -10,7 +10,7 @@ type Resources struct {
 }
 
 // EnvWebhookQueueURL names the webhook dispatch queue for the functions.
-const EnvWebhookQueueURL = "FLAGPLANE_WEBHOOK_QUEUE_URL"
+const EnvWebhookQueueURL = app.EnvWebhookQueueURL
 
 // FunctionEnv is the environment every function gets, in AWS (set by the
 // stack) and in the end-to-end harness alike. Endpoints and credentials are

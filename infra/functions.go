@@ -59,9 +59,14 @@ type Worker struct {
 //	{Name: "outbox-sweep", Schedule: "rate(5 minutes)", Access: ReadWrite, PublishesWebhooks: true},
 //	{Name: "usage-rollup", Schedule: "rate(1 hour)", Access: ReadWrite},
 //
-// It is empty until those functions exist: the stack never deploys a
-// placeholder.
-var workers = []Worker{}
+// Only functions that exist are listed: the stack never deploys a placeholder.
+var workers = []Worker{
+	// Fans committed changes out to webhooks and delivers them; it writes
+	// delivery attempts and sends per-webhook messages back to the queue.
+	{Name: "webhook-delivery", ConsumesWebhookQueue: true, Access: ReadWrite, PublishesWebhooks: true},
+	// Re-sends outbox records a crash left between commit and hand-off.
+	{Name: "outbox-sweep", Schedule: "rate(1 minute)", Access: ReadWrite, PublishesWebhooks: true},
+}
 
 // Workers returns the functions that are not API groups.
 func Workers() []Worker { return append([]Worker(nil), workers...) }

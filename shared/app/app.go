@@ -6,16 +6,21 @@ package app
 import (
 	"context"
 	"fmt"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/flagplane/flagplane/shared/webhook/sqsqueue"
 	"log/slog"
 	"net/http"
 	"os"
 	"strconv"
+	"time"
 
 	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/audit"
 	"github.com/flagplane/flagplane/shared/catalog"
 	"github.com/flagplane/flagplane/shared/endpoints"
 	"github.com/flagplane/flagplane/shared/environment"
+	"github.com/flagplane/flagplane/shared/evaluation"
 	"github.com/flagplane/flagplane/shared/member"
 	"github.com/flagplane/flagplane/shared/oauth"
 	"github.com/flagplane/flagplane/shared/policy"
@@ -25,6 +30,7 @@ import (
 	"github.com/flagplane/flagplane/shared/store/dynamo"
 	"github.com/flagplane/flagplane/shared/team"
 	"github.com/flagplane/flagplane/shared/token"
+	"github.com/flagplane/flagplane/shared/webhook"
 )
 
 // Settings are the options shared by every way of running.
@@ -33,6 +39,9 @@ type Settings struct {
 	Approvals bool
 	// AccountID is stamped on audit entries; when empty the caller's token supplies it.
 	AccountID string
+	// AllowPrivateWebhooks lets webhooks reach loopback and private
+	// addresses: local mode and tests; never in AWS unless asked.
+	AllowPrivateWebhooks bool
 }
 
 // App holds the wired services.
@@ -63,7 +72,9 @@ func New(table store.Table, publisher audit.Publisher, s Settings, logger *slog.
 			Members:      members,
 			Tokens:       token.NewService(table, log, grants, authn),
 			Teams:        teams,
+			Webhooks:     webhook.NewService(table, log, webhook.Guard{AllowPrivate: s.AllowPrivateWebhooks}),
 			OAuth:        oauth.NewService(table, log, members),
+			Evaluation:   evaluation.NewService(table),
 		},
 		Authn:     authn,
 		Publisher: publisher,
@@ -127,11 +138,13 @@ func (a *App) Handler(group string) (http.Handler, error) {
 const (
 	EnvTable     = "FLAGPLANE_TABLE"
 	EnvApprovals = "FLAGPLANE_APPROVALS"
+	// EnvAllowPrivateWebhooks lets webhooks reach private addresses (default false).
+	EnvAllowPrivateWebhooks = "FLAGPLANE_WEBHOOKS_ALLOW_PRIVATE"
 )
 
 // SettingsFromEnv reads the shared settings from the environment.
 func SettingsFromEnv() (Settings, error) {
-	s := Settings{Approvals: true}
+	s := Settings{Approvals: true, AllowPrivateWebhooks: os.Getenv(EnvAllowPrivateWebhooks) == "true"}
 	if raw := os.Getenv(EnvApprovals); raw != "" {
 		b, err := strconv.ParseBool(raw)
 		if err != nil {
@@ -156,18 +169,65 @@ func DynamoFromEnv(ctx context.Context) (store.Table, error) {
 	return dynamo.New(client, name, dynamo.Options{})
 }
 
-// LambdaHandler is what a group's function serves: the group's routes over
-// the DynamoDB table. Outbox records are handed to no queue yet; the
-// webhook issue replaces the publisher.
-func LambdaHandler(ctx context.Context, group string) (http.Handler, error) {
+// EnvWebhookQueueURL names the webhook dispatch queue; functions that
+// change things hand their outbox records to it.
+const EnvWebhookQueueURL = "FLAGPLANE_WEBHOOK_QUEUE_URL"
+
+// FromEnv wires the services over the DynamoDB table for a Lambda
+// function. With a webhook queue in the environment, committed changes are
+// handed to it; a function without one changes nothing that needs it.
+func FromEnv(ctx context.Context) (*App, *sqsqueue.Queue, error) {
 	s, err := SettingsFromEnv()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	table, err := DynamoFromEnv(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	logger := slog.New(slog.NewJSONHandler(os.Stderr, nil))
-	return New(table, audit.Discard{}, s, logger).Handler(group)
+	var publisher audit.Publisher = audit.Discard{}
+	var queue *sqsqueue.Queue
+	if url := os.Getenv(EnvWebhookQueueURL); url != "" {
+		cfg, err := config.LoadDefaultConfig(ctx)
+		if err != nil {
+			return nil, nil, fmt.Errorf("aws config: %w", err)
+		}
+		queue = sqsqueue.New(sqs.NewFromConfig(cfg), url)
+		publisher = webhook.Publisher{Queue: queue}
+	}
+	return New(table, publisher, s, logger), queue, nil
+}
+
+// LambdaHandler is what a group's function serves: the group's routes.
+func LambdaHandler(ctx context.Context, group string) (http.Handler, error) {
+	a, _, err := FromEnv(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return a.Handler(group)
+}
+
+// Dispatcher delivers webhooks for a, sending follow-up messages to queue.
+func (a *App) Dispatcher(queue webhook.Queue, allowPrivate bool) *webhook.Dispatcher {
+	return webhook.NewDispatcher(a.Table, a.Services.Webhooks, a.Services.Audit, queue,
+		webhook.Guard{AllowPrivate: allowPrivate}, endpoints.EntryPayload)
+}
+
+// Delivery settings of local mode.
+const (
+	// LocalWebhookAttempts is how many tries a delivery gets before its dead letter.
+	LocalWebhookAttempts = 5
+	localWebhookWorkers  = 8
+)
+
+// NewWithMemoryQueue wires the services with webhook delivery through an
+// in-process queue (local mode): every committed change is fanned out to
+// its webhooks and delivered with retries, by the same dispatcher the
+// SQS-triggered function runs. backoff is the wait after the n-th failure.
+func NewWithMemoryQueue(table store.Table, s Settings, logger *slog.Logger, attempts int, backoff func(int) time.Duration) (*App, *webhook.MemoryQueue) {
+	queue := webhook.NewMemoryQueue(attempts, localWebhookWorkers, backoff)
+	a := New(table, webhook.Publisher{Queue: queue}, s, logger)
+	queue.Start(a.Dispatcher(queue, s.AllowPrivateWebhooks).Handle)
+	return a, queue
 }

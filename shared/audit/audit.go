@@ -145,6 +145,14 @@ func New(table store.Table, publisher Publisher, accountID string, logger *slog.
 	return &Log{table: table, publisher: publisher, accountID: accountID, now: time.Now, log: logger}
 }
 
+// SetAccountID sets the account stamped on entries, once the account is
+// known (the local server wires the log before it bootstraps the account).
+func (l *Log) SetAccountID(id string) {
+	l.mu.Lock()
+	l.accountID = id
+	l.mu.Unlock()
+}
+
 // Commit writes the change, its entry and its outbox record atomically, then
 // publishes the record. A failed condition of one of the change's writes is
 // returned as the store's error (a *store.TxError naming it).
@@ -195,9 +203,12 @@ func (l *Log) entry(ctx context.Context, c Change, now time.Time) (Entry, error)
 	if err != nil {
 		return Entry{}, err
 	}
+	l.mu.Lock()
+	accountID := l.accountID
+	l.mu.Unlock()
 	e := Entry{
 		ID:        id,
-		AccountID: l.accountID,
+		AccountID: accountID,
 		Date:      now.UnixMilli(),
 		Kind:      c.Kind,
 		Name:      c.Name,
@@ -285,4 +296,38 @@ func NewID(t time.Time) (string, error) {
 		return "", fmt.Errorf("new audit id: %w", err)
 	}
 	return fmt.Sprintf("%012x%s", t.UnixMilli(), hex.EncodeToString(rnd[:])), nil
+}
+
+// Sweep hands to the queue every outbox record older than olderThan — the
+// changes whose hand-off failed or never ran (a crash between commit and
+// enqueue) — and drops each once handed over. It returns how many it sent.
+// Running it twice, or while a hand-off is in flight, only sends a record
+// again, and deliveries carry ids receivers use to drop duplicates.
+func (l *Log) Sweep(ctx context.Context, olderThan time.Duration) (int, error) {
+	cutoff := fmt.Sprintf("%012x", l.now().Add(-olderThan).UnixMilli())
+	q := store.Query{PK: store.OutboxPK, SKTo: cutoff, Limit: 100}
+	sent := 0
+	for {
+		page, err := l.table.Query(ctx, q)
+		if err != nil {
+			return sent, fmt.Errorf("sweep outbox: %w", err)
+		}
+		for _, it := range page.Items {
+			var rec Outbox
+			if err := json.Unmarshal(it.Data, &rec); err != nil {
+				return sent, fmt.Errorf("decode outbox record %s: %w", it.SK, err)
+			}
+			if err := l.publisher.Publish(ctx, rec); err != nil {
+				return sent, fmt.Errorf("re-send outbox record %s: %w", it.SK, err)
+			}
+			if err := l.table.Delete(ctx, it.Key(), store.Cond{}); err != nil {
+				return sent, fmt.Errorf("drop outbox record %s: %w", it.SK, err)
+			}
+			sent++
+		}
+		if page.Cursor == "" {
+			return sent, nil
+		}
+		q.Cursor = page.Cursor
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/audit"
 	"github.com/flagplane/flagplane/shared/environment"
+	"github.com/flagplane/flagplane/shared/evaluation"
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/identity"
 	"github.com/flagplane/flagplane/shared/member"
@@ -20,6 +21,7 @@ import (
 	"github.com/flagplane/flagplane/shared/role"
 	"github.com/flagplane/flagplane/shared/team"
 	"github.com/flagplane/flagplane/shared/token"
+	"github.com/flagplane/flagplane/shared/webhook"
 )
 
 // BodyActions returns, by operation id, how each JSON-patch update's
@@ -41,6 +43,7 @@ func BodyActions() map[string]api.BodyActions {
 		"patchMember":      of(member.PatchActions),
 		"patchToken":       of(token.PatchActions),
 		"patchTeam":        of(team.PatchActions),
+		"patchWebhook":     of(webhook.PatchActions),
 		"patchOAuthClient": of(oauth.PatchActions),
 	}
 }
@@ -88,12 +91,14 @@ type Services struct {
 	Tokens       *token.Service
 	OAuth        *oauth.Service
 	Teams        *team.Service
+	Webhooks     *webhook.Service
+	Evaluation   *evaluation.Service
 }
 
 // Handlers returns every built operation's handler, by operation id.
 func Handlers(s Services) map[string]api.Handler {
 	h := map[string]api.Handler{}
-	for _, part := range []map[string]api.Handler{projectHandlers(s), environmentHandlers(s), auditHandlers(s), roleHandlers(s), memberHandlers(s), tokenHandlers(s), oauthHandlers(s), teamHandlers(s)} {
+	for _, part := range []map[string]api.Handler{projectHandlers(s), environmentHandlers(s), auditHandlers(s), roleHandlers(s), memberHandlers(s), tokenHandlers(s), oauthHandlers(s), teamHandlers(s), webhookHandlers(s), evaluateHandlers(s)} {
 		for id, fn := range part {
 			h[id] = fn
 		}

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/flagplane/flagplane/shared/account"
-	"github.com/flagplane/flagplane/shared/audit"
 	"github.com/flagplane/flagplane/shared/store/bolt"
+	"github.com/flagplane/flagplane/shared/webhook"
 )
 
 // LocalConfig configures the all-in-one local server.
@@ -38,16 +38,19 @@ func RunLocal(ctx context.Context, cfg LocalConfig, logger *slog.Logger) error {
 		return err
 	}
 	defer table.Close()
-	publisher := audit.Discard{}
-	acct, adminToken, err := account.Bootstrap(ctx, table, publisher, logger)
+	cfg.Settings.AllowPrivateWebhooks = true
+	a, queue := app.NewWithMemoryQueue(table, cfg.Settings, logger, app.LocalWebhookAttempts, webhook.Backoff)
+	defer queue.Close()
+	acct, adminToken, err := account.Bootstrap(ctx, table, a.Publisher, logger)
 	if err != nil {
 		return err
 	}
 	if adminToken != "" {
 		fmt.Fprintf(cfg.Out, "\nflagplane created an admin access token. It is shown only this once; keep it:\n\n    %s\n\n", adminToken)
 	}
-	cfg.Settings.AccountID = acct.ID
-	h, err := app.New(table, publisher, cfg.Settings, logger).Handler("")
+	a.Services.Audit.SetAccountID(acct.ID)
+	go sweepOutbox(ctx, a, logger)
+	h, err := a.Handler("")
 	if err != nil {
 		return err
 	}
@@ -80,4 +83,23 @@ func RunLocal(ctx context.Context, cfg LocalConfig, logger *slog.Logger) error {
 		return fmt.Errorf("shut down: %w", err)
 	}
 	return nil
+}
+
+// sweepOutbox re-sends, every half minute, changes whose hand-off to the
+// delivery queue never happened (the process stopped in between).
+func sweepOutbox(ctx context.Context, a *app.App, logger *slog.Logger) {
+	tick := time.NewTicker(30 * time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			if n, err := a.Services.Audit.Sweep(ctx, time.Minute); err != nil {
+				logger.Warn("outbox sweep failed", "error", err.Error())
+			} else if n > 0 {
+				logger.Info("outbox sweep re-sent changes", "count", n)
+			}
+		}
+	}
 }

@@ -54,6 +54,10 @@ const (
 	roleSK       = "ROLE"
 	rolesIndexPK = "ROLES"
 
+	webhookPrefix   = "WEBHOOK#"
+	webhookSK       = "WEBHOOK"
+	webhooksIndexPK = "WEBHOOKS"
+
 	teamPrefix   = "TEAM#"
 	teamSK       = "TEAM"
 	teamsIndexPK = "TEAMS"
@@ -136,6 +140,19 @@ func RoleIndexKeys(key string) (gsi1pk, gsi1sk string) { return rolesIndexPK, ke
 
 // RolesIndexPK is the GSI1 partition listing all custom roles.
 const RolesIndexPK = rolesIndexPK
+
+// WebhookKey is one webhook, by id.
+func WebhookKey(id string) Key { return Key{PK: webhookPrefix + id, SK: webhookSK} }
+
+// WebhookIndexKeys places a webhook in the list of all webhooks, ordered by id.
+func WebhookIndexKeys(id string) (gsi1pk, gsi1sk string) { return webhooksIndexPK, id }
+
+// WebhooksIndexPK is the GSI1 partition listing all webhooks.
+const WebhooksIndexPK = webhooksIndexPK
+
+// DeliveryPK is the partition of one webhook's delivery attempts; sort
+// keys start with the zero-padded Unix ms time, so they list by time.
+func DeliveryPK(webhookID string) string { return "WEBHOOKLOG#" + webhookID }
 
 // TeamKey is one team, by key.
 func TeamKey(key string) Key { return Key{PK: teamPrefix + key, SK: teamSK} }

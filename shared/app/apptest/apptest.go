@@ -27,6 +27,7 @@ import (
 	"github.com/flagplane/flagplane/shared/store"
 	"github.com/flagplane/flagplane/shared/store/bolt"
 	"github.com/flagplane/flagplane/shared/token"
+	"github.com/flagplane/flagplane/shared/webhook"
 )
 
 // Server is a running flagplane API.
@@ -42,11 +43,18 @@ type Server struct {
 
 	client   *http.Client
 	settings app.Settings
+	// Queue is the delivery queue of WithWebhookDelivery, else nil.
+	Queue *webhook.MemoryQueue
 }
 
 type config struct {
 	approvals bool
+	webhooks  bool
 }
+
+// WithWebhookDelivery delivers webhooks through the in-process queue, with
+// retries 10 ms apart and loopback receivers allowed; see Server.Queue.
+func WithWebhookDelivery() Option { return func(c *config) { c.webhooks = true } }
 
 // Option changes how New sets the server up.
 type Option func(*config)
@@ -71,8 +79,14 @@ func New(tb testing.TB, opts ...Option) *Server {
 		table.Close()
 		tb.Fatalf("bootstrap account: %v", err)
 	}
-	settings := app.Settings{Approvals: cfg.approvals, AccountID: acct.ID}
-	h, err := app.New(table, audit.Discard{}, settings, logger).Handler("")
+	settings := app.Settings{Approvals: cfg.approvals, AccountID: acct.ID, AllowPrivateWebhooks: cfg.webhooks}
+	a := app.New(table, audit.Discard{}, settings, logger)
+	var queue *webhook.MemoryQueue
+	if cfg.webhooks {
+		a, queue = app.NewWithMemoryQueue(table, settings, logger, app.LocalWebhookAttempts, func(int) time.Duration { return 10 * time.Millisecond })
+		tb.Cleanup(queue.Close)
+	}
+	h, err := a.Handler("")
 	if err != nil {
 		table.Close()
 		tb.Fatalf("build handler: %v", err)
@@ -84,7 +98,7 @@ func New(tb testing.TB, opts ...Option) *Server {
 			tb.Errorf("close store: %v", err)
 		}
 	})
-	return &Server{URL: hs.URL, Token: adminToken, AccountID: acct.ID, Table: table, client: hs.Client(), settings: settings}
+	return &Server{URL: hs.URL, Token: adminToken, AccountID: acct.ID, Table: table, client: hs.Client(), settings: settings, Queue: queue}
 }
 
 // Reopen serves the same store from a second process-like server, with

@@ -1,0 +1,276 @@
+// Package webhook holds webhooks: where changes are delivered, which
+// changes (policy statements over the audit entry's accesses), and how
+// deliveries are signed, retried and recorded.
+package webhook
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/flagplane/flagplane/shared/audit"
+	"github.com/flagplane/flagplane/shared/environment"
+	"github.com/flagplane/flagplane/shared/fault"
+	"github.com/flagplane/flagplane/shared/patch"
+	"github.com/flagplane/flagplane/shared/policy"
+	"github.com/flagplane/flagplane/shared/record"
+	"github.com/flagplane/flagplane/shared/store"
+)
+
+// Webhook is one webhook as stored. The secret is kept as is: signing
+// needs it (DynamoDB encrypts it at rest); responses mask it after creation.
+type Webhook struct {
+	ID           string             `json:"_id"`
+	Name         string             `json:"name"`
+	URL          string             `json:"url"`
+	Secret       string             `json:"secret"`
+	Sign         bool               `json:"sign"`
+	On           bool               `json:"on"`
+	Statements   []policy.Statement `json:"statements"`
+	Tags         []string           `json:"tags"`
+	CreationDate int64              `json:"_creationDate"`
+	Version      int64              `json:"-"`
+}
+
+// Input is the body of a create request.
+type Input struct {
+	URL        *string            `json:"url"`
+	Sign       *bool              `json:"sign"`
+	On         *bool              `json:"on"`
+	Name       string             `json:"name"`
+	Secret     string             `json:"secret"`
+	Statements []policy.Statement `json:"statements"`
+	Tags       []string           `json:"tags"`
+}
+
+// Actions are the actions `_access` reports on a webhook.
+var Actions = []string{"updateName", "updateUrl", "updateOn", "updateSign", "updateSecret", "updateStatements", "updateTags", "deleteWebhook"}
+
+var patchable = map[string]string{
+	"name":       "updateName",
+	"url":        "updateUrl",
+	"on":         "updateOn",
+	"sign":       "updateSign",
+	"secret":     "updateSecret",
+	"statements": "updateStatements",
+	"tags":       "updateTags",
+}
+
+// PatchActions returns the actions a JSON patch of a webhook performs.
+func PatchActions(p patch.Patch) ([]string, error) { return p.Actions(patchable, "a webhook") }
+
+// Href is a webhook's API path.
+func Href(id string) string { return "/api/v2/webhooks/" + id }
+
+func resource(id string) string { return "webhook/" + id }
+
+// newSecret returns a strong signing secret: 32 random bytes, hex.
+func newSecret() string {
+	var b [32]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// Service manages webhooks.
+type Service struct {
+	table store.Table
+	log   *audit.Log
+	guard Guard
+	now   func() time.Time
+}
+
+// NewService returns the webhook service; guard decides which hosts webhooks may reach.
+func NewService(table store.Table, log *audit.Log, guard Guard) *Service {
+	return &Service{table: table, log: log, guard: guard, now: time.Now}
+}
+
+func (s *Service) validate(ctx context.Context, h *Webhook) error {
+	u, err := CheckURL(h.URL)
+	if err != nil {
+		return err
+	}
+	if err := s.guard.Check(ctx, u); err != nil {
+		return err
+	}
+	if len(h.Name) > 256 {
+		return fault.New(fault.Invalid, "field \"name\" must be at most 256 characters")
+	}
+	if h.Sign && h.Secret == "" {
+		h.Secret = newSecret()
+	}
+	if len(h.Secret) > 256 {
+		return fault.New(fault.Invalid, "field \"secret\" must be at most 256 characters")
+	}
+	if err := environment.ValidTags("tags", h.Tags); err != nil {
+		return err
+	}
+	if len(h.Statements) > 0 {
+		if err := policy.Validate(h.Statements); err != nil {
+			return fault.Wrap(err, fault.Invalid, "field \"statements\": %s", fault.MessageOf(err))
+		}
+	}
+	return nil
+}
+
+func (h *Webhook) put(c store.Cond) (store.Write, error) {
+	data, err := json.Marshal(h)
+	if err != nil {
+		return store.Write{}, fmt.Errorf("encode webhook %q: %w", h.ID, err)
+	}
+	k := store.WebhookKey(h.ID)
+	gpk, gsk := store.WebhookIndexKeys(h.ID)
+	return store.Put(store.Item{PK: k.PK, SK: k.SK, GSI1PK: gpk, GSI1SK: gsk, Version: h.Version, Data: data}, c), nil
+}
+
+// masked is the webhook as audit entries and later reads show it.
+func (h Webhook) masked() Webhook {
+	if h.Secret != "" {
+		h.Secret = "********"
+	}
+	return h
+}
+
+// Create stores a new webhook; the answer is the only one holding the secret.
+func (s *Service) Create(ctx context.Context, in Input) (*Webhook, error) {
+	for name, missing := range map[string]bool{"url": in.URL == nil, "sign": in.Sign == nil, "on": in.On == nil} {
+		if missing {
+			return nil, fault.New(fault.Invalid, "field %q is required", name)
+		}
+	}
+	h := &Webhook{ID: uuid.NewString(), Name: in.Name, URL: *in.URL, Secret: in.Secret, Sign: *in.Sign, On: *in.On,
+		Statements: in.Statements, Tags: in.Tags, CreationDate: s.now().UnixMilli(), Version: 1}
+	if h.Tags == nil {
+		h.Tags = []string{}
+	}
+	if err := s.validate(ctx, h); err != nil {
+		return nil, err
+	}
+	put, err := h.put(store.IfNotExists())
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.log.Commit(ctx, audit.Change{
+		Writes: []store.Write{put}, Kind: "webhook", Resource: resource(h.ID), Actions: []string{"createWebhook"},
+		Name: h.Name, Href: Href(h.ID), TitleVerb: "created the webhook", Current: h.masked(),
+	}); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// Get returns one webhook, secret masked.
+func (s *Service) Get(ctx context.Context, id string) (*Webhook, error) {
+	h, err := s.load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	m := h.masked()
+	return &m, nil
+}
+
+func (s *Service) load(ctx context.Context, id string) (*Webhook, error) {
+	if _, err := uuid.Parse(id); err != nil {
+		return nil, fault.New(fault.NotFound, "webhook %q not found", id)
+	}
+	return record.Load(ctx, s.table, store.WebhookKey(id), fmt.Sprintf("webhook %q", id), decode)
+}
+
+func decode(it store.Item) (*Webhook, error) {
+	var h Webhook
+	if err := json.Unmarshal(it.Data, &h); err != nil {
+		return nil, fmt.Errorf("decode webhook %s: %w", it.PK, err)
+	}
+	h.Version = it.Version
+	return &h, nil
+}
+
+// all returns every webhook with its secret, for delivery.
+func (s *Service) all(ctx context.Context) ([]*Webhook, error) {
+	return record.All(ctx, s.table, store.Query{Index: store.IndexGSI1, PK: store.WebhooksIndexPK}, "webhooks", decode)
+}
+
+// List returns every webhook, secrets masked.
+func (s *Service) List(ctx context.Context) ([]*Webhook, error) {
+	hooks, err := s.all(ctx)
+	for i, h := range hooks {
+		m := h.masked()
+		hooks[i] = &m
+	}
+	return hooks, err
+}
+
+// Patch applies a JSON patch; a new URL is checked again.
+func (s *Service) Patch(ctx context.Context, id string, p patch.Patch) (*Webhook, error) {
+	if _, err := PatchActions(p); err != nil {
+		return nil, err
+	}
+	old, err := s.load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	var next Webhook
+	// The patch sees the masked secret; an untouched secret is kept.
+	if err := p.ApplyTo(old.masked(), &next); err != nil {
+		return nil, err
+	}
+	if next.Secret == old.masked().Secret {
+		next.Secret = old.Secret
+	}
+	if !next.Sign && slices.Contains(p.Touched(), "/sign") && !slices.Contains(p.Touched(), "/secret") {
+		next.Secret = old.Secret
+	}
+	next.ID, next.CreationDate = old.ID, old.CreationDate
+	if next.Tags == nil {
+		next.Tags = []string{}
+	}
+	if err := s.validate(ctx, &next); err != nil {
+		return nil, err
+	}
+	actions := patch.ChangedFields(old, &next, patchable)
+	if len(actions) == 0 {
+		m := old.masked()
+		return &m, nil
+	}
+	next.Version = old.Version + 1
+	put, err := next.put(store.IfVersion(old.Version))
+	if err != nil {
+		return nil, err
+	}
+	_, err = s.log.Commit(ctx, audit.Change{
+		Writes: []store.Write{put}, Kind: "webhook", Resource: resource(id), Actions: actions,
+		Name: next.Name, Href: Href(id), TitleVerb: "updated the webhook", Comment: p.Comment,
+		Previous: old.masked(), Current: next.masked(), Delta: p.Raw,
+	})
+	if errors.Is(err, store.ErrConditionFailed) {
+		return nil, fault.Wrap(err, fault.OptimisticLock, "webhook %q was changed by another request; read it again and retry", id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	m := next.masked()
+	return &m, nil
+}
+
+// Delete removes a webhook; deliveries still queued for it are dropped.
+func (s *Service) Delete(ctx context.Context, id string) error {
+	h, err := s.load(ctx, id)
+	if err != nil {
+		return err
+	}
+	_, err = s.log.Commit(ctx, audit.Change{
+		Writes: []store.Write{store.Delete(store.WebhookKey(id), store.IfVersion(h.Version))},
+		Kind:   "webhook", Resource: resource(id), Actions: []string{"deleteWebhook"},
+		Name: h.Name, Href: Href(id), TitleVerb: "deleted the webhook", Previous: h.masked(),
+	})
+	if errors.Is(err, store.ErrConditionFailed) {
+		return fault.Wrap(err, fault.OptimisticLock, "webhook %q was changed by another request; try again", id)
+	}
+	return err
+}
