@@ -21,6 +21,7 @@ import (
 	"github.com/flagplane/flagplane/shared/endpoints"
 	"github.com/flagplane/flagplane/shared/environment"
 	"github.com/flagplane/flagplane/shared/evaluation"
+	"github.com/flagplane/flagplane/shared/flag"
 	"github.com/flagplane/flagplane/shared/member"
 	"github.com/flagplane/flagplane/shared/oauth"
 	"github.com/flagplane/flagplane/shared/policy"
@@ -75,6 +76,7 @@ func New(table store.Table, publisher audit.Publisher, s Settings, logger *slog.
 			Webhooks:     webhook.NewService(table, log, webhook.Guard{AllowPrivate: s.AllowPrivateWebhooks}),
 			OAuth:        oauth.NewService(table, log, members),
 			Evaluation:   evaluation.NewService(table),
+			Flags:        flag.NewService(table, log),
 		},
 		Authn:     authn,
 		Publisher: publisher,

@@ -466,11 +466,11 @@ func TestEveryRoute(t *testing.T) {
 			t.Errorf("%s reached a function that does not route it: %s", op.ID, res.Body)
 		}
 	}
-	for g, fn := range s.functions {
-		if fn.Stats().Invocations == before[g] {
+	for _, g := range catalog.Groups() {
+		if s.functions[g].Stats().Invocations == before[g] {
 			t.Errorf("the %s function was never invoked", g)
 		}
 	}
 	t.Logf("%d operations in %d groups reached their functions; %d answer 501 not_implemented",
-		len(catalog.All()), len(s.functions), notBuilt)
+		len(catalog.All()), len(catalog.Groups()), notBuilt)
 }

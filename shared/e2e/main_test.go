@@ -30,6 +30,7 @@ import (
 
 	"github.com/flagplane/flagplane/infra"
 	"github.com/flagplane/flagplane/shared/account"
+	"github.com/flagplane/flagplane/shared/app"
 	"github.com/flagplane/flagplane/shared/app/apptest"
 	"github.com/flagplane/flagplane/shared/audit"
 	"github.com/flagplane/flagplane/shared/catalog"
@@ -164,7 +165,9 @@ func (s *stack) setUp(ctx context.Context) error {
 	s.token, s.accountID = token, acct.ID
 
 	s.functions = map[string]*lambdaemu.Function{}
-	for _, g := range catalog.Groups() {
+	// The API groups and the webhook delivery worker, which the tests feed
+	// from the queue as Lambda's SQS event source would.
+	for _, g := range append(catalog.Groups(), "webhook-delivery") {
 		fn, err := lambdaemu.New(s.functionConfig(g, maxInstances))
 		if err != nil {
 			return err
@@ -196,6 +199,8 @@ func (s *stack) functionConfig(group string, instances int) lambdaemu.Config {
 		HostEnv: map[string]string{
 			"AWS_ENDPOINT_URL_DYNAMODB": s.dynamoEndpoint,
 			"AWS_ENDPOINT_URL_SQS":      s.sqsEndpoint,
+			// The tests' webhook receivers listen on loopback, which AWS deployments refuse.
+			app.EnvAllowPrivateWebhooks: "true",
 		},
 		Credentials:  lambdaemu.Credentials{AccessKeyID: "flagplane", SecretAccessKey: "flagplane"},
 		Region:       region,

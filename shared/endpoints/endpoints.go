@@ -12,6 +12,7 @@ import (
 	"github.com/flagplane/flagplane/shared/environment"
 	"github.com/flagplane/flagplane/shared/evaluation"
 	"github.com/flagplane/flagplane/shared/fault"
+	"github.com/flagplane/flagplane/shared/flag"
 	"github.com/flagplane/flagplane/shared/identity"
 	"github.com/flagplane/flagplane/shared/member"
 	"github.com/flagplane/flagplane/shared/oauth"
@@ -45,6 +46,7 @@ func BodyActions() map[string]api.BodyActions {
 		"patchTeam":        of(team.PatchActions),
 		"patchWebhook":     of(webhook.PatchActions),
 		"patchOAuthClient": of(oauth.PatchActions),
+		"patchFeatureFlag": flagPatchActions,
 	}
 }
 
@@ -93,12 +95,13 @@ type Services struct {
 	Teams        *team.Service
 	Webhooks     *webhook.Service
 	Evaluation   *evaluation.Service
+	Flags        *flag.Service
 }
 
 // Handlers returns every built operation's handler, by operation id.
 func Handlers(s Services) map[string]api.Handler {
 	h := map[string]api.Handler{}
-	for _, part := range []map[string]api.Handler{projectHandlers(s), environmentHandlers(s), auditHandlers(s), roleHandlers(s), memberHandlers(s), tokenHandlers(s), oauthHandlers(s), teamHandlers(s), webhookHandlers(s), evaluateHandlers(s)} {
+	for _, part := range []map[string]api.Handler{projectHandlers(s), environmentHandlers(s), auditHandlers(s), roleHandlers(s), memberHandlers(s), tokenHandlers(s), oauthHandlers(s), teamHandlers(s), webhookHandlers(s), evaluateHandlers(s), flagHandlers(s)} {
 		for id, fn := range part {
 			h[id] = fn
 		}

@@ -7,6 +7,7 @@ import (
 	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/evaluation"
 	"github.com/flagplane/flagplane/shared/fault"
+	"github.com/flagplane/flagplane/shared/flag"
 )
 
 // evaluationRep is one flag's answer for a context, as the reference's
@@ -87,7 +88,7 @@ func evaluateHandlers(s Services) map[string]api.Handler {
 						InExperiment: rr.InExperiment, ErrorKind: rr.ErrorKind},
 					Links: api.Links{
 						"self": api.JSONLink(path),
-						"flag": api.JSONLink("/api/v2/flags/" + pk + "/" + e.Key),
+						"flag": api.JSONLink(flag.Href(pk, e.Key)),
 					},
 				})
 			}

@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/jsondoc"
@@ -150,7 +151,7 @@ func (e *Error) Unwrap() error { return e.Err }
 func (e *Error) Code() fault.Code { return e.Err.Code }
 
 // Reason is the message without the instruction prefix.
-func (e *Error) Reason() string { return e.Err.Message[len(prefix(e.Index, e.Kind)):] }
+func (e *Error) Reason() string { return strings.TrimPrefix(e.Err.Message, prefix(e.Index, e.Kind)) }
 
 func prefix(index int, kind string) string {
 	if kind == "" {

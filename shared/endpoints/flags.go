@@ -1,0 +1,226 @@
+package endpoints
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"slices"
+
+	"github.com/flagplane/flagplane/shared/api"
+	"github.com/flagplane/flagplane/shared/environment"
+	"github.com/flagplane/flagplane/shared/fault"
+	"github.com/flagplane/flagplane/shared/flag"
+	"github.com/flagplane/flagplane/shared/patch"
+	"github.com/flagplane/flagplane/shared/policy"
+	"github.com/flagplane/flagplane/shared/semanticpatch"
+)
+
+// flagEnvRep is a flag's targeting in one environment as the API shows it.
+// A summary (the list's default) leaves out the target, rule and
+// prerequisite lists.
+type flagEnvRep struct {
+	On              bool                 `json:"on"`
+	Archived        bool                 `json:"archived"`
+	Salt            string               `json:"salt"`
+	LastModified    int64                `json:"lastModified"`
+	Version         int                  `json:"version"`
+	Targets         []flag.Target        `json:"targets,omitzero"`
+	ContextTargets  []flag.Target        `json:"contextTargets,omitzero"`
+	Rules           []flag.Rule          `json:"rules,omitzero"`
+	Fallthrough     flag.VariationOrRoll `json:"fallthrough"`
+	OffVariation    *int                 `json:"offVariation"`
+	Prerequisites   []flag.Prerequisite  `json:"prerequisites,omitzero"`
+	TrackEvents     bool                 `json:"trackEvents"`
+	Site            api.Link             `json:"_site"`
+	EnvironmentName string               `json:"_environmentName"`
+}
+
+// flagRep is a flag as the API shows it.
+type flagRep struct {
+	Links                  api.Links                   `json:"_links"`
+	Key                    string                      `json:"key"`
+	Name                   string                      `json:"name"`
+	Description            string                      `json:"description"`
+	Kind                   string                      `json:"kind"`
+	Version                int                         `json:"_version"`
+	CreationDate           int64                       `json:"creationDate"`
+	IncludeInSnippet       bool                        `json:"includeInSnippet"`
+	ClientSideAvailability flag.ClientSideAvailability `json:"clientSideAvailability"`
+	Variations             []flag.Variation            `json:"variations"`
+	Defaults               flag.Defaults               `json:"defaults"`
+	Tags                   []string                    `json:"tags"`
+	Temporary              bool                        `json:"temporary"`
+	Archived               bool                        `json:"archived"`
+	MaintainerID           string                      `json:"maintainerId,omitempty"`
+	Environments           map[string]flagEnvRep       `json:"environments"`
+	Access                 policy.Access               `json:"_access"`
+}
+
+// flagView says which environments a representation shows (all when
+// only is empty) and whether their lists are left out.
+type flagView struct {
+	only    []string
+	summary bool
+}
+
+func newFlagRep(r *http.Request, f *flag.Flag, envs []*environment.Environment, v flagView) flagRep {
+	tags := f.Tags
+	if tags == nil {
+		tags = []string{}
+	}
+	rep := flagRep{
+		Links: api.Links{"self": api.JSONLink(f.Href()), "parent": api.JSONLink(flag.CollectionHref(f.ProjectKey))},
+		Key:   f.Key, Name: f.Name, Description: f.Description, Kind: f.Kind, Version: f.Version, CreationDate: f.CreationDate,
+		IncludeInSnippet: f.ClientSideAvailability.UsingEnvironmentID, ClientSideAvailability: f.ClientSideAvailability,
+		Variations: f.Variations, Defaults: f.Defaults, Tags: tags, Temporary: f.Temporary, Archived: f.Archived,
+		MaintainerID: f.MaintainerID, Environments: map[string]flagEnvRep{},
+		Access: accessOf(r, policy.NewResource("proj", f.ProjectKey).Child("env", "*").Child("flag", f.Key, f.Tags...), flag.Actions),
+	}
+	for _, e := range envs {
+		if len(v.only) > 0 && !slices.Contains(v.only, e.Key) {
+			continue
+		}
+		c := f.EnvView(e.Key)
+		er := flagEnvRep{
+			On: c.On, Archived: c.Archived, Salt: c.Salt, LastModified: c.LastModified, Version: c.Version,
+			Fallthrough: c.Fallthrough, OffVariation: c.OffVariation, TrackEvents: c.TrackEvents, EnvironmentName: e.Name,
+			Site: api.Link{Href: "/" + f.ProjectKey + "/" + e.Key + "/features/" + f.Key, Type: "text/html"},
+		}
+		if !v.summary {
+			er.Targets, er.ContextTargets, er.Rules, er.Prerequisites = c.Targets, c.ContextTargets, c.Rules, c.Prerequisites
+		}
+		rep.Environments[e.Key] = er
+	}
+	return rep
+}
+
+type flagsRep struct {
+	Links      api.Links `json:"_links"`
+	TotalCount int64     `json:"totalCount"`
+	Items      []flagRep `json:"items"`
+}
+
+// maxFlagPage is the largest page of flags: each carries every environment.
+const maxFlagPage = 100
+
+func flagHandlers(s Services) map[string]api.Handler {
+	flags := s.Flags
+	return map[string]api.Handler{
+		"getFeatureFlags": func(w http.ResponseWriter, r *http.Request) error {
+			q := r.URL.Query()
+			offset, limit, err := api.OffsetParams(q, 20, maxFlagPage)
+			if err != nil {
+				return err
+			}
+			summary, err := api.BoolParam(q, "summary", true)
+			if err != nil {
+				return err
+			}
+			pk := r.PathValue("projectKey")
+			res, err := flags.List(r.Context(), pk, flag.ListQuery{Filter: q.Get("filter"), Sort: q.Get("sort"), Offset: offset, Limit: limit})
+			if err != nil {
+				return err
+			}
+			view := flagView{only: q["env"], summary: summary}
+			out := flagsRep{TotalCount: res.TotalCount, Items: make([]flagRep, 0, len(res.Items)),
+				Links: api.OffsetLinks(flag.CollectionHref(pk), q, offset, limit, res.TotalCount)}
+			for _, f := range res.Items {
+				out.Items = append(out.Items, newFlagRep(r, f, res.Environments, view))
+			}
+			api.WriteJSON(w, http.StatusOK, out)
+			return nil
+		},
+		"postFeatureFlag": func(w http.ResponseWriter, r *http.Request) error {
+			var in flag.Input
+			if err := api.Decode(w, r, &in); err != nil {
+				return err
+			}
+			d, err := flags.Create(r.Context(), r.PathValue("projectKey"), in)
+			if err != nil {
+				return err
+			}
+			api.WriteJSON(w, http.StatusCreated, newFlagRep(r, d.Flag, d.Environments, flagView{}))
+			return nil
+		},
+		"getFeatureFlag": func(w http.ResponseWriter, r *http.Request) error {
+			d, err := flags.Get(r.Context(), r.PathValue("projectKey"), r.PathValue("featureFlagKey"))
+			if err != nil {
+				return err
+			}
+			api.WriteJSON(w, http.StatusOK, newFlagRep(r, d.Flag, d.Environments, flagView{only: r.URL.Query()["env"]}))
+			return nil
+		},
+		"patchFeatureFlag": func(w http.ResponseWriter, r *http.Request) error {
+			// A dry run that went ahead would write; refuse it until previews exist.
+			if dry, err := api.BoolParam(r.URL.Query(), "dryRun", false); err != nil || dry {
+				return fault.New(fault.Invalid, "query parameter \"dryRun\" is not supported: the patch would be applied, not previewed")
+			}
+			body, err := api.ReadBody(w, r)
+			if err != nil {
+				return err
+			}
+			pk, fk := r.PathValue("projectKey"), r.PathValue("featureFlagKey")
+			var d *flag.Detail
+			if api.IsSemanticPatch(r) {
+				sp, err := semanticpatch.Parse(body)
+				if err != nil {
+					return err
+				}
+				d, err = flags.SemanticPatch(r.Context(), pk, fk, sp)
+				if err != nil {
+					return err
+				}
+			} else {
+				p, err := parseFlagJSONPatch(body)
+				if err != nil {
+					return err
+				}
+				if d, err = flags.Patch(r.Context(), pk, fk, p); err != nil {
+					return err
+				}
+			}
+			api.WriteJSON(w, http.StatusOK, newFlagRep(r, d.Flag, d.Environments, flagView{}))
+			return nil
+		},
+		"deleteFeatureFlag": func(w http.ResponseWriter, r *http.Request) error {
+			if err := flags.Delete(r.Context(), r.PathValue("projectKey"), r.PathValue("featureFlagKey")); err != nil {
+				return err
+			}
+			w.WriteHeader(http.StatusNoContent)
+			return nil
+		},
+	}
+}
+
+// flagPatchActions reads the actions of a flag update for the
+// authorization check: the instructions' actions for a semantic patch, the
+// paths' actions for a JSON patch.
+func flagPatchActions(r *http.Request, body []byte) ([]string, error) {
+	if api.IsSemanticPatch(r) {
+		sp, err := semanticpatch.Parse(body)
+		if err != nil {
+			return nil, err
+		}
+		return flag.InstructionActions(sp.EnvironmentKey, sp.Instructions)
+	}
+	p, err := parseFlagJSONPatch(body)
+	if err != nil {
+		return nil, err
+	}
+	return flag.PatchActions(p)
+}
+
+// parseFlagJSONPatch parses a JSON patch, telling a client that sent
+// semantic-patch instructions without the Content-Type parameter what to add.
+func parseFlagJSONPatch(body []byte) (patch.Patch, error) {
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) > 0 && trimmed[0] == '{' {
+		var probe struct {
+			Instructions json.RawMessage `json:"instructions"`
+		}
+		if json.Unmarshal(trimmed, &probe) == nil && probe.Instructions != nil {
+			return patch.Patch{}, fault.New(fault.Invalid, "the body holds semantic patch instructions, but Content-Type does not announce a semantic patch: send it as %q", "application/json; domain-model="+api.SemanticPatchModel)
+		}
+	}
+	return patch.Parse(body)
+}

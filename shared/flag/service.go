@@ -1,0 +1,574 @@
+package flag
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/flagplane/flagplane/shared/audit"
+	"github.com/flagplane/flagplane/shared/environment"
+	"github.com/flagplane/flagplane/shared/fault"
+	"github.com/flagplane/flagplane/shared/listing"
+	"github.com/flagplane/flagplane/shared/project"
+	"github.com/flagplane/flagplane/shared/record"
+	"github.com/flagplane/flagplane/shared/semanticpatch"
+	"github.com/flagplane/flagplane/shared/store"
+)
+
+// Service manages flags.
+type Service struct {
+	table store.Table
+	log   *audit.Log
+	now   func() time.Time
+}
+
+// NewService returns the flag service.
+func NewService(table store.Table, log *audit.Log) *Service {
+	return &Service{table: table, log: log, now: time.Now}
+}
+
+// Detail is a flag with every environment of its project, as the API shows it.
+type Detail struct {
+	Flag *Flag
+	// Environments are the project's environments, ordered by key.
+	Environments []*environment.Environment
+}
+
+// EnvView is the flag's targeting in envKey as the API shows it: the
+// stored targeting, or the defaults of an environment never changed, at
+// version 1 and modified when the flag was created.
+func (f *Flag) EnvView(envKey string) *EnvConfig {
+	c := *f.Env(envKey)
+	c.Archived = f.Archived
+	c.Version = max(c.Version, 1)
+	c.LastModified = max(c.LastModified, f.CreationDate)
+	if c.Targets == nil {
+		c.Targets = []Target{}
+	}
+	if c.ContextTargets == nil {
+		c.ContextTargets = []Target{}
+	}
+	if c.Rules == nil {
+		c.Rules = []Rule{}
+	}
+	if c.Prerequisites == nil {
+		c.Prerequisites = []Prerequisite{}
+	}
+	return &c
+}
+
+// Input is the body of a create request. Pointers tell absent from zero.
+type Input struct {
+	Key                    *string                 `json:"key"`
+	Name                   *string                 `json:"name"`
+	Description            string                  `json:"description"`
+	Variations             []VariationInput        `json:"variations"`
+	Defaults               *DefaultsInput          `json:"defaults"`
+	Tags                   []string                `json:"tags"`
+	Temporary              *bool                   `json:"temporary"`
+	MaintainerID           string                  `json:"maintainerId"`
+	ClientSideAvailability *ClientSideAvailability `json:"clientSideAvailability"`
+	// IncludeInSnippet is the deprecated form of clientSideAvailability.usingEnvironmentId.
+	IncludeInSnippet *bool `json:"includeInSnippet"`
+	// IsFlagOn turns the new flag on in every environment.
+	IsFlagOn bool `json:"isFlagOn"`
+}
+
+// VariationInput is one variation of a create request; ids are generated.
+type VariationInput struct {
+	Value       json.RawMessage `json:"value"`
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+}
+
+// DefaultsInput are the defaults of a create request; both are required when given.
+type DefaultsInput struct {
+	OnVariation  *int `json:"onVariation"`
+	OffVariation *int `json:"offVariation"`
+}
+
+// build makes a new flag of p from in.
+func build(p *project.Project, envs []*environment.Environment, in Input, now time.Time) (*Flag, error) {
+	if in.Key == nil {
+		return nil, fault.New(fault.Invalid, "field \"key\" is required")
+	}
+	if in.Name == nil {
+		return nil, fault.New(fault.Invalid, "field \"name\" is required")
+	}
+	f := &Flag{
+		Key: *in.Key, Name: *in.Name, Description: in.Description, ProjectKey: p.Key,
+		Version: 1, ItemVersion: 1, CreationDate: now.UnixMilli(), Tags: in.Tags, Temporary: true,
+		MaintainerID: in.MaintainerID, Environments: map[string]*EnvConfig{},
+		ClientSideAvailability: ClientSideAvailability{
+			UsingMobileKey:     p.DefaultClientSideAvailability.UsingMobileKey,
+			UsingEnvironmentID: p.DefaultClientSideAvailability.UsingEnvironmentID,
+		},
+	}
+	if f.Tags == nil {
+		f.Tags = []string{}
+	}
+	if in.Temporary != nil {
+		f.Temporary = *in.Temporary
+	}
+	if in.IncludeInSnippet != nil {
+		f.ClientSideAvailability.UsingEnvironmentID = *in.IncludeInSnippet
+	}
+	if in.ClientSideAvailability != nil {
+		f.ClientSideAvailability = *in.ClientSideAvailability
+	}
+	if in.Variations == nil {
+		in.Variations = []VariationInput{{Value: json.RawMessage("true")}, {Value: json.RawMessage("false")}}
+	}
+	values := make([]json.RawMessage, len(in.Variations))
+	for i, v := range in.Variations {
+		if t := jsonType(v.Value); t == "" || t == "null" {
+			return nil, fault.New(fault.Invalid, "field \"variations[%d].value\" is required and must not be null", i)
+		}
+		values[i] = compact(v.Value)
+		f.Variations = append(f.Variations, Variation{ID: NewID(), Value: values[i], Name: v.Name, Description: v.Description})
+	}
+	f.Kind = kindOf(values)
+	f.Defaults = Defaults{OnVariation: 0, OffVariation: max(len(f.Variations)-1, 0)}
+	if d := in.Defaults; d != nil {
+		if d.OnVariation == nil || d.OffVariation == nil {
+			return nil, fault.New(fault.Invalid, "fields \"defaults.onVariation\" and \"defaults.offVariation\" are both required when \"defaults\" is given")
+		}
+		f.Defaults = Defaults{OnVariation: *d.OnVariation, OffVariation: *d.OffVariation}
+	}
+	if err := f.Check(); err != nil {
+		return nil, err
+	}
+	if in.IsFlagOn {
+		for _, e := range envs {
+			c := f.Env(e.Key)
+			c.On, c.Version, c.LastModified = true, 1, f.CreationDate
+			f.Environments[e.Key] = c
+		}
+	}
+	return f, nil
+}
+
+func parent(projectKey string) *audit.Parent {
+	return &audit.Parent{Name: projectKey, Resource: "proj/" + projectKey, Href: project.Href(projectKey)}
+}
+
+// Create makes a flag in an existing project.
+func (s *Service) Create(ctx context.Context, projectKey string, in Input) (*Detail, error) {
+	p, envs, err := s.project(ctx, projectKey)
+	if err != nil {
+		return nil, err
+	}
+	f, err := build(p, envs, in, s.now())
+	if err != nil {
+		return nil, err
+	}
+	put, err := f.put(store.IfNotExists())
+	if err != nil {
+		return nil, err
+	}
+	guard := store.Check(store.ProjectKey(projectKey), store.IfVersion(p.Version))
+	_, err = s.log.Commit(ctx, audit.Change{
+		Writes: []store.Write{guard, put}, Kind: "flag", Resource: f.Resource(""), Actions: []string{"createFlag"},
+		Name: f.Name, Href: f.Href(), TitleVerb: "created the flag", Parent: parent(projectKey), Current: f,
+	})
+	var txErr *store.TxError
+	if errors.As(err, &txErr) {
+		if txErr.Key == put.Item.Key() {
+			return nil, fault.Wrap(err, fault.Conflict, "a flag with key %q already exists in project %q", f.Key, projectKey)
+		}
+		return nil, fault.Wrap(err, fault.OptimisticLock, "project %q changed while the flag was created; try again", projectKey)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &Detail{Flag: f, Environments: envs}, nil
+}
+
+// Get returns a flag and its project's environments: two reads, the flag
+// item and one Query of the project and its environments.
+func (s *Service) Get(ctx context.Context, projectKey, flagKey string) (*Detail, error) {
+	f, err := s.Load(ctx, projectKey, flagKey)
+	if err != nil {
+		return nil, err
+	}
+	_, envs, err := s.project(ctx, projectKey)
+	if err != nil {
+		return nil, err
+	}
+	return &Detail{Flag: f, Environments: envs}, nil
+}
+
+// Load returns one flag as stored, in one read.
+func (s *Service) Load(ctx context.Context, projectKey, flagKey string) (*Flag, error) {
+	what := fmt.Sprintf("flag %q in project %q", flagKey, projectKey)
+	if environment.ValidKey("projectKey", projectKey) != nil || environment.ValidKey("featureFlagKey", flagKey) != nil {
+		// No such key can exist; answering here keeps odd input away from the store.
+		return nil, fault.New(fault.NotFound, "%s not found", what)
+	}
+	return record.Load(ctx, s.table, store.FlagKey(projectKey, flagKey), what, decode)
+}
+
+// project reads a project and its environments with one Query; a missing
+// project, or one being deleted, is not found.
+func (s *Service) project(ctx context.Context, projectKey string) (*project.Project, []*environment.Environment, error) {
+	if environment.ValidKey("projectKey", projectKey) != nil {
+		return nil, nil, fault.New(fault.NotFound, "project %q not found", projectKey)
+	}
+	items, err := record.All(ctx, s.table, store.Query{PK: store.ProjectPartition(projectKey), SKPrefix: store.ProjectAndEnvironmentsPrefix},
+		fmt.Sprintf("environments of project %q", projectKey), func(it store.Item) (store.Item, error) { return it, nil })
+	if err != nil {
+		return nil, nil, err
+	}
+	var p *project.Project
+	var envs []*environment.Environment
+	for _, it := range items {
+		if it.Key() == store.ProjectKey(projectKey) {
+			p = &project.Project{}
+			if err := json.Unmarshal(it.Data, p); err != nil {
+				return nil, nil, fmt.Errorf("decode project %q: %w", projectKey, err)
+			}
+			p.Version = it.Version
+			continue
+		}
+		var e environment.Environment
+		if err := json.Unmarshal(it.Data, &e); err != nil {
+			return nil, nil, fmt.Errorf("decode environment %s: %w", it.SK, err)
+		}
+		e.Version = it.Version
+		envs = append(envs, &e)
+	}
+	if p == nil || p.Deleting {
+		return nil, nil, fault.New(fault.NotFound, "project %q not found", projectKey)
+	}
+	sort.Slice(envs, func(i, j int) bool { return envs[i].Key < envs[j].Key })
+	return p, envs, nil
+}
+
+// Others returns every flag of the project, by key.
+func (s *Service) Others(ctx context.Context, projectKey string) (Others, error) {
+	flags, err := s.all(ctx, projectKey)
+	if err != nil {
+		return nil, err
+	}
+	out := make(Others, len(flags))
+	for _, f := range flags {
+		out[f.Key] = f
+	}
+	return out, nil
+}
+
+func (s *Service) all(ctx context.Context, projectKey string) ([]*Flag, error) {
+	return record.All(ctx, s.table, store.Query{PK: store.ProjectPartition(projectKey), SKPrefix: store.FlagSKPrefix},
+		fmt.Sprintf("flags of project %q", projectKey), decode)
+}
+
+func envKeys(envs []*environment.Environment) []string {
+	out := make([]string, len(envs))
+	for i, e := range envs {
+		out[i] = e.Key
+	}
+	return out
+}
+
+// ListQuery selects and orders a page of flags.
+type ListQuery struct {
+	Filter string
+	Sort   string
+	Offset int64
+	Limit  int64
+}
+
+// ListResult is one page, the number of flags that match, and the
+// project's environments.
+type ListResult struct {
+	Items        []*Flag
+	TotalCount   int64
+	Environments []*environment.Environment
+}
+
+// List reads the project's environments (one Query) and its flags (one
+// Query, paged by the store), then filters, sorts and cuts the page in memory.
+func (s *Service) List(ctx context.Context, projectKey string, q ListQuery) (ListResult, error) {
+	filter, err := listing.ParseFilter(q.Filter, "query", "tags", "archived", "state", "type", "maintainerId")
+	if err != nil {
+		return ListResult{}, err
+	}
+	order, err := listing.ParseSort(q.Sort, "creationDate", "key", "name")
+	if err != nil {
+		return ListResult{}, err
+	}
+	match, err := matcher(filter)
+	if err != nil {
+		return ListResult{}, err
+	}
+	_, envs, err := s.project(ctx, projectKey)
+	if err != nil {
+		return ListResult{}, err
+	}
+	flags, err := s.all(ctx, projectKey)
+	if err != nil {
+		return ListResult{}, err
+	}
+	kept := flags[:0]
+	for _, f := range flags {
+		if match(f) {
+			kept = append(kept, f)
+		}
+	}
+	sortFlags(kept, order)
+	return ListResult{Items: listing.Window(kept, q.Offset, q.Limit), TotalCount: int64(len(kept)), Environments: envs}, nil
+}
+
+func matcher(f listing.Filter) (func(*Flag) bool, error) {
+	var checks []func(*Flag) bool
+	if q, ok := f["query"]; ok {
+		needle := strings.ToLower(q)
+		checks = append(checks, func(fl *Flag) bool {
+			return strings.Contains(strings.ToLower(fl.Key), needle) || strings.Contains(strings.ToLower(fl.Name), needle)
+		})
+	}
+	tags, ok, err := f.Tags("tags")
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		checks = append(checks, func(fl *Flag) bool {
+			for _, t := range tags {
+				if !slices.Contains(fl.Tags, t) {
+					return false
+				}
+			}
+			return true
+		})
+	}
+	if raw, ok := f["archived"]; ok {
+		if raw != "true" && raw != "false" {
+			return nil, fault.New(fault.Invalid, "filter \"archived\" must be true or false, not %q", raw)
+		}
+		want := raw == "true"
+		checks = append(checks, func(fl *Flag) bool { return fl.Archived == want })
+	}
+	if raw, ok := f["state"]; ok {
+		if raw != "live" && raw != "archived" {
+			return nil, fault.New(fault.Invalid, "filter \"state\" must be live or archived, not %q", raw)
+		}
+		want := raw == "archived"
+		checks = append(checks, func(fl *Flag) bool { return fl.Archived == want })
+	}
+	if raw, ok := f["type"]; ok {
+		if raw != "temporary" && raw != "permanent" {
+			return nil, fault.New(fault.Invalid, "filter \"type\" must be temporary or permanent, not %q", raw)
+		}
+		want := raw == "temporary"
+		checks = append(checks, func(fl *Flag) bool { return fl.Temporary == want })
+	}
+	if raw, ok := f["maintainerId"]; ok {
+		checks = append(checks, func(fl *Flag) bool { return fl.MaintainerID == raw })
+	}
+	return func(fl *Flag) bool {
+		for _, c := range checks {
+			if !c(fl) {
+				return false
+			}
+		}
+		return true
+	}, nil
+}
+
+// sortFlags orders by the given fields, then by creation date and key, so
+// pages are stable.
+func sortFlags(flags []*Flag, order []listing.SortKey) {
+	order = append(order, listing.SortKey{Field: "creationDate"}, listing.SortKey{Field: "key"})
+	sort.SliceStable(flags, func(i, j int) bool {
+		a, b := flags[i], flags[j]
+		for _, k := range order {
+			var c int
+			switch k.Field {
+			case "name":
+				c = strings.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name))
+			case "creationDate":
+				c = cmpInt(a.CreationDate, b.CreationDate)
+			default:
+				c = strings.Compare(a.Key, b.Key)
+			}
+			if k.Desc {
+				c = -c
+			}
+			if c != 0 {
+				return c < 0
+			}
+		}
+		return false
+	})
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// Delete removes a flag from every environment.
+func (s *Service) Delete(ctx context.Context, projectKey, flagKey string) error {
+	f, err := s.Load(ctx, projectKey, flagKey)
+	if err != nil {
+		return err
+	}
+	_, err = s.log.Commit(ctx, audit.Change{
+		Writes: []store.Write{store.Delete(store.FlagKey(projectKey, flagKey), store.IfVersion(f.ItemVersion))},
+		Kind:   "flag", Resource: f.Resource(""), Actions: []string{"deleteFlag"},
+		Name: f.Name, Href: f.Href(), TitleVerb: "deleted the flag", Parent: parent(projectKey), Previous: f,
+	})
+	if errors.Is(err, store.ErrConditionFailed) {
+		return fault.Wrap(err, fault.OptimisticLock, "flag %q changed while it was deleted; try again", flagKey)
+	}
+	return err
+}
+
+// load reads a flag and its project's environments for a change.
+func (s *Service) load(ctx context.Context, projectKey, flagKey string) (*Flag, []*environment.Environment, error) {
+	d, err := s.Get(ctx, projectKey, flagKey)
+	if err != nil {
+		return nil, nil, err
+	}
+	return d.Flag, d.Environments, nil
+}
+
+// commit stores next over old (at the version old was read at) with the
+// audit entry of the change, then returns next as the API shows it. extra
+// writes join the same transaction; one whose condition fails is a 409
+// conflict (not retried), any other failed condition a lost race.
+func (s *Service) commit(ctx context.Context, old, next *Flag, envs []*environment.Environment, guards, extra []store.Write,
+	actions []string, envKey, comment string, delta json.RawMessage) (*Detail, error) {
+	next.Version = old.Version + 1
+	next.ItemVersion = old.ItemVersion + 1
+	put, err := next.put(store.IfVersion(old.ItemVersion))
+	if err != nil {
+		return nil, err
+	}
+	writes := append(append(append([]store.Write(nil), guards...), put), extra...)
+	_, err = s.log.Commit(ctx, audit.Change{
+		Writes: writes, Kind: "flag", Resource: next.Resource(envKey), Actions: actions,
+		Name: next.Name, Href: next.Href(), TitleVerb: "updated the flag", Comment: comment,
+		Parent: parent(next.ProjectKey), Previous: old, Current: next, Delta: delta,
+	})
+	var txErr *store.TxError
+	if errors.As(err, &txErr) && slices.ContainsFunc(extra, func(w store.Write) bool { return w.Item.Key() == txErr.Key }) {
+		return nil, fault.Wrap(err, fault.Conflict, "the change to flag %q was not made: a write joined to it (%s) no longer holds", next.Key, txErr.Key.SK)
+	}
+	if errors.Is(err, store.ErrConditionFailed) {
+		return nil, fault.Wrap(err, fault.OptimisticLock, "flag %q was changed by another request; read it again and retry", next.Key)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &Detail{Flag: next, Environments: envs}, nil
+}
+
+// commitUnchanged commits extra writes for a patch that left the flag as
+// it was, on the condition that the flag still is at the version read.
+func (s *Service) commitUnchanged(ctx context.Context, old *Flag, envs []*environment.Environment, extra []store.Write,
+	actions []string, comment string) (*Detail, error) {
+	check := store.Check(store.FlagKey(old.ProjectKey, old.Key), store.IfVersion(old.ItemVersion))
+	_, err := s.log.Commit(ctx, audit.Change{
+		Writes: append([]store.Write{check}, extra...), Kind: "flag", Resource: old.Resource(""), Actions: actions,
+		Name: old.Name, Href: old.Href(), TitleVerb: "applied a change that left unchanged the flag", Comment: comment,
+		Parent: parent(old.ProjectKey), Previous: old, Current: old,
+	})
+	var txErr *store.TxError
+	if errors.As(err, &txErr) && txErr.Key != check.Item.Key() {
+		return nil, fault.Wrap(err, fault.Conflict, "the change to flag %q was not made: a write joined to it (%s) no longer holds", old.Key, txErr.Key.SK)
+	}
+	if errors.Is(err, store.ErrConditionFailed) {
+		return nil, fault.Wrap(err, fault.OptimisticLock, "flag %q was changed by another request; read it again and retry", old.Key)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &Detail{Flag: old, Environments: envs}, nil
+}
+
+// semanticRetries is how many times a semantic patch that lost a race is
+// run again on the flag as the winner left it. Instructions say what to
+// change, not which version they were written against, so running them
+// again is what the client asked for; after the last try the answer is 409.
+const semanticRetries = 4
+
+// SemanticPatch applies a semantic patch to a flag: every instruction or
+// none, environment-scoped ones in sp.EnvironmentKey (404 when the project
+// has no such environment). The audit entry carries sp.Comment and no delta.
+func (s *Service) SemanticPatch(ctx context.Context, projectKey, flagKey string, sp semanticpatch.Patch) (*Detail, error) {
+	return s.SemanticPatchWith(ctx, projectKey, flagKey, sp)
+}
+
+// SemanticPatchWith is SemanticPatch with extra writes committed in the
+// same transaction as the flag and its audit entry: an approval request
+// marking itself applied, say, conditional on its version, so that of two
+// concurrent applies exactly one changes the flag. When an extra write's
+// condition fails nothing is written and the error is a 409 conflict. When
+// the instructions leave the flag as it was, the extra writes are still
+// committed (with an audit entry), on the flag's version read.
+func (s *Service) SemanticPatchWith(ctx context.Context, projectKey, flagKey string, sp semanticpatch.Patch, extra ...store.Write) (*Detail, error) {
+	if _, err := InstructionActions(sp.EnvironmentKey, sp.Instructions); err != nil {
+		return nil, err
+	}
+	for attempt := 0; ; attempt++ {
+		d, err := s.semanticOnce(ctx, projectKey, flagKey, sp, extra)
+		if err == nil || !fault.Is(err, fault.OptimisticLock) || attempt == semanticRetries {
+			return d, err
+		}
+		time.Sleep(time.Duration(rand.IntN(5*(attempt+1))) * time.Millisecond)
+	}
+}
+
+func (s *Service) semanticOnce(ctx context.Context, projectKey, flagKey string, sp semanticpatch.Patch, extra []store.Write) (*Detail, error) {
+	old, envs, err := s.load(ctx, projectKey, flagKey)
+	if err != nil {
+		return nil, err
+	}
+	keys := envKeys(envs)
+	if sp.EnvironmentKey != "" && !slices.Contains(keys, sp.EnvironmentKey) {
+		return nil, fault.New(fault.NotFound, "environment %q not found in project %q", sp.EnvironmentKey, projectKey)
+	}
+	var others Others
+	if NeedsOthers(sp.Instructions) {
+		if others, err = s.Others(ctx, projectKey); err != nil {
+			return nil, err
+		}
+	}
+	next := old.Clone()
+	next.keep(keys)
+	actions, err := Apply(next, sp.EnvironmentKey, sp.Instructions, s.now(), others)
+	if err != nil {
+		return nil, err
+	}
+	kept := old.Clone()
+	kept.keep(keys)
+	if sameDocument(kept, next) {
+		if len(extra) > 0 {
+			return s.commitUnchanged(ctx, old, envs, extra, actions, sp.Comment)
+		}
+		return &Detail{Flag: old, Environments: envs}, nil
+	}
+	envKey := ""
+	if EnvironmentScoped(sp.Instructions) {
+		envKey = sp.EnvironmentKey
+	}
+	return s.commit(ctx, old, next, envs, prerequisiteGuards(old, next, others), extra, actions, envKey, sp.Comment, nil)
+}
+
+func sameDocument(a, b *Flag) bool {
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	return string(ja) == string(jb)
+}
