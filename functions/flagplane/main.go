@@ -1,7 +1,7 @@
 // Command flagplane is the local all-in-one server (every route, embedded
 // store) and the admin commands.
 //
-//	flagplane serve  [-addr 127.0.0.1:8080] [-data flagplane.db] [-approvals=true]
+//	flagplane serve  [-addr 127.0.0.1:8080] [-data flagplane.db] [-approvals=true] [-webhook-attempts 5]
 //	flagplane token create -name NAME [-role admin] [-data flagplane.db | -dynamo]
 //	flagplane table create -name NAME   (DynamoDB, endpoint from AWS_ENDPOINT_URL*)
 package main
@@ -40,11 +40,12 @@ func run(ctx context.Context, args []string) error {
 		addr := fs.String("addr", envOr("FLAGPLANE_ADDR", "127.0.0.1:8080"), "listen address")
 		data := fs.String("data", envOr("FLAGPLANE_DATA", "flagplane.db"), "embedded store file")
 		approvals := fs.Bool("approvals", envOr(app.EnvApprovals, "true") == "true", "approvals feature")
+		attempts := fs.Int("webhook-attempts", app.LocalWebhookAttempts, "tries of one webhook delivery before its dead letter")
 		if err := fs.Parse(args); err != nil {
 			return err
 		}
 		return localserver.RunLocal(ctx, localserver.LocalConfig{Addr: *addr, DataFile: *data, Out: os.Stdout,
-			Settings: app.Settings{Approvals: *approvals}}, logger)
+			Settings: app.Settings{Approvals: *approvals}, WebhookAttempts: *attempts}, logger)
 	case "token":
 		return localserver.TokenCommand(ctx, args, os.Stdout, logger)
 	case "table":

@@ -27,6 +27,8 @@ type LocalConfig struct {
 	Out io.Writer
 	// Ready, when set, receives the bound address once the server listens.
 	Ready func(addr string)
+	// WebhookAttempts is how many tries a webhook delivery gets; 0 means app.LocalWebhookAttempts.
+	WebhookAttempts int
 }
 
 // RunLocal serves every route on the embedded store until ctx ends. On the
@@ -39,7 +41,11 @@ func RunLocal(ctx context.Context, cfg LocalConfig, logger *slog.Logger) error {
 	}
 	defer table.Close()
 	cfg.Settings.AllowPrivateWebhooks = true
-	a, queue := app.NewWithMemoryQueue(table, cfg.Settings, logger, app.LocalWebhookAttempts, webhook.Backoff)
+	attempts := cfg.WebhookAttempts
+	if attempts <= 0 {
+		attempts = app.LocalWebhookAttempts
+	}
+	a, queue := app.NewWithMemoryQueue(table, cfg.Settings, logger, attempts, webhook.Backoff)
 	defer queue.Close()
 	acct, adminToken, err := account.Bootstrap(ctx, table, a.Publisher, logger)
 	if err != nil {
