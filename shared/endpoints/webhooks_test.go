@@ -3,6 +3,7 @@ package endpoints_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +13,8 @@ import (
 	"time"
 
 	"github.com/flagplane/flagplane/shared/app/apptest"
+	"github.com/flagplane/flagplane/shared/audit"
+	"github.com/flagplane/flagplane/shared/project"
 	"github.com/flagplane/flagplane/shared/webhook"
 )
 
@@ -210,3 +213,41 @@ func TestWebhookDelivery(t *testing.T) {
 		}
 	})
 }
+
+// unreachable is a queue that is down: the hand-off after a commit fails.
+type unreachable struct{}
+
+func (unreachable) Publish(context.Context, audit.Outbox) error {
+	return errors.New("queue unreachable")
+}
+
+func TestWebhookDeliveryAfterACrash(t *testing.T) {
+	srv := apptest.New(t, apptest.WithWebhookDelivery())
+	rc := newReceiver(t, 0)
+	createHook(t, srv, map[string]any{"url": rc.URL, "sign": false, "on": true,
+		"statements": []map[string]any{{"effect": "allow", "resources": []string{"proj/*"}, "actions": []string{"createProject"}}}})
+	idle(t, srv)
+
+	// A process commits a change and then cannot hand it to the queue (as if
+	// it crashed between the two steps): the outbox record stays behind.
+	down := audit.New(srv.Table, unreachable{}, srv.AccountID, nil)
+	if _, _, err := project.NewService(srv.Table, down).Create(context.Background(), project.Input{Key: ptr("crashed"), Name: ptr("Crashed")}); err != nil {
+		t.Fatal(err)
+	}
+	idle(t, srv)
+	if n := len(rc.got()); n != 0 {
+		t.Fatalf("%d deliveries before the sweep", n)
+	}
+
+	t.Run("the sweep hands the change over and it is delivered", func(t *testing.T) {
+		if n, err := srv.App.Services.Audit.Sweep(context.Background(), 0); err != nil || n != 1 {
+			t.Fatalf("sweep re-sent %d, %v", n, err)
+		}
+		idle(t, srv)
+		got := rc.got()
+		if len(got) != 1 || !strings.Contains(string(got[0].body), `"proj/crashed"`) {
+			t.Fatalf("deliveries %d: %s", len(got), got)
+		}
+	})
+}
+

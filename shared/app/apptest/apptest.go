@@ -45,6 +45,8 @@ type Server struct {
 	settings app.Settings
 	// Queue is the delivery queue of WithWebhookDelivery, else nil.
 	Queue *webhook.MemoryQueue
+	// App is the wired application behind the server.
+	App *app.App
 }
 
 type config struct {
@@ -98,7 +100,7 @@ func New(tb testing.TB, opts ...Option) *Server {
 			tb.Errorf("close store: %v", err)
 		}
 	})
-	return &Server{URL: hs.URL, Token: adminToken, AccountID: acct.ID, Table: table, client: hs.Client(), settings: settings, Queue: queue}
+	return &Server{URL: hs.URL, Token: adminToken, AccountID: acct.ID, Table: table, client: hs.Client(), settings: settings, Queue: queue, App: a}
 }
 
 // Reopen serves the same store from a second process-like server, with
