@@ -6,8 +6,9 @@ package app
 import (
 	"context"
 	"fmt"
-	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/flagplane/flagplane/shared/awsenv"
 	"github.com/flagplane/flagplane/shared/webhook/sqsqueue"
 	"log/slog"
 	"net/http"
@@ -157,17 +158,18 @@ func SettingsFromEnv() (Settings, error) {
 	return s, nil
 }
 
-// DynamoFromEnv opens the DynamoDB table named by FLAGPLANE_TABLE; the
-// endpoint comes from the SDK's standard AWS_ENDPOINT_URL* settings.
+// DynamoFromEnv opens the DynamoDB table named by FLAGPLANE_TABLE with the
+// function's environment (see awsenv), endpoint included.
 func DynamoFromEnv(ctx context.Context) (store.Table, error) {
 	name := os.Getenv(EnvTable)
 	if name == "" {
 		return nil, fmt.Errorf("%s is not set: name the DynamoDB table", EnvTable)
 	}
-	client, err := dynamo.NewClient(ctx)
+	cfg, err := awsenv.Config()
 	if err != nil {
-		return nil, fmt.Errorf("dynamodb client: %w", err)
+		return nil, fmt.Errorf("aws config: %w", err)
 	}
+	client := dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.BaseEndpoint = awsenv.Endpoint("DYNAMODB") })
 	return dynamo.New(client, name, dynamo.Options{})
 }
 
@@ -191,11 +193,11 @@ func FromEnv(ctx context.Context) (*App, *sqsqueue.Queue, error) {
 	var publisher audit.Publisher = audit.Discard{}
 	var queue *sqsqueue.Queue
 	if url := os.Getenv(EnvWebhookQueueURL); url != "" {
-		cfg, err := config.LoadDefaultConfig(ctx)
+		cfg, err := awsenv.Config()
 		if err != nil {
 			return nil, nil, fmt.Errorf("aws config: %w", err)
 		}
-		queue = sqsqueue.New(sqs.NewFromConfig(cfg), url)
+		queue = sqsqueue.New(sqs.NewFromConfig(cfg, func(o *sqs.Options) { o.BaseEndpoint = awsenv.Endpoint("SQS") }), url)
 		publisher = webhook.Publisher{Queue: queue}
 	}
 	return New(table, publisher, s, logger), queue, nil

@@ -7,6 +7,7 @@ import (
 	"github.com/flagplane/flagplane/shared/app"
 	"io"
 	"log/slog"
+	"os"
 
 	"github.com/flagplane/flagplane/shared/account"
 	"github.com/flagplane/flagplane/shared/audit"
@@ -42,7 +43,16 @@ func TokenCommand(ctx context.Context, args []string, out io.Writer, logger *slo
 	}
 	var table store.Table
 	if *useDynamo {
-		t, err := app.DynamoFromEnv(ctx)
+		// The command line uses the SDK's full configuration (profiles, SSO).
+		name := os.Getenv(app.EnvTable)
+		if name == "" {
+			return fmt.Errorf("%s is not set: name the DynamoDB table", app.EnvTable)
+		}
+		client, err := dynamo.NewClient(ctx)
+		if err != nil {
+			return err
+		}
+		t, err := dynamo.New(client, name, dynamo.Options{})
 		if err != nil {
 			return err
 		}
