@@ -304,7 +304,8 @@ func NewID(t time.Time) (string, error) {
 // Running it twice, or while a hand-off is in flight, only sends a record
 // again, and deliveries carry ids receivers use to drop duplicates.
 func (l *Log) Sweep(ctx context.Context, olderThan time.Duration) (int, error) {
-	cutoff := fmt.Sprintf("%012x", l.now().Add(-olderThan).UnixMilli())
+	// Ids start with their millisecond; the bound takes in all of the cutoff's.
+	cutoff := fmt.Sprintf("%012xffffffffffff", l.now().Add(-olderThan).UnixMilli())
 	q := store.Query{PK: store.OutboxPK, SKTo: cutoff, Limit: 100}
 	sent := 0
 	for {
