@@ -66,6 +66,8 @@ var workers = []Worker{
 	{Name: "webhook-delivery", ConsumesWebhookQueue: true, Access: ReadWrite, PublishesWebhooks: true},
 	// Re-sends outbox records a crash left between commit and hand-off.
 	{Name: "outbox-sweep", Schedule: "rate(1 minute)", Access: ReadWrite, PublishesWebhooks: true},
+	{Name: "expiring-targets", Schedule: "rate(1 minute)", Access: ReadWrite, PublishesWebhooks: true},
+	{Name: "approvals-scheduler", Schedule: "rate(1 minute)", Access: ReadWrite, PublishesWebhooks: true},
 }
 
 // Workers returns the functions that are not API groups.

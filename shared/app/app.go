@@ -17,11 +17,13 @@ import (
 	"time"
 
 	"github.com/flagplane/flagplane/shared/api"
+	"github.com/flagplane/flagplane/shared/approval"
 	"github.com/flagplane/flagplane/shared/audit"
 	"github.com/flagplane/flagplane/shared/catalog"
 	"github.com/flagplane/flagplane/shared/endpoints"
 	"github.com/flagplane/flagplane/shared/environment"
 	"github.com/flagplane/flagplane/shared/evaluation"
+	"github.com/flagplane/flagplane/shared/expiring"
 	"github.com/flagplane/flagplane/shared/flag"
 	"github.com/flagplane/flagplane/shared/member"
 	"github.com/flagplane/flagplane/shared/oauth"
@@ -64,11 +66,15 @@ func New(table store.Table, publisher audit.Publisher, s Settings, logger *slog.
 	teams := team.NewService(table, log)
 	grants := grantSource{roles: roles, members: members, teams: teams}
 	authn := token.NewAuthenticator(table, grants)
+	envs := environment.NewService(table, log, projects, s.Approvals)
+	flags := flag.NewService(table, log)
+	// Approvals installs its check on flags: direct changes in environments requiring approval are refused.
+	approvals := approval.NewService(table, log, flags, envs, projects, members, teams)
 	return &App{
 		Table: table,
 		Services: endpoints.Services{
 			Projects:     projects,
-			Environments: environment.NewService(table, log, projects, s.Approvals),
+			Environments: envs,
 			Audit:        log,
 			Roles:        roles,
 			Members:      members,
@@ -77,7 +83,10 @@ func New(table store.Table, publisher audit.Publisher, s Settings, logger *slog.
 			Webhooks:     webhook.NewService(table, log, webhook.Guard{AllowPrivate: s.AllowPrivateWebhooks}),
 			OAuth:        oauth.NewService(table, log, members),
 			Evaluation:   evaluation.NewService(table),
-			Flags:        flag.NewService(table, log),
+			Flags:        flags,
+			Approvals:    approvals,
+			// The expiry job removes targets with its own flag service: a removal scheduled by an allowed change is not held for approval.
+			Expiring: expiring.NewService(table, log, flag.NewService(table, log), envs),
 		},
 		Authn:     authn,
 		Publisher: publisher,

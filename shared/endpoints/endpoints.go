@@ -8,9 +8,11 @@ import (
 	"net/http"
 
 	"github.com/flagplane/flagplane/shared/api"
+	"github.com/flagplane/flagplane/shared/approval"
 	"github.com/flagplane/flagplane/shared/audit"
 	"github.com/flagplane/flagplane/shared/environment"
 	"github.com/flagplane/flagplane/shared/evaluation"
+	"github.com/flagplane/flagplane/shared/expiring"
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/flag"
 	"github.com/flagplane/flagplane/shared/identity"
@@ -47,6 +49,9 @@ func BodyActions() map[string]api.BodyActions {
 		"patchWebhook":     of(webhook.PatchActions),
 		"patchOAuthClient": of(oauth.PatchActions),
 		"patchFeatureFlag": flagPatchActions,
+
+		"patchExpiringFlagsForUser": expiringPatchActions,
+		"patchExpiringUserTargets":  expiringPatchActions,
 	}
 }
 
@@ -96,12 +101,14 @@ type Services struct {
 	Webhooks     *webhook.Service
 	Evaluation   *evaluation.Service
 	Flags        *flag.Service
+	Expiring     *expiring.Service
+	Approvals    *approval.Service
 }
 
 // Handlers returns every built operation's handler, by operation id.
 func Handlers(s Services) map[string]api.Handler {
 	h := map[string]api.Handler{}
-	for _, part := range []map[string]api.Handler{projectHandlers(s), environmentHandlers(s), auditHandlers(s), roleHandlers(s), memberHandlers(s), tokenHandlers(s), oauthHandlers(s), teamHandlers(s), webhookHandlers(s), evaluateHandlers(s), flagHandlers(s)} {
+	for _, part := range []map[string]api.Handler{projectHandlers(s), environmentHandlers(s), auditHandlers(s), roleHandlers(s), memberHandlers(s), tokenHandlers(s), oauthHandlers(s), teamHandlers(s), webhookHandlers(s), evaluateHandlers(s), flagHandlers(s), expiringHandlers(s), approvalHandlers(s)} {
 		for id, fn := range part {
 			h[id] = fn
 		}

@@ -250,4 +250,3 @@ func TestWebhookDeliveryAfterACrash(t *testing.T) {
 		}
 	})
 }
-

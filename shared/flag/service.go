@@ -26,6 +26,42 @@ type Service struct {
 	table store.Table
 	log   *audit.Log
 	now   func() time.Time
+	// approvalCheck, when set, may refuse a direct change to a flag's
+	// targeting in one environment (see SetApprovalCheck).
+	approvalCheck ApprovalCheck
+}
+
+// ApprovalCheck decides whether f's targeting in envKey may be changed
+// directly; an error (405 when approvals are required) refuses the change.
+type ApprovalCheck func(ctx context.Context, projectKey, envKey string, f *Flag) error
+
+// SetApprovalCheck installs the check run before every change to a flag's
+// targeting in an environment, unless the context says the change comes
+// from an approved request (WithoutApprovalCheck). Call it while wiring.
+func (s *Service) SetApprovalCheck(c ApprovalCheck) { s.approvalCheck = c }
+
+type approvedKey struct{}
+
+// WithoutApprovalCheck marks ctx as carrying a change that needs no
+// approval: an approval request being applied.
+func WithoutApprovalCheck(ctx context.Context) context.Context {
+	return context.WithValue(ctx, approvedKey{}, true)
+}
+
+// checkApprovals runs the approval check on every environment whose
+// targeting differs between old and next.
+func (s *Service) checkApprovals(ctx context.Context, old, next *Flag, envs []*environment.Environment) error {
+	if s.approvalCheck == nil || ctx.Value(approvedKey{}) != nil {
+		return nil
+	}
+	for _, e := range envs {
+		if !sameTargeting(old.Env(e.Key), next.Env(e.Key)) {
+			if err := s.approvalCheck(ctx, old.ProjectKey, e.Key, old); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // NewService returns the flag service.
@@ -450,6 +486,9 @@ func (s *Service) load(ctx context.Context, projectKey, flagKey string) (*Flag, 
 // conflict (not retried), any other failed condition a lost race.
 func (s *Service) commit(ctx context.Context, old, next *Flag, envs []*environment.Environment, guards, extra []store.Write,
 	actions []string, envKey, comment string, delta json.RawMessage) (*Detail, error) {
+	if err := s.checkApprovals(ctx, old, next, envs); err != nil {
+		return nil, err
+	}
 	next.Version = old.Version + 1
 	next.ItemVersion = old.ItemVersion + 1
 	put, err := next.put(store.IfVersion(old.ItemVersion))

@@ -56,6 +56,8 @@ func RunLocal(ctx context.Context, cfg LocalConfig, logger *slog.Logger) error {
 	}
 	a.Services.Audit.SetAccountID(acct.ID)
 	go sweepOutbox(ctx, a, logger)
+	go expireTargets(ctx, a, logger)
+	go applyDueApprovals(ctx, a, logger)
 	h, err := a.Handler("")
 	if err != nil {
 		return err

@@ -1,5 +1,7 @@
 package store
 
+import "fmt"
+
 // This file is the whole key space of the single table. The infrastructure
 // stack imports the attribute and index names from here, so the table it
 // creates and the code that reads it cannot disagree.
@@ -177,3 +179,49 @@ func AccountKey() Key { return Key{PK: accountPK, SK: accountPK} }
 
 // MetaKey holds service-internal settings such as the cursor secret.
 func MetaKey(name string) Key { return Key{PK: metaPK, SK: name} }
+
+// Approval requests: one item each, listed (ordered by id) in one GSI1 partition.
+const approvalRequestsIndexPK = "APPROVALREQUESTS"
+
+// ApprovalRequestKey is one approval request, by id.
+func ApprovalRequestKey(id string) Key {
+	return Key{PK: "APPROVALREQUEST#" + id, SK: "APPROVALREQUEST"}
+}
+
+// ApprovalRequestIndexKeys places an approval request in the list of all requests.
+func ApprovalRequestIndexKeys(id string) (gsi1pk, gsi1sk string) { return approvalRequestsIndexPK, id }
+
+// ApprovalRequestsIndexPK is the GSI1 partition listing all approval requests.
+const ApprovalRequestsIndexPK = approvalRequestsIndexPK
+
+// Expiring targets. Each scheduled removal of a context from a flag's
+// individual targets is one item in its project's partition (so deleting
+// the project deletes it), sorted by environment, flag, context kind and
+// key; GSI1 orders every one of them by due time, so the expiry job reads
+// only the due ones. Context keys may hold '#': they come last.
+const (
+	expiringSKPrefix = "EXPIRE#"
+	// ExpiringIndexPK is the GSI1 partition of every scheduled removal, by due time.
+	ExpiringIndexPK = "EXPIRING"
+)
+
+// ExpiringKey is the scheduled removal of one context from one flag in one environment.
+func ExpiringKey(projectKey, envKey, flagKey, kind, contextKey string) Key {
+	return Key{PK: ProjectPartition(projectKey), SK: ExpiringEnvPrefix(envKey) + flagKey + "#" + kind + "#" + contextKey}
+}
+
+// ExpiringEnvPrefix selects the scheduled removals of one environment (in the project partition).
+func ExpiringEnvPrefix(envKey string) string { return expiringSKPrefix + envKey + "#" }
+
+// ExpiringFlagPrefix selects the scheduled removals of one flag in one environment.
+func ExpiringFlagPrefix(envKey, flagKey string) string {
+	return ExpiringEnvPrefix(envKey) + flagKey + "#"
+}
+
+// ExpiringIndexKeys place a scheduled removal in the due-time index.
+func ExpiringIndexKeys(dueMs int64, projectKey, envKey, flagKey, kind, contextKey string) (gsi1pk, gsi1sk string) {
+	return ExpiringIndexPK, fmt.Sprintf("%013d#%s#%s#%s#%s#%s", dueMs, projectKey, envKey, flagKey, kind, contextKey)
+}
+
+// ExpiringDueTo is the inclusive upper GSI1 sort-key bound of removals due at or before nowMs.
+func ExpiringDueTo(nowMs int64) string { return fmt.Sprintf("%013d$", nowMs) }

@@ -1,0 +1,498 @@
+package endpoints_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flagplane/flagplane/shared/app/apptest"
+	"github.com/flagplane/flagplane/shared/identity"
+	"github.com/flagplane/flagplane/shared/store"
+	"github.com/flagplane/flagplane/shared/token"
+)
+
+const approvalsPath = api + "/approval-requests"
+
+func approvalPath(id string) string { return approvalsPath + "/" + id }
+
+type apReview struct {
+	ID             string `json:"_id"`
+	Kind           string `json:"kind"`
+	CreationDate   string `json:"creationDate"`
+	Comment        string `json:"comment"`
+	MemberID       string `json:"memberId"`
+	ServiceTokenID string `json:"serviceTokenId"`
+}
+
+type apDoc struct {
+	ID              string           `json:"_id"`
+	Version         int              `json:"_version"`
+	CreationDate    string           `json:"creationDate"`
+	ServiceKind     string           `json:"serviceKind"`
+	RequestorID     string           `json:"requestorId"`
+	Description     string           `json:"description"`
+	ReviewStatus    string           `json:"reviewStatus"`
+	AllReviews      []apReview       `json:"allReviews"`
+	NotifyMemberIDs []string         `json:"notifyMemberIds"`
+	NotifyTeamKeys  []string         `json:"notifyTeamKeys"`
+	Status          string           `json:"status"`
+	FailureReason   string           `json:"failureReason"`
+	Instructions    []map[string]any `json:"instructions"`
+	Conflicts       []struct {
+		Instruction map[string]any `json:"instruction"`
+		Reason      string         `json:"reason"`
+	} `json:"conflicts"`
+	AppliedDate       string                           `json:"appliedDate"`
+	AppliedByMemberID string                           `json:"appliedByMemberId"`
+	ExecutionDate     string                           `json:"executionDate"`
+	ResourceID        string                           `json:"resourceId"`
+	OperatingOnID     string                           `json:"operatingOnId"`
+	ApprovalSettings  map[string]any                   `json:"approvalSettings"`
+	Links             map[string]struct{ Href string } `json:"_links"`
+	Flag              *flDoc                           `json:"flag"`
+	Project           map[string]any                   `json:"project"`
+	Environments      []map[string]any                 `json:"environments"`
+}
+
+func apDecode(t testing.TB, res *apptest.Response) apDoc {
+	t.Helper()
+	var d apDoc
+	res.JSON(t, &d)
+	return d
+}
+
+func resID(p, e, f string) string { return "proj/" + p + ":env/" + e + ":flag/" + f }
+
+// apCreate makes a request on flag f in production of p.
+func apCreate(t testing.TB, srv *apptest.Server, p, f string, extra map[string]any, ins ...map[string]any) apDoc {
+	t.Helper()
+	body := map[string]any{"resourceId": resID(p, "production", f), "description": "please", "instructions": ins}
+	for k, v := range extra {
+		body[k] = v
+	}
+	res := srv.Do(t, http.MethodPost, approvalsPath, body)
+	wantStatus(t, res, http.StatusCreated)
+	return apDecode(t, res)
+}
+
+func review(srv *apptest.Server, t testing.TB, id, kind, tok string) *apptest.Response {
+	t.Helper()
+	return srv.Do(t, http.MethodPost, approvalPath(id)+"/reviews", map[string]any{"kind": kind, "comment": "c"}, "Authorization", tok)
+}
+
+func applyReq(srv *apptest.Server, t testing.TB, id string) *apptest.Response {
+	t.Helper()
+	return srv.Do(t, http.MethodPost, approvalPath(id)+"/apply", map[string]any{"comment": "ship"})
+}
+
+// reviewer invites a member and returns its id and an admin token of it.
+func reviewer(t testing.TB, srv *apptest.Server, email string) (string, string) {
+	t.Helper()
+	m := inviteMembers(t, srv, map[string]any{"email": email, "role": "writer"})[0]
+	_, tok := srv.MustIssueToken(t, token.Spec{Name: email, Role: identity.RoleAdmin, MemberID: m.ID})
+	return m.ID, tok
+}
+
+func setApprovals(t testing.TB, srv *apptest.Server, p, e string, ops ...patchOp) {
+	t.Helper()
+	wantStatus(t, srv.Do(t, http.MethodPatch, envPath(p, e), ops), http.StatusOK)
+}
+
+// autoApply sets autoApplyApprovedChanges, which the API does not let
+// clients patch, straight in the store.
+func autoApply(t testing.TB, srv *apptest.Server, p, e string, on bool) {
+	t.Helper()
+	ctx := context.Background()
+	it, err := srv.Table.Get(ctx, store.EnvironmentKey(p, e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(it.Data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	doc["approvalSettings"].(map[string]any)["autoApplyApprovedChanges"] = on
+	it.Data, _ = json.Marshal(doc)
+	if err := srv.Table.Put(ctx, it, store.IfVersion(it.Version)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestApprovalRequestCreateAndRead(t *testing.T) {
+	srv := apptest.New(t)
+	srv.MustCreateProject(t, "p")
+	d := abc(t, srv, "p", "f")
+	m := inviteMembers(t, srv, map[string]any{"email": "n@example.com"})[0]
+	wantStatus(t, srv.Do(t, http.MethodPost, api+"/teams", map[string]any{"key": "ops", "name": "Ops"}), http.StatusCreated)
+
+	var created apDoc
+	t.Run("a valid request is created pending with its fields", func(t *testing.T) {
+		created = apCreate(t, srv, "p", "f", map[string]any{"notifyMemberIds": []string{m.ID}, "notifyTeamKeys": []string{"ops"},
+			"integrationConfig": map[string]any{"x": 1}},
+			instr("turnFlagOn"), instr("addUserTargets", "values", []string{"u1"}, "variationId", d.vid(1)))
+		if created.Status != "pending" || created.ReviewStatus != "pending" || created.ServiceKind != "flagplane" || created.Version != 1 ||
+			created.ResourceID != resID("p", "production", "f") || created.RequestorID == "" || len(created.Instructions) != 2 ||
+			created.Instructions[0]["kind"] != "turnFlagOn" || created.Conflicts == nil || len(created.Conflicts) != 0 ||
+			created.CreationDate == "" || created.AllReviews == nil || created.ApprovalSettings["serviceKind"] != "flagplane" ||
+			created.Links["self"].Href != approvalPath(created.ID) {
+			t.Errorf("created %+v", created)
+		}
+	})
+
+	bad := []struct {
+		name   string
+		body   map[string]any
+		status int
+		parts  []string
+	}{
+		{"a malformed resource id is 400", map[string]any{"resourceId": "proj/p:flag/f", "description": "x", "instructions": []any{instr("turnFlagOn")}}, 400, []string{"resourceId"}},
+		{"a missing flag is 404", map[string]any{"resourceId": resID("p", "production", "nope"), "description": "x", "instructions": []any{instr("turnFlagOn")}}, 404, nil},
+		{"a missing environment is 404", map[string]any{"resourceId": resID("p", "nope", "f"), "description": "x", "instructions": []any{instr("turnFlagOn")}}, 404, nil},
+		{"a missing description is 400", map[string]any{"resourceId": resID("p", "production", "f"), "instructions": []any{instr("turnFlagOn")}}, 400, []string{"description"}},
+		{"an unknown instruction is 400 naming its index", map[string]any{"resourceId": resID("p", "production", "f"), "description": "x",
+			"instructions": []any{instr("turnFlagOn"), instr("fly")}}, 400, []string{"instructions[1]"}},
+		{"an instruction that does not apply now is 400 naming its index", map[string]any{"resourceId": resID("p", "production", "f"), "description": "x",
+			"instructions": []any{instr("turnFlagOn"), instr("updateOffVariation", "variationId", "missing")}}, 400, []string{"instructions[1]"}},
+		{"an unknown member to notify is 400", map[string]any{"resourceId": resID("p", "production", "f"), "description": "x",
+			"instructions": []any{instr("turnFlagOn")}, "notifyMemberIds": []string{"nobody"}}, 400, []string{"notifyMemberIds[0]"}},
+		{"an unknown team to notify is 400", map[string]any{"resourceId": resID("p", "production", "f"), "description": "x",
+			"instructions": []any{instr("turnFlagOn")}, "notifyTeamKeys": []string{"nobody"}}, 400, []string{"notifyTeamKeys[0]"}},
+		{"an execution date in the past is 400", map[string]any{"resourceId": resID("p", "production", "f"), "description": "x",
+			"instructions": []any{instr("turnFlagOn")}, "executionDate": 1}, 400, []string{"executionDate"}},
+	}
+	for _, c := range bad {
+		t.Run(c.name, func(t *testing.T) {
+			code := "invalid_request"
+			if c.status == 404 {
+				code = "not_found"
+			}
+			wantError(t, srv.Do(t, http.MethodPost, approvalsPath, c.body), c.status, code, c.parts...)
+		})
+	}
+
+	t.Run("get returns the request and expands flag, project, environments", func(t *testing.T) {
+		res := srv.Do(t, http.MethodGet, approvalPath(created.ID)+"?expand=flag,project,environments", nil)
+		wantStatus(t, res, http.StatusOK)
+		got := apDecode(t, res)
+		if got.ID != created.ID || got.Flag == nil || got.Flag.Key != "f" || got.Project["key"] != "p" || len(got.Environments) != 1 || got.Environments[0]["key"] != "production" {
+			t.Errorf("got %s", res.Body)
+		}
+		wantError(t, srv.Do(t, http.MethodGet, approvalPath(created.ID)+"?expand=bogus", nil), 400, "invalid_request", "bogus")
+		wantError(t, srv.Do(t, http.MethodGet, approvalPath("nope"), nil), 404, "not_found")
+	})
+
+	t.Run("conflicts list an instruction that no longer applies", func(t *testing.T) {
+		// Archiving the flag makes the request's first instruction fail.
+		wantStatus(t, semantic(t, srv, "p", "f", sp("", instr("archiveFlag"))), http.StatusOK)
+		got := apDecode(t, srv.Do(t, http.MethodGet, approvalPath(created.ID), nil))
+		if len(got.Conflicts) != 1 || got.Conflicts[0].Instruction["kind"] != "turnFlagOn" || !strings.Contains(got.Conflicts[0].Reason, "archived") {
+			t.Errorf("conflicts %+v", got.Conflicts)
+		}
+		wantStatus(t, semantic(t, srv, "p", "f", sp("", instr("restoreFlag"))), http.StatusOK)
+	})
+
+	t.Run("delete removes a pending request", func(t *testing.T) {
+		x := apCreate(t, srv, "p", "f", nil, instr("turnFlagOn"))
+		wantStatus(t, srv.Do(t, http.MethodDelete, approvalPath(x.ID), nil), http.StatusNoContent)
+		wantError(t, srv.Do(t, http.MethodGet, approvalPath(x.ID), nil), 404, "not_found")
+	})
+}
+
+func TestApprovalRequestList(t *testing.T) {
+	srv := apptest.New(t)
+	srv.MustCreateProject(t, "p")
+	srv.MustCreateProject(t, "q")
+	abc(t, srv, "p", "f")
+	abc(t, srv, "q", "g")
+	m := inviteMembers(t, srv, map[string]any{"email": "n@example.com"})[0]
+	a := apCreate(t, srv, "p", "f", map[string]any{"notifyMemberIds": []string{m.ID}}, instr("turnFlagOn"))
+	b := apCreate(t, srv, "q", "g", nil, instr("turnFlagOff"))
+	_, tok := reviewer(t, srv, "r@example.com")
+	wantStatus(t, review(srv, t, b.ID, "approve", tok), http.StatusOK)
+	owner := a.RequestorID
+
+	ids := func(t *testing.T, res *apptest.Response) []string {
+		t.Helper()
+		wantStatus(t, res, http.StatusOK)
+		var c struct {
+			TotalCount int     `json:"totalCount"`
+			Items      []apDoc `json:"items"`
+		}
+		res.JSON(t, &c)
+		out := []string{}
+		for _, it := range c.Items {
+			out = append(out, it.ID)
+		}
+		return out
+	}
+	cases := []struct {
+		name   string
+		filter string
+		want   []string
+	}{
+		{"no filter lists every request, newest first", "", []string{b.ID, a.ID}},
+		{"projectKey equals keeps one project", "projectKey equals p", []string{a.ID}},
+		{"notifyMemberIds anyOf keeps requests notifying a member", `notifyMemberIds anyOf ["` + m.ID + `"]`, []string{a.ID}},
+		{"requestorId equals keeps the requester's", "requestorId equals " + owner, []string{b.ID, a.ID}},
+		{"resourceId equals keeps one flag", "resourceId equals " + resID("q", "production", "g"), []string{b.ID}},
+		{"resourceKind equals segment keeps nothing", "resourceKind equals segment", []string{}},
+		{"reviewStatus anyOf keeps approved ones", `reviewStatus anyOf ["approved"]`, []string{b.ID}},
+		{"status anyOf with two values keeps both", `status anyOf ["pending","completed"]`, []string{b.ID, a.ID}},
+		{"filters combine", `projectKey equals q, reviewStatus anyOf ["pending"]`, []string{}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := ids(t, srv.Do(t, http.MethodGet, approvalsPath+"?filter="+url.QueryEscape(c.filter), nil))
+			if strings.Join(got, ",") != strings.Join(c.want, ",") {
+				t.Errorf("got %v, want %v", got, c.want)
+			}
+		})
+	}
+	t.Run("an unknown filter field is 400", func(t *testing.T) {
+		wantError(t, srv.Do(t, http.MethodGet, approvalsPath+"?filter="+url.QueryEscape("color equals red"), nil), 400, "invalid_request", "color")
+	})
+	t.Run("limit and offset page the list", func(t *testing.T) {
+		got := ids(t, srv.Do(t, http.MethodGet, approvalsPath+"?limit=1&offset=1", nil))
+		if len(got) != 1 || got[0] != a.ID {
+			t.Errorf("page %v", got)
+		}
+		wantStatus(t, srv.Do(t, http.MethodGet, approvalsPath+"?limit=201", nil), http.StatusBadRequest)
+	})
+	t.Run("expand flag and project fill each item", func(t *testing.T) {
+		res := srv.Do(t, http.MethodGet, approvalsPath+"?expand=flag,project", nil)
+		wantStatus(t, res, http.StatusOK)
+		var c struct{ Items []apDoc }
+		res.JSON(t, &c)
+		for _, it := range c.Items {
+			if it.Flag == nil || it.Project == nil {
+				t.Errorf("item not expanded: %+v", it)
+			}
+		}
+	})
+}
+
+func TestApprovalRequestReviewAndApply(t *testing.T) {
+	srv := apptest.New(t)
+	srv.MustCreateProject(t, "p")
+	abc(t, srv, "p", "f")
+	_, tok1 := reviewer(t, srv, "r1@example.com")
+	_, tok2 := reviewer(t, srv, "r2@example.com")
+
+	t.Run("the requester cannot approve their own request", func(t *testing.T) {
+		a := apCreate(t, srv, "p", "f", nil, instr("turnFlagOn"))
+		wantError(t, review(srv, t, a.ID, "approve", srv.Token), 403, "forbidden", "own")
+		got := apDecode(t, review(srv, t, a.ID, "comment", srv.Token))
+		if len(got.AllReviews) != 1 || got.AllReviews[0].Kind != "comment" || got.ReviewStatus != "pending" {
+			t.Errorf("after a comment: %+v", got)
+		}
+	})
+	t.Run("the requester may approve their own request when canReviewOwnRequest", func(t *testing.T) {
+		setApprovals(t, srv, "p", "production", replace("/approvalSettings/canReviewOwnRequest", true))
+		defer setApprovals(t, srv, "p", "production", replace("/approvalSettings/canReviewOwnRequest", false))
+		a := apCreate(t, srv, "p", "f", nil, instr("turnFlagOn"))
+		res := review(srv, t, a.ID, "approve", srv.Token)
+		wantStatus(t, res, http.StatusOK)
+		if got := apDecode(t, res); got.ReviewStatus != "approved" || got.AllReviews[0].MemberID != a.RequestorID {
+			t.Errorf("got %+v", got)
+		}
+	})
+	t.Run("minNumApprovals 2 needs two distinct approvers", func(t *testing.T) {
+		setApprovals(t, srv, "p", "production", replace("/approvalSettings/minNumApprovals", 2))
+		defer setApprovals(t, srv, "p", "production", replace("/approvalSettings/minNumApprovals", 1))
+		a := apCreate(t, srv, "p", "f", nil, instr("turnFlagOn"))
+		if got := apDecode(t, review(srv, t, a.ID, "approve", tok1)); got.ReviewStatus != "pending" {
+			t.Errorf("after one approval: %s", got.ReviewStatus)
+		}
+		wantError(t, applyReq(srv, t, a.ID), 400, "invalid_request", "not approved")
+		if got := apDecode(t, review(srv, t, a.ID, "approve", tok1)); got.ReviewStatus != "pending" {
+			t.Errorf("the same approver twice: %s", got.ReviewStatus)
+		}
+		if got := apDecode(t, review(srv, t, a.ID, "approve", tok2)); got.ReviewStatus != "approved" || len(got.AllReviews) != 3 {
+			t.Errorf("after two approvers: %+v", got)
+		}
+	})
+	t.Run("a declined request cannot be applied unless canApplyDeclinedChanges", func(t *testing.T) {
+		setApprovals(t, srv, "p", "production", replace("/approvalSettings/canApplyDeclinedChanges", false))
+		a := apCreate(t, srv, "p", "f", nil, instr("turnFlagOn"))
+		if got := apDecode(t, review(srv, t, a.ID, "decline", tok1)); got.ReviewStatus != "declined" {
+			t.Errorf("after decline: %s", got.ReviewStatus)
+		}
+		wantError(t, applyReq(srv, t, a.ID), 400, "invalid_request", "declined")
+		setApprovals(t, srv, "p", "production", replace("/approvalSettings/canApplyDeclinedChanges", true))
+		b := apCreate(t, srv, "p", "f", nil, instr("turnFlagOn"))
+		wantStatus(t, review(srv, t, b.ID, "decline", tok1), http.StatusOK)
+		res := applyReq(srv, t, b.ID)
+		wantStatus(t, res, http.StatusOK)
+		if got := apDecode(t, res); got.Status != "completed" {
+			t.Errorf("declined apply: %+v", got)
+		}
+		wantStatus(t, semantic(t, srv, "p", "f", sp("production", instr("turnFlagOff"))), http.StatusOK)
+	})
+	t.Run("apply changes the flag, writes the audit entry and cannot run twice", func(t *testing.T) {
+		d := flGet(t, srv, "p", "f")
+		a := apCreate(t, srv, "p", "f", nil, instr("turnFlagOn"), instr("addUserTargets", "values", []string{"u1"}, "variationId", d.vid(1)))
+		wantStatus(t, review(srv, t, a.ID, "approve", tok1), http.StatusOK)
+		res := applyReq(srv, t, a.ID)
+		wantStatus(t, res, http.StatusOK)
+		got := apDecode(t, res)
+		if got.Status != "completed" || got.AppliedDate == "" || got.AppliedByMemberID != a.RequestorID {
+			t.Errorf("applied %+v", got)
+		}
+		f := flGet(t, srv, "p", "f")
+		if !f.prod().On || values(f.prod().Targets)["user/1"] != "u1" {
+			t.Errorf("flag not changed: %+v", f.prod())
+		}
+		e := latestEntry(t, srv)
+		if e.Kind != "flag" || e.Comment != "ship" {
+			t.Errorf("entry %+v", e)
+		}
+		wantError(t, applyReq(srv, t, a.ID), 400, "invalid_request", "already applied")
+	})
+	t.Run("instructions that no longer apply fail the request with the reason", func(t *testing.T) {
+		wantStatus(t, semantic(t, srv, "p", "f", sp("production", instr("addRule", "clauses", []any{map[string]any{"attribute": "k", "op": "in", "values": []any{"x"}}}, "variationId", flGet(t, srv, "p", "f").vid(0), "ref", "r1"))), http.StatusOK)
+		rule := flGet(t, srv, "p", "f").prod().Rules[0].ID
+		a := apCreate(t, srv, "p", "f", nil, instr("updateRuleVariationOrRollout", "ruleId", rule, "variationId", flGet(t, srv, "p", "f").vid(1)))
+		wantStatus(t, semantic(t, srv, "p", "f", sp("production", instr("removeRule", "ruleId", rule))), http.StatusOK)
+		wantStatus(t, review(srv, t, a.ID, "approve", tok1), http.StatusOK)
+		res := applyReq(srv, t, a.ID)
+		wantStatus(t, res, http.StatusOK)
+		if got := apDecode(t, res); got.Status != "failed" || got.FailureReason == "" {
+			t.Errorf("got %+v", got)
+		}
+		wantError(t, srv.Do(t, http.MethodDelete, approvalPath(a.ID), nil), 400, "invalid_request", "failed")
+	})
+	t.Run("autoApplyApprovedChanges applies on the approving review", func(t *testing.T) {
+		autoApply(t, srv, "p", "production", true)
+		defer autoApply(t, srv, "p", "production", false)
+		a := apCreate(t, srv, "p", "f", nil, instr("updateOffVariation", "variationId", flGet(t, srv, "p", "f").vid(1)))
+		got := apDecode(t, review(srv, t, a.ID, "approve", tok1))
+		if got.Status != "completed" || intOf(flGet(t, srv, "p", "f").prod().OffVariation) != 1 {
+			t.Errorf("not auto-applied: %+v", got)
+		}
+	})
+	t.Run("ten concurrent applies: exactly one completes", func(t *testing.T) {
+		a := apCreate(t, srv, "p", "f", nil, instr("addTags", "values", []string{"once"}))
+		wantStatus(t, review(srv, t, a.ID, "approve", tok1), http.StatusOK)
+		before := flGet(t, srv, "p", "f").Version
+		won := concurrentlyApply(t, 10, func(int) *apptest.Response { return applyReq(srv, t, a.ID) })
+		if len(won) != 1 {
+			t.Errorf("%d applies succeeded", len(won))
+		}
+		if v := flGet(t, srv, "p", "f").Version; v != before+1 {
+			t.Errorf("flag version %d, want %d", v, before+1)
+		}
+	})
+}
+
+// concurrentlyApply is concurrently, also accepting 400 (already applied).
+func concurrentlyApply(t *testing.T, n int, call func(i int) *apptest.Response) []int {
+	t.Helper()
+	results := make(chan int, n)
+	for i := range n {
+		go func() { results <- call(i).Status }()
+	}
+	var won []int
+	for i := range n {
+		switch s := <-results; s {
+		case http.StatusOK:
+			won = append(won, i)
+		case http.StatusConflict, http.StatusBadRequest:
+		default:
+			t.Errorf("status %d", s)
+		}
+	}
+	return won
+}
+
+func TestApprovalRequestScheduled(t *testing.T) {
+	srv := apptest.New(t)
+	srv.MustCreateProject(t, "p")
+	abc(t, srv, "p", "f")
+	_, tok := reviewer(t, srv, "r@example.com")
+	due := time.Now().Add(time.Hour).UnixMilli()
+	a := apCreate(t, srv, "p", "f", map[string]any{"executionDate": due}, instr("turnFlagOn"))
+	got := apDecode(t, review(srv, t, a.ID, "approve", tok))
+	if got.Status != "scheduled" {
+		t.Fatalf("after approval: %+v", got)
+	}
+	wantError(t, applyReq(srv, t, a.ID), 400, "invalid_request", "scheduled")
+	ctx := context.Background()
+	svc := srv.App.Services.Approvals
+
+	t.Run("the scheduler leaves a request not yet due", func(t *testing.T) {
+		if n, err := svc.RunDue(ctx, time.Now()); n != 0 || err != nil {
+			t.Errorf("ran %d: %v", n, err)
+		}
+		if flGet(t, srv, "p", "f").prod().On {
+			t.Errorf("applied early")
+		}
+	})
+	t.Run("the scheduler applies a due request once", func(t *testing.T) {
+		if n, err := svc.RunDue(ctx, time.Now().Add(2*time.Hour)); n != 1 || err != nil {
+			t.Errorf("ran %d: %v", n, err)
+		}
+		if n, err := svc.RunDue(ctx, time.Now().Add(2*time.Hour)); n != 0 || err != nil {
+			t.Errorf("second run ran %d: %v", n, err)
+		}
+		if !flGet(t, srv, "p", "f").prod().On {
+			t.Errorf("not applied")
+		}
+		if got := apDecode(t, srv.Do(t, http.MethodGet, approvalPath(a.ID), nil)); got.Status != "completed" || got.AppliedDate == "" {
+			t.Errorf("request %+v", got)
+		}
+	})
+}
+
+func TestApprovalEnforcement(t *testing.T) {
+	srv := apptest.New(t)
+	srv.MustCreateProject(t, "p")
+	d := abc(t, srv, "p", "f")
+	flCreate(t, srv, "p", map[string]any{"key": "tagged", "name": "Tagged", "tags": []string{"sensitive"}})
+	_, tok := reviewer(t, srv, "r@example.com")
+	setApprovals(t, srv, "p", "test", add("/approvalSettings/requiredApprovalTags/-", "sensitive"))
+	setApprovals(t, srv, "p", "production", replace("/approvalSettings/required", true))
+
+	cases := []struct {
+		name   string
+		do     func() *apptest.Response
+		status int
+	}{
+		{"a semantic patch in a required environment is 405", func() *apptest.Response {
+			return semantic(t, srv, "p", "f", sp("production", instr("turnFlagOn")))
+		}, 405},
+		{"a JSON patch of a required environment is 405", func() *apptest.Response {
+			return srv.Do(t, http.MethodPatch, flagPath("p", "f"), []patchOp{replace("/environments/production/on", true)})
+		}, 405},
+		{"a change in another environment is allowed", func() *apptest.Response {
+			return semantic(t, srv, "p", "f", sp("test", instr("turnFlagOn")))
+		}, 200},
+		{"a flag-wide change is allowed", func() *apptest.Response {
+			return semantic(t, srv, "p", "f", sp("", instr("updateName", "value", "New")))
+		}, 200},
+		{"a flag carrying a required tag is refused in that environment", func() *apptest.Response {
+			return semantic(t, srv, "p", "tagged", sp("test", instr("turnFlagOn")))
+		}, 405},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res := c.do()
+			if c.status == 405 {
+				wantError(t, res, 405, "method_not_allowed", "approval request")
+				return
+			}
+			wantStatus(t, res, c.status)
+		})
+	}
+	t.Run("an approved request still applies", func(t *testing.T) {
+		a := apCreate(t, srv, "p", "f", nil, instr("turnFlagOn"), instr("addUserTargets", "values", []string{"u"}, "variationId", d.vid(0)))
+		wantStatus(t, review(srv, t, a.ID, "approve", tok), http.StatusOK)
+		wantStatus(t, applyReq(srv, t, a.ID), http.StatusOK)
+		if !flGet(t, srv, "p", "f").prod().On {
+			t.Errorf("not applied")
+		}
+	})
+}

@@ -1,0 +1,106 @@
+package endpoints
+
+import (
+	"net/http"
+
+	"github.com/flagplane/flagplane/shared/api"
+	"github.com/flagplane/flagplane/shared/expiring"
+	"github.com/flagplane/flagplane/shared/fault"
+	"github.com/flagplane/flagplane/shared/flag"
+	"github.com/flagplane/flagplane/shared/semanticpatch"
+)
+
+// expiringListRep is ExpiringUserTargetGetResponse.
+type expiringListRep struct {
+	Items []*expiring.Target `json:"items"`
+	Links api.Links          `json:"_links"`
+}
+
+// expiringPatchRep is ExpiringUserTargetPatchResponse. A patch applies
+// every instruction or none, so a success has no failed instructions.
+type expiringPatchRep struct {
+	Items                  []*expiring.Target `json:"items"`
+	Links                  api.Links          `json:"_links"`
+	TotalInstructions      int                `json:"totalInstructions"`
+	SuccessfulInstructions int                `json:"successfulInstructions"`
+	FailedInstructions     int                `json:"failedInstructions"`
+	Errors                 []any              `json:"errors"`
+}
+
+func userExpiringHref(r *http.Request) string {
+	return "/api/v2/users/" + r.PathValue("projectKey") + "/" + r.PathValue("userKey") + "/expiring-user-targets/" + r.PathValue("environmentKey")
+}
+
+func flagExpiringHref(r *http.Request) string {
+	return flag.Href(r.PathValue("projectKey"), r.PathValue("featureFlagKey")) + "/expiring-user-targets/" + r.PathValue("environmentKey")
+}
+
+// parseExpiringPatch reads an expiring-targets body: a semantic patch of
+// expiring-target instructions only; anything else is a 400.
+func parseExpiringPatch(r *http.Request, body []byte) (semanticpatch.Patch, error) {
+	if !api.IsSemanticPatch(r) {
+		return semanticpatch.Patch{}, fault.New(fault.Invalid, "expiring targets are changed by semantic patch only: send instructions with Content-Type %q", "application/json; domain-model="+api.SemanticPatchModel)
+	}
+	sp, err := semanticpatch.Parse(body)
+	if err != nil {
+		return sp, err
+	}
+	return sp, expiring.CheckInstructions(sp)
+}
+
+// expiringPatchActions is the body-actions check of both PATCH operations:
+// every instruction is the one action updateExpiringTargets, so the check
+// does not read the body and a caller without the right is refused (403)
+// before the body is judged (400).
+func expiringPatchActions(*http.Request, []byte) ([]string, error) {
+	return []string{expiring.Action}, nil
+}
+
+func expiringHandlers(s Services) map[string]api.Handler {
+	svc := s.Expiring
+	patch := func(w http.ResponseWriter, r *http.Request, href string, run func(semanticpatch.Patch) ([]*expiring.Target, error)) error {
+		body, err := api.ReadBody(w, r)
+		if err != nil {
+			return err
+		}
+		sp, err := parseExpiringPatch(r, body)
+		if err != nil {
+			return err
+		}
+		items, err := run(sp)
+		if err != nil {
+			return err
+		}
+		n := len(sp.Instructions)
+		api.WriteJSON(w, http.StatusOK, expiringPatchRep{Items: items, Links: api.Links{"self": api.JSONLink(href)},
+			TotalInstructions: n, SuccessfulInstructions: n, Errors: []any{}})
+		return nil
+	}
+	list := func(w http.ResponseWriter, href string, items []*expiring.Target, err error) error {
+		if err != nil {
+			return err
+		}
+		api.WriteJSON(w, http.StatusOK, expiringListRep{Items: items, Links: api.Links{"self": api.JSONLink(href)}})
+		return nil
+	}
+	return map[string]api.Handler{
+		"getExpiringFlagsForUser": func(w http.ResponseWriter, r *http.Request) error {
+			items, err := svc.ForUser(r.Context(), r.PathValue("projectKey"), r.PathValue("environmentKey"), r.PathValue("userKey"))
+			return list(w, userExpiringHref(r), items, err)
+		},
+		"getExpiringUserTargets": func(w http.ResponseWriter, r *http.Request) error {
+			items, err := svc.ForFlag(r.Context(), r.PathValue("projectKey"), r.PathValue("environmentKey"), r.PathValue("featureFlagKey"))
+			return list(w, flagExpiringHref(r), items, err)
+		},
+		"patchExpiringFlagsForUser": func(w http.ResponseWriter, r *http.Request) error {
+			return patch(w, r, userExpiringHref(r), func(sp semanticpatch.Patch) ([]*expiring.Target, error) {
+				return svc.PatchForUser(r.Context(), r.PathValue("projectKey"), r.PathValue("environmentKey"), r.PathValue("userKey"), sp)
+			})
+		},
+		"patchExpiringUserTargets": func(w http.ResponseWriter, r *http.Request) error {
+			return patch(w, r, flagExpiringHref(r), func(sp semanticpatch.Patch) ([]*expiring.Target, error) {
+				return svc.PatchForFlag(r.Context(), r.PathValue("projectKey"), r.PathValue("environmentKey"), r.PathValue("featureFlagKey"), sp)
+			})
+		},
+	}
+}
