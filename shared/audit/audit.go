@@ -101,6 +101,10 @@ type Change struct {
 	Current  any
 	// Delta is the JSON patch as sent, or nil (semantic patch, create, delete).
 	Delta json.RawMessage
+	// Conflict, when set, is the message of the 409 optimistic_locking_error
+	// Commit answers when a condition of Writes fails (the resource changed
+	// since it was read); when empty the store's error is returned as is.
+	Conflict string
 }
 
 // Outbox is the record handed to the delivery queue after a commit.
@@ -177,6 +181,9 @@ func (l *Log) Commit(ctx context.Context, c Change) (Entry, error) {
 		store.Put(store.Item{PK: ok.PK, SK: ok.SK, Version: 1, TTL: now.Add(outboxTTL).Unix(), Data: recData}, store.IfNotExists()),
 	)
 	if err := l.table.Transact(ctx, writes); err != nil {
+		if c.Conflict != "" && errors.Is(err, store.ErrConditionFailed) {
+			return Entry{}, fault.Wrap(err, fault.OptimisticLock, "%s", c.Conflict)
+		}
 		if errors.Is(err, store.ErrConflict) {
 			return Entry{}, fault.Wrap(err, fault.OptimisticLock, "%s %q is being changed by another request; try again", c.Kind, c.Name)
 		}

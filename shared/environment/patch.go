@@ -2,7 +2,7 @@ package environment
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"slices"
 
 	"github.com/flagplane/flagplane/shared/audit"
@@ -112,10 +112,8 @@ func (s *Service) Patch(ctx context.Context, projectKey, envKey string, p patch.
 		Writes: []store.Write{put}, Kind: "environment", Resource: next.Resource(), Actions: actions,
 		Name: next.Name, Href: next.Href(), TitleVerb: "updated the environment", Comment: p.Comment,
 		Parent: parent(projectKey), Previous: old.redacted(), Current: next.redacted(), Delta: p.Raw,
+		Conflict: fmt.Sprintf("environment %q was changed by another request; read it again and retry", envKey),
 	})
-	if errors.Is(err, store.ErrConditionFailed) {
-		return nil, fault.Wrap(err, fault.OptimisticLock, "environment %q was changed by another request; read it again and retry", envKey)
-	}
 	if err != nil {
 		return nil, err
 	}
@@ -153,10 +151,8 @@ func (s *Service) ResetKey(ctx context.Context, projectKey, envKey string, kind 
 		Writes: []store.Write{put}, Kind: "environment", Resource: next.Resource(), Actions: []string{action},
 		Name: next.Name, Href: next.Href(), TitleVerb: "reset a key of the environment", Parent: parent(projectKey),
 		Previous: old.redacted(), Current: next.redacted(),
+		Conflict: fmt.Sprintf("environment %q was changed by another request; try again", envKey),
 	})
-	if errors.Is(err, store.ErrConditionFailed) {
-		return nil, fault.Wrap(err, fault.OptimisticLock, "environment %q was changed by another request; try again", envKey)
-	}
 	if err != nil {
 		return nil, err
 	}

@@ -374,9 +374,7 @@ func (s *Service) Delete(ctx context.Context, projectKey, envKey string) error {
 		Writes: []store.Write{store.Delete(store.EnvironmentKey(projectKey, envKey), store.IfVersion(e.Version))},
 		Kind:   "environment", Resource: e.Resource(), Actions: []string{"deleteEnvironment"},
 		Name: e.Name, Href: e.Href(), TitleVerb: "deleted the environment", Parent: parent(projectKey), Previous: e.redacted(),
+		Conflict: fmt.Sprintf("environment %q changed while it was deleted; try again", envKey),
 	})
-	if errors.Is(err, store.ErrConditionFailed) {
-		return fault.Wrap(err, fault.OptimisticLock, "environment %q changed while it was deleted; try again", envKey)
-	}
 	return err
 }

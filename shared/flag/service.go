@@ -464,10 +464,8 @@ func (s *Service) Delete(ctx context.Context, projectKey, flagKey string) error 
 		Writes: []store.Write{store.Delete(store.FlagKey(projectKey, flagKey), store.IfVersion(f.ItemVersion))},
 		Kind:   "flag", Resource: f.Resource(""), Actions: []string{"deleteFlag"},
 		Name: f.Name, Href: f.Href(), TitleVerb: "deleted the flag", Parent: parent(projectKey), Previous: f,
+		Conflict: fmt.Sprintf("flag %q changed while it was deleted; try again", flagKey),
 	})
-	if errors.Is(err, store.ErrConditionFailed) {
-		return fault.Wrap(err, fault.OptimisticLock, "flag %q changed while it was deleted; try again", flagKey)
-	}
 	return err
 }
 

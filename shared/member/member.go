@@ -250,10 +250,8 @@ func (s *Service) Patch(ctx context.Context, id string, p patch.Patch) (*Member,
 		Kind:   "member", Resource: resource(id), Actions: actions,
 		Name: next.Email, Href: Href(id), TitleVerb: "updated the member", Comment: p.Comment,
 		Previous: old, Current: &next, Delta: p.Raw,
+		Conflict: fmt.Sprintf("member %q was changed by another request; read it again and retry", id),
 	})
-	if errors.Is(err, store.ErrConditionFailed) {
-		return nil, fault.Wrap(err, fault.OptimisticLock, "member %q was changed by another request; read it again and retry", id)
-	}
 	if err != nil {
 		return nil, err
 	}
@@ -276,9 +274,7 @@ func (s *Service) Delete(ctx context.Context, id string) error {
 		},
 		Kind: "member", Resource: resource(id), Actions: []string{"deleteMember"},
 		Name: m.Email, Href: Href(id), TitleVerb: "removed the member", Previous: m,
+		Conflict: fmt.Sprintf("member %q was changed by another request; try again", id),
 	})
-	if errors.Is(err, store.ErrConditionFailed) {
-		return fault.Wrap(err, fault.OptimisticLock, "member %q was changed by another request; try again", id)
-	}
 	return err
 }

@@ -289,10 +289,8 @@ func (s *Service) Patch(ctx context.Context, id string, p patch.Patch) (*Client,
 		Writes: []store.Write{put}, Kind: "oauth-client", Resource: resource(id), Actions: actions,
 		Name: next.Name, Href: Href(id), TitleVerb: "updated the OAuth client", Comment: p.Comment,
 		Previous: old, Current: &next, Delta: p.Raw,
+		Conflict: fmt.Sprintf("OAuth client %q was changed by another request; read it again and retry", id),
 	})
-	if errors.Is(err, store.ErrConditionFailed) {
-		return nil, fault.Wrap(err, fault.OptimisticLock, "OAuth client %q was changed by another request; read it again and retry", id)
-	}
 	if err != nil {
 		return nil, err
 	}
@@ -310,9 +308,7 @@ func (s *Service) Delete(ctx context.Context, id string) error {
 		Writes: []store.Write{store.Delete(store.OAuthClientKey(id), store.IfVersion(c.Version))},
 		Kind:   "oauth-client", Resource: resource(id), Actions: []string{"deleteOAuthClient"},
 		Name: c.Name, Href: Href(id), TitleVerb: "deleted the OAuth client", Previous: c,
+		Conflict: fmt.Sprintf("OAuth client %q was changed by another request; try again", id),
 	})
-	if errors.Is(err, store.ErrConditionFailed) {
-		return fault.Wrap(err, fault.OptimisticLock, "OAuth client %q was changed by another request; try again", id)
-	}
 	return err
 }

@@ -356,10 +356,8 @@ func (s *Service) Patch(ctx context.Context, key string, p patch.Patch) (*Projec
 		Writes: []store.Write{put}, Kind: "project", Resource: resource(key), Actions: actions,
 		Name: next.Name, Href: Href(key), TitleVerb: "updated the project", Comment: p.Comment,
 		Previous: old, Current: &next, Delta: p.Raw,
+		Conflict: fmt.Sprintf("project %q was changed by another request; read it again and retry", key),
 	})
-	if errors.Is(err, store.ErrConditionFailed) {
-		return nil, fault.Wrap(err, fault.OptimisticLock, "project %q was changed by another request; read it again and retry", key)
-	}
 	if err != nil {
 		return nil, err
 	}
@@ -385,10 +383,8 @@ func (s *Service) Delete(ctx context.Context, key string) error {
 		_, err = s.log.Commit(ctx, audit.Change{
 			Writes: []store.Write{put}, Kind: "project", Resource: resource(key), Actions: []string{"deleteProject"},
 			Name: p.Name, Href: Href(key), TitleVerb: "deleted the project", Previous: p,
+			Conflict: fmt.Sprintf("project %q was changed by another request; try again", key),
 		})
-		if errors.Is(err, store.ErrConditionFailed) {
-			return fault.Wrap(err, fault.OptimisticLock, "project %q was changed by another request; try again", key)
-		}
 		if err != nil {
 			return err
 		}

@@ -209,10 +209,8 @@ func (s *Service) Patch(ctx context.Context, key string, p patch.Patch) (*Role, 
 		Writes: []store.Write{put}, Kind: "role", Resource: resource(key), Actions: actions,
 		Name: next.Name, Href: Href(key), TitleVerb: "updated the custom role", Comment: p.Comment,
 		Previous: old, Current: &next, Delta: p.Raw,
+		Conflict: fmt.Sprintf("custom role %q was changed by another request; read it again and retry", key),
 	})
-	if errors.Is(err, store.ErrConditionFailed) {
-		return nil, fault.Wrap(err, fault.OptimisticLock, "custom role %q was changed by another request; read it again and retry", key)
-	}
 	if err != nil {
 		return nil, err
 	}
@@ -229,9 +227,7 @@ func (s *Service) Delete(ctx context.Context, key string) error {
 		Writes: []store.Write{store.Delete(store.RoleKey(key), store.IfVersion(r.Version))},
 		Kind:   "role", Resource: resource(key), Actions: []string{"deleteRole"},
 		Name: r.Name, Href: Href(key), TitleVerb: "deleted the custom role", Previous: r,
+		Conflict: fmt.Sprintf("custom role %q was changed by another request; try again", key),
 	})
-	if errors.Is(err, store.ErrConditionFailed) {
-		return fault.Wrap(err, fault.OptimisticLock, "custom role %q was changed by another request; try again", key)
-	}
 	return err
 }

@@ -197,10 +197,8 @@ func (s *Service) Patch(ctx context.Context, key string, p patch.Patch) (*Team, 
 		Writes: []store.Write{put}, Kind: "team", Resource: resource(key), Actions: actions,
 		Name: next.Name, Href: Href(key), TitleVerb: "updated the team", Comment: p.Comment,
 		Previous: old, Current: &next, Delta: p.Raw,
+		Conflict: fmt.Sprintf("team %q was changed by another request; read it again and retry", key),
 	})
-	if errors.Is(err, store.ErrConditionFailed) {
-		return nil, fault.Wrap(err, fault.OptimisticLock, "team %q was changed by another request; read it again and retry", key)
-	}
 	if err != nil {
 		return nil, err
 	}
@@ -217,10 +215,8 @@ func (s *Service) Delete(ctx context.Context, key string) error {
 		Writes: []store.Write{store.Delete(store.TeamKey(key), store.IfVersion(t.Version))},
 		Kind:   "team", Resource: resource(key), Actions: []string{"deleteTeam"},
 		Name: t.Name, Href: Href(key), TitleVerb: "deleted the team", Previous: t,
+		Conflict: fmt.Sprintf("team %q was changed by another request; try again", key),
 	})
-	if errors.Is(err, store.ErrConditionFailed) {
-		return fault.Wrap(err, fault.OptimisticLock, "team %q was changed by another request; try again", key)
-	}
 	return err
 }
 

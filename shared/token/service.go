@@ -3,7 +3,6 @@ package token
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"github.com/flagplane/flagplane/shared/record"
 	"strings"
@@ -286,10 +285,8 @@ func (s *Service) Patch(ctx context.Context, id string, p patch.Patch) (Token, e
 		Writes: writes, Kind: "token", Resource: resource(next), Actions: actions,
 		Name: next.Name, Href: Href(id), TitleVerb: "updated the access token", Comment: p.Comment,
 		Previous: old.Public(), Current: next.Public(), Delta: p.Raw,
+		Conflict: fmt.Sprintf("access token %q was changed by another request; read it again and retry", id),
 	})
-	if errors.Is(err, store.ErrConditionFailed) {
-		return Token{}, fault.Wrap(err, fault.OptimisticLock, "access token %q was changed by another request; read it again and retry", id)
-	}
 	s.forget(old.Hash)
 	s.forget(old.GraceHash)
 	return next, err
@@ -329,10 +326,8 @@ func (s *Service) Delete(ctx context.Context, id string) error {
 		Writes: writes,
 		Kind:   "token", Resource: resource(t), Actions: []string{"deleteAccessToken"},
 		Name: t.Name, Href: Href(id), TitleVerb: "deleted the access token", Previous: t.Public(),
+		Conflict: fmt.Sprintf("access token %q was changed by another request; try again", id),
 	})
-	if errors.Is(err, store.ErrConditionFailed) {
-		return fault.Wrap(err, fault.OptimisticLock, "access token %q was changed by another request; try again", id)
-	}
 	s.forget(t.Hash)
 	s.forget(t.GraceHash)
 	return err
@@ -391,10 +386,8 @@ func (s *Service) Reset(ctx context.Context, id string, oldExpiry int64) (Token,
 	_, err = s.log.Commit(ctx, audit.Change{
 		Writes: writes, Kind: "token", Resource: resource(next), Actions: []string{"resetAccessToken"},
 		Name: next.Name, Href: Href(id), TitleVerb: "reset the access token", Previous: old.Public(), Current: next.Public(),
+		Conflict: fmt.Sprintf("access token %q was changed by another request; try again", id),
 	})
-	if errors.Is(err, store.ErrConditionFailed) {
-		return Token{}, "", fault.Wrap(err, fault.OptimisticLock, "access token %q was changed by another request; try again", id)
-	}
 	if err != nil {
 		return Token{}, "", err
 	}

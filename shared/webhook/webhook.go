@@ -8,7 +8,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -247,10 +246,8 @@ func (s *Service) Patch(ctx context.Context, id string, p patch.Patch) (*Webhook
 		Writes: []store.Write{put}, Kind: "webhook", Resource: resource(id), Actions: actions,
 		Name: next.Name, Href: Href(id), TitleVerb: "updated the webhook", Comment: p.Comment,
 		Previous: old.masked(), Current: next.masked(), Delta: p.Raw,
+		Conflict: fmt.Sprintf("webhook %q was changed by another request; read it again and retry", id),
 	})
-	if errors.Is(err, store.ErrConditionFailed) {
-		return nil, fault.Wrap(err, fault.OptimisticLock, "webhook %q was changed by another request; read it again and retry", id)
-	}
 	if err != nil {
 		return nil, err
 	}
@@ -268,9 +265,7 @@ func (s *Service) Delete(ctx context.Context, id string) error {
 		Writes: []store.Write{store.Delete(store.WebhookKey(id), store.IfVersion(h.Version))},
 		Kind:   "webhook", Resource: resource(id), Actions: []string{"deleteWebhook"},
 		Name: h.Name, Href: Href(id), TitleVerb: "deleted the webhook", Previous: h.masked(),
+		Conflict: fmt.Sprintf("webhook %q was changed by another request; try again", id),
 	})
-	if errors.Is(err, store.ErrConditionFailed) {
-		return fault.Wrap(err, fault.OptimisticLock, "webhook %q was changed by another request; try again", id)
-	}
 	return err
 }
