@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -277,42 +276,18 @@ func (s *Service) List(ctx context.Context, projectKey string, q ListQuery) (Lis
 }
 
 func matcher(f listing.Filter) (func(*Environment) bool, error) {
-	var checks []func(*Environment) bool
-	if q, ok := f["query"]; ok {
-		needle := strings.ToLower(q)
-		checks = append(checks, func(e *Environment) bool {
-			return strings.Contains(strings.ToLower(e.Name), needle) || strings.Contains(strings.ToLower(e.Key), needle)
-		})
-	}
-	want, ok, err := f.Tags("tags")
+	tags, err := listing.HasTags(f, "tags", func(e *Environment) []string { return e.Tags })
 	if err != nil {
 		return nil, err
 	}
-	if ok {
-		checks = append(checks, func(e *Environment) bool {
-			for _, t := range want {
-				if !slices.Contains(e.Tags, t) {
-					return false
-				}
-			}
-			return true
-		})
+	critical, err := listing.Choice(f, "critical",
+		listing.Option[*Environment]{Value: "true", Keep: func(e *Environment) bool { return e.Critical }},
+		listing.Option[*Environment]{Value: "false", Keep: func(e *Environment) bool { return !e.Critical }})
+	if err != nil {
+		return nil, err
 	}
-	if raw, ok := f["critical"]; ok {
-		if raw != "true" && raw != "false" {
-			return nil, fault.New(fault.Invalid, "filter \"critical\" must be true or false, not %q", raw)
-		}
-		want := raw == "true"
-		checks = append(checks, func(e *Environment) bool { return e.Critical == want })
-	}
-	return func(e *Environment) bool {
-		for _, c := range checks {
-			if !c(e) {
-				return false
-			}
-		}
-		return true
-	}, nil
+	query := listing.Text(f, "query", func(e *Environment) []string { return []string{e.Name, e.Key} })
+	return listing.All(query, tags, critical), nil
 }
 
 // sortEnvironments orders by the given keys, then by creation and key so

@@ -362,59 +362,32 @@ func (s *Service) List(ctx context.Context, projectKey string, q ListQuery) (Lis
 }
 
 func matcher(f listing.Filter) (func(*Flag) bool, error) {
-	var checks []func(*Flag) bool
-	if q, ok := f["query"]; ok {
-		needle := strings.ToLower(q)
-		checks = append(checks, func(fl *Flag) bool {
-			return strings.Contains(strings.ToLower(fl.Key), needle) || strings.Contains(strings.ToLower(fl.Name), needle)
-		})
-	}
-	tags, ok, err := f.Tags("tags")
+	type opt = listing.Option[*Flag]
+	archived := func(fl *Flag) bool { return fl.Archived }
+	live := func(fl *Flag) bool { return !fl.Archived }
+	tags, err := listing.HasTags(f, "tags", func(fl *Flag) []string { return fl.Tags })
 	if err != nil {
 		return nil, err
 	}
-	if ok {
-		checks = append(checks, func(fl *Flag) bool {
-			for _, t := range tags {
-				if !slices.Contains(fl.Tags, t) {
-					return false
-				}
-			}
-			return true
-		})
+	byArchived, err := listing.Choice(f, "archived", opt{Value: "true", Keep: archived}, opt{Value: "false", Keep: live})
+	if err != nil {
+		return nil, err
 	}
-	if raw, ok := f["archived"]; ok {
-		if raw != "true" && raw != "false" {
-			return nil, fault.New(fault.Invalid, "filter \"archived\" must be true or false, not %q", raw)
-		}
-		want := raw == "true"
-		checks = append(checks, func(fl *Flag) bool { return fl.Archived == want })
+	byState, err := listing.Choice(f, "state", opt{Value: "live", Keep: live}, opt{Value: "archived", Keep: archived})
+	if err != nil {
+		return nil, err
 	}
-	if raw, ok := f["state"]; ok {
-		if raw != "live" && raw != "archived" {
-			return nil, fault.New(fault.Invalid, "filter \"state\" must be live or archived, not %q", raw)
-		}
-		want := raw == "archived"
-		checks = append(checks, func(fl *Flag) bool { return fl.Archived == want })
+	byType, err := listing.Choice(f, "type",
+		opt{Value: "temporary", Keep: func(fl *Flag) bool { return fl.Temporary }},
+		opt{Value: "permanent", Keep: func(fl *Flag) bool { return !fl.Temporary }})
+	if err != nil {
+		return nil, err
 	}
-	if raw, ok := f["type"]; ok {
-		if raw != "temporary" && raw != "permanent" {
-			return nil, fault.New(fault.Invalid, "filter \"type\" must be temporary or permanent, not %q", raw)
-		}
-		want := raw == "temporary"
-		checks = append(checks, func(fl *Flag) bool { return fl.Temporary == want })
-	}
-	if raw, ok := f["maintainerId"]; ok {
-		checks = append(checks, func(fl *Flag) bool { return fl.MaintainerID == raw })
-	}
-	return func(fl *Flag) bool {
-		for _, c := range checks {
-			if !c(fl) {
-				return false
-			}
-		}
-		return true
-	}, nil
+	return listing.All(
+		listing.Text(f, "query", func(fl *Flag) []string { return []string{fl.Key, fl.Name} }),
+		tags, byArchived, byState, byType,
+		listing.Equals(f, "maintainerId", func(fl *Flag) string { return fl.MaintainerID }),
+	), nil
 }
 
 // sortFlags orders by the given fields, then by creation date and key, so

@@ -80,3 +80,86 @@ func Window[T any](items []T, offset, limit int64) []T {
 	end := min(offset+limit, int64(len(items)))
 	return items[offset:end]
 }
+
+// Predicate keeps or drops one item of a list; nil keeps everything.
+type Predicate[T any] func(T) bool
+
+// Text keeps items one of whose texts contains the filter's value,
+// ignoring case; nil when the field is absent.
+func Text[T any](f Filter, field string, texts func(T) []string) Predicate[T] {
+	q, ok := f[field]
+	if !ok {
+		return nil
+	}
+	needle := strings.ToLower(q)
+	return func(item T) bool {
+		return slices.ContainsFunc(texts(item), func(t string) bool { return strings.Contains(strings.ToLower(t), needle) })
+	}
+}
+
+// HasTags keeps items that hold every tag of the filter field.
+func HasTags[T any](f Filter, field string, tags func(T) []string) (Predicate[T], error) {
+	want, ok, err := f.Tags(field)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return func(item T) bool {
+		have := tags(item)
+		for _, t := range want {
+			if !slices.Contains(have, t) {
+				return false
+			}
+		}
+		return true
+	}, nil
+}
+
+// Option is one value a choice filter accepts, and what it keeps.
+type Option[T any] struct {
+	Value string
+	Keep  func(T) bool
+}
+
+// Choice keeps what the option named by the filter's value keeps; any other
+// value is a 400 listing the accepted ones.
+func Choice[T any](f Filter, field string, options ...Option[T]) (Predicate[T], error) {
+	raw, ok := f[field]
+	if !ok {
+		return nil, nil
+	}
+	values := make([]string, len(options))
+	for i, o := range options {
+		if o.Value == raw {
+			return o.Keep, nil
+		}
+		values[i] = o.Value
+	}
+	return nil, fault.New(fault.Invalid, "filter %q must be %s, not %q", field, strings.Join(values, " or "), raw)
+}
+
+// Equals keeps items whose value equals the filter's.
+func Equals[T any](f Filter, field string, value func(T) string) Predicate[T] {
+	want, ok := f[field]
+	if !ok {
+		return nil
+	}
+	return func(item T) bool { return value(item) == want }
+}
+
+// All keeps items every non-nil predicate keeps.
+func All[T any](ps ...Predicate[T]) func(T) bool {
+	var active []Predicate[T]
+	for _, p := range ps {
+		if p != nil {
+			active = append(active, p)
+		}
+	}
+	return func(item T) bool {
+		for _, p := range active {
+			if !p(item) {
+				return false
+			}
+		}
+		return true
+	}
+}

@@ -284,27 +284,16 @@ func (s *Service) List(ctx context.Context, q ListQuery) (ListResult, error) {
 }
 
 func matcher(f listing.Filter) (func(*Project) bool, error) {
-	tags, _, err := f.Tags("tags")
+	tags, err := listing.HasTags(f, "tags", func(p *Project) []string { return p.Tags })
 	if err != nil {
 		return nil, err
 	}
-	return func(p *Project) bool {
-		if q, ok := f["query"]; ok {
-			n := strings.ToLower(q)
-			if !strings.Contains(strings.ToLower(p.Name), n) && !strings.Contains(strings.ToLower(p.Key), n) {
-				return false
-			}
-		}
-		for _, t := range tags {
-			if !slices.Contains(p.Tags, t) {
-				return false
-			}
-		}
-		if raw, ok := f["keys"]; ok && !slices.Contains(strings.Split(raw, "|"), p.Key) {
-			return false
-		}
-		return true
-	}, nil
+	var keys listing.Predicate[*Project]
+	if raw, ok := f["keys"]; ok {
+		keys = func(p *Project) bool { return slices.Contains(strings.Split(raw, "|"), p.Key) }
+	}
+	query := listing.Text(f, "query", func(p *Project) []string { return []string{p.Name, p.Key} })
+	return listing.All(query, tags, keys), nil
 }
 
 // Actions are the actions `_access` reports on a project.
