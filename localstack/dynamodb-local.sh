@@ -118,26 +118,7 @@ start() {
 	local pid=$!
 	echo "$pid" >"$pid_file"
 
-	while ! answers; do
-		if ! kill -0 "$pid" 2>/dev/null; then
-			rm -f "$pid_file"
-			echo "dynamodb-local: exited before answering; log tail ($log_file):" >&2
-			tail -n 30 "$log_file" >&2 || true
-			if grep -q 'Address already in use' "$log_file"; then
-				echo "dynamodb-local: port $port is taken; choose another DYNAMODB_LOCAL_PORT" >&2
-			fi
-			exit 1
-		fi
-		if ((SECONDS - began >= timeout)); then
-			terminate "$pid"
-			rm -f "$pid_file"
-			echo "dynamodb-local: no answer at $url within ${timeout}s; log tail ($log_file):" >&2
-			tail -n 30 "$log_file" >&2 || true
-			exit 1
-		fi
-		sleep 0.2
-	done
-	echo "dynamodb-local: running at $url (pid $pid, up in $((SECONDS - began))s, log $log_file)"
+	await "$pid" "$began" DYNAMODB_LOCAL_PORT
 }
 
 emulator_main "$@"

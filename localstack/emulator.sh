@@ -79,3 +79,31 @@ emulator_main() {
 		;;
 	esac
 }
+
+# await waits until the process pid (started at SECONDS=began) answers.
+# When it exits first, or gives no answer within $timeout seconds, it
+# prints the log tail and exits non-zero; port_setting names the variable
+# that chooses another port.
+await() {
+	local pid=$1 began=$2 port_setting=$3
+	while ! answers; do
+		if ! kill -0 "$pid" 2>/dev/null; then
+			rm -f "$pid_file"
+			echo "$name: exited before answering; log tail ($log_file):" >&2
+			tail -n 30 "$log_file" >&2 || true
+			if grep -qi 'address already in use' "$log_file"; then
+				echo "$name: port $port is taken; choose another $port_setting" >&2
+			fi
+			exit 1
+		fi
+		if ((SECONDS - began >= timeout)); then
+			terminate "$pid"
+			rm -f "$pid_file"
+			echo "$name: no answer at $url within ${timeout}s; log tail ($log_file):" >&2
+			tail -n 30 "$log_file" >&2 || true
+			exit 1
+		fi
+		sleep 0.2
+	done
+	echo "$name: running at $url (pid $pid, up in $((SECONDS - began))s, log $log_file)"
+}

@@ -98,26 +98,7 @@ start() {
 	local pid=$!
 	echo "$pid" >"$pid_file"
 
-	while ! answers; do
-		if ! kill -0 "$pid" 2>/dev/null; then
-			rm -f "$pid_file"
-			echo "goaws: exited before answering; log tail ($log_file):" >&2
-			tail -n 30 "$log_file" >&2 || true
-			if grep -q 'address already in use' "$log_file"; then
-				echo "goaws: port $port is taken; choose another GOAWS_PORT" >&2
-			fi
-			exit 1
-		fi
-		if ((SECONDS - began >= timeout)); then
-			terminate "$pid"
-			rm -f "$pid_file"
-			echo "goaws: no answer at $url within ${timeout}s; log tail ($log_file):" >&2
-			tail -n 30 "$log_file" >&2 || true
-			exit 1
-		fi
-		sleep 0.1
-	done
-	echo "goaws: running at $url (pid $pid, up in $((SECONDS - began))s, log $log_file)"
+	await "$pid" "$began" GOAWS_PORT
 }
 
 emulator_main "$@"
