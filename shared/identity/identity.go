@@ -19,9 +19,6 @@ const (
 	RoleNoAccess Role = "no_access"
 )
 
-// CanWrite reports whether the role may call write operations.
-func (r Role) CanWrite() bool { return r == RoleWriter || r == RoleAdmin || r == RoleOwner }
-
 // CanRead reports whether the role may call read operations.
 func (r Role) CanRead() bool { return r != RoleNoAccess && r != "" }
 

@@ -9,7 +9,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -220,9 +219,6 @@ func (s *Service) Patch(ctx context.Context, id string, p patch.Patch) (*Webhook
 		return nil, err
 	}
 	if next.Secret == old.masked().Secret {
-		next.Secret = old.Secret
-	}
-	if !next.Sign && slices.Contains(p.Touched(), "/sign") && !slices.Contains(p.Touched(), "/secret") {
 		next.Secret = old.Secret
 	}
 	next.ID, next.CreationDate = old.ID, old.CreationDate
