@@ -2,6 +2,7 @@ package infra
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -28,6 +29,10 @@ const (
 	CtxLogRetentionDays = "flagplane:logRetentionDays"
 	// CtxDeadLetterMaxReceives is the receive count before dead-lettering.
 	CtxDeadLetterMaxReceives = "flagplane:deadLetterMaxReceives"
+	// CtxThrottleRate is the API stage's steady requests per second and
+	// CtxThrottleBurst the burst it admits above that rate.
+	CtxThrottleRate  = "flagplane:throttleRate"
+	CtxThrottleBurst = "flagplane:throttleBurst"
 	// CtxHTTPAPI "false" leaves out the HTTP API (see OmitHTTPAPI).
 	CtxHTTPAPI = "flagplane:httpApi"
 )
@@ -117,6 +122,20 @@ func SettingsFromContext(lookup func(key string) (string, bool)) (AppSettings, e
 			return s, fmt.Errorf("context %s: %q is not a positive whole number", CtxDeadLetterMaxReceives, v)
 		}
 		s.Props.DeadLetterMaxReceives = n
+	}
+	if v, ok := get(CtxThrottleRate); ok {
+		r, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(r > 0) || math.IsInf(r, 0) {
+			return s, fmt.Errorf("context %s: %q is not a positive number of requests per second", CtxThrottleRate, v)
+		}
+		s.Props.ThrottleRate = r
+	}
+	if v, ok := get(CtxThrottleBurst); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return s, fmt.Errorf("context %s: %q is not a positive whole number of requests", CtxThrottleBurst, v)
+		}
+		s.Props.ThrottleBurst = n
 	}
 	if v, ok := get(CtxHTTPAPI); ok {
 		b, err := strconv.ParseBool(v)

@@ -18,7 +18,8 @@ func TestSettingsFromContext(t *testing.T) {
 			p := s.Props
 			return s.StackName == DefaultStackName && p.AssetDir == "" && p.CORSAllowOrigins == nil &&
 				!p.RemoveTableOnDelete && p.LogRetention == "" && p.DeadLetterMaxReceives == 0 &&
-				p.DefaultReservedConcurrency == 0 && p.ReservedConcurrency == nil && !p.OmitHTTPAPI
+				p.DefaultReservedConcurrency == 0 && p.ReservedConcurrency == nil && !p.OmitHTTPAPI &&
+				p.ThrottleRate == 0 && p.ThrottleBurst == 0
 		}, ""},
 		{"GIVEN a stack name THEN it is used", map[string]string{CtxStackName: "FlagplaneStaging"}, func(s AppSettings) bool {
 			return s.StackName == "FlagplaneStaging"
@@ -48,6 +49,12 @@ func TestSettingsFromContext(t *testing.T) {
 		{"GIVEN a dead-letter count THEN it is used", map[string]string{CtxDeadLetterMaxReceives: "3"}, func(s AppSettings) bool {
 			return s.Props.DeadLetterMaxReceives == 3
 		}, ""},
+		{"GIVEN a throttle rate and burst THEN the stage gets them", map[string]string{CtxThrottleRate: "12.5", CtxThrottleBurst: "40"}, func(s AppSettings) bool {
+			return s.Props.ThrottleRate == 12.5 && s.Props.ThrottleBurst == 40
+		}, ""},
+		{"GIVEN a zero throttle rate THEN the key is named", map[string]string{CtxThrottleRate: "0"}, nil, CtxThrottleRate},
+		{"GIVEN a throttle rate that is not a number THEN the key is named", map[string]string{CtxThrottleRate: "fast"}, nil, CtxThrottleRate},
+		{"GIVEN a fractional burst THEN the key is named", map[string]string{CtxThrottleBurst: "2.5"}, nil, CtxThrottleBurst},
 		{"GIVEN a retention CloudWatch does not offer THEN the key is named", map[string]string{CtxLogRetentionDays: "31"}, nil, CtxLogRetentionDays},
 		{"GIVEN a word for a boolean THEN the key is named", map[string]string{CtxRemoveTableOnDelete: "yes please"}, nil, CtxRemoveTableOnDelete},
 		{"GIVEN a malformed per-function reservation THEN the key is named", map[string]string{CtxReservedConcurrency: "projects:5"}, nil, CtxReservedConcurrency},

@@ -1,6 +1,7 @@
 package infra
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -47,6 +48,11 @@ type FlagplaneStackProps struct {
 	// DeadLetterMaxReceives is how often a webhook message is received before
 	// it moves to the dead-letter queue. Default 5.
 	DeadLetterMaxReceives int
+	// ThrottleRate is the steady request rate (per second) the API's stage
+	// admits across all clients and ThrottleBurst the burst above it.
+	// Defaults DefaultThrottleRate and DefaultThrottleBurst.
+	ThrottleRate  float64
+	ThrottleBurst int
 	// OmitHTTPAPI leaves the API Gateway HTTP API out, for emulators without
 	// API Gateway v2 (LocalStack's free image); the functions can still be
 	// invoked directly.
@@ -65,7 +71,51 @@ const (
 	FunctionMemoryMB = 256
 	// FunctionTagKey tags every function's resources with the function's name.
 	FunctionTagKey = "flagplane:function"
+	// DefaultThrottleRate and DefaultThrottleBurst cap the whole API well
+	// below the account's shared 10,000 requests/s, so one runaway client
+	// cannot starve other APIs of the account or run up the Lambda bill; a
+	// control API sees people and pipelines, not SDK traffic.
+	DefaultThrottleRate  = 100
+	DefaultThrottleBurst = 200
 )
+
+// AccessLogFields is the access log line of the API's stage, one JSON
+// object per request. requestId is the id the functions log and answer in
+// X-Request-Id, so one request can be followed from the access log into the
+// function's log. Every value is quoted: API Gateway writes "-" for an
+// absent number, which would break an unquoted JSON number.
+var AccessLogFields = []struct{ Name, Variable string }{
+	{"requestId", "$context.requestId"},
+	{"requestTime", "$context.requestTime"},
+	{"sourceIp", "$context.identity.sourceIp"},
+	{"userAgent", "$context.identity.userAgent"},
+	{"httpMethod", "$context.httpMethod"},
+	{"routeKey", "$context.routeKey"},
+	{"path", "$context.path"},
+	{"protocol", "$context.protocol"},
+	{"status", "$context.status"},
+	{"responseLength", "$context.responseLength"},
+	{"responseLatency", "$context.responseLatency"},
+	{"integrationStatus", "$context.integrationStatus"},
+	{"integrationLatency", "$context.integrationLatency"},
+	{"integrationError", "$context.integrationErrorMessage"},
+	{"error", "$context.error.message"},
+}
+
+// AccessLogFormat is AccessLogFields as API Gateway's format string.
+func AccessLogFormat() string {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, f := range AccessLogFields {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		name, _ := json.Marshal(f.Name)
+		fmt.Fprintf(&b, `%s:"%s"`, name, f.Variable)
+	}
+	b.WriteByte('}')
+	return b.String()
+}
 
 // DefaultLogRetention keeps a month of function logs.
 var DefaultLogRetention = awslogs.RetentionDays_ONE_MONTH
@@ -105,6 +155,15 @@ func resolve(props *FlagplaneStackProps) (config, error) {
 	}
 	if c.DeadLetterMaxReceives == 0 {
 		c.DeadLetterMaxReceives = DefaultDeadLetterMaxReceives
+	}
+	if c.ThrottleRate == 0 {
+		c.ThrottleRate = DefaultThrottleRate
+	}
+	if c.ThrottleBurst == 0 {
+		c.ThrottleBurst = DefaultThrottleBurst
+	}
+	if c.ThrottleRate < 0 || c.ThrottleBurst < 0 {
+		return c, fmt.Errorf("throttle rate %v and burst %d: both must be positive", c.ThrottleRate, c.ThrottleBurst)
 	}
 	if c.DeadLetterMaxReceives < 1 || c.DeadLetterMaxReceives > 1000 {
 		return c, fmt.Errorf("dead-letter max receives %d: SQS allows 1 to 1000", c.DeadLetterMaxReceives)
@@ -356,6 +415,7 @@ func newHTTPAPI(stack awscdk.Stack, c config, fns map[string]awslambda.Function)
 		props.CorsPreflight = cors(c.CORSAllowOrigins)
 	}
 	api := awsapigatewayv2.NewHttpApi(stack, jsii.String("Api"), props)
+	configureStage(stack, c, api)
 
 	integrations := map[string]awsapigatewayv2integrations.HttpLambdaIntegration{}
 	for _, r := range Routes() {
@@ -381,6 +441,30 @@ func newHTTPAPI(stack awscdk.Stack, c config, fns map[string]awslambda.Function)
 		})
 	}
 	return api
+}
+
+// configureStage gives the default stage JSON access logs in a log group of
+// its own (kept as long as the functions' logs) and the stage-wide throttle.
+// It sets them on the stage's CloudFormation resource, since the L2 stage
+// takes access log settings only as a jsii interface Go cannot implement;
+// the stage keeps its logical id, so an update does not replace it.
+func configureStage(stack awscdk.Stack, c config, api awsapigatewayv2.HttpApi) {
+	logs := awslogs.NewLogGroup(stack, jsii.String("ApiAccessLogs"), &awslogs.LogGroupProps{
+		Retention:     c.LogRetention,
+		RemovalPolicy: removal(c),
+	})
+	stage, ok := api.DefaultStage().Node().DefaultChild().(awsapigatewayv2.CfnStage)
+	if !ok {
+		panic("infra: the HTTP API's default stage is not a CfnStage")
+	}
+	stage.SetAccessLogSettings(&awsapigatewayv2.CfnStage_AccessLogSettingsProperty{
+		DestinationArn: logs.LogGroupArn(),
+		Format:         jsii.String(AccessLogFormat()),
+	})
+	stage.SetDefaultRouteSettings(&awsapigatewayv2.CfnStage_RouteSettingsProperty{
+		ThrottlingRateLimit:  jsii.Number(c.ThrottleRate),
+		ThrottlingBurstLimit: jsii.Number(float64(c.ThrottleBurst)),
+	})
 }
 
 // cors allows the catalog's methods and the request headers clients send.

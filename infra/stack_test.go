@@ -1,6 +1,7 @@
 package infra
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -454,6 +455,94 @@ func TestStackFitsCloudFormationLimits(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.got > tc.limit {
 				t.Fatalf("%d, limit %d", tc.got, tc.limit)
+			}
+		})
+	}
+}
+
+// accessLogGroup is the logical id of the log group the API's stage logs
+// requests to.
+func accessLogGroup(tb testing.TB, tpl *template) string {
+	tb.Helper()
+	_, stage := tpl.only(tb, "AWS::ApiGatewayV2::Stage")
+	id, ok := strings.CutSuffix(render(prop(stage.Properties, "AccessLogSettings", "DestinationArn")), ".Arn")
+	if !ok || tpl.Resources[id].Type != "AWS::Logs::LogGroup" {
+		tb.Fatalf("the stage logs to %v, not to a log group of the stack", prop(stage.Properties, "AccessLogSettings"))
+	}
+	return id
+}
+
+func TestStackAPIStage(t *testing.T) {
+	// GIVEN the stack synthesized with default props
+	tpl := defaultTemplate(t)
+	_, stage := tpl.only(t, "AWS::ApiGatewayV2::Stage")
+	logs := tpl.Resources[accessLogGroup(t, tpl)]
+
+	// WHEN its stage's access log format is read as JSON with placeholders
+	format, _ := prop(stage.Properties, "AccessLogSettings", "Format").(string)
+	var fields map[string]string
+	formatErr := json.Unmarshal([]byte(format), &fields)
+
+	// THEN every request is logged as one JSON object carrying the request
+	// id, in a log group kept like the functions' logs, and the stage is
+	// throttled by default
+	tests := []struct {
+		name      string
+		got, want any
+	}{
+		{"the access log format is one JSON object", formatErr, nil},
+		{"the access log carries API Gateway's request id", fields["requestId"], "$context.requestId"},
+		{"the access log carries the route, status and latencies", []string{fields["routeKey"], fields["status"], fields["responseLatency"], fields["integrationLatency"]},
+			[]string{"$context.routeKey", "$context.status", "$context.responseLatency", "$context.integrationLatency"}},
+		{"the access log has every field of AccessLogFields", len(fields), len(AccessLogFields)},
+		{"access logs are kept one month", logs.Properties["RetentionInDays"], 30},
+		{"access logs are retained when the stack is deleted", logs.DeletionPolicy, "Retain"},
+		{"the stage's steady rate defaults to DefaultThrottleRate", prop(stage.Properties, "DefaultRouteSettings", "ThrottlingRateLimit"), DefaultThrottleRate},
+		{"the stage's burst defaults to DefaultThrottleBurst", prop(stage.Properties, "DefaultRouteSettings", "ThrottlingBurstLimit"), DefaultThrottleBurst},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if !jsonEqual(tc.got, tc.want) {
+				t.Fatalf("got %v, want %v (format %s)", tc.got, tc.want, format)
+			}
+		})
+	}
+}
+
+func TestStackLogRetention(t *testing.T) {
+	tests := []struct {
+		name string
+		tpl  func(testing.TB) *template
+		days float64
+	}{
+		{"GIVEN default props THEN every log group keeps 30 days", defaultTemplate, 30},
+		{"GIVEN a retention of one week THEN every log group keeps 7 days", optionsTemplate, 7},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			// WHEN every log group of the stack is read
+			tpl := tc.tpl(t)
+			groups := tpl.ofType("AWS::Logs::LogGroup")
+
+			// THEN each function and the API have their own, all with the
+			// retention, and no function logs to a group Lambda would make
+			// on first use (which would keep logs forever)
+			if got, want := len(groups), len(tpl.functions(t))+1; got != want {
+				t.Errorf("%d log groups, want one per function plus the access logs: %d", got, want)
+			}
+			for _, id := range groups {
+				if got := tpl.Resources[id].Properties["RetentionInDays"]; got != tc.days {
+					t.Errorf("log group %s keeps logs %v days, want %v", id, got, tc.days)
+				}
+			}
+			for name, id := range tpl.functions(t) {
+				lg := render(prop(tpl.Resources[id].Properties, "LoggingConfig", "LogGroup"))
+				if tpl.Resources[lg].Type != "AWS::Logs::LogGroup" {
+					t.Errorf("function %s logs to %q, not to a log group of the stack", name, lg)
+				}
+			}
+			if custom := tpl.ofType("Custom::LogRetention"); len(custom) > 0 {
+				t.Errorf("retention set after the fact by %v", custom)
 			}
 		})
 	}

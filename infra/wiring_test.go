@@ -132,6 +132,8 @@ var optionsProps = FlagplaneStackProps{
 	ReservedConcurrency:        map[string]int{"projects": 7},
 	LogRetention:               awslogs.RetentionDays_ONE_WEEK,
 	DeadLetterMaxReceives:      2,
+	ThrottleRate:               25.5,
+	ThrottleBurst:              50,
 }
 
 var (
@@ -192,6 +194,8 @@ func TestStackOptions(t *testing.T) {
 	_, table := tpl.only(t, "AWS::DynamoDB::Table")
 	queue := tpl.Resources[webhookQueue(t, tpl)].Properties
 	logs := idsOf(t, tpl).logs
+	_, stage := tpl.only(t, "AWS::ApiGatewayV2::Stage")
+	accessLogs := tpl.Resources[accessLogGroup(t, tpl)]
 
 	// THEN each shows in the template
 	tests := []struct {
@@ -207,6 +211,10 @@ func TestStackOptions(t *testing.T) {
 		{"log retention follows the option", tpl.Resources[logs["flags"]].Properties["RetentionInDays"], 7},
 		{"log groups are deleted with the table", tpl.Resources[logs["flags"]].DeletionPolicy, "Delete"},
 		{"messages are dead-lettered after the configured receives", prop(queue, "RedrivePolicy", "maxReceiveCount"), 2},
+		{"the stage admits the configured steady rate", prop(stage.Properties, "DefaultRouteSettings", "ThrottlingRateLimit"), 25.5},
+		{"the stage admits the configured burst", prop(stage.Properties, "DefaultRouteSettings", "ThrottlingBurstLimit"), 50},
+		{"access log retention follows the option", accessLogs.Properties["RetentionInDays"], 7},
+		{"the access log group is deleted with the table", accessLogs.DeletionPolicy, "Delete"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
