@@ -27,8 +27,9 @@ CDK_ENV := CDK_DISABLE_VERSION_CHECK=1 CDK_DISABLE_CLI_TELEMETRY=1 AWS_EC2_METAD
 run: build-local
 	./$(BIN)/flagplane serve -addr $(ADDR) -data $(DATA)
 
+# -buildvcs=auto: `flagplane version` names the commit even where GOFLAGS turns stamping off.
 build-local:
-	$(GO) build -o $(BIN)/flagplane ./functions/flagplane
+	$(GO) build -buildvcs=auto -o $(BIN)/flagplane ./functions/flagplane
 
 ## build: every Lambda function as bin/lambda/<group>/bootstrap (linux/arm64)
 build: $(addprefix build-,$(LAMBDAS))
