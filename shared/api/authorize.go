@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/flagplane/flagplane/shared/catalog"
 	"github.com/flagplane/flagplane/shared/fault"
@@ -14,23 +15,45 @@ import (
 	"github.com/flagplane/flagplane/shared/policy"
 )
 
-// BodyActions reads the actions of an update from its body (the paths of a
-// JSON patch, the kinds of semantic-patch instructions). A body that does
-// not parse is the 400 the handler would give.
-type BodyActions func(r *http.Request, body []byte) ([]string, error)
+// Need is one right an operation needs: Action (the catalog's action of
+// the operation when empty) on the operation's resource, where Keys replaces the key of the segments it names (by kind)
+// with the one the request acts on. A flag change in one environment needs
+// {Action: "updateOn", Keys: {"env": "production"}} on
+// proj/p:env/*:flag/f, i.e. updateOn on proj/p:env/production:flag/f.
+type Need struct {
+	Action string
+	Keys   map[string]string
+}
 
-// Tagger loads the tags of the project and environment a resource is in,
-// for callers whose statements select resources by tag.
+// Needs reads the rights an operation needs from its request: the body
+// (the paths of a JSON patch, the instructions of a semantic patch and the
+// environment they act in) or the stored resource the path names (the
+// flag and environment of an approval request). An error is the 4xx the
+// handler would give: a body that does not parse, a resource not found.
+type Needs func(r *http.Request, body []byte) ([]Need, error)
+
+// Tagger fills in the stored tags of a resource's segments (project,
+// environment, flag) whose keys are concrete, for callers whose statements
+// select resources by tag. Tags already on a segment (a create's, from its
+// body) are kept. A segment whose resource does not exist keeps no tags.
 type Tagger interface {
-	Tags(ctx context.Context, projectKey, envKey string) (projectTags, envTags []string, err error)
+	Tags(ctx context.Context, res policy.Resource) (policy.Resource, error)
 }
 
 // TagUser is implemented by rights that may need resource tags.
 type TagUser interface{ UsesTags() bool }
 
+// UsesTags reports whether p's statements select resources by tag, so a
+// decision about p needs the resources' stored tags.
+func UsesTags(p identity.Principal) bool {
+	tu, ok := p.Rights.(TagUser)
+	return ok && tu.UsesTags()
+}
+
 // authorize decides, in the one place every operation passes, whether the
-// caller may perform op's action(s) on op's resource.
-func authorize(r *http.Request, op catalog.Operation, p identity.Principal, bodyActions BodyActions, tags Tagger) (*http.Request, error) {
+// caller may perform op's action(s) on op's resource, or on the resources
+// the request's needs name.
+func authorize(r *http.Request, op catalog.Operation, p identity.Principal, needs Needs, tags Tagger) (*http.Request, error) {
 	var body []byte
 	if op.BodyActions || op.Method == http.MethodPost && strings.HasSuffix(op.Resource, "/*") {
 		var err error
@@ -39,20 +62,35 @@ func authorize(r *http.Request, op catalog.Operation, p identity.Principal, body
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 	}
-	res, err := resourceOf(r, op, body, p, tags)
-	if err != nil {
-		return r, err
+	action := op.Action
+	if action == "" {
+		action = identity.ViewAction
 	}
-	actions := []string{op.Action}
-	switch {
-	case op.BodyActions && bodyActions != nil:
-		if actions, err = bodyActions(r, body); err != nil {
+	list := []Need{{Action: action}}
+	if needs != nil {
+		var err error
+		if list, err = needs(r, body); err != nil {
 			return r, err
 		}
-	case op.Action == "":
-		actions = []string{identity.ViewAction}
 	}
-	for _, a := range actions {
+	base := resourceOf(r, op, body)
+	var memo *tagMemo
+	if UsesTags(p) && tags != nil {
+		memo = &tagMemo{tagger: tags, seen: map[string]policy.Resource{}}
+		r = r.WithContext(context.WithValue(r.Context(), tagMemoKey{}, memo))
+	}
+	for _, n := range list {
+		res := withKeys(base, n.Keys)
+		if memo != nil {
+			var err error
+			if res, err = memo.tags(r.Context(), res); err != nil {
+				return r, err
+			}
+		}
+		a := n.Action
+		if a == "" {
+			a = action
+		}
 		d := p.Decide(res, a)
 		if d.Allowed {
 			continue
@@ -63,6 +101,51 @@ func authorize(r *http.Request, op catalog.Operation, p identity.Principal, body
 		return r, fault.New(fault.Forbidden, "the access token may not %s on %s", a, res)
 	}
 	return r, nil
+}
+
+// tagMemo loads each resource's stored tags once per request, for the
+// check and for the `_access` objects of the answer.
+type tagMemo struct {
+	tagger Tagger
+	mu     sync.Mutex
+	seen   map[string]policy.Resource
+}
+
+type tagMemoKey struct{}
+
+func (m *tagMemo) tags(ctx context.Context, res policy.Resource) (policy.Resource, error) {
+	id := res.String()
+	m.mu.Lock()
+	t, ok := m.seen[id]
+	m.mu.Unlock()
+	if ok {
+		return t, nil
+	}
+	t, err := m.tagger.Tags(ctx, res)
+	if err != nil {
+		return res, err
+	}
+	m.mu.Lock()
+	m.seen[id] = t
+	m.mu.Unlock()
+	return t, nil
+}
+
+// StoredTags returns res with the stored tags of its segments when the
+// caller's statements select by tag (the only callers whose decisions
+// depend on them), and res as it is otherwise. Loads are shared with the
+// request's authorization check. A failed load leaves res untagged: the
+// check fails on such an error, while `_access` is only informative.
+func StoredTags(r *http.Request, res policy.Resource) policy.Resource {
+	memo, ok := r.Context().Value(tagMemoKey{}).(*tagMemo)
+	if !ok {
+		return res
+	}
+	t, err := memo.tags(r.Context(), res)
+	if err != nil {
+		return res
+	}
+	return t
 }
 
 // readBodyOnce reads the body for the check; the handler reads the copy.
@@ -81,19 +164,16 @@ func readBodyOnce(r *http.Request) ([]byte, error) {
 }
 
 // resourceOf fills op's resource specifier from the path; the last segment
-// of a create takes the new key from the body when there is one.
-func resourceOf(r *http.Request, op catalog.Operation, body []byte, p identity.Principal, tags Tagger) (policy.Resource, error) {
+// of a create takes the new key, and its tags, from the body when there is one.
+func resourceOf(r *http.Request, op catalog.Operation, body []byte) policy.Resource {
 	parts := strings.Split(op.Resource, ":")
 	var res policy.Resource
-	var projectKey, envKey string
-	var tagsOf []string
 	for i, part := range parts {
-		tagsOf = nil
+		var tagsOf []string
 		kind, name, _ := strings.Cut(part, "/")
 		if strings.HasPrefix(name, "{") && strings.HasSuffix(name, "}") {
 			name = r.PathValue(name[1 : len(name)-1])
 		} else if name == "*" && i == len(parts)-1 && len(body) > 0 {
-			// A create names its new resource, and its tags, in the body.
 			var created struct {
 				Key  string   `json:"key"`
 				Tags []string `json:"tags"`
@@ -102,47 +182,30 @@ func resourceOf(r *http.Request, op catalog.Operation, body []byte, p identity.P
 				name, tagsOf = created.Key, created.Tags
 			}
 		}
-		switch kind {
-		case "proj":
-			projectKey = name
-		case "env":
-			envKey = name
-		}
 		if i == 0 {
 			res = policy.NewResource(kind, name, tagsOf...)
 		} else {
 			res = res.Child(kind, name, tagsOf...)
 		}
 	}
-	if tu, ok := p.Rights.(TagUser); ok && tu.UsesTags() && tags != nil && projectKey != "" && projectKey != "*" {
-		return withTags(r.Context(), res, tags, projectKey, envKey)
-	}
-	return res, nil
+	return res
 }
 
-// withTags rebuilds res with the stored tags of its project and environment.
-func withTags(ctx context.Context, res policy.Resource, tags Tagger, projectKey, envKey string) (policy.Resource, error) {
-	if envKey == "*" {
-		envKey = ""
-	}
-	pt, et, err := tags.Tags(ctx, projectKey, envKey)
-	if err != nil {
-		return res, err
+// withKeys returns res with the keys of the segments keys names replaced.
+func withKeys(res policy.Resource, keys map[string]string) policy.Resource {
+	if len(keys) == 0 {
+		return res
 	}
 	var out policy.Resource
 	for i, seg := range res.Segments() {
-		t := seg.Tags // a create's own tags, from its body
-		switch seg.Kind {
-		case "proj":
-			t = append(t, pt...)
-		case "env":
-			t = append(t, et...)
+		if k, ok := keys[seg.Kind]; ok && k != "" {
+			seg.Key = k
 		}
 		if i == 0 {
-			out = policy.NewResource(seg.Kind, seg.Key, t...)
+			out = policy.NewResource(seg.Kind, seg.Key, seg.Tags...)
 		} else {
-			out = out.Child(seg.Kind, seg.Key, t...)
+			out = out.Child(seg.Kind, seg.Key, seg.Tags...)
 		}
 	}
-	return out, nil
+	return out
 }

@@ -79,7 +79,7 @@ func hasBeta(h http.Header) bool {
 // beta header, then the caller's rights on the operation's resource. A
 // Public operation skips them: it authenticates its caller itself.
 func guard(op catalog.Operation, rt Routes, next Handler) http.Handler {
-	bodyActions := rt.BodyActions[op.ID]
+	needs := rt.Needs[op.ID]
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		err := func() error {
 			if op.Public {
@@ -97,7 +97,7 @@ func guard(op catalog.Operation, rt Routes, next Handler) http.Handler {
 				return fault.New(fault.Forbidden, "%s is a beta operation: send the header %s: beta", op.ID, BetaHeader)
 			}
 			r = r.WithContext(identity.With(r.Context(), p))
-			if r, err = authorize(r, op, p, bodyActions, rt.Tags); err != nil {
+			if r, err = authorize(r, op, p, needs, rt.Tags); err != nil {
 				return err
 			}
 			return next(w, r)

@@ -24,12 +24,13 @@ func NotImplemented(op catalog.Operation) Handler {
 	}
 }
 
-// Routes is what a router serves: handlers and body-derived actions by
+// Routes is what a router serves: handlers and the rights each operation
+// needs (when they follow from the request, not from the catalog alone) by
 // operation id, and the services the checks use.
 type Routes struct {
-	Handlers    map[string]Handler
-	BodyActions map[string]BodyActions
-	Authn       Authenticator
+	Handlers map[string]Handler
+	Needs    map[string]Needs
+	Authn    Authenticator
 	// Tags, when set, gives resource tags to callers whose statements use them.
 	Tags Tagger
 }

@@ -135,7 +135,7 @@ func (a *App) Handler(group string) (http.Handler, error) {
 		}
 	}
 	h, err := api.NewRouter(ops, api.Routes{
-		Handlers: routed, BodyActions: endpoints.BodyActions(), Authn: a.Authn, Tags: endpoints.Tagger(a.Services),
+		Handlers: routed, Needs: endpoints.Needs(a.Services), Authn: a.Authn, Tags: endpoints.Tagger(a.Services),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("route group %q: %w", group, err)

@@ -2,6 +2,7 @@ package endpoints
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"slices"
 	"strconv"
@@ -275,6 +276,39 @@ func approvalHandlers(s Services) map[string]api.Handler {
 			v, _ := newApprovalView(s, r)
 			return v.write(w, http.StatusOK, a)
 		},
+	}
+}
+
+// approvalCreateNeeds authorizes a new approval request on the flag and
+// environment its resourceId names. A body without a usable resourceId
+// needs the right on proj/*:env/*:flag/*, and the handler then answers 400.
+func approvalCreateNeeds(_ *http.Request, body []byte) ([]api.Need, error) {
+	var probe struct {
+		ResourceID string `json:"resourceId"`
+	}
+	_ = json.Unmarshal(body, &probe)
+	pk, ek, fk, err := approval.ParseResourceID(probe.ResourceID)
+	if err != nil {
+		return []api.Need{{}}, nil
+	}
+	return []api.Need{{Keys: map[string]string{"proj": pk, "env": ek, "flag": fk}}}, nil
+}
+
+// storedApprovalNeeds authorizes reviewing, applying or deleting a request
+// on the flag and environment the stored request acts on, so a role
+// limited to staging reviews staging's requests only. A request that does
+// not exist needs the right on proj/*:env/*:flag/*: a caller without it
+// learns nothing (403), one with it gets the handler's 404.
+func storedApprovalNeeds(s Services) api.Needs {
+	return func(r *http.Request, _ []byte) ([]api.Need, error) {
+		a, err := s.Approvals.Get(r.Context(), r.PathValue("id"))
+		if fault.Is(err, fault.NotFound) {
+			return []api.Need{{}}, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		return []api.Need{{Keys: map[string]string{"proj": a.ProjectKey, "env": a.EnvironmentKey, "flag": a.FlagKey}}}, nil
 	}
 }
 

@@ -5,7 +5,9 @@ package endpoints
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"slices"
 
 	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/approval"
@@ -27,19 +29,25 @@ import (
 	"github.com/flagplane/flagplane/shared/webhook"
 )
 
-// BodyActions returns, by operation id, how each JSON-patch update's
-// actions follow from its body, for the authorization check.
-func BodyActions() map[string]api.BodyActions {
-	of := func(actions func(patch.Patch) ([]string, error)) api.BodyActions {
-		return func(r *http.Request, body []byte) ([]string, error) {
+// Needs returns, by operation id, the rights each operation needs when
+// they follow from the request rather than from the catalog alone: the
+// paths of a JSON patch, the instructions of a semantic patch and the
+// environment they act in, the flag and environment of an approval request.
+func Needs(s Services) map[string]api.Needs {
+	of := func(actions func(patch.Patch) ([]string, error)) api.Needs {
+		return func(r *http.Request, body []byte) ([]api.Need, error) {
 			p, err := parsePatch(r, body)
 			if err != nil {
 				return nil, err
 			}
-			return actions(p)
+			list, err := actions(p)
+			if err != nil {
+				return nil, err
+			}
+			return actionNeeds(list...), nil
 		}
 	}
-	return map[string]api.BodyActions{
+	return map[string]api.Needs{
 		"patchEnvironment": of(environment.PatchActions),
 		"patchProject":     of(project.PatchActions),
 		"patchCustomRole":  of(role.PatchActions),
@@ -48,38 +56,98 @@ func BodyActions() map[string]api.BodyActions {
 		"patchTeam":        of(team.PatchActions),
 		"patchWebhook":     of(webhook.PatchActions),
 		"patchOAuthClient": of(oauth.PatchActions),
-		"patchFeatureFlag": flagPatchActions,
+		"patchFeatureFlag": flagPatchNeeds,
 
-		"patchExpiringFlagsForUser": expiringPatchActions,
-		"patchExpiringUserTargets":  expiringPatchActions,
+		"patchExpiringFlagsForUser": expiringForUserNeeds,
+
+		"postApprovalRequest":       approvalCreateNeeds,
+		"postApprovalRequestReview": storedApprovalNeeds(s),
+		"postApprovalRequestApply":  storedApprovalNeeds(s),
+		"deleteApprovalRequest":     storedApprovalNeeds(s),
 	}
 }
 
-// tagger reads the tags of projects and environments for tag-selecting statements.
-type tagger struct{ s Services }
-
-// Tagger returns the api.Tagger over the project and environment services.
-func Tagger(s Services) api.Tagger { return tagger{s} }
-
-func (t tagger) Tags(ctx context.Context, projectKey, envKey string) ([]string, []string, error) {
-	var pt, et []string
-	p, err := t.s.Projects.Get(ctx, projectKey)
-	switch {
-	case err == nil:
-		pt = p.Tags
-	case !fault.Is(err, fault.NotFound):
-		return nil, nil, err
+// actionNeeds are needs of actions on the operation's resource as the path names it.
+func actionNeeds(actions ...string) []api.Need {
+	out := make([]api.Need, len(actions))
+	for i, a := range actions {
+		out[i] = api.Need{Action: a}
 	}
-	if envKey != "" {
-		e, err := t.s.Environments.Get(ctx, projectKey, envKey)
-		switch {
-		case err == nil:
-			et = e.Tags
-		case !fault.Is(err, fault.NotFound):
-			return nil, nil, err
+	return out
+}
+
+// envNeeds are needs of flag actions, each in the environment it acts in.
+func envNeeds(list []flag.EnvAction) []api.Need {
+	out := make([]api.Need, len(list))
+	for i, ea := range list {
+		out[i] = api.Need{Action: ea.Action}
+		if ea.Env != "" {
+			out[i].Keys = map[string]string{"env": ea.Env}
 		}
 	}
-	return pt, et, nil
+	return out
+}
+
+// tagger reads the stored tags of projects, environments and flags for
+// tag-selecting statements.
+type tagger struct{ s Services }
+
+// Tagger returns the api.Tagger over the project, environment and flag services.
+func Tagger(s Services) api.Tagger { return tagger{s} }
+
+func (t tagger) Tags(ctx context.Context, res policy.Resource) (policy.Resource, error) {
+	var projectKey string
+	var out policy.Resource
+	for i, seg := range res.Segments() {
+		tags := seg.Tags // a create's own tags, from its body
+		stored, err := t.stored(ctx, seg, projectKey)
+		if err != nil {
+			return res, err
+		}
+		tags = append(slices.Clip(tags), stored...)
+		if seg.Kind == "proj" {
+			projectKey = seg.Key
+		}
+		if i == 0 {
+			out = policy.NewResource(seg.Kind, seg.Key, tags...)
+		} else {
+			out = out.Child(seg.Kind, seg.Key, tags...)
+		}
+	}
+	return out, nil
+}
+
+// stored returns the tags of the project, environment or flag seg names,
+// none for a wildcard key, another kind, or a resource that does not exist.
+func (t tagger) stored(ctx context.Context, seg policy.ResourceSegment, projectKey string) ([]string, error) {
+	if seg.Key == "*" || seg.Key == "" {
+		return nil, nil
+	}
+	var tags []string
+	var err error
+	switch {
+	case seg.Kind == "proj":
+		var p *project.Project
+		if p, err = t.s.Projects.Get(ctx, seg.Key); err == nil {
+			tags = p.Tags
+		}
+	case seg.Kind == "env" && projectKey != "" && projectKey != "*":
+		var e *environment.Environment
+		if e, err = t.s.Environments.Get(ctx, projectKey, seg.Key); err == nil {
+			tags = e.Tags
+		}
+	case seg.Kind == "flag" && projectKey != "" && projectKey != "*":
+		var f *flag.Flag
+		if f, err = t.s.Flags.Load(ctx, projectKey, seg.Key); err == nil {
+			tags = f.Tags
+		}
+	default:
+		return nil, nil
+	}
+	if err != nil && !fault.Is(err, fault.NotFound) {
+		return nil, fmt.Errorf("load tags of %s/%s: %w", seg.Kind, seg.Key, err)
+	}
+	return tags, nil
 }
 
 // accessOf is the caller's `_access` object on a resource.

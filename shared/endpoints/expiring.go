@@ -1,6 +1,7 @@
 package endpoints
 
 import (
+	"encoding/json"
 	"net/http"
 
 	"github.com/flagplane/flagplane/shared/api"
@@ -48,12 +49,29 @@ func parseExpiringPatch(r *http.Request, body []byte) (semanticpatch.Patch, erro
 	return sp, expiring.CheckInstructions(sp)
 }
 
-// expiringPatchActions is the body-actions check of both PATCH operations:
-// every instruction is the one action updateExpiringTargets, so the check
-// does not read the body and a caller without the right is refused (403)
-// before the body is judged (400).
-func expiringPatchActions(*http.Request, []byte) ([]string, error) {
-	return []string{expiring.Action}, nil
+// expiringForUserNeeds is what a per-user expiring-targets patch needs:
+// updateExpiringTargets on every flag its instructions name, in the path's
+// environment. The body is read leniently, so a caller with no right on
+// any flag is refused (403) before the body is judged (400).
+func expiringForUserNeeds(_ *http.Request, body []byte) ([]api.Need, error) {
+	var probe struct {
+		Instructions []struct {
+			FlagKey string `json:"flagKey"`
+		} `json:"instructions"`
+	}
+	_ = json.Unmarshal(body, &probe)
+	var out []api.Need
+	seen := map[string]bool{}
+	for _, in := range probe.Instructions {
+		if in.FlagKey != "" && !seen[in.FlagKey] {
+			seen[in.FlagKey] = true
+			out = append(out, api.Need{Keys: map[string]string{"flag": in.FlagKey}})
+		}
+	}
+	if len(out) == 0 {
+		out = []api.Need{{}}
+	}
+	return out, nil
 }
 
 func expiringHandlers(s Services) map[string]api.Handler {

@@ -33,6 +33,9 @@ type flagEnvRep struct {
 	TrackEvents     bool                 `json:"trackEvents"`
 	Site            api.Link             `json:"_site"`
 	EnvironmentName string               `json:"_environmentName"`
+	// Access is the caller's rights on the flag in this environment,
+	// decided on proj/<p>:env/<e>:flag/<f>; a summary leaves it out.
+	Access *policy.Access `json:"_access,omitempty"`
 }
 
 // flagRep is a flag as the API shows it.
@@ -68,13 +71,16 @@ func newFlagRep(r *http.Request, f *flag.Flag, envs []*environment.Environment, 
 	if tags == nil {
 		tags = []string{}
 	}
+	// The project's stored tags, loaded only for callers whose statements
+	// select by tag (once per request).
+	proj := api.StoredTags(r, policy.NewResource("proj", f.ProjectKey))
 	rep := flagRep{
 		Links: api.Links{"self": api.JSONLink(f.Href()), "parent": api.JSONLink(flag.CollectionHref(f.ProjectKey))},
 		Key:   f.Key, Name: f.Name, Description: f.Description, Kind: f.Kind, Version: f.Version, CreationDate: f.CreationDate,
 		IncludeInSnippet: f.ClientSideAvailability.UsingEnvironmentID, ClientSideAvailability: f.ClientSideAvailability,
 		Variations: f.Variations, Defaults: f.Defaults, Tags: tags, Temporary: f.Temporary, Archived: f.Archived,
 		MaintainerID: f.MaintainerID, Environments: map[string]flagEnvRep{},
-		Access: accessOf(r, policy.NewResource("proj", f.ProjectKey).Child("env", "*").Child("flag", f.Key, f.Tags...), flag.Actions),
+		Access: accessOf(r, proj.Child("env", "*").Child("flag", f.Key, f.Tags...), flag.Actions),
 	}
 	for _, e := range envs {
 		if len(v.only) > 0 && !slices.Contains(v.only, e.Key) {
@@ -88,6 +94,8 @@ func newFlagRep(r *http.Request, f *flag.Flag, envs []*environment.Environment, 
 		}
 		if !v.summary {
 			er.Targets, er.ContextTargets, er.Rules, er.Prerequisites = c.Targets, c.ContextTargets, c.Rules, c.Prerequisites
+			access := accessOf(r, proj.Child("env", e.Key, e.Tags...).Child("flag", f.Key, f.Tags...), flag.EnvActions)
+			er.Access = &access
 		}
 		rep.Environments[e.Key] = er
 	}
@@ -192,22 +200,31 @@ func flagHandlers(s Services) map[string]api.Handler {
 	}
 }
 
-// flagPatchActions reads the actions of a flag update for the
-// authorization check: the instructions' actions for a semantic patch, the
-// paths' actions for a JSON patch.
-func flagPatchActions(r *http.Request, body []byte) ([]string, error) {
+// flagPatchNeeds reads what a flag update needs for the authorization
+// check: each instruction's action in the environment it acts in for a
+// semantic patch, each path's action in the environment it names for a
+// JSON patch; changes to the flag's settings need their action on env/*.
+func flagPatchNeeds(r *http.Request, body []byte) ([]api.Need, error) {
 	if api.IsSemanticPatch(r) {
 		sp, err := semanticpatch.Parse(body)
 		if err != nil {
 			return nil, err
 		}
-		return flag.InstructionActions(sp.EnvironmentKey, sp.Instructions)
+		list, err := flag.InstructionEnvActions(sp.EnvironmentKey, sp.Instructions)
+		if err != nil {
+			return nil, err
+		}
+		return envNeeds(list), nil
 	}
 	p, err := parseFlagJSONPatch(body)
 	if err != nil {
 		return nil, err
 	}
-	return flag.PatchActions(p)
+	list, err := flag.PatchEnvActions(p)
+	if err != nil {
+		return nil, err
+	}
+	return envNeeds(list), nil
 }
 
 // parseFlagJSONPatch parses a JSON patch, telling a client that sent

@@ -59,26 +59,9 @@ func PatchActions(p patch.Patch) ([]string, error) {
 	seen := map[string]bool{}
 	var out []string
 	for _, path := range p.Touched() {
-		seg := patch.Segments(path)
-		var action string
-		switch {
-		case seg[0] == "environments" && len(seg) >= 3:
-			a, ok := envPatchable[seg[2]]
-			if !ok {
-				return nil, fault.New(fault.Invalid, "path %q cannot be patched: of an environment's targeting only %s are editable", path, sortedFields(envPatchable))
-			}
-			action = a
-			if seg[2] == "rules" && len(seg) == 5 && seg[4] == "description" {
-				action = "updateFlagRuleDescription"
-			}
-		case seg[0] == "environments":
-			return nil, fault.New(fault.Invalid, "path %q cannot be patched: patch one field of one environment's targeting, /environments/<environmentKey>/<field>, with field one of %s", path, sortedFields(envPatchable))
-		default:
-			a, ok := patchable[seg[0]]
-			if !ok {
-				return nil, fault.New(fault.Invalid, "path %q cannot be patched: %q is read-only or not a field of a flag; editable: %s, and environments/<environmentKey>/<field>", path, seg[0], sortedFields(patchable))
-			}
-			action = a
+		action, err := pathAction(path)
+		if err != nil {
+			return nil, err
 		}
 		if !seen[action] {
 			seen[action] = true
@@ -87,6 +70,30 @@ func PatchActions(p patch.Patch) ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// pathAction is the action of patching path, or a 400 naming what can be patched.
+func pathAction(path string) (string, error) {
+	seg := patch.Segments(path)
+	switch {
+	case seg[0] == "environments" && len(seg) >= 3:
+		a, ok := envPatchable[seg[2]]
+		if !ok {
+			return "", fault.New(fault.Invalid, "path %q cannot be patched: of an environment's targeting only %s are editable", path, sortedFields(envPatchable))
+		}
+		if seg[2] == "rules" && len(seg) == 5 && seg[4] == "description" {
+			a = "updateFlagRuleDescription"
+		}
+		return a, nil
+	case seg[0] == "environments":
+		return "", fault.New(fault.Invalid, "path %q cannot be patched: patch one field of one environment's targeting, /environments/<environmentKey>/<field>, with field one of %s", path, sortedFields(envPatchable))
+	default:
+		a, ok := patchable[seg[0]]
+		if !ok {
+			return "", fault.New(fault.Invalid, "path %q cannot be patched: %q is read-only or not a field of a flag; editable: %s, and environments/<environmentKey>/<field>", path, seg[0], sortedFields(patchable))
+		}
+		return a, nil
+	}
 }
 
 // Patch applies a JSON patch to the flag as the API shows it (every

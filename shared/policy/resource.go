@@ -59,8 +59,9 @@ func (r Resource) Key() string {
 	return r.segs[len(r.segs)-1].Key
 }
 
-// String returns kind/key pairs joined by ":", without tags (tags describe
-// the resource, they do not name it): proj/shop:env/production.
+// String returns the resource in specifier form, each segment's tags after
+// ";": proj/shop:env/production;critical. Error messages show it, so a
+// refusal names what a tag-selecting statement was matched against.
 func (r Resource) String() string {
 	var b strings.Builder
 	for i, s := range r.segs {
@@ -70,6 +71,14 @@ func (r Resource) String() string {
 		b.WriteString(s.Kind)
 		b.WriteByte('/')
 		b.WriteString(s.Key)
+		for j, t := range s.Tags {
+			if j == 0 {
+				b.WriteByte(';')
+			} else {
+				b.WriteByte(',')
+			}
+			b.WriteString(t)
+		}
 	}
 	return b.String()
 }

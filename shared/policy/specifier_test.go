@@ -118,9 +118,9 @@ func TestResourceString(t *testing.T) {
 		want string
 	}{
 		{"a project is kind and key", NewResource("proj", "shop"), "proj/shop"},
-		{"children are joined by colons and tags are left out",
-			NewResource("proj", "shop", "mobile").Child("env", "production", "critical").Child("flag", "new-checkout"),
-			"proj/shop:env/production:flag/new-checkout"},
+		{"children are joined by colons and tags follow their segment as in a specifier",
+			NewResource("proj", "shop", "mobile").Child("env", "production", "critical", "eu").Child("flag", "new-checkout"),
+			"proj/shop;mobile:env/production;critical,eu:flag/new-checkout"},
 		{"the zero resource is empty", Resource{}, ""},
 	}
 	for _, tt := range tests {

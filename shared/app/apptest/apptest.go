@@ -52,7 +52,12 @@ type Server struct {
 type config struct {
 	approvals bool
 	webhooks  bool
+	table     store.Table
 }
+
+// WithTable serves the given table (a DynamoDB test table, say) instead of
+// a fresh embedded store; its owner cleans it up.
+func WithTable(t store.Table) Option { return func(c *config) { c.table = t } }
 
 // WithWebhookDelivery delivers webhooks through the in-process queue, with
 // retries 10 ms apart and loopback receivers allowed; see Server.Queue.
@@ -71,14 +76,18 @@ func New(tb testing.TB, opts ...Option) *Server {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	table, err := bolt.Open(filepath.Join(tb.TempDir(), "flagplane.db"))
-	if err != nil {
-		tb.Fatalf("open store: %v", err)
+	table, closeTable := cfg.table, func() error { return nil }
+	if table == nil {
+		bt, err := bolt.Open(filepath.Join(tb.TempDir(), "flagplane.db"))
+		if err != nil {
+			tb.Fatalf("open store: %v", err)
+		}
+		table, closeTable = bt, bt.Close
 	}
 	logger := slog.New(slog.NewTextHandler(testWriter{tb}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	acct, adminToken, err := account.Bootstrap(context.Background(), table, audit.Discard{}, logger)
 	if err != nil {
-		table.Close()
+		closeTable()
 		tb.Fatalf("bootstrap account: %v", err)
 	}
 	settings := app.Settings{Approvals: cfg.approvals, AccountID: acct.ID, AllowPrivateWebhooks: cfg.webhooks}
@@ -90,13 +99,13 @@ func New(tb testing.TB, opts ...Option) *Server {
 	}
 	h, err := a.Handler("")
 	if err != nil {
-		table.Close()
+		closeTable()
 		tb.Fatalf("build handler: %v", err)
 	}
 	hs := httptest.NewServer(h) // listens on 127.0.0.1
 	tb.Cleanup(func() {
 		hs.Close() // waits for requests in flight, so nothing logs after the test
-		if err := table.Close(); err != nil {
+		if err := closeTable(); err != nil {
 			tb.Errorf("close store: %v", err)
 		}
 	})
