@@ -22,6 +22,10 @@ import (
 // file before giving up.
 const LockTimeout = time.Second
 
+// ErrInUse is wrapped by Open's error when another process holds the file
+// (bbolt takes an exclusive lock), so callers can say what to do instead.
+var ErrInUse = errors.New("file is locked by another process")
+
 // Table is a store.Table kept in one bbolt file. It is safe for concurrent
 // use; bbolt serialises writers and lets readers run alongside.
 type Table struct {
@@ -43,7 +47,7 @@ func Open(path string) (*Table, error) {
 	}
 	db, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: LockTimeout})
 	if errors.Is(err, berrors.ErrTimeout) {
-		return nil, fmt.Errorf("open store %s: file is locked by another process (waited %s): %w", path, LockTimeout, err)
+		return nil, fmt.Errorf("open store %s: %w (waited %s)", path, ErrInUse, LockTimeout)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)

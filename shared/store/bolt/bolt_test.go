@@ -115,7 +115,7 @@ func TestSecondOpenOfALockedFileFails(t *testing.T) {
 		if err == nil {
 			t.Fatal("second open of a locked file succeeded")
 		}
-		if !strings.Contains(err.Error(), "locked") || !strings.Contains(err.Error(), path) {
+		if !errors.Is(err, ErrInUse) || !strings.Contains(err.Error(), path) {
 			t.Fatalf("error %q does not say the file is locked", err)
 		}
 		if waited := time.Since(start); waited < LockTimeout/2 {
