@@ -21,12 +21,49 @@ func RequestID(ctx context.Context) string {
 	return id
 }
 
-// withRequestID gives every request an id, returned in X-Request-Id and in error bodies.
+// WithRequestID returns ctx carrying id as the request's id. The router
+// keeps an id already in the context, so an adapter in front of it (the
+// Lambda one, with API Gateway's id) decides the id.
+func WithRequestID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, requestIDKey{}, id)
+}
+
+// RequestIDHeader carries the request id both ways.
+const RequestIDHeader = "X-Request-Id"
+
+// maxRequestIDLen bounds the ids taken from clients.
+const maxRequestIDLen = 128
+
+// clientRequestID returns the client's X-Request-Id when it is safe to
+// log and echo (1 to 128 of A-Z a-z 0-9 . _ : -), else "".
+func clientRequestID(h http.Header) string {
+	id := h.Get(RequestIDHeader)
+	if id == "" || len(id) > maxRequestIDLen {
+		return ""
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == ':' || c == '-') {
+			return ""
+		}
+	}
+	return id
+}
+
+// withRequestID gives every request an id, returned in X-Request-Id and in
+// error bodies: the one already in the context, else a valid one the
+// client sent (so its traces line up with ours), else a new one.
 func withRequestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := uuid.NewString()
-		w.Header().Set("X-Request-Id", id)
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id)))
+		id := RequestID(r.Context())
+		if id == "" {
+			if id = clientRequestID(r.Header); id == "" {
+				id = uuid.NewString()
+			}
+			r = r.WithContext(WithRequestID(r.Context(), id))
+		}
+		w.Header().Set(RequestIDHeader, id)
+		next.ServeHTTP(w, r)
 	})
 }
 

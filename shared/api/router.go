@@ -40,6 +40,9 @@ type Routes struct {
 // is an error, so a typo cannot leave a route unserved.
 func NewRouter(ops []catalog.Operation, rt Routes) (http.Handler, error) {
 	handlers := rt.Handlers
+	if rt.Authn != nil {
+		rt.Authn = notingAuthn{rt.Authn}
+	}
 	known := map[string]bool{}
 	mux := http.NewServeMux()
 	for _, op := range ops {
@@ -48,7 +51,7 @@ func NewRouter(ops []catalog.Operation, rt Routes) (http.Handler, error) {
 		if !ok {
 			h = NotImplemented(op)
 		}
-		if err := register(mux, op.Pattern(), guard(op, rt, h)); err != nil {
+		if err := register(mux, op.Pattern(), withRoute(op.Path, guard(op, rt, h))); err != nil {
 			return nil, err
 		}
 	}
@@ -62,7 +65,7 @@ func NewRouter(ops []catalog.Operation, rt Routes) (http.Handler, error) {
 		sort.Strings(unknown)
 		return nil, fmt.Errorf("handlers for operations not in the routed catalog: %v", unknown)
 	}
-	return withRequestID(withRecovery(jsonFallbacks(mux))), nil
+	return withRequestID(withAccessLog(withRecovery(jsonFallbacks(mux)))), nil
 }
 
 func register(mux *http.ServeMux, pattern string, h http.Handler) (err error) {
