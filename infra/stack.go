@@ -126,6 +126,7 @@ const (
 	OutputTableName         = "TableName"
 	OutputWebhookQueueURL   = "WebhookQueueUrl"
 	OutputWebhookDLQueueURL = "WebhookDeadLetterQueueUrl"
+	OutputAccessLogGroup    = "ApiAccessLogGroup"
 )
 
 // config is the props after defaults and validation.
@@ -231,8 +232,9 @@ func NewFlagplaneStack(scope constructs.Construct, id string, props *FlagplaneSt
 		fns[s.Name] = newFunction(stack, c, s, table, queue)
 	}
 	if !c.OmitHTTPAPI {
-		api := newHTTPAPI(stack, c, fns)
+		api, accessLogs := newHTTPAPI(stack, c, fns)
 		output(stack, OutputAPIURL, api.ApiEndpoint(), "Base URL of the API; paths start with /api/v2")
+		output(stack, OutputAccessLogGroup, accessLogs.LogGroupName(), "Log group of the API's access log, one JSON line per request")
 	}
 	for _, s := range c.specs {
 		wireWorker(stack, s, fns[s.Name], queue)
@@ -406,7 +408,7 @@ func grantTable(role awsiam.Role, table awsdynamodb.Table, access Access) {
 // integration per function, with one invoke permission for the whole API
 // rather than one per route: per-route permissions would add 195 resources
 // and push the stack past CloudFormation's 500-resource limit.
-func newHTTPAPI(stack awscdk.Stack, c config, fns map[string]awslambda.Function) awsapigatewayv2.HttpApi {
+func newHTTPAPI(stack awscdk.Stack, c config, fns map[string]awslambda.Function) (awsapigatewayv2.HttpApi, awslogs.LogGroup) {
 	props := &awsapigatewayv2.HttpApiProps{
 		ApiName:     stack.StackName(),
 		Description: jsii.String("flagplane control API"),
@@ -415,7 +417,7 @@ func newHTTPAPI(stack awscdk.Stack, c config, fns map[string]awslambda.Function)
 		props.CorsPreflight = cors(c.CORSAllowOrigins)
 	}
 	api := awsapigatewayv2.NewHttpApi(stack, jsii.String("Api"), props)
-	configureStage(stack, c, api)
+	accessLogs := configureStage(stack, c, api)
 
 	integrations := map[string]awsapigatewayv2integrations.HttpLambdaIntegration{}
 	for _, r := range Routes() {
@@ -440,7 +442,7 @@ func newHTTPAPI(stack awscdk.Stack, c config, fns map[string]awslambda.Function)
 			Integration: integ,
 		})
 	}
-	return api
+	return api, accessLogs
 }
 
 // configureStage gives the default stage JSON access logs in a log group of
@@ -448,7 +450,7 @@ func newHTTPAPI(stack awscdk.Stack, c config, fns map[string]awslambda.Function)
 // It sets them on the stage's CloudFormation resource, since the L2 stage
 // takes access log settings only as a jsii interface Go cannot implement;
 // the stage keeps its logical id, so an update does not replace it.
-func configureStage(stack awscdk.Stack, c config, api awsapigatewayv2.HttpApi) {
+func configureStage(stack awscdk.Stack, c config, api awsapigatewayv2.HttpApi) awslogs.LogGroup {
 	logs := awslogs.NewLogGroup(stack, jsii.String("ApiAccessLogs"), &awslogs.LogGroupProps{
 		Retention:     c.LogRetention,
 		RemovalPolicy: removal(c),
@@ -465,6 +467,7 @@ func configureStage(stack awscdk.Stack, c config, api awsapigatewayv2.HttpApi) {
 		ThrottlingRateLimit:  jsii.Number(c.ThrottleRate),
 		ThrottlingBurstLimit: jsii.Number(float64(c.ThrottleBurst)),
 	})
+	return logs
 }
 
 // cors allows the catalog's methods and the request headers clients send.

@@ -423,6 +423,7 @@ func TestStackOutputs(t *testing.T) {
 		{"the table name is an output", OutputTableName, tableID},
 		{"the webhook queue URL is an output", OutputWebhookQueueURL, queueID},
 		{"the dead-letter queue URL is an output", OutputWebhookDLQueueURL, dlqID},
+		{"the access log group is an output", OutputAccessLogGroup, accessLogGroup(t, tpl)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -237,8 +237,10 @@ func TestStackWithoutHTTPAPI(t *testing.T) {
 			t.Errorf("%s %s present", r.Type, id)
 		}
 	}
-	if _, ok := tpl.Outputs[OutputAPIURL]; ok {
-		t.Errorf("output %s present", OutputAPIURL)
+	for _, o := range []string{OutputAPIURL, OutputAccessLogGroup} {
+		if _, ok := tpl.Outputs[o]; ok {
+			t.Errorf("output %s present", o)
+		}
 	}
 	if got := len(tpl.functions(t)); got != len(Specs()) {
 		t.Errorf("%d functions, want %d", got, len(Specs()))
