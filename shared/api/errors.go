@@ -22,6 +22,7 @@ var statusOf = map[fault.Code]int{
 	fault.PatchFailed:      http.StatusUnprocessableEntity,
 	fault.RateLimited:      http.StatusTooManyRequests,
 	fault.NotImplemented:   http.StatusNotImplemented,
+	fault.Unavailable:      http.StatusServiceUnavailable,
 	fault.Internal:         http.StatusInternalServerError,
 }
 
@@ -47,8 +48,11 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	status := Status(err)
 	id := RequestID(r.Context())
 	if status >= 500 && code != fault.NotImplemented {
-		code = fault.Internal
 		logger(r.Context()).Error("request failed", "requestId", id, "method", r.Method, "path", r.URL.Path, "error", err.Error())
+		// Unavailable's message names only what failed, never why: the cause is in the log line above.
+		if code != fault.Unavailable {
+			code = fault.Internal
+		}
 	}
 	WriteJSON(w, status, ErrorBody{Code: code, Message: fault.MessageOf(err), ID: id})
 }

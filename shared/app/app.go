@@ -25,6 +25,7 @@ import (
 	"github.com/flagplane/flagplane/shared/evaluation"
 	"github.com/flagplane/flagplane/shared/expiring"
 	"github.com/flagplane/flagplane/shared/flag"
+	"github.com/flagplane/flagplane/shared/health"
 	"github.com/flagplane/flagplane/shared/member"
 	"github.com/flagplane/flagplane/shared/oauth"
 	"github.com/flagplane/flagplane/shared/policy"
@@ -128,6 +129,8 @@ func (a *App) Handler(group string) (http.Handler, error) {
 		}
 	}
 	handlers := endpoints.Handlers(a.Services)
+	// The health check reads the table itself: it answers for the store, not for a service.
+	handlers[health.OperationID] = health.Handler(a.Table)
 	routed := map[string]api.Handler{}
 	for _, op := range ops {
 		if h, ok := handlers[op.ID]; ok {

@@ -121,8 +121,11 @@ func TestOperationResources(t *testing.T) {
 		name  string
 		check func(t *testing.T)
 	}{
-		{"every resource parses as kind/name segments with lower-case hyphenated kinds", func(t *testing.T) {
+		{"every resource parses as kind/name segments with lower-case hyphenated kinds, bar public operations that act on none", func(t *testing.T) {
 			for _, op := range ops {
+				if op.Public && op.Resource == "" && op.Action == "" {
+					continue
+				}
 				if _, why := parseResource(op.Resource); why != "" {
 					t.Errorf("%s: resource %q %s", op.ID, op.Resource, why)
 				}

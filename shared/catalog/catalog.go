@@ -25,7 +25,7 @@ type Operation struct {
 	// Method is the HTTP method in upper case.
 	Method string
 	// Path is the route pattern with {name} segments, starting with /api/v2
-	// (Public operations may live elsewhere, e.g. /trust/oauth/token).
+	// (Public operations may live elsewhere, e.g. /trust/oauth/token, /healthz).
 	Path string
 	// Beta operations require the header SVC-API-Version: beta.
 	Beta bool
@@ -34,7 +34,8 @@ type Operation struct {
 	// Resource is the resource specifier the operation acts on, with {param}
 	// segments filled from the path: "proj/{projectKey}:env/{environmentKey}".
 	// For a create it names the new resource ("proj/{projectKey}:env/*" when
-	// the key is in the body).
+	// the key is in the body). Empty only for a Public operation that acts on
+	// no resource (the health check).
 	Resource string
 	// Action is the policy action the operation performs, e.g.
 	// "createEnvironment"; "viewProject" for reads inside a project; empty

@@ -21,6 +21,7 @@ var (
 // their caller themselves; only they may live outside /api/v2.
 var publicOps = map[string]bool{
 	"postOAuthToken": true, // RFC 6749 token endpoint: client credentials, POST /trust/oauth/token
+	"getHealth":      true, // GET /healthz: says only whether the store answers
 }
 
 // samplePath fills every {param} of a path with "x".

@@ -48,6 +48,9 @@ var operations = []Operation{
 	{ID: "getProject", Group: "projects", Method: "GET", Path: "/api/v2/projects/{projectKey}", Scope: Read, Resource: "proj/{projectKey}", Action: "viewProject"},
 	{ID: "patchProject", Group: "projects", Method: "PATCH", Path: "/api/v2/projects/{projectKey}", Scope: Write, Resource: "proj/{projectKey}", Action: "updateProject", BodyActions: true},
 	{ID: "deleteProject", Group: "projects", Method: "DELETE", Path: "/api/v2/projects/{projectKey}", Scope: Write, Resource: "proj/{projectKey}", Action: "deleteProject"},
+	// The health check: no token, no resource; it rides with projects so it needs no
+	// function, route integration or table grant of its own (any group reading the table would do).
+	{ID: "getHealth", Group: "projects", Method: "GET", Path: "/healthz", Scope: Read, Public: true},
 
 	// environments: spec 4.3 and 4.23 "Update environment"; plus delete and the SDK key resets.
 	{ID: "getEnvironmentsByProject", Group: "environments", Method: "GET", Path: "/api/v2/projects/{projectKey}/environments", Scope: Read, Resource: "proj/{projectKey}", Action: "viewProject"},

@@ -24,6 +24,7 @@ const (
 	RateLimited      Code = "rate_limited"
 	NotImplemented   Code = "not_implemented"
 	Internal         Code = "internal_server_error"
+	Unavailable      Code = "service_unavailable" // the store does not answer (the health check)
 )
 
 // Error is a failure a client can be told about. Message is shown to the
