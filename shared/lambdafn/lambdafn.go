@@ -10,8 +10,10 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/awslabs/aws-lambda-go-api-proxy/core"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
+	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/app"
 )
 
@@ -58,5 +60,17 @@ func ServeOutboxSweep() {
 
 // Adapt turns an http.Handler into the function API Gateway HTTP API invokes.
 func Adapt(h http.Handler) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-	return httpadapter.NewV2(h).ProxyWithContext
+	return httpadapter.NewV2(withGatewayRequestID(h)).ProxyWithContext
+}
+
+// withGatewayRequestID makes API Gateway's request id the request's id, so
+// the X-Request-Id a client sees, the error body's id, the function's log
+// lines and the gateway's access log all name the request alike.
+func withGatewayRequestID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if rc, ok := core.GetAPIGatewayV2ContextFromContext(r.Context()); ok && rc.RequestID != "" {
+			r = r.WithContext(api.WithRequestID(r.Context(), rc.RequestID))
+		}
+		next.ServeHTTP(w, r)
+	})
 }
