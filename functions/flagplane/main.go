@@ -1,58 +1,248 @@
 // Command flagplane is the local all-in-one server (every route, embedded
-// store) and the admin commands.
-//
-//	flagplane serve  [-addr 127.0.0.1:8080] [-data flagplane.db] [-approvals=true] [-webhook-attempts 5]
-//	flagplane token create -name NAME [-role admin] [-data flagplane.db | -dynamo]
-//	flagplane table create -name NAME   (DynamoDB, endpoint from AWS_ENDPOINT_URL*)
+// store) and the admin commands. Run it without arguments for its usage.
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"github.com/flagplane/flagplane/shared/app"
+	"github.com/flagplane/flagplane/shared/identity"
 	"github.com/flagplane/flagplane/shared/localserver"
 )
 
+// Exit statuses: 2 is the usual one for a command line that was not understood.
+const (
+	exitOK      = 0
+	exitFailed  = 1
+	exitMisused = 2
+)
+
+const usage = `flagplane runs the flagplane control API on this machine, and administers its data.
+
+Usage:
+  flagplane serve [flags]                    serve every API route, with the data in one file
+  flagplane token create -name NAME [flags]  make an access token on the data file or the DynamoDB table
+  flagplane table create -name NAME          create the DynamoDB table as the AWS stack does
+  flagplane version                          print the module version and VCS revision of this build
+  flagplane help                             print this text
+
+Run "flagplane <command> -h" for the flags of a command.
+Read more in README.md of the flagplane source: Quick start, Using the API, Operations.
+`
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:]); err != nil {
-		fmt.Fprintln(os.Stderr, "flagplane:", err)
-		os.Exit(1)
+	// After the first signal starts an orderly stop, a second one ends the process at once.
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// errHelp and errMisused say that the usage was already printed, on
+// request (exit 0) or after a mistake (exit 2).
+var (
+	errHelp    = errors.New("help requested")
+	errMisused = errors.New("command line not understood")
+)
+
+// run executes one command line and returns the exit status.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	err := dispatch(ctx, args, stdout, stderr)
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, errHelp):
+		return exitOK
+	case errors.Is(err, errMisused):
+		return exitMisused
+	default:
+		fmt.Fprintln(stderr, "flagplane:", err)
+		return exitFailed
 	}
 }
 
-func run(ctx context.Context, args []string) error {
-	cmd := "serve"
-	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
-		cmd, args = args[0], args[1:]
+func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		// Never a default command: a bare run must not start a server or create a data file here.
+		fmt.Fprint(stderr, usage)
+		return errMisused
 	}
-	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	cmd, rest := args[0], args[1:]
 	switch cmd {
+	case "help", "-h", "-help", "--help":
+		if len(rest) > 0 && rest[0] != "help" && rest[0][0] != '-' {
+			return dispatch(ctx, append(rest[:1:1], "-h"), stdout, stderr)
+		}
+		fmt.Fprint(stdout, usage)
+		return errHelp
 	case "serve":
-		fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-		addr := fs.String("addr", envOr("FLAGPLANE_ADDR", "127.0.0.1:8080"), "listen address")
-		data := fs.String("data", envOr("FLAGPLANE_DATA", "flagplane.db"), "embedded store file")
-		approvals := fs.Bool("approvals", envOr(app.EnvApprovals, "true") == "true", "approvals feature")
-		attempts := fs.Int("webhook-attempts", app.LocalWebhookAttempts, "tries of one webhook delivery before its dead letter")
-		if err := fs.Parse(args); err != nil {
+		return serve(ctx, rest, stdout, stderr)
+	case "token":
+		return tokenCommand(ctx, rest, stdout, stderr)
+	case "table":
+		return tableCommand(ctx, rest, stdout, stderr)
+	case "version":
+		if err := parse(newFlags("version", ""), rest, stdout, stderr); err != nil {
 			return err
 		}
-		return localserver.RunLocal(ctx, localserver.LocalConfig{Addr: *addr, DataFile: *data, Out: os.Stdout,
-			Settings: app.Settings{Approvals: *approvals}, WebhookAttempts: *attempts}, logger)
-	case "token":
-		return localserver.TokenCommand(ctx, args, os.Stdout, logger)
-	case "table":
-		return localserver.TableCommand(ctx, args, os.Stdout)
+		fmt.Fprint(stdout, readBuild().Describe())
+		return nil
 	default:
-		return fmt.Errorf("unknown command %q; use serve, token or table", cmd)
+		fmt.Fprintf(stderr, "flagplane: unknown command %q\n\n%s", cmd, usage)
+		return errMisused
 	}
+}
+
+func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("serve", "[flags]")
+	addr := fs.String("addr", envOr("FLAGPLANE_ADDR", "127.0.0.1:8080"), "listen address (env FLAGPLANE_ADDR)")
+	data := fs.String("data", envOr("FLAGPLANE_DATA", "flagplane.db"), "embedded store file, created when missing (env FLAGPLANE_DATA)")
+	approvals := fs.Bool("approvals", envOr(app.EnvApprovals, "true") == "true", "approvals feature (env "+app.EnvApprovals+")")
+	attempts := fs.Int("webhook-attempts", app.LocalWebhookAttempts, "tries of one webhook delivery before its dead letter")
+	format := fs.String("log-format", "text", "log lines as text or json")
+	grace := fs.Duration("shutdown-grace", localserver.DefaultShutdownGrace, "on SIGINT or SIGTERM, how long requests in flight may take to finish")
+	if err := parse(fs, args, stdout, stderr); err != nil {
+		return err
+	}
+	logger, err := newLogger(*format, stderr)
+	if err != nil {
+		return misused(fs, stderr, err)
+	}
+	if *grace <= 0 {
+		return misused(fs, stderr, fmt.Errorf("-shutdown-grace must be positive, not %s", *grace))
+	}
+	return localserver.RunLocal(ctx, localserver.LocalConfig{
+		Addr: *addr, DataFile: *data, Out: stdout,
+		Settings: app.Settings{Approvals: *approvals}, WebhookAttempts: *attempts,
+		Version: readBuild().String(), ShutdownGrace: *grace,
+	}, logger)
+}
+
+const tokenUsage = `Usage:
+  flagplane token create -name NAME [-role reader|writer|admin] [-data FILE | -dynamo]
+
+Run "flagplane token create -h" for its flags.
+`
+
+func tokenCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && isHelp(args[0]) {
+		fmt.Fprint(stdout, tokenUsage)
+		return errHelp
+	}
+	if len(args) == 0 || args[0] != "create" {
+		fmt.Fprint(stderr, tokenUsage)
+		return errMisused
+	}
+	fs := newFlags("token create", "-name NAME [flags]")
+	name := fs.String("name", "", "token name (required)")
+	role := fs.String("role", string(identity.RoleAdmin), "reader, writer or admin")
+	data := fs.String("data", envOr("FLAGPLANE_DATA", "flagplane.db"), "embedded store file (env FLAGPLANE_DATA); a running server holds it, so stop it first")
+	useDynamo := fs.Bool("dynamo", false, "use the DynamoDB table named by "+app.EnvTable+" instead of -data")
+	if err := parse(fs, args[1:], stdout, stderr); err != nil {
+		return err
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	return localserver.CreateToken(ctx, localserver.TokenConfig{
+		Name: *name, Role: identity.Role(*role), DataFile: *data, Dynamo: *useDynamo,
+	}, stdout, logger)
+}
+
+const tableUsage = `Usage:
+  flagplane table create -name NAME
+
+Creates the DynamoDB table on the endpoint of the standard AWS_ENDPOINT_URL* settings.
+`
+
+func tableCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && isHelp(args[0]) {
+		fmt.Fprint(stdout, tableUsage)
+		return errHelp
+	}
+	if len(args) == 0 || args[0] != "create" {
+		fmt.Fprint(stderr, tableUsage)
+		return errMisused
+	}
+	fs := newFlags("table create", "-name NAME")
+	name := fs.String("name", "", "table name (required)")
+	if err := parse(fs, args[1:], stdout, stderr); err != nil {
+		return err
+	}
+	return localserver.CreateTable(ctx, *name, stdout)
+}
+
+func isHelp(arg string) bool {
+	return arg == "-h" || arg == "-help" || arg == "--help" || arg == "help"
+}
+
+// flags is a command's flag set with the synopsis its usage shows.
+type flags struct {
+	*flag.FlagSet
+	synopsis string
+}
+
+// newFlags makes a command's flag set; parse does the printing, so the
+// flag package's own (to stderr, even for -h) is off.
+func newFlags(name, synopsis string) flags {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return flags{fs, synopsis}
+}
+
+// parse parses a command's flags: -h prints its usage to stdout, a
+// mistake prints the mistake and the usage to stderr.
+func parse(fs flags, args []string, stdout, stderr io.Writer) error {
+	err := fs.Parse(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fs.usage(stdout)
+		return errHelp
+	case err != nil:
+		return misused(fs, stderr, err)
+	case fs.NArg() > 0:
+		return misused(fs, stderr, fmt.Errorf("unexpected argument %q", fs.Arg(0)))
+	}
+	return nil
+}
+
+func misused(fs flags, stderr io.Writer, err error) error {
+	fmt.Fprintf(stderr, "flagplane %s: %v\n\n", fs.Name(), err)
+	fs.usage(stderr)
+	return errMisused
+}
+
+func (fs flags) usage(w io.Writer) {
+	fmt.Fprintf(w, "Usage:\n  flagplane %s %s\n", fs.Name(), fs.synopsis)
+	n := 0
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	if n > 0 {
+		fmt.Fprint(w, "\nFlags:\n")
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+	}
+}
+
+// newLogger writes log lines to w as text (easy to read in a terminal) or
+// JSON (for a log collector).
+func newLogger(format string, w io.Writer) (*slog.Logger, error) {
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, nil)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, nil)), nil
+	}
+	return nil, fmt.Errorf("-log-format must be text or json, not %q", format)
 }
 
 func envOr(name, def string) string {

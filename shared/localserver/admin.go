@@ -2,12 +2,13 @@ package localserver
 
 import (
 	"context"
-	"flag"
+	"errors"
 	"fmt"
-	"github.com/flagplane/flagplane/shared/app"
 	"io"
 	"log/slog"
 	"os"
+
+	"github.com/flagplane/flagplane/shared/app"
 
 	"github.com/flagplane/flagplane/shared/account"
 	"github.com/flagplane/flagplane/shared/audit"
@@ -18,31 +19,29 @@ import (
 	"github.com/flagplane/flagplane/shared/token"
 )
 
-// TokenCommand runs "token create": it issues a service token on the local
-// data file or, with -dynamo, on the table named by FLAGPLANE_TABLE. On a
-// store that was never set up it sets up the account and issues the admin
-// token instead. The value is printed once.
-func TokenCommand(ctx context.Context, args []string, out io.Writer, logger *slog.Logger) error {
-	if len(args) == 0 || args[0] != "create" {
-		return fmt.Errorf("usage: flagplane token create -name NAME [-role reader|writer|admin] [-data FILE | -dynamo]")
+// TokenConfig says which token "token create" makes, and on which store.
+type TokenConfig struct {
+	Name string
+	Role identity.Role
+	// DataFile is the embedded store's file, unless Dynamo is set.
+	DataFile string
+	// Dynamo uses the DynamoDB table named by FLAGPLANE_TABLE instead.
+	Dynamo bool
+}
+
+// CreateToken runs "token create": it issues a service token on the local
+// data file or on the DynamoDB table. On a store that was never set up it
+// sets up the account and issues the admin token instead. The value is
+// printed once.
+func CreateToken(ctx context.Context, cfg TokenConfig, out io.Writer, logger *slog.Logger) error {
+	if cfg.Role != identity.RoleReader && cfg.Role != identity.RoleWriter && cfg.Role != identity.RoleAdmin {
+		return fmt.Errorf("-role must be reader, writer or admin, not %q", cfg.Role)
 	}
-	fs := flag.NewFlagSet("token create", flag.ContinueOnError)
-	name := fs.String("name", "", "token name")
-	role := fs.String("role", string(identity.RoleAdmin), "reader, writer or admin")
-	data := fs.String("data", "flagplane.db", "embedded store file")
-	useDynamo := fs.Bool("dynamo", false, "use the DynamoDB table named by "+app.EnvTable)
-	if err := fs.Parse(args[1:]); err != nil {
-		return err
-	}
-	r := identity.Role(*role)
-	if r != identity.RoleReader && r != identity.RoleWriter && r != identity.RoleAdmin {
-		return fmt.Errorf("-role must be reader, writer or admin, not %q", *role)
-	}
-	if *name == "" {
+	if cfg.Name == "" {
 		return fmt.Errorf("-name is required")
 	}
 	var table store.Table
-	if *useDynamo {
+	if cfg.Dynamo {
 		// The command line uses the SDK's full configuration (profiles, SSO).
 		name := os.Getenv(app.EnvTable)
 		if name == "" {
@@ -58,7 +57,12 @@ func TokenCommand(ctx context.Context, args []string, out io.Writer, logger *slo
 		}
 		table = t
 	} else {
-		t, err := bolt.Open(*data)
+		t, err := bolt.Open(cfg.DataFile)
+		if errors.Is(err, bolt.ErrInUse) {
+			return fmt.Errorf("%s is in use by another process, most likely a running flagplane server. "+
+				"Stop the server and run this again, or ask the running server for a token: "+
+				"POST /api/v2/tokens with an admin token (see README.md, Operations): %w", cfg.DataFile, err)
+		}
 		if err != nil {
 			return err
 		}
@@ -74,7 +78,7 @@ func TokenCommand(ctx context.Context, args []string, out io.Writer, logger *slo
 		return nil
 	}
 	log := audit.New(table, audit.Discard{}, acct.ID, logger)
-	_, value, err := token.Create(ctx, log, token.Spec{Name: *name, Role: r, ServiceToken: true}, acct.ID)
+	_, value, err := token.Create(ctx, log, token.Spec{Name: cfg.Name, Role: cfg.Role, ServiceToken: true}, acct.ID)
 	if err != nil {
 		return err
 	}
@@ -82,28 +86,20 @@ func TokenCommand(ctx context.Context, args []string, out io.Writer, logger *slo
 	return nil
 }
 
-// TableCommand runs "table create -name NAME": it creates the DynamoDB
-// table exactly as the stack does, on the endpoint of the standard
-// AWS_ENDPOINT_URL* settings (DynamoDB Local, LocalStack or AWS).
-func TableCommand(ctx context.Context, args []string, out io.Writer) error {
-	if len(args) == 0 || args[0] != "create" {
-		return fmt.Errorf("usage: flagplane table create -name NAME")
-	}
-	fs := flag.NewFlagSet("table create", flag.ContinueOnError)
-	name := fs.String("name", "", "table name")
-	if err := fs.Parse(args[1:]); err != nil {
-		return err
-	}
-	if *name == "" {
+// CreateTable runs "table create": it creates the DynamoDB table exactly
+// as the stack does, on the endpoint of the standard AWS_ENDPOINT_URL*
+// settings (DynamoDB Local, LocalStack or AWS).
+func CreateTable(ctx context.Context, name string, out io.Writer) error {
+	if name == "" {
 		return fmt.Errorf("-name is required")
 	}
 	client, err := dynamo.NewClient(ctx)
 	if err != nil {
 		return err
 	}
-	if err := dynamo.CreateTable(ctx, client, *name); err != nil {
+	if err := dynamo.CreateTable(ctx, client, name); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "created table %s\n", *name)
+	fmt.Fprintf(out, "created table %s\n", name)
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/flagplane/flagplane/shared/account"
@@ -29,17 +30,36 @@ type LocalConfig struct {
 	Ready func(addr string)
 	// WebhookAttempts is how many tries a webhook delivery gets; 0 means app.LocalWebhookAttempts.
 	WebhookAttempts int
+	// Version names the build in the start line.
+	Version string
+	// ShutdownGrace is how long requests in flight may run on once ctx
+	// ends; 0 means DefaultShutdownGrace.
+	ShutdownGrace time.Duration
 }
 
+// DefaultShutdownGrace is the time requests in flight get to finish on shutdown.
+const DefaultShutdownGrace = 10 * time.Second
+
 // RunLocal serves every route on the embedded store until ctx ends. On the
-// first start it creates the account and an admin token and prints the
-// token once.
-func RunLocal(ctx context.Context, cfg LocalConfig, logger *slog.Logger) error {
+// first start it creates the account and an admin token and prints it
+// once. When ctx ends it stops accepting, lets requests in flight finish
+// (up to the grace), stops the timers, then closes the store: a write is
+// acknowledged only after its commit, so none acknowledged is lost.
+func RunLocal(ctx context.Context, cfg LocalConfig, logger *slog.Logger) (err error) {
 	table, err := bolt.Open(cfg.DataFile)
+	if errors.Is(err, bolt.ErrInUse) {
+		return fmt.Errorf("%s is in use by another process, most likely a flagplane server already serving it: "+
+			"stop that server first, or serve another file with -data: %w", cfg.DataFile, err)
+	}
 	if err != nil {
 		return err
 	}
-	defer table.Close()
+	// For early returns; the orderly stop closes it last, and a second Close does nothing.
+	defer func() {
+		if cerr := table.Close(); err == nil {
+			err = cerr
+		}
+	}()
 	cfg.Settings.AllowPrivateWebhooks = true
 	attempts := cfg.WebhookAttempts
 	if attempts <= 0 {
@@ -55,9 +75,20 @@ func RunLocal(ctx context.Context, cfg LocalConfig, logger *slog.Logger) error {
 		fmt.Fprintf(cfg.Out, "\nflagplane created an admin access token. It is shown only this once; keep it:\n\n    %s\n\n", adminToken)
 	}
 	a.Services.Audit.SetAccountID(acct.ID)
-	go sweepOutbox(ctx, a, logger)
-	go expireTargets(ctx, a, logger)
-	go applyDueApprovals(ctx, a, logger)
+
+	// The timers stop, and are waited for, before the store closes under them.
+	jobsCtx, stopJobs := context.WithCancel(ctx)
+	var jobs sync.WaitGroup
+	defer jobs.Wait()
+	defer stopJobs()
+	for _, job := range []func(context.Context, *app.App, *slog.Logger){sweepOutbox, expireTargets, applyDueApprovals} {
+		jobs.Add(1)
+		go func() {
+			defer jobs.Done()
+			job(jobsCtx, a, logger)
+		}()
+	}
+
 	h, err := a.Handler("")
 	if err != nil {
 		return err
@@ -74,7 +105,7 @@ func RunLocal(ctx context.Context, cfg LocalConfig, logger *slog.Logger) error {
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 	}
-	logger.Info("flagplane listening", "addr", ln.Addr().String(), "data", cfg.DataFile)
+	logger.Info("flagplane started", "addr", ln.Addr().String(), "data", cfg.DataFile, "version", cfg.Version)
 	if cfg.Ready != nil {
 		cfg.Ready(ln.Addr().String())
 	}
@@ -85,11 +116,28 @@ func RunLocal(ctx context.Context, cfg LocalConfig, logger *slog.Logger) error {
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("shut down: %w", err)
+
+	grace := cfg.ShutdownGrace
+	if grace <= 0 {
+		grace = DefaultShutdownGrace
 	}
+	stopping := time.Now()
+	logger.Info("flagplane stopping: no new requests, finishing those in flight", "grace", grace.String())
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	if serr := srv.Shutdown(shutdownCtx); serr != nil {
+		// Past the grace: cut the connections. Their requests get no answer,
+		// so none of them counts as acknowledged.
+		srv.Close()
+		logger.Warn("flagplane cut off requests still running after the grace", "grace", grace.String())
+	}
+	stopJobs()
+	jobs.Wait()
+	queue.Close()
+	if cerr := table.Close(); cerr != nil {
+		return cerr
+	}
+	logger.Info("flagplane stopped", "data", cfg.DataFile, "tookMs", time.Since(stopping).Milliseconds())
 	return nil
 }
 
