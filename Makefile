@@ -39,7 +39,7 @@ build-%:
 		-o $(BIN)/lambda/$*/bootstrap ./functions/$*
 
 ## test: every tier; fails (never skips) when an emulator cannot start
-test: lint check-lambdas synth test-unit test-fuzz test-dynamodb test-e2e
+test: lint check-lambdas synth check-figures test-unit test-smoke test-fuzz test-dynamodb test-e2e
 
 lint:
 	@out=$$(gofmt -l functions shared infra); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
@@ -120,6 +120,41 @@ localstack-down:
 ## bench: the local-mode benchmarks quoted in the README
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./shared/...
+
+.PHONY: smoke test-smoke figures check-figures figures-bench
+
+## smoke: the README's quick start, checked, against a deployment: make smoke URL=<base URL> TOKEN=<admin token>
+# Any deployment will do (the local server, AWS, LocalStack); without URL it
+# runs against a fresh local server, as make test does.
+smoke: build-local
+	@if [ -n "$(URL)" ]; then localstack/smoke.sh "$(URL)" "$(TOKEN)"; else localstack/smoke.sh --local ./$(BIN)/flagplane; fi
+
+## test-smoke: the quick start twice against bin/flagplane serve on a free 127.0.0.1 port and a new data file
+test-smoke: build-local
+	localstack/smoke.sh --local ./$(BIN)/flagplane
+
+# The README's figures (see shared/figures). The 501 count's requests are
+# logged by the test server; only the figures are worth showing.
+FIGURES_TEST := $(GO) test -count=1 -run '^TestREADMEFigures$$' ./shared/figures/
+
+## figures: rewrite and print the README's figures from the code, the build and the template
+figures: build synth
+	FLAGPLANE_FIGURES=write FLAGPLANE_FIGURES_BENCH=$(FIGURES_BENCH) $(FIGURES_TEST) -v | grep -v '^ *apptest.go:'
+
+## check-figures: fail when a README figure no longer matches the code, the build or the template
+check-figures: check-lambdas synth
+	FLAGPLANE_FIGURES=check $(FIGURES_TEST)
+
+## figures-bench: run the README's benchmarks (minutes; the e2e ones start the emulators), then make figures with them
+FIGURES_BENCH_DIR := .run/figures-bench
+figures-bench: build-local
+	rm -rf $(FIGURES_BENCH_DIR) && mkdir -p $(FIGURES_BENCH_DIR)
+	$(GO) test -run '^$$' -bench '^BenchmarkGetEnvironmentLoopback$$' -benchtime 5s ./shared/localserver/ | tee $(FIGURES_BENCH_DIR)/loopback.txt
+	$(GO) test -run '^$$' -bench '^BenchmarkWebhookDelivery$$' -benchtime 3x ./shared/endpoints/ | tee $(FIGURES_BENCH_DIR)/webhooks.txt
+	$(GO) test -run '^$$' -bench '^BenchmarkEvaluate$$' -benchmem ./shared/policy/ | tee $(FIGURES_BENCH_DIR)/policy.txt
+	start=$$(date +%s); $(MAKE) --no-print-directory -B build >/dev/null; echo $$(( $$(date +%s) - start )) > $(FIGURES_BENCH_DIR)/build-seconds.txt
+	$(MAKE) --no-print-directory bench-e2e | tee $(FIGURES_BENCH_DIR)/e2e.txt
+	$(MAKE) --no-print-directory figures FIGURES_BENCH=$(CURDIR)/$(FIGURES_BENCH_DIR)
 
 clean:
 	rm -rf $(BIN) .run cdk.out

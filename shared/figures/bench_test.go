@@ -1,0 +1,144 @@
+package figures_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/flagplane/flagplane/shared/catalog"
+	"github.com/flagplane/flagplane/shared/figures"
+)
+
+// The files make figures-bench leaves in the benchmark folder.
+const (
+	benchLoopback = "loopback.txt"      // BenchmarkGetEnvironmentLoopback
+	benchWebhooks = "webhooks.txt"      // BenchmarkWebhookDelivery
+	benchPolicy   = "policy.txt"        // BenchmarkEvaluate, with -benchmem
+	benchBuild    = "build-seconds.txt" // seconds of make build
+	benchE2E      = "e2e.txt"           // make bench-e2e, verbose
+)
+
+// benchNames are the figures benchFigures returns.
+var benchNames = []string{
+	"bench-machine", "loopback-rps", "loopback-p99", "webhook-run", "webhook-rate",
+	"policy-decision", "policy-allocs", "policy-access", "build-seconds",
+	"cold-init-groups", "cold-init-all", "cold-init-max", "cold-init-verdict",
+	"cold-first-groups", "cold-first-all", "warm-p50", "warm-p99", "bootstrap-host",
+}
+
+// benchFigures reads the benchmark output in dir.
+func benchFigures(t *testing.T, dir string) []figures.Figure {
+	t.Helper()
+	read := func(name string) string {
+		t.Helper()
+		raw, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatalf("benchmark output: %v", err)
+		}
+		return string(raw)
+	}
+	metric := func(out, bench, unit string) float64 {
+		t.Helper()
+		v, err := figures.BenchMetric(out, bench, unit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	loopback, webhooks, policy, e2e := read(benchLoopback), read(benchWebhooks), read(benchPolicy), read(benchE2E)
+
+	cpu := "unknown CPU"
+	if m := regexp.MustCompile(`(?m)^cpu: (.+)$`).FindStringSubmatch(loopback); m != nil {
+		cpu = strings.TrimSpace(m[1])
+	}
+	webhookSeconds := metric(webhooks, "BenchmarkWebhookDelivery", "ns/op") / 1e9
+	var decisions []float64
+	allocs := 0.0
+	for _, c := range []string{"allowed_by_the_last_statement", "implicitly_denied", "explicitly_denied"} {
+		name := "BenchmarkEvaluate/compiled/" + c
+		decisions = append(decisions, metric(policy, name, "ns/op")/1000)
+		allocs = max(allocs, metric(policy, name, "allocs/op"))
+	}
+	allocText := "no allocation"
+	if allocs > 0 {
+		allocText = fmt.Sprintf("%g allocations", allocs)
+	}
+	build, err := strconv.Atoi(strings.TrimSpace(read(benchBuild)))
+	if err != nil {
+		t.Fatalf("%s: %v", benchBuild, err)
+	}
+	cold := coldStarts(t, e2e)
+	return []figures.Figure{
+		{Name: "bench-machine", Text: fmt.Sprintf("%s, %d cores, Go %s", cpu, runtime.NumCPU(), strings.TrimPrefix(runtime.Version(), "go"))},
+		{Name: "loopback-rps", Text: figures.Round(metric(loopback, "BenchmarkGetEnvironmentLoopback", "req/s"), 3)},
+		{Name: "loopback-p99", Text: figures.Round(metric(loopback, "BenchmarkGetEnvironmentLoopback", "p99-ms"), 3) + " ms"},
+		{Name: "webhook-run", Text: figures.Round(webhookSeconds, 3) + " s"},
+		{Name: "webhook-rate", Text: figures.Round(metric(webhooks, "BenchmarkWebhookDelivery", "deliveries/op")/webhookSeconds, 3)},
+		{Name: "policy-decision", Text: figures.Span(decisions, 2) + " µs"},
+		{Name: "policy-allocs", Text: allocText},
+		{Name: "policy-access", Text: figures.Round(metric(policy, "BenchmarkEvaluate/compiled/access_for_10_actions", "ns/op")/1000, 2) + " µs"},
+		{Name: "build-seconds", Text: strconv.Itoa(build) + " s"},
+		{Name: "cold-init-groups", Text: figures.Span(cold.initMedians, 2) + " ms"},
+		{Name: "cold-init-all", Text: figures.Round(cold.initAll, 2) + " ms"},
+		{Name: "cold-init-max", Text: figures.Round(cold.initMax, 2) + " ms"},
+		{Name: "cold-init-verdict", Text: cold.verdict},
+		{Name: "cold-first-groups", Text: figures.Span(cold.firstMedians, 2) + " ms"},
+		{Name: "cold-first-all", Text: figures.Round(cold.firstAll, 3) + " ms"},
+		{Name: "warm-p50", Text: figures.Round(metric(e2e, "BenchmarkWarmGetEnvironment", "p50-µs")/1000, 3) + " ms"},
+		{Name: "warm-p99", Text: figures.Round(metric(e2e, "BenchmarkWarmGetEnvironment", "p99-µs")/1000, 2) + " ms"},
+		{Name: "bootstrap-host", Text: cold.hostMB + " MB"},
+	}
+}
+
+// coldStartFigures is what TestColdStartOfEveryBootstrap logs.
+type coldStartFigures struct {
+	initMedians, firstMedians  []float64
+	initAll, initMax, firstAll float64
+	verdict, hostMB            string
+}
+
+// coldStarts reads the cold-start table and summary lines that
+// TestColdStartOfEveryBootstrap in shared/e2e logs.
+func coldStarts(t *testing.T, out string) coldStartFigures {
+	t.Helper()
+	var c coldStartFigures
+	groups := catalog.Groups()
+	for line := range strings.Lines(out) {
+		f := strings.Fields(line)
+		if len(f) < 6 || !slices.Contains(groups, f[0]) {
+			continue
+		}
+		initP50, err1 := strconv.ParseFloat(f[2], 64)
+		firstP50, err2 := strconv.ParseFloat(f[4], 64)
+		if err1 == nil && err2 == nil {
+			c.initMedians = append(c.initMedians, initP50)
+			c.firstMedians = append(c.firstMedians, firstP50)
+		}
+	}
+	if len(c.initMedians) != len(groups) {
+		t.Fatalf("%s: cold starts of %d groups, want %d", benchE2E, len(c.initMedians), len(groups))
+	}
+	all := regexp.MustCompile(`all groups: init p50 ([0-9.]+) ms, max ([0-9.]+) ms; first response p50 ([0-9.]+) ms`).FindStringSubmatch(out)
+	budget := regexp.MustCompile(`budget init < ([0-9]+)ms \(median per group\): holds for (all )?([0-9]+)( of ([0-9]+))? groups`).FindStringSubmatch(out)
+	host := regexp.MustCompile(`\(largest ([0-9.]+) MB\)`).FindStringSubmatch(out)
+	if all == nil || budget == nil || host == nil {
+		t.Fatalf("%s: the cold-start summary lines are missing", benchE2E)
+	}
+	c.initAll, _ = strconv.ParseFloat(all[1], 64)
+	c.initMax, _ = strconv.ParseFloat(all[2], 64)
+	c.firstAll, _ = strconv.ParseFloat(all[3], 64)
+	if budget[2] != "" {
+		c.verdict = fmt.Sprintf("all %s under the %s ms budget", budget[3], budget[1])
+	} else {
+		c.verdict = fmt.Sprintf("%s of %s under the %s ms budget", budget[3], budget[5], budget[1])
+	}
+	mb, _ := strconv.ParseFloat(host[1], 64)
+	c.hostMB = strconv.FormatFloat(mb, 'f', 1, 64)
+	return c
+}

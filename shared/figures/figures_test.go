@@ -1,0 +1,140 @@
+package figures
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+const doc = "# t\n\nThere are <!-- fig:ops -->196<!-- /fig --> operations,\n" +
+	"| size | <!-- fig:size -->10.3 MB<!-- /fig --> |\n<!-- fig:ops -->196<!-- /fig --> again.\n"
+
+func TestRegions(t *testing.T) {
+	got := Regions([]byte(doc))
+	want := []Region{{"ops", "196", 3}, {"size", "10.3 MB", 4}, {"ops", "196", 5}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("regions %v, want %v", got, want)
+	}
+}
+
+func TestCheck(t *testing.T) {
+	sizes := []int64{10_290_000, 10_310_000}
+	tests := []struct {
+		name     string
+		figs     []Figure
+		optional []string
+		want     []string // substrings of the problems, in order
+	}{
+		{"GIVEN figures that match THEN nothing is reported",
+			[]Figure{{Name: "ops", Text: "196"}, {Name: "size", Text: "10.3 MB"}}, nil, nil},
+		{"GIVEN a count that changed THEN each place it is shown is reported",
+			[]Figure{{Name: "ops", Text: "197"}, {Name: "size", Text: "10.3 MB"}}, nil,
+			[]string{`README.md:3: ops says "196", the code gives "197"`, `README.md:5: ops says "196"`}},
+		{"GIVEN sizes within the tolerance THEN they are accepted",
+			[]Figure{{Name: "ops", Text: "196"}, {Name: "size", Text: "10.4 MB", Accept: NearSizes(sizes, 0.1)}}, nil, nil},
+		{"GIVEN sizes beyond the tolerance THEN they are reported",
+			[]Figure{{Name: "ops", Text: "196"}, {Name: "size", Text: "10.5 MB", Accept: NearSizes([]int64{10_500_000}, 0.1)}}, nil,
+			[]string{`size says "10.3 MB"`}},
+		{"GIVEN a marker of no known figure THEN it is reported",
+			[]Figure{{Name: "ops", Text: "196"}}, nil, []string{`no figure is called "size"`}},
+		{"GIVEN a marker of an optional figure not measured THEN it is left alone",
+			[]Figure{{Name: "ops", Text: "196"}}, []string{"size"}, nil},
+		{"GIVEN a figure the README does not show THEN it is reported",
+			[]Figure{{Name: "ops", Text: "196"}, {Name: "size", Text: "10.3 MB"}, {Name: "groups", Text: "25"}}, nil,
+			[]string{"figure groups"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Check([]byte(doc), tc.figs, tc.optional)
+			if len(got) != len(tc.want) {
+				t.Fatalf("problems %q, want %d like %q", got, len(tc.want), tc.want)
+			}
+			for i, w := range tc.want {
+				if !strings.Contains(got[i], w) {
+					t.Errorf("problem %d: %q lacks %q", i, got[i], w)
+				}
+			}
+		})
+	}
+}
+
+func TestRewrite(t *testing.T) {
+	// GIVEN new values for one figure and none for the other
+	// WHEN the document is rewritten
+	got := string(Rewrite([]byte(doc), []Figure{{Name: "ops", Text: "201"}}))
+	// THEN every place of that figure changes and nothing else
+	want := strings.ReplaceAll(doc, ">196<", ">201<")
+	if got != want {
+		t.Fatalf("rewritten:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+func TestRound(t *testing.T) {
+	tests := []struct {
+		v    float64
+		sig  int
+		want string
+	}{
+		{22134, 3, "22,100"},
+		{2.128, 3, "2.13"},
+		{0.2634, 2, "0.26"},
+		{14.63, 3, "14.6"},
+		{22.04, 2, "22"},
+		{1234567, 2, "1,200,000"},
+		{0, 3, "0"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.want, func(t *testing.T) {
+			if got := Round(tc.v, tc.sig); got != tc.want {
+				t.Fatalf("Round(%v, %d) = %q", tc.v, tc.sig, got)
+			}
+		})
+	}
+}
+
+func TestSizeTexts(t *testing.T) {
+	tests := []struct {
+		name  string
+		sizes []int64
+		want  string
+	}{
+		{"GIVEN equal sizes THEN one number", []int64{10_290_000, 10_291_000}, "10.3 MB"},
+		{"GIVEN different sizes THEN a range", []int64{8_520_000, 8_780_000}, "8.5–8.8 MB"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := SizeRange(tc.sizes); got != tc.want {
+				t.Fatalf("SizeRange = %q, want %q", got, tc.want)
+			}
+			if !NearSizes(tc.sizes, 0.1)(tc.want) {
+				t.Fatalf("NearSizes refuses its own text %q", tc.want)
+			}
+		})
+	}
+}
+
+func TestBenchMetric(t *testing.T) {
+	out := `goos: linux
+BenchmarkEvaluate/compiled/allowed_by_the_last_statement-2  	 2000	 478.6 ns/op	 0 B/op	 0 allocs/op
+BenchmarkGetEnvironmentLoopback-2   	    2000	     78325 ns/op	         2.888 p99-ms	     12767 req/s
+`
+	tests := []struct {
+		prefix, unit string
+		want         float64
+		wantErr      bool
+	}{
+		{"BenchmarkEvaluate/compiled/allowed", "ns/op", 478.6, false},
+		{"BenchmarkEvaluate/compiled/allowed", "allocs/op", 0, false},
+		{"BenchmarkGetEnvironmentLoopback", "req/s", 12767, false},
+		{"BenchmarkGetEnvironmentLoopback", "p99-ms", 2.888, false},
+		{"BenchmarkWebhookDelivery", "ns/op", 0, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.prefix+" "+tc.unit, func(t *testing.T) {
+			got, err := BenchMetric(out, tc.prefix, tc.unit)
+			if (err != nil) != tc.wantErr || got != tc.want {
+				t.Fatalf("got %v, %v; want %v (error %v)", got, err, tc.want, tc.wantErr)
+			}
+		})
+	}
+}
