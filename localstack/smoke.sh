@@ -133,7 +133,7 @@ start_local() {
 			>"$WORK/server.out" 2>"$WORK/server.err" &
 		SERVER_PID=$!
 		BASE="http://127.0.0.1:$port"
-		for i in $(seq 1 100); do
+		for i in $(seq 1 300); do # up to 30 s on a busy machine
 			if ! kill -0 "$SERVER_PID" 2>/dev/null; then
 				break # exited: most likely the port was taken meanwhile
 			fi
