@@ -45,10 +45,19 @@ func Decode(w http.ResponseWriter, r *http.Request, v any) error {
 // SemanticPatchModel is the domain-model parameter of a semantic patch's Content-Type.
 const SemanticPatchModel = "flagplane.semanticpatch"
 
-// IsSemanticPatch reports whether the request's Content-Type announces a semantic patch.
+// LaunchDarklySemanticPatchModel is the reference's name for the same
+// model, which LaunchDarkly's own clients send; it is accepted alike.
+const LaunchDarklySemanticPatchModel = "launchdarkly.semanticpatch"
+
+// IsSemanticPatch reports whether the request's Content-Type announces a
+// semantic patch, under flagplane's model name or LaunchDarkly's.
 func IsSemanticPatch(r *http.Request) bool {
 	_, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	return err == nil && params["domain-model"] == SemanticPatchModel
+	if err != nil {
+		return false
+	}
+	m := params["domain-model"]
+	return m == SemanticPatchModel || m == LaunchDarklySemanticPatchModel
 }
 
 // WriteJSON writes v with status.

@@ -37,10 +37,13 @@ func flagExpiringHref(r *http.Request) string {
 }
 
 // parseExpiringPatch reads an expiring-targets body: a semantic patch of
-// expiring-target instructions only; anything else is a 400.
+// expiring-target instructions only; anything else is a 400. Since these
+// operations take nothing but a semantic patch, a body with "instructions"
+// is one whatever its Content-Type says (LaunchDarkly's Go client sends
+// plain application/json).
 func parseExpiringPatch(r *http.Request, body []byte) (semanticpatch.Patch, error) {
-	if !api.IsSemanticPatch(r) {
-		return semanticpatch.Patch{}, fault.New(fault.Invalid, "expiring targets are changed by semantic patch only: send instructions with Content-Type %q", "application/json; domain-model="+api.SemanticPatchModel)
+	if !api.IsSemanticPatch(r) && !semanticpatch.HasInstructions(body) {
+		return semanticpatch.Patch{}, fault.New(fault.Invalid, "expiring targets are changed by semantic patch only: send an object with \"instructions\" (Content-Type %q)", "application/json; domain-model="+api.SemanticPatchModel)
 	}
 	sp, err := semanticpatch.Parse(body)
 	if err != nil {

@@ -114,6 +114,21 @@ func Parse(body []byte) (Patch, error) {
 	return p, nil
 }
 
+// HasInstructions reports whether body is a JSON object with an
+// "instructions" member: the shape of a semantic patch, for operations that
+// take nothing else (or that tell it from a JSON patch by its shape) when a
+// client, like LaunchDarkly's Go client, sends plain application/json.
+func HasInstructions(body []byte) bool {
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return false
+	}
+	var probe struct {
+		Instructions json.RawMessage `json:"instructions"`
+	}
+	return json.Unmarshal(trimmed, &probe) == nil && probe.Instructions != nil
+}
+
 // Decode reads the parameters of the instruction at index into v; a
 // parameter of the wrong JSON type is a 400 naming instructions[index].field.
 func Decode(in Instruction, index int, v any) error {
