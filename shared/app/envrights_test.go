@@ -141,7 +141,9 @@ var flagChanges = []flagChange{
 		},
 		landed: func(f rightsFlag, env string) bool { return f.Environments[env].TrackEvents }},
 	{name: "semantic updateName", action: "updateName", semantic: true,
-		body:   func(string, rightsFlag) any { return instructions("", map[string]any{"kind": "updateName", "value": "Renamed"}) },
+		body: func(string, rightsFlag) any {
+			return instructions("", map[string]any{"kind": "updateName", "value": "Renamed"})
+		},
 		landed: func(f rightsFlag, _ string) bool { return f.Name == "Renamed" }},
 	{name: "semantic updateName sent with an environment key", action: "updateName", semantic: true,
 		body: func(env string, _ rightsFlag) any {
@@ -160,7 +162,9 @@ var flagChanges = []flagChange{
 				{"op": "replace", "path": "/environments/production/on", "value": true},
 			}
 		},
-		landed: func(f rightsFlag, _ string) bool { return f.Environments["staging"].On && f.Environments["production"].On }},
+		landed: func(f rightsFlag, _ string) bool {
+			return f.Environments["staging"].On && f.Environments["production"].On
+		}},
 }
 
 type rightsFlag struct {

@@ -130,8 +130,11 @@ func flagHandlers(s Services) map[string]api.Handler {
 				return err
 			}
 			view := flagView{only: q["env"], summary: summary}
-			out := flagsRep{TotalCount: res.TotalCount, Items: make([]flagRep, 0, len(res.Items)),
-				Links: api.OffsetLinks(flag.CollectionHref(pk), q, offset, limit, res.TotalCount)}
+			links := api.OffsetLinks(flag.CollectionHref(pk), q, offset, limit, res.TotalCount)
+			if summary {
+				return writeFlagSummaries(w, r, links, res.TotalCount, res.Items, res.Environments, view)
+			}
+			out := flagsRep{TotalCount: res.TotalCount, Items: make([]flagRep, 0, len(res.Items)), Links: links}
 			for _, f := range res.Items {
 				out.Items = append(out.Items, newFlagRep(r, f, res.Environments, view))
 			}

@@ -1485,8 +1485,24 @@ func TestFlagAuthorization(t *testing.T) {
 		for _, a := range d.Access.Denied {
 			denied = append(denied, a.Action)
 		}
-		if !slices.Contains(denied, "updateOn") || !slices.Contains(denied, "deleteFlag") {
+		if !slices.Contains(denied, "updateName") || !slices.Contains(denied, "deleteFlag") {
 			t.Errorf("_access denied %v", denied)
+		}
+		// Targeting rights are decided, and reported, per environment.
+		var envAccess struct {
+			Environments map[string]struct {
+				Access struct {
+					Denied []struct{ Action string } `json:"denied"`
+				} `json:"_access"`
+			} `json:"environments"`
+		}
+		res.JSON(t, &envAccess)
+		denied = nil
+		for _, a := range envAccess.Environments["production"].Access.Denied {
+			denied = append(denied, a.Action)
+		}
+		if !slices.Contains(denied, "updateOn") || !slices.Contains(denied, "updateRules") {
+			t.Errorf("production _access denied %v", denied)
 		}
 		wantError(t, semantic(t, srv, "p", "f", sp("production", instr("turnFlagOn")), "Authorization", reader), 403, "forbidden", "updateOn")
 		wantError(t, srv.Do(t, http.MethodPatch, flagPath("p", "f"), []patchOp{replace("/name", "x")}, "Authorization", reader), 403, "forbidden", "updateName")

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	ldeval "github.com/launchdarkly/go-server-sdk-evaluation/v3"
 	"github.com/launchdarkly/go-server-sdk-evaluation/v3/ldmodel"
@@ -28,17 +29,18 @@ import (
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/flag"
 	"github.com/flagplane/flagplane/shared/listing"
-	"github.com/flagplane/flagplane/shared/record"
 	"github.com/flagplane/flagplane/shared/store"
 )
 
 // Service evaluates flags; it holds the table and never writes to it.
 type Service struct {
-	table store.Table
+	table   store.Table
+	decoded *flag.Decoded
+	models  modelCache
 }
 
 // NewService returns the evaluation service over table.
-func NewService(table store.Table) *Service { return &Service{table: table} }
+func NewService(table store.Table) *Service { return &Service{table: table, decoded: &flag.Decoded{}} }
 
 // Query selects, orders and pages the flags evaluated.
 type Query struct {
@@ -103,8 +105,7 @@ func (s *Service) Evaluate(ctx context.Context, projectKey, envKey string, c ldc
 	if err := s.environmentExists(ctx, projectKey, envKey); err != nil {
 		return Result{}, err
 	}
-	flags, err := record.All(ctx, s.table, store.Query{PK: store.ProjectPartition(projectKey), SKPrefix: store.FlagSKPrefix},
-		fmt.Sprintf("flags of project %q", projectKey), decodeFlag)
+	flags, err := flag.Shared(ctx, s.table, s.decoded, projectKey)
 	if err != nil {
 		return Result{}, err
 	}
@@ -119,7 +120,7 @@ func (s *Service) Evaluate(ctx context.Context, projectKey, envKey string, c ldc
 		}
 		// A flag whose values are not JSON stays out of the provider: it
 		// evaluates to a MALFORMED_FLAG error, and as a prerequisite it fails.
-		if m, err := Model(f, envKey); err == nil {
+		if m, err := s.models.model(f, envKey); err == nil {
 			provider[f.Key] = m
 		}
 		if filter.Match(f) {
@@ -168,18 +169,6 @@ func (s *Service) environmentExists(ctx context.Context, projectKey, envKey stri
 		return fmt.Errorf("load project %q: %w", projectKey, perr)
 	}
 	return fault.Wrap(err, fault.NotFound, "environment %q not found in project %q", envKey, projectKey)
-}
-
-func decodeFlag(it store.Item) (*flag.Flag, error) {
-	var f flag.Flag
-	if err := json.Unmarshal(it.Data, &f); err != nil {
-		return nil, fmt.Errorf("decode flag %s/%s: %w", it.PK, it.SK, err)
-	}
-	if f.Key == "" {
-		f.Key = strings.TrimPrefix(it.SK, store.FlagSKPrefix)
-	}
-	f.ItemVersion = it.Version
-	return &f, nil
 }
 
 // archived reports whether the flag is archived (as a whole or in envKey).
@@ -245,3 +234,42 @@ type dataProvider map[string]*ldmodel.FeatureFlag
 func (p dataProvider) GetFeatureFlag(key string) *ldmodel.FeatureFlag { return p[key] }
 
 func (p dataProvider) GetSegment(string) *ldmodel.Segment { return nil }
+
+// modelCache keeps each flag's SDK model per environment, keyed by the
+// shared decoded flag (a new pointer when the stored flag changes), so an
+// unchanged flag is converted once. The evaluator only reads models.
+type modelCache struct {
+	mu sync.Mutex
+	m  map[modelKey]modelResult
+}
+
+type modelKey struct {
+	f   *flag.Flag
+	env string
+}
+
+type modelResult struct {
+	m   *ldmodel.FeatureFlag
+	err error
+}
+
+// maxModels bounds the models a process keeps.
+const maxModels = 20000
+
+func (c *modelCache) model(f *flag.Flag, envKey string) (*ldmodel.FeatureFlag, error) {
+	k := modelKey{f, envKey}
+	c.mu.Lock()
+	r, ok := c.m[k]
+	c.mu.Unlock()
+	if ok {
+		return r.m, r.err
+	}
+	m, err := Model(f, envKey)
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= maxModels {
+		c.m = make(map[modelKey]modelResult)
+	}
+	c.m[k] = modelResult{m, err}
+	c.mu.Unlock()
+	return m, err
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/google/uuid"
 
@@ -266,6 +267,9 @@ func decode(it store.Item) (*Flag, error) {
 		return nil, fmt.Errorf("decode flag %s/%s: %w", it.PK, it.SK, err)
 	}
 	f.ItemVersion = it.Version
+	if f.Key == "" {
+		f.Key = strings.TrimPrefix(it.SK, store.FlagSKPrefix)
+	}
 	if f.Environments == nil {
 		f.Environments = map[string]*EnvConfig{}
 	}

@@ -35,13 +35,17 @@ var envPatchable = map[string]string{
 	"offVariation":   "updateOffVariation",
 	"prerequisites":  "updatePrerequisites",
 	"trackEvents":    "updateTrackEvents",
+	// trackEventsFallthrough is event tracking too, for the default rule.
+	"trackEventsFallthrough": "updateTrackEvents",
 }
 
-// Actions are the actions `_access` reports on a flag.
+// Actions are the actions the flag's own `_access` reports: those on its
+// settings, decided on proj/<p>:env/*:flag/<f>. The targeting actions are
+// decided per environment and reported in each environment's `_access`
+// (EnvActions).
 var Actions = []string{"deleteFlag", "updateName", "updateDescription", "updateTags", "updateTemporary",
 	"updateMaintainer", "updateClientSideFlagAvailability", "updateFlagVariations", "updateFlagDefaultVariations",
-	"updateGlobalArchived", "updateOn", "updateTargets", "updateRules", "updateFlagRuleDescription",
-	"updateFallthrough", "updateOffVariation", "updatePrerequisites", "updateTrackEvents"}
+	"updateGlobalArchived"}
 
 func sortedFields(m map[string]string) string {
 	out := make([]string, 0, len(m))

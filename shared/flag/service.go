@@ -29,6 +29,8 @@ type Service struct {
 	// approvalCheck, when set, may refuse a direct change to a flag's
 	// targeting in one environment (see SetApprovalCheck).
 	approvalCheck ApprovalCheck
+	// decoded keeps flags decoded for lists (see listcache.go).
+	decoded *Decoded
 }
 
 // ApprovalCheck decides whether f's targeting in envKey may be changed
@@ -66,7 +68,7 @@ func (s *Service) checkApprovals(ctx context.Context, old, next *Flag, envs []*e
 
 // NewService returns the flag service.
 func NewService(table store.Table, log *audit.Log) *Service {
-	return &Service{table: table, log: log, now: time.Now}
+	return &Service{table: table, log: log, now: time.Now, decoded: &Decoded{}}
 }
 
 // Detail is a flag with every environment of its project, as the API shows it.
@@ -347,7 +349,7 @@ func (s *Service) List(ctx context.Context, projectKey string, q ListQuery) (Lis
 	if err != nil {
 		return ListResult{}, err
 	}
-	flags, err := s.all(ctx, projectKey)
+	flags, err := Shared(ctx, s.table, s.decoded, projectKey)
 	if err != nil {
 		return ListResult{}, err
 	}

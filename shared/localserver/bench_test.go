@@ -3,11 +3,13 @@ package localserver_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -78,30 +80,31 @@ func TestRestartKeepsDataAndPrintsTokenOnce(t *testing.T) {
 	}
 }
 
-// BenchmarkGetEnvironmentLoopback measures the local server end to end over
-// loopback with concurrent keep-alive clients; it reports requests/s and
-// the 99th percentile latency.
-func BenchmarkGetEnvironmentLoopback(b *testing.B) {
-	base, token, stop := startLocal(b, filepath.Join(b.TempDir(), "bench.db"))
-	defer stop()
-	setup := &http.Client{}
-	if r := call(b, setup, "POST", base+"/api/v2/projects", token, `{"key":"bench","name":"Bench"}`); r.StatusCode != 201 {
-		b.Fatalf("create project: %d", r.StatusCode)
-	}
-	url := base + "/api/v2/projects/bench/environments/production"
-	transport := &http.Transport{MaxIdleConnsPerHost: 64}
+// loopbackConnections is how many keep-alive clients the loopback
+// benchmarks run at once.
+const loopbackConnections = 16
+
+// loadLoopback sends the same request from loopbackConnections clients
+// for b.N requests in all and reports requests/s, the 99th percentile
+// latency and the size of one answer.
+func loadLoopback(b *testing.B, method, url, token, body string) {
+	b.Helper()
+	transport := &http.Transport{MaxIdleConnsPerHost: 2 * loopbackConnections}
 	client := &http.Client{Transport: transport}
+	defer transport.CloseIdleConnections()
+	size := answerSize(b, client, method, url, token, body)
 	var mu sync.Mutex
 	var latencies []time.Duration
 	b.ReportAllocs()
-	b.SetParallelism(4)
+	// RunParallel starts parallelism × GOMAXPROCS goroutines.
+	b.SetParallelism(max(1, loopbackConnections/runtime.GOMAXPROCS(0)))
 	b.ResetTimer()
 	start := time.Now()
 	b.RunParallel(func(pb *testing.PB) {
 		local := make([]time.Duration, 0, 1024)
 		for pb.Next() {
 			t0 := time.Now()
-			if r := call(b, client, "GET", url, token, ""); r.StatusCode != 200 {
+			if r := call(b, client, method, url, token, body); r.StatusCode != 200 {
 				b.Errorf("status %d", r.StatusCode)
 				return
 			}
@@ -117,5 +120,93 @@ func BenchmarkGetEnvironmentLoopback(b *testing.B) {
 	if n := len(latencies); n > 0 {
 		b.ReportMetric(float64(n)/elapsed.Seconds(), "req/s")
 		b.ReportMetric(float64(latencies[n*99/100].Microseconds())/1000, "p99-ms")
+	}
+	b.ReportMetric(float64(size), "answer-bytes")
+}
+
+// answerSize makes the request once and returns the size of the answer.
+func answerSize(tb testing.TB, c *http.Client, method, url, token, body string) int {
+	tb.Helper()
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	req.Header.Set("Authorization", token)
+	resp, err := c.Do(req)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != 200 {
+		tb.Fatalf("%s %s: status %d, %v: %s", method, url, resp.StatusCode, err, data)
+	}
+	return len(data)
+}
+
+// seedFlags makes project key with n simple boolean flags.
+func seedFlags(tb testing.TB, base, token, key string, n int) {
+	tb.Helper()
+	c := &http.Client{}
+	if r := call(tb, c, "POST", base+"/api/v2/projects", token, `{"key":"`+key+`","name":"Bench"}`); r.StatusCode != 201 {
+		tb.Fatalf("create project: %d", r.StatusCode)
+	}
+	for i := 0; i < n; i++ {
+		body := fmt.Sprintf(`{"key":"flag-%03d","name":"Flag %d","tags":["bench"]}`, i, i)
+		if r := call(tb, c, "POST", base+"/api/v2/flags/"+key, token, body); r.StatusCode != 201 {
+			tb.Fatalf("create flag %d: %d", i, r.StatusCode)
+		}
+	}
+}
+
+// BenchmarkGetEnvironmentLoopback measures the local server end to end over
+// loopback with concurrent keep-alive clients; it reports requests/s and
+// the 99th percentile latency.
+func BenchmarkGetEnvironmentLoopback(b *testing.B) {
+	base, token, stop := startLocal(b, filepath.Join(b.TempDir(), "bench.db"))
+	defer stop()
+	seedFlags(b, base, token, "bench", 0)
+	loadLoopback(b, "GET", base+"/api/v2/projects/bench/environments/production", token, "")
+}
+
+// BenchmarkListFlagsLoopback lists a page of 20 flags (the default page)
+// of a project with 100, as an admin.
+func BenchmarkListFlagsLoopback(b *testing.B) {
+	base, token, stop := startLocal(b, filepath.Join(b.TempDir(), "bench.db"))
+	defer stop()
+	seedFlags(b, base, token, "bench", 100)
+	loadLoopback(b, "GET", base+"/api/v2/flags/bench?limit=20", token, "")
+}
+
+// BenchmarkEvaluateLoopback evaluates the 100 flags of a project for one context.
+func BenchmarkEvaluateLoopback(b *testing.B) {
+	base, token, stop := startLocal(b, filepath.Join(b.TempDir(), "bench.db"))
+	defer stop()
+	seedFlags(b, base, token, "bench", 100)
+	loadLoopback(b, "POST", base+"/api/v2/projects/bench/environments/production/flags/evaluate", token,
+		`{"kind":"user","key":"user-1","email":"a@example.com"}`)
+}
+
+// TestAnswerSizes holds the sizes of the answers the benchmarks above send,
+// for an admin token: sizes are exact, so they are tested, not benchmarked.
+func TestAnswerSizes(t *testing.T) {
+	base, token, stop := startLocal(t, filepath.Join(t.TempDir(), "sizes.db"))
+	defer stop()
+	seedFlags(t, base, token, "sizes", 100)
+	c := &http.Client{}
+	cases := []struct {
+		name string
+		path string
+		max  int
+	}{
+		{"one environment is at most 3 KB", "/api/v2/projects/sizes/environments/production", 3 << 10},
+		{"a page of 100 simple flags is at most 300 KB", "/api/v2/flags/sizes?limit=100", 300 << 10},
+		{"one flag with its targeting in two environments is at most 8 KB", "/api/v2/flags/sizes/flag-001", 8 << 10},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if n := answerSize(t, c, "GET", base+tc.path, token, ""); n > tc.max {
+				t.Errorf("%s is %d bytes, more than %d", tc.path, n, tc.max)
+			} else {
+				t.Logf("%s: %d bytes", tc.path, n)
+			}
+		})
 	}
 }

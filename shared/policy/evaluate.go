@@ -15,8 +15,10 @@ type Grant struct {
 }
 
 // Reason is the statement that decided an action, with the role it came
-// from: the AccessReason of spec 2.1. Reasons returned by a Policy are
-// shared between calls; treat them as read-only.
+// from: the AccessReason of spec 2.1. A statement's resources are cut to
+// the one specifier that matched, so a reason names what decided without
+// repeating a built-in role's specifier for every resource shape. Reasons
+// returned by a Policy are shared between calls; treat them as read-only.
 type Reason struct {
 	Statement
 	RoleName string `json:"role_name"`
@@ -60,7 +62,9 @@ type compiled struct {
 	notRes    bool        // resources holds notResources
 	actions   []string    // the non-empty one of actions/notActions, stars collapsed
 	notAct    bool
-	reason    *Reason
+	// reasons[i] is the reason when resources[i] matched; a notResources
+	// statement has one reason, the whole statement.
+	reasons []*Reason
 }
 
 // Compile validates and pre-parses grants, in order. An invalid statement
@@ -85,23 +89,27 @@ func Compile(grants []Grant) (*Policy, error) {
 
 // compileStatement assumes st is valid.
 func compileStatement(role string, st Statement) compiled {
-	c := compiled{
-		deny: st.Effect == Deny,
-		reason: &Reason{RoleName: role, Statement: Statement{
-			Resources:    slices.Clone(st.Resources),
-			NotResources: slices.Clone(st.NotResources),
+	c := compiled{deny: st.Effect == Deny}
+	reason := func(resources, notResources []string) *Reason {
+		return &Reason{RoleName: role, Statement: Statement{
+			Resources:    resources,
+			NotResources: slices.Clone(notResources),
 			Actions:      slices.Clone(st.Actions),
 			NotActions:   slices.Clone(st.NotActions),
 			Effect:       st.Effect,
-		}},
+		}}
 	}
 	specs := st.Resources
 	if len(specs) == 0 {
 		specs, c.notRes = st.NotResources, true
+		c.reasons = []*Reason{reason(nil, st.NotResources)}
 	}
 	for _, s := range specs {
 		sp, _ := parseSpecifier(s)
 		c.resources = append(c.resources, sp)
+		if !c.notRes {
+			c.reasons = append(c.reasons, reason([]string{s}, nil))
+		}
 	}
 	acts := st.Actions
 	if len(acts) == 0 {
@@ -113,7 +121,9 @@ func compileStatement(role string, st Statement) compiled {
 	return c
 }
 
-func (c *compiled) applies(r Resource, action string) bool {
+// applies reports whether the statement applies to action on r, with the
+// reason to give when it decides.
+func (c *compiled) applies(r Resource, action string) (*Reason, bool) {
 	// Actions first: they are short strings and rule out more statements.
 	hit := false
 	for _, a := range c.actions {
@@ -123,16 +133,20 @@ func (c *compiled) applies(r Resource, action string) bool {
 		}
 	}
 	if hit == c.notAct {
-		return false
+		return nil, false
 	}
-	hit = false
 	for i := range c.resources {
 		if c.resources[i].Matches(r) {
-			hit = true
-			break
+			if c.notRes {
+				return nil, false
+			}
+			return c.reasons[i], true
 		}
 	}
-	return hit != c.notRes
+	if c.notRes {
+		return c.reasons[0], true
+	}
+	return nil, false
 }
 
 // Evaluate decides one action on r: any applying deny wins, else the first
@@ -145,14 +159,15 @@ func (p *Policy) Evaluate(r Resource, action string) Decision {
 	var allow *Reason
 	for i := range p.stmts {
 		c := &p.stmts[i]
-		if !c.applies(r, action) {
+		reason, ok := c.applies(r, action)
+		if !ok {
 			continue
 		}
 		if c.deny {
-			return Decision{Allowed: false, Reason: c.reason}
+			return Decision{Allowed: false, Reason: reason}
 		}
 		if allow == nil {
-			allow = c.reason
+			allow = reason
 		}
 	}
 	if allow != nil {

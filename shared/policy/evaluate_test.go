@@ -192,3 +192,34 @@ func TestEvaluateDoesNotAllocate(t *testing.T) {
 		t.Errorf("Evaluate allocates %v times per call pair", allocs)
 	}
 }
+
+func TestReasonsNameTheSpecifierThatMatched(t *testing.T) {
+	twoShapes := Statement{Resources: []string{"proj/*:env/*", "proj/*:env/*:flag/*"}, Actions: []string{"*"}, Effect: Allow}
+	notOther := Statement{NotResources: []string{"proj/other:env/*:flag/*", "proj/x:env/*:flag/*"}, Actions: []string{"updateOn"}, Effect: Allow}
+	tests := []struct {
+		name          string
+		grant         Grant
+		res           Resource
+		wantResources []string
+		wantNot       []string
+	}{
+		{"an admin's reason on a flag holds the flag shape alone", mustBuiltIn(t, Admin), shopFlag, []string{"proj/*:env/*:flag/*"}, nil},
+		{"an admin's reason on an environment holds the environment shape alone", mustBuiltIn(t, Admin), shopProd, []string{"proj/*:env/*"}, nil},
+		{"a statement with two resources names the one that matched", Grant{RoleName: "r", Statements: []Statement{twoShapes}}, shopProd, []string{"proj/*:env/*"}, nil},
+		{"a notResources statement keeps its whole list", Grant{RoleName: "r", Statements: []Statement{notOther}}, shopFlag, nil, notOther.NotResources},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := mustCompile(t, tt.grant).Evaluate(tt.res, "updateOn")
+			if !d.Allowed || d.Reason == nil {
+				t.Fatalf("decision %+v, want allowed with a reason", d)
+			}
+			if !slices.Equal(d.Reason.Resources, tt.wantResources) || !slices.Equal(d.Reason.NotResources, tt.wantNot) {
+				t.Errorf("reason resources %v notResources %v, want %v and %v", d.Reason.Resources, d.Reason.NotResources, tt.wantResources, tt.wantNot)
+			}
+			if d.Reason.RoleName != tt.grant.RoleName || d.Reason.Effect != Allow {
+				t.Errorf("reason %+v", d.Reason)
+			}
+		})
+	}
+}

@@ -365,6 +365,13 @@ type rights struct {
 // check knows to load the tags of the resource's project and environment.
 func (r *rights) UsesTags() bool { return r.tags }
 
+// Identity names these rights for caches of what they decide: the same
+// value means the same decisions on every resource. The authenticator
+// builds new rights whenever it reloads a token (at once when the token
+// changes in this process, within its cache window otherwise), so a cache
+// keyed by them lags a change no more than the decisions themselves do.
+func (r *rights) Identity() any { return r }
+
 func (r *rights) Decide(res policy.Resource, action string) policy.Decision {
 	d := r.decide(r.token, res, action)
 	if !d.Allowed || r.member == nil {

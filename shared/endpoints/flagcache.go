@@ -1,0 +1,132 @@
+package endpoints
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/flagplane/flagplane/shared/api"
+	"github.com/flagplane/flagplane/shared/environment"
+	"github.com/flagplane/flagplane/shared/flag"
+	"github.com/flagplane/flagplane/shared/identity"
+	"github.com/flagplane/flagplane/shared/policy"
+)
+
+// Listing flags was bound by encoding them: a page of 20 is ~50 KB of
+// JSON, and the page is the same from one request to the next until a
+// flag, an environment or the caller's rights change. summaryCache keeps
+// each flag's summary JSON under everything it depends on, so a list
+// encodes only what changed. A key holds:
+//   - the decoded flag, which the flag service's list cache shares between
+//     requests until the stored flag changes (then it is a new pointer);
+//   - the environments shown, by key and stored version;
+//   - the caller's rights, which decide `_access` from the flag's key and
+//     tags and the project's tags (included when the rights select by tag).
+type summaryCache struct {
+	mu sync.Mutex
+	m  map[summaryKey][]byte
+}
+
+// maxSummaries bounds the summaries a process keeps.
+const maxSummaries = 20000
+
+type summaryKey struct {
+	f           *flag.Flag
+	envs        string
+	rights      any
+	projectTags string
+}
+
+// identified is implemented by rights that can name themselves for caches
+// (see token rights' Identity).
+type identified interface{ Identity() any }
+
+var summaries summaryCache
+
+func (c *summaryCache) get(k summaryKey) ([]byte, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b, ok := c.m[k]
+	return b, ok
+}
+
+func (c *summaryCache) put(k summaryKey, b []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxSummaries {
+		c.m = make(map[summaryKey][]byte) // dropping all is rare and cheap to recover from
+	}
+	c.m[k] = b
+}
+
+// envSignature names the environments a summary shows, with their versions.
+func envSignature(envs []*environment.Environment, only []string) string {
+	var b strings.Builder
+	for _, e := range envs {
+		b.WriteString(e.Key)
+		b.WriteByte('@')
+		b.WriteString(strconv.FormatInt(e.Version, 10))
+		b.WriteByte(',')
+	}
+	b.WriteByte('|')
+	b.WriteString(strings.Join(only, ","))
+	return b.String()
+}
+
+// writeFlagSummaries writes a page of flags as list summaries, each from
+// the cache when nothing it depends on changed.
+func writeFlagSummaries(w http.ResponseWriter, r *http.Request, links api.Links, total int64, flags []*flag.Flag,
+	envs []*environment.Environment, view flagView) error {
+	linksJSON, err := json.Marshal(links)
+	if err != nil {
+		return err
+	}
+	sig := envSignature(envs, view.only)
+	var rights any
+	if p, ok := identity.From(r.Context()); ok {
+		if id, ok := p.Rights.(identified); ok {
+			rights = id.Identity()
+		}
+	}
+	projectTags := ""
+	if len(flags) > 0 {
+		proj := api.StoredTags(r, policy.NewResource("proj", flags[0].ProjectKey))
+		projectTags = strings.Join(proj.Segments()[0].Tags, ",")
+	}
+	var buf bytes.Buffer
+	buf.Grow(len(flags) * 2600)
+	buf.WriteString(`{"_links":`)
+	buf.Write(linksJSON)
+	buf.WriteString(`,"totalCount":`)
+	buf.WriteString(strconv.FormatInt(total, 10))
+	buf.WriteString(`,"items":[`)
+	for i, f := range flags {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		k := summaryKey{f: f, envs: sig, rights: rights, projectTags: projectTags}
+		keyed := rights != nil
+		if keyed {
+			if b, ok := summaries.get(k); ok {
+				buf.Write(b)
+				continue
+			}
+		}
+		b, err := json.Marshal(newFlagRep(r, f, envs, view))
+		if err != nil {
+			return err
+		}
+		if keyed {
+			summaries.put(k, b)
+		}
+		buf.Write(b)
+	}
+	buf.WriteString("]}")
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(buf.Bytes())
+	return nil
+}
