@@ -214,18 +214,22 @@ func (tr *tier) decoded(c *call, m reflect.Type, body []byte, clientErr error) {
 		return
 	}
 	typeErrors := 0
+	var missing []string
 	for _, p := range problems {
-		if p.Kind == "type" {
-			typeErrors++
-			if _, ok := tr.devs[c.op+" "+p.Field]; ok {
-				tr.seen[c.op+" "+p.Field] = true
-				c.deviations = append(c.deviations, p)
-				continue
-			}
-			c.fail("decode into ldapi.%s: %s", m.Name(), p)
+		if p.Kind == "missing" {
+			missing = append(missing, p.Field+" ("+p.Detail+")")
 			continue
 		}
-		c.fail("ldapi.%s: %s", m.Name(), p)
+		typeErrors++
+		if _, ok := tr.devs[c.op+" "+p.Field]; ok {
+			tr.seen[c.op+" "+p.Field] = true
+			c.deviations = append(c.deviations, p)
+			continue
+		}
+		c.fail("decode into ldapi.%s: %s", m.Name(), p)
+	}
+	if len(missing) > 0 {
+		c.fail("ldapi.%s requires fields the answer lacks: %s", m.Name(), strings.Join(missing, ", "))
 	}
 	if clientErr != nil && typeErrors == 0 {
 		c.fail("the client says %v", clientErr)

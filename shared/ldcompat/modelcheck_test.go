@@ -118,9 +118,9 @@ func (c *checker) walk(path string, t reflect.Type, v any) {
 			fv, present := obj[name]
 			switch {
 			case required && !present:
-				c.add(join(path, name), "missing", "required field is absent (the client keeps a zero "+f.Type.String()+")")
+				c.add(join(path, name), "missing", "absent, so a zero "+f.Type.String())
 			case required && fv == nil && f.Type.Kind() != reflect.Interface:
-				c.add(join(path, name), "missing", "required field is null (the client keeps a zero "+f.Type.String()+")")
+				c.add(join(path, name), "missing", "null, so a zero "+f.Type.String())
 			case present:
 				c.walk(join(path, name), f.Type, fv)
 			}
