@@ -160,10 +160,10 @@ func TestExpiringUserTargetsPatch(t *testing.T) {
 			func(t *testing.T, fx expFixture, res *apptest.Response) {
 				wantError(t, res, http.StatusBadRequest, "invalid_request", "instructions[0]")
 			}},
-		{"a plain JSON body is refused with 400",
+		{"a JSON patch body is refused with 400",
 			func(t *testing.T, fx expFixture) *apptest.Response {
 				return fx.srv.Do(t, http.MethodPatch, userExpiringPath("p", "u", "production"),
-					map[string]any{"instructions": []any{instr("removeExpireUserTargetDate", "flagKey", "f1", "variationId", fx.f1.vid(1))}})
+					[]map[string]any{{"op": "remove", "path": "/f1"}})
 			},
 			func(t *testing.T, fx expFixture, res *apptest.Response) {
 				wantError(t, res, http.StatusBadRequest, "invalid_request", "semantic patch")
