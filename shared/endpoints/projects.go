@@ -37,13 +37,32 @@ func newProjectRep(r *http.Request, p *project.Project) projectRep {
 	}
 }
 
+// withEnvironments is the project of a read with expand=environments: its
+// environments as a collection object (the reference's Project).
 func withEnvironments(r *http.Request, rep projectRep, envs []*environment.Environment, approvals bool) projectRep {
-	c := environmentsRep{Links: api.Self(project.Href(rep.Key) + "/environments"), TotalCount: int64(len(envs)), Items: []environmentRep{}}
-	for _, e := range envs {
-		c.Items = append(c.Items, newEnvironmentRep(r, e, approvals))
-	}
+	c := environmentsRep{Links: api.Self(project.Href(rep.Key) + "/environments"), TotalCount: int64(len(envs)),
+		Items: environmentReps(r, envs, approvals)}
 	rep.Environments = &c
 	return rep
+}
+
+// projectChangeRep is the answer of a create or an update (the reference's
+// ProjectRep): the project with every environment, as an array.
+type projectChangeRep struct {
+	projectRep
+	Environments []environmentRep `json:"environments"`
+}
+
+func newProjectChangeRep(r *http.Request, p *project.Project, envs []*environment.Environment, approvals bool) projectChangeRep {
+	return projectChangeRep{projectRep: newProjectRep(r, p), Environments: environmentReps(r, envs, approvals)}
+}
+
+func environmentReps(r *http.Request, envs []*environment.Environment, approvals bool) []environmentRep {
+	out := make([]environmentRep, 0, len(envs))
+	for _, e := range envs {
+		out = append(out, newEnvironmentRep(r, e, approvals))
+	}
+	return out
 }
 
 type projectsRep struct {
@@ -113,7 +132,7 @@ func projectHandlers(s Services) map[string]api.Handler {
 			if err != nil {
 				return err
 			}
-			api.WriteJSON(w, http.StatusCreated, withEnvironments(r, newProjectRep(r, p), envs, approvals))
+			api.WriteJSON(w, http.StatusCreated, newProjectChangeRep(r, p, envs, approvals))
 			return nil
 		},
 		"getProject": func(w http.ResponseWriter, r *http.Request) error {
@@ -146,7 +165,11 @@ func projectHandlers(s Services) map[string]api.Handler {
 			if err != nil {
 				return err
 			}
-			api.WriteJSON(w, http.StatusOK, newProjectRep(r, proj))
+			envs, err := allEnvironments(r, proj.Key)
+			if err != nil {
+				return err
+			}
+			api.WriteJSON(w, http.StatusOK, newProjectChangeRep(r, proj, envs, approvals))
 			return nil
 		},
 		"deleteProject": func(w http.ResponseWriter, r *http.Request) error {

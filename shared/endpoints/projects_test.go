@@ -22,7 +22,23 @@ func sorted(keys []string) []string {
 	return out
 }
 
-// projectEnvKeys returns the keys of the environments embedded in a project answer.
+// createdEnvKeys returns the keys of the environments of a create or
+// update answer, which lists them as an array (the reference's ProjectRep).
+func createdEnvKeys(t testing.TB, p map[string]any) []string {
+	t.Helper()
+	envs, ok := p["environments"].([]any)
+	if !ok {
+		t.Fatalf("the project's environments are not an array: %v", p["environments"])
+	}
+	var keys []string
+	for _, e := range envs {
+		keys = append(keys, e.(map[string]any)["key"].(string))
+	}
+	return keys
+}
+
+// projectEnvKeys returns the keys of the environments a read with
+// expand=environments embeds, as a collection object (the reference's Project).
 func projectEnvKeys(t testing.TB, p map[string]any) []string {
 	t.Helper()
 	envs, ok := p["environments"].(map[string]any)
@@ -50,7 +66,7 @@ func TestCreateProject(t *testing.T) {
 		if id, _ := p["_id"].(string); id == "" {
 			t.Errorf("no _id")
 		}
-		if keys := projectEnvKeys(t, p); !slices.Equal(sorted(keys), defaultEnvs) {
+		if keys := createdEnvKeys(t, p); !slices.Equal(sorted(keys), defaultEnvs) {
 			t.Errorf("environments %v", keys)
 		}
 		for _, e := range []string{"test", "production"} {
@@ -71,7 +87,7 @@ func TestCreateProject(t *testing.T) {
 		})
 		wantStatus(t, res, http.StatusCreated)
 		p := res.Map(t)
-		if keys := projectEnvKeys(t, p); !slices.Equal(keys, []string{"alpha", "beta"}) {
+		if keys := createdEnvKeys(t, p); !slices.Equal(keys, []string{"alpha", "beta"}) {
 			t.Errorf("environments %v", keys)
 		}
 		if got := itemKeys(t, srv.Do(t, http.MethodGet, envsPath("given"), nil)); !slices.Equal(got, []string{"alpha", "beta"}) {
@@ -286,6 +302,9 @@ func TestPatchProject(t *testing.T) {
 		if got["name"] != "Renamed" || !slices.Equal(strs(got["tags"]), []string{"new"}) {
 			t.Errorf("got %v", got)
 		}
+		if keys := createdEnvKeys(t, got); !slices.Equal(sorted(keys), defaultEnvs) {
+			t.Errorf("the update answer's environments %v, want every environment of the project", keys)
+		}
 		if stored := srv.Do(t, http.MethodGet, projectPath("p"), nil).Map(t); stored["name"] != "Renamed" {
 			t.Errorf("stored %v", stored)
 		}
@@ -363,7 +382,7 @@ func TestDeleteProject(t *testing.T) {
 
 	t.Run("the key can be created again, fresh, without the old environments", func(t *testing.T) {
 		p := srv.MustCreateProject(t, "p")
-		if keys := projectEnvKeys(t, p); !slices.Equal(sorted(keys), defaultEnvs) {
+		if keys := createdEnvKeys(t, p); !slices.Equal(sorted(keys), defaultEnvs) {
 			t.Errorf("environments %v", keys)
 		}
 		if got := itemKeys(t, srv.Do(t, http.MethodGet, envsPath("p"), nil)); !slices.Equal(sorted(got), defaultEnvs) {
