@@ -19,20 +19,24 @@ import (
 // A summary (the list's default) leaves out the target, rule and
 // prerequisite lists.
 type flagEnvRep struct {
-	On              bool                 `json:"on"`
-	Archived        bool                 `json:"archived"`
-	Salt            string               `json:"salt"`
-	LastModified    int64                `json:"lastModified"`
-	Version         int                  `json:"version"`
-	Targets         []flag.Target        `json:"targets,omitzero"`
-	ContextTargets  []flag.Target        `json:"contextTargets,omitzero"`
-	Rules           []flag.Rule          `json:"rules,omitzero"`
-	Fallthrough     flag.VariationOrRoll `json:"fallthrough"`
-	OffVariation    *int                 `json:"offVariation"`
-	Prerequisites   []flag.Prerequisite  `json:"prerequisites,omitzero"`
-	TrackEvents     bool                 `json:"trackEvents"`
-	Site            api.Link             `json:"_site"`
-	EnvironmentName string               `json:"_environmentName"`
+	On             bool                 `json:"on"`
+	Archived       bool                 `json:"archived"`
+	Salt           string               `json:"salt"`
+	LastModified   int64                `json:"lastModified"`
+	Version        int                  `json:"version"`
+	Targets        []flag.Target        `json:"targets,omitzero"`
+	ContextTargets []flag.Target        `json:"contextTargets,omitzero"`
+	Rules          []flag.Rule          `json:"rules,omitzero"`
+	Fallthrough    flag.VariationOrRoll `json:"fallthrough"`
+	OffVariation   *int                 `json:"offVariation"`
+	Prerequisites  []flag.Prerequisite  `json:"prerequisites,omitzero"`
+	TrackEvents    bool                 `json:"trackEvents"`
+	// TrackEventsFallthrough and Sel are required by the reference's
+	// FeatureFlagConfig; Sel is a hash of the targeting (see flag.Sel).
+	TrackEventsFallthrough bool     `json:"trackEventsFallthrough"`
+	Sel                    string   `json:"sel"`
+	Site                   api.Link `json:"_site"`
+	EnvironmentName        string   `json:"_environmentName"`
 	// Access is the caller's rights on the flag in this environment,
 	// decided on proj/<p>:env/<e>:flag/<f>; a summary leaves it out.
 	Access *policy.Access `json:"_access,omitempty"`
@@ -55,9 +59,22 @@ type flagRep struct {
 	Temporary              bool                        `json:"temporary"`
 	Archived               bool                        `json:"archived"`
 	MaintainerID           string                      `json:"maintainerId,omitempty"`
+	CustomProperties       flag.CustomProperties       `json:"customProperties"`
+	Experiments            experimentsRep              `json:"experiments"`
 	Environments           map[string]flagEnvRep       `json:"environments"`
 	Access                 policy.Access               `json:"_access"`
 }
+
+// experimentsRep is the reference's ExperimentInfoRep, which every flag
+// carries: flagplane runs no experiments, so it lists none, with the
+// baseline at the first variation.
+type experimentsRep struct {
+	BaselineIdx int        `json:"baselineIdx"`
+	Items       []struct{} `json:"items"`
+}
+
+// noExperiments is the experiments of every flag.
+var noExperiments = experimentsRep{Items: []struct{}{}}
 
 // flagView says which environments a representation shows (all when
 // only is empty) and whether their lists are left out.
@@ -79,7 +96,7 @@ func newFlagRep(r *http.Request, f *flag.Flag, envs []*environment.Environment, 
 		Key:   f.Key, Name: f.Name, Description: f.Description, Kind: f.Kind, Version: f.Version, CreationDate: f.CreationDate,
 		IncludeInSnippet: f.ClientSideAvailability.UsingEnvironmentID, ClientSideAvailability: f.ClientSideAvailability,
 		Variations: f.Variations, Defaults: f.Defaults, Tags: tags, Temporary: f.Temporary, Archived: f.Archived,
-		MaintainerID: f.MaintainerID, Environments: map[string]flagEnvRep{},
+		MaintainerID: f.MaintainerID, CustomProperties: f.CustomProperties, Experiments: noExperiments, Environments: map[string]flagEnvRep{},
 		Access: accessOf(r, proj.Child("env", "*").Child("flag", f.Key, f.Tags...), flag.Actions),
 	}
 	for _, e := range envs {
@@ -90,6 +107,7 @@ func newFlagRep(r *http.Request, f *flag.Flag, envs []*environment.Environment, 
 		er := flagEnvRep{
 			On: c.On, Archived: c.Archived, Salt: c.Salt, LastModified: c.LastModified, Version: c.Version,
 			Fallthrough: c.Fallthrough, OffVariation: c.OffVariation, TrackEvents: c.TrackEvents, EnvironmentName: e.Name,
+			TrackEventsFallthrough: c.TrackEventsFallthrough, Sel: f.Sel(e.Key),
 			Site: api.Link{Href: "/" + f.ProjectKey + "/" + e.Key + "/features/" + f.Key, Type: "text/html"},
 		}
 		if !v.summary {

@@ -22,12 +22,13 @@ import (
 func Model(f *flag.Flag, envKey string) (*ldmodel.FeatureFlag, error) {
 	env := f.Env(envKey)
 	m := &ldmodel.FeatureFlag{
-		Key:          f.Key,
-		On:           env.On,
-		Salt:         env.Salt,
-		Version:      env.Version,
-		OffVariation: optInt(env.OffVariation),
-		TrackEvents:  env.TrackEvents,
+		Key:                    f.Key,
+		On:                     env.On,
+		Salt:                   env.Salt,
+		Version:                env.Version,
+		OffVariation:           optInt(env.OffVariation),
+		TrackEvents:            env.TrackEvents,
+		TrackEventsFallthrough: env.TrackEventsFallthrough,
 		ClientSideAvailability: ldmodel.ClientSideAvailability{
 			UsingMobileKey: f.ClientSideAvailability.UsingMobileKey, UsingEnvironmentID: f.ClientSideAvailability.UsingEnvironmentID, Explicit: true,
 		},

@@ -22,6 +22,7 @@ var patchable = map[string]string{
 	"defaults":               "updateFlagDefaultVariations",
 	"variations":             "updateFlagVariations",
 	"archived":               "updateGlobalArchived",
+	"customProperties":       "updateFlagCustomProperties",
 }
 
 // envPatchable maps each field of /environments/<key> a JSON patch may
@@ -45,7 +46,7 @@ var envPatchable = map[string]string{
 // (EnvActions).
 var Actions = []string{"deleteFlag", "updateName", "updateDescription", "updateTags", "updateTemporary",
 	"updateMaintainer", "updateClientSideFlagAvailability", "updateFlagVariations", "updateFlagDefaultVariations",
-	"updateGlobalArchived"}
+	"updateGlobalArchived", "updateFlagCustomProperties"}
 
 func sortedFields(m map[string]string) string {
 	out := make([]string, 0, len(m))

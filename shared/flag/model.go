@@ -22,6 +22,7 @@ type Flag struct {
 	Archived               bool                   `json:"archived"`
 	MaintainerID           string                 `json:"maintainerId,omitempty"`
 	ClientSideAvailability ClientSideAvailability `json:"clientSideAvailability"`
+	CustomProperties       CustomProperties       `json:"customProperties"`
 	Environments           map[string]*EnvConfig  `json:"environments"`
 	ProjectKey             string                 `json:"projectKey"`
 	// ItemVersion is the store version, for optimistic locking.
@@ -68,6 +69,9 @@ type EnvConfig struct {
 	OffVariation   *int            `json:"offVariation"`
 	Prerequisites  []Prerequisite  `json:"prerequisites"`
 	TrackEvents    bool            `json:"trackEvents"`
+	// TrackEventsFallthrough asks SDKs for full events of contexts served
+	// by the default rule (fallthrough); TrackEvents covers every rule.
+	TrackEventsFallthrough bool `json:"trackEventsFallthrough"`
 }
 
 // Target serves one variation to listed context keys of one kind

@@ -115,7 +115,8 @@ type Input struct {
 	// IncludeInSnippet is the deprecated form of clientSideAvailability.usingEnvironmentId.
 	IncludeInSnippet *bool `json:"includeInSnippet"`
 	// IsFlagOn turns the new flag on in every environment.
-	IsFlagOn bool `json:"isFlagOn"`
+	IsFlagOn         bool             `json:"isFlagOn"`
+	CustomProperties CustomProperties `json:"customProperties"`
 }
 
 // VariationInput is one variation of a create request; ids are generated.
@@ -142,7 +143,7 @@ func build(p *project.Project, envs []*environment.Environment, in Input, now ti
 	f := &Flag{
 		Key: *in.Key, Name: *in.Name, Description: in.Description, ProjectKey: p.Key,
 		Version: 1, ItemVersion: 1, CreationDate: now.UnixMilli(), Tags: in.Tags, Temporary: true,
-		MaintainerID: in.MaintainerID, Environments: map[string]*EnvConfig{},
+		MaintainerID: in.MaintainerID, Environments: map[string]*EnvConfig{}, CustomProperties: in.CustomProperties,
 		ClientSideAvailability: ClientSideAvailability{
 			UsingMobileKey:     p.DefaultClientSideAvailability.UsingMobileKey,
 			UsingEnvironmentID: p.DefaultClientSideAvailability.UsingEnvironmentID,

@@ -106,6 +106,9 @@ func (f *Flag) Check() error {
 	if len(f.MaintainerID) > MaxMaintainerLength {
 		return fault.New(fault.Invalid, "field \"maintainerId\" must be at most %d characters", MaxMaintainerLength)
 	}
+	if err := checkCustomProperties(f.CustomProperties); err != nil {
+		return err
+	}
 	if err := f.checkVariations(); err != nil {
 		return err
 	}

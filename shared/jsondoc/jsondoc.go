@@ -34,9 +34,15 @@ func UnmarshalField(data []byte, v any, prefix string) error {
 func describe(err error, prefix string) error {
 	var typeErr *json.UnmarshalTypeError
 	var syntaxErr *json.SyntaxError
+	var own *fault.Error
 	switch {
+	case errors.As(err, &own) && own.Code == fault.Invalid:
+		return own // a type's own decoder named the field already
 	case errors.As(err, &typeErr):
 		want := typeName(typeErr.Type.Kind().String())
+		if typeErr.Type == millisType {
+			want = "Unix milliseconds, as an integer or a string of digits"
+		}
 		if typeErr.Field == "" && prefix == "" {
 			return fault.New(fault.Invalid, "request body must be %s, not %s", want, typeErr.Value)
 		}
