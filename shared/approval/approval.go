@@ -20,6 +20,7 @@ import (
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/flag"
 	"github.com/flagplane/flagplane/shared/identity"
+	"github.com/flagplane/flagplane/shared/jsondoc"
 	"github.com/flagplane/flagplane/shared/member"
 	"github.com/flagplane/flagplane/shared/project"
 	"github.com/flagplane/flagplane/shared/record"
@@ -196,8 +197,9 @@ type Input struct {
 	NotifyMemberIDs   []string        `json:"notifyMemberIds"`
 	NotifyTeamKeys    []string        `json:"notifyTeamKeys"`
 	IntegrationConfig json.RawMessage `json:"integrationConfig"`
-	// ExecutionDate, Unix ms in the future, schedules the change for when it is approved.
-	ExecutionDate *int64 `json:"executionDate"`
+	// ExecutionDate, Unix ms in the future (an integer or, as answers show
+	// it, a string), schedules the change for when it is approved.
+	ExecutionDate *jsondoc.Millis `json:"executionDate"`
 }
 
 // asInvalid turns an instruction that does not apply (422) into a 400: at
@@ -268,10 +270,10 @@ func (s *Service) Create(ctx context.Context, in Input) (*Request, error) {
 		r.IntegrationConfig = in.IntegrationConfig
 	}
 	if in.ExecutionDate != nil {
-		if *in.ExecutionDate <= now.UnixMilli() {
+		if int64(*in.ExecutionDate) <= now.UnixMilli() {
 			return nil, fault.New(fault.Invalid, "field \"executionDate\" must be in the future (Unix ms), not %d", *in.ExecutionDate)
 		}
-		r.ExecutionDate = *in.ExecutionDate
+		r.ExecutionDate = int64(*in.ExecutionDate)
 	}
 	if p, ok := identity.From(ctx); ok {
 		if p.ServiceToken {

@@ -22,6 +22,7 @@ import (
 	"github.com/flagplane/flagplane/shared/environment"
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/flag"
+	"github.com/flagplane/flagplane/shared/jsondoc"
 	"github.com/flagplane/flagplane/shared/project"
 	"github.com/flagplane/flagplane/shared/record"
 	"github.com/flagplane/flagplane/shared/semanticpatch"
@@ -142,11 +143,11 @@ func (s *Service) ForFlag(ctx context.Context, projectKey, envKey, flagKey strin
 
 // params are the parameters of every expiring-target instruction.
 type params struct {
-	FlagKey     *string `json:"flagKey"`
-	UserKey     *string `json:"userKey"`
-	VariationID *string `json:"variationId"`
-	Value       *int64  `json:"value"`
-	Version     *int64  `json:"version"`
+	FlagKey     *string         `json:"flagKey"`
+	UserKey     *string         `json:"userKey"`
+	VariationID *string         `json:"variationId"`
+	Value       *jsondoc.Millis `json:"value"` // Unix ms, an integer or a string of digits
+	Version     *int64          `json:"version"`
 }
 
 // scope is what the path fixes: the user (per-user route) or the flag (per-flag route).
@@ -237,7 +238,7 @@ func (s *Service) patch(ctx context.Context, sc scope, sp semanticpatch.Patch) e
 			if p.Value == nil {
 				return semanticpatch.Invalid(i, in.Kind, "parameter \"value\" (the removal time, Unix ms) is required")
 			}
-			if *p.Value <= now {
+			if int64(*p.Value) <= now {
 				return semanticpatch.Invalid(i, in.Kind, "parameter \"value\" %d is not in the future (now %d)", *p.Value, now)
 			}
 		}
@@ -293,7 +294,7 @@ func (s *Service) patch(ctx context.Context, sc scope, sp semanticpatch.Patch) e
 					return semanticpatch.Failed(i, in.Kind, "version %d is not the current version %d of the scheduled removal", *p.Version, c.cur.Version)
 				}
 			}
-			c.cur.ExpirationDate, c.cur.VariationID = *p.Value, *p.VariationID
+			c.cur.ExpirationDate, c.cur.VariationID = int64(*p.Value), *p.VariationID
 		case KindRemove:
 			if c.cur == nil {
 				return semanticpatch.Failed(i, in.Kind, "user %q has no removal scheduled on flag %q in environment %q", userKey, flagKey, sc.envKey)
