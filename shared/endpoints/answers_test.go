@@ -1,0 +1,455 @@
+package endpoints_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flagplane/flagplane/shared/catalog"
+	"github.com/flagplane/flagplane/shared/endpoints"
+)
+
+// Every built operation's success answer against the reference's response
+// schema: each field the reference marks required is present, at every
+// depth (resolving $ref and allOf), and each field has the reference's
+// JSON type, or the type the spec's part 2 gives it where the two differ
+// (specTypes). LaunchDarkly's generated clients decode a missing
+// required field as a zero value or refuse the answer; this finds them.
+
+// answerRequest is one call of an operation, made on the world.
+type answerRequest struct {
+	path    string
+	body    any
+	headers []string
+}
+
+// answerRequests are, by operation id, a successful call of each built
+// operation. A new operation gets its row here: the test fails for a built
+// operation without one.
+var answerRequests = map[string]func(tb testing.TB, w *world) answerRequest{
+	"getProjects": func(testing.TB, *world) answerRequest { return answerRequest{path: api + "/projects"} },
+	"getProject":  func(_ testing.TB, w *world) answerRequest { return answerRequest{path: projectPath(w.project)} },
+	"patchProject": func(_ testing.TB, w *world) answerRequest {
+		return patchOf(projectPath(w.project), replace("/name", "Renamed"))
+	},
+	"postProject": func(_ testing.TB, w *world) answerRequest {
+		return postOf(api+"/projects", map[string]any{"key": w.unique("proj"), "name": "New"})
+	},
+	"deleteProject": func(tb testing.TB, w *world) answerRequest {
+		return answerRequest{path: projectPath(w.throwawayProject(tb))}
+	},
+	"getEnvironment": func(_ testing.TB, w *world) answerRequest {
+		return answerRequest{path: envPath(w.project, "production")}
+	},
+	"postEnvironment": func(_ testing.TB, w *world) answerRequest {
+		return postOf(envsPath(w.project), map[string]any{"key": w.unique("env"), "name": "New", "color": "336699"})
+	},
+	"patchEnvironment": func(_ testing.TB, w *world) answerRequest {
+		return patchOf(envPath(w.project, "test"), replace("/name", "Testing"))
+	},
+	"deleteEnvironment": func(tb testing.TB, w *world) answerRequest {
+		return answerRequest{path: envPath(w.project, w.throwawayEnvironment(tb))}
+	},
+	"getEnvironmentsByProject": func(_ testing.TB, w *world) answerRequest {
+		return answerRequest{path: envsPath(w.project)}
+	},
+	"resetEnvironmentSDKKey": func(tb testing.TB, w *world) answerRequest {
+		return postOf(envPath(w.project, w.throwawayEnvironment(tb))+"/apiKey", nil)
+	},
+	"resetEnvironmentMobileKey": func(tb testing.TB, w *world) answerRequest {
+		return postOf(envPath(w.project, w.throwawayEnvironment(tb))+"/mobileKey", nil)
+	},
+
+	"getFeatureFlags": func(_ testing.TB, w *world) answerRequest { return answerRequest{path: flagsPath(w.project)} },
+	"getFeatureFlag":  func(_ testing.TB, w *world) answerRequest { return answerRequest{path: flagPath(w.project, w.flag)} },
+	"postFeatureFlag": func(_ testing.TB, w *world) answerRequest {
+		return postOf(flagsPath(w.project), map[string]any{"key": w.unique("flag"), "name": "New"})
+	},
+	"patchFeatureFlag": func(_ testing.TB, w *world) answerRequest {
+		return patchOf(flagPath(w.project, w.flag), replace("/description", "patched"))
+	},
+	"deleteFeatureFlag": func(tb testing.TB, w *world) answerRequest {
+		key := w.unique("flag")
+		w.must(tb, http.StatusCreated, http.MethodPost, flagsPath(w.project), map[string]any{"key": key, "name": "Doomed"})
+		return answerRequest{path: flagPath(w.project, key)}
+	},
+	"getExpiringUserTargets": func(_ testing.TB, w *world) answerRequest {
+		return answerRequest{path: flagExpiringPath(w.project, w.flag, "production")}
+	},
+	"patchExpiringUserTargets": func(_ testing.TB, w *world) answerRequest {
+		return semanticOf(flagExpiringPath(w.project, w.flag, "production"), instr("updateExpireUserTargetDate",
+			"userKey", w.user, "variationId", w.variations[1], "value", time.Now().Add(48*time.Hour).UnixMilli()))
+	},
+	"getExpiringFlagsForUser": func(_ testing.TB, w *world) answerRequest {
+		return answerRequest{path: userExpiringPath(w.project, w.user, "production")}
+	},
+	"patchExpiringFlagsForUser": func(_ testing.TB, w *world) answerRequest {
+		return semanticOf(userExpiringPath(w.project, w.user, "production"), instr("updateExpireUserTargetDate",
+			"flagKey", w.flag, "variationId", w.variations[1], "value", time.Now().Add(72*time.Hour).UnixMilli()))
+	},
+	"evaluateContextInstance": func(_ testing.TB, w *world) answerRequest {
+		return postOf(envPath(w.project, "production")+"/flags/evaluate", map[string]any{"kind": "user", "key": w.user})
+	},
+
+	"getApprovalRequests": func(testing.TB, *world) answerRequest { return answerRequest{path: approvalsPath} },
+	"getApprovalRequest":  func(_ testing.TB, w *world) answerRequest { return answerRequest{path: approvalPath(w.appliedID)} },
+	"postApprovalRequest": func(_ testing.TB, w *world) answerRequest {
+		return postOf(approvalsPath, map[string]any{"resourceId": "proj/" + w.project + ":env/test:flag/" + w.flag,
+			"description": "turn on", "instructions": []any{instr("turnFlagOn")}})
+	},
+	"postApprovalRequestReview": func(tb testing.TB, w *world) answerRequest {
+		r := postOf(approvalPath(w.pendingApproval(tb))+"/reviews", map[string]any{"kind": "approve", "comment": "ok"})
+		r.headers = []string{"Authorization", w.reviewerToken}
+		return r
+	},
+	"postApprovalRequestApply": func(tb testing.TB, w *world) answerRequest {
+		id := w.pendingApproval(tb)
+		w.must(tb, http.StatusOK, http.MethodPost, approvalPath(id)+"/reviews", map[string]any{"kind": "approve"}, "Authorization", w.reviewerToken)
+		return postOf(approvalPath(id)+"/apply", map[string]any{"comment": "go"})
+	},
+	"deleteApprovalRequest": func(tb testing.TB, w *world) answerRequest {
+		return answerRequest{path: approvalPath(w.pendingApproval(tb))}
+	},
+
+	"getAuditLogEntries": func(testing.TB, *world) answerRequest { return answerRequest{path: api + "/auditlog"} },
+	"getAuditLogEntry":   func(_ testing.TB, w *world) answerRequest { return answerRequest{path: auditEntryPath(w.auditID)} },
+
+	"getTokens": func(testing.TB, *world) answerRequest { return answerRequest{path: api + "/tokens"} },
+	"getToken": func(_ testing.TB, w *world) answerRequest {
+		return answerRequest{path: api + "/tokens/" + w.usedTokenID}
+	},
+	"postToken": func(_ testing.TB, w *world) answerRequest {
+		return postOf(api+"/tokens", map[string]any{"name": w.unique("token"), "role": "reader"})
+	},
+	"patchToken": func(_ testing.TB, w *world) answerRequest {
+		return patchOf(api+"/tokens/"+w.tokenID, replace("/name", "renamed"))
+	},
+	"resetToken": func(_ testing.TB, w *world) answerRequest { return postOf(api+"/tokens/"+w.tokenID+"/reset", nil) },
+	"deleteToken": func(tb testing.TB, w *world) answerRequest {
+		id := worldStr(tb, w.must(tb, http.StatusCreated, http.MethodPost, api+"/tokens", map[string]any{"name": w.unique("doomed"), "role": "reader"}), "_id")
+		return answerRequest{path: api + "/tokens/" + id}
+	},
+
+	"getMembers": func(testing.TB, *world) answerRequest { return answerRequest{path: api + "/members"} },
+	"getMember":  func(_ testing.TB, w *world) answerRequest { return answerRequest{path: api + "/members/" + w.memberID} },
+	"patchMember": func(_ testing.TB, w *world) answerRequest {
+		return patchOf(api+"/members/"+w.memberID, replace("/firstName", "Ray"))
+	},
+	"postMembers": func(_ testing.TB, w *world) answerRequest {
+		return postOf(api+"/members", []map[string]any{{"email": w.unique("new") + "@example.com", "role": "reader"}})
+	},
+	"deleteMember": func(tb testing.TB, w *world) answerRequest {
+		m := w.must(tb, http.StatusCreated, http.MethodPost, api+"/members", []map[string]any{{"email": w.unique("doomed") + "@example.com"}})
+		return answerRequest{path: api + "/members/" + worldStr(tb, m["items"].([]any)[0].(map[string]any), "_id")}
+	},
+
+	"getCustomRoles": func(testing.TB, *world) answerRequest { return answerRequest{path: api + "/roles"} },
+	"getCustomRole":  func(_ testing.TB, w *world) answerRequest { return answerRequest{path: api + "/roles/" + w.roleKey} },
+	"patchCustomRole": func(_ testing.TB, w *world) answerRequest {
+		return patchOf(api+"/roles/"+w.roleKey, replace("/name", "Viewer"))
+	},
+	"postCustomRole": func(_ testing.TB, w *world) answerRequest {
+		return postOf(api+"/roles", map[string]any{"key": w.unique("role"), "name": "New", "policy": []map[string]any{
+			{"effect": "allow", "resources": []string{"proj/*"}, "actions": []string{"viewProject"}}}})
+	},
+	"deleteCustomRole": func(tb testing.TB, w *world) answerRequest {
+		key := w.unique("doomed")
+		w.must(tb, http.StatusCreated, http.MethodPost, api+"/roles", map[string]any{"key": key, "name": "Doomed", "policy": []map[string]any{
+			{"effect": "allow", "resources": []string{"proj/*"}, "actions": []string{"viewProject"}}}})
+		return answerRequest{path: api + "/roles/" + key}
+	},
+
+	"getTeams": func(testing.TB, *world) answerRequest { return answerRequest{path: api + "/teams"} },
+	"getTeam":  func(_ testing.TB, w *world) answerRequest { return answerRequest{path: api + "/teams/" + w.teamKey} },
+	"patchTeam": func(_ testing.TB, w *world) answerRequest {
+		return patchOf(api+"/teams/"+w.teamKey, replace("/name", "Operations"))
+	},
+	"getTeamRoles": func(_ testing.TB, w *world) answerRequest {
+		return answerRequest{path: api + "/teams/" + w.teamKey + "/roles"}
+	},
+	"getTeamMaintainers": func(_ testing.TB, w *world) answerRequest {
+		return answerRequest{path: api + "/teams/" + w.teamKey + "/maintainers"}
+	},
+	"postTeam": func(_ testing.TB, w *world) answerRequest {
+		return postOf(api+"/teams", map[string]any{"key": w.unique("team"), "name": "New"})
+	},
+	"deleteTeam": func(tb testing.TB, w *world) answerRequest {
+		key := w.unique("doomed")
+		w.must(tb, http.StatusCreated, http.MethodPost, api+"/teams", map[string]any{"key": key, "name": "Doomed"})
+		return answerRequest{path: api + "/teams/" + key}
+	},
+
+	"getOAuthClients": func(testing.TB, *world) answerRequest { return answerRequest{path: api + "/oauth/clients"} },
+	"getOAuthClientById": func(_ testing.TB, w *world) answerRequest {
+		return answerRequest{path: api + "/oauth/clients/" + w.clientID}
+	},
+	"patchOAuthClient": func(_ testing.TB, w *world) answerRequest {
+		return patchOf(api+"/oauth/clients/"+w.clientID, replace("/name", "renamed"))
+	},
+	"createOAuth2Client": func(_ testing.TB, w *world) answerRequest {
+		return postOf(api+"/oauth/clients", map[string]any{"name": w.unique("client"), "redirectUri": "https://app.example.com/cb"})
+	},
+	"deleteOAuthClient": func(tb testing.TB, w *world) answerRequest {
+		id := worldStr(tb, w.must(tb, http.StatusCreated, http.MethodPost, api+"/oauth/clients", map[string]any{"name": "doomed", "redirectUri": "https://app.example.com/cb"}), "_clientId")
+		return answerRequest{path: api + "/oauth/clients/" + id}
+	},
+
+	"getAllWebhooks": func(testing.TB, *world) answerRequest { return answerRequest{path: api + "/webhooks"} },
+	"getWebhook": func(_ testing.TB, w *world) answerRequest {
+		return answerRequest{path: api + "/webhooks/" + w.webhookID}
+	},
+	"patchWebhook": func(_ testing.TB, w *world) answerRequest {
+		return patchOf(api+"/webhooks/"+w.webhookID, replace("/name", "renamed"))
+	},
+	"postWebhook": func(_ testing.TB, w *world) answerRequest {
+		return postOf(api+"/webhooks", map[string]any{"url": "http://127.0.0.1:9/" + w.unique("hook"), "sign": false, "on": false})
+	},
+	"deleteWebhook": func(tb testing.TB, w *world) answerRequest {
+		id := worldStr(tb, w.must(tb, http.StatusOK, http.MethodPost, api+"/webhooks", map[string]any{"url": "http://127.0.0.1:9/doomed", "sign": false, "on": false}), "_id")
+		return answerRequest{path: api + "/webhooks/" + id}
+	},
+}
+
+func postOf(path string, body any) answerRequest {
+	if body == nil {
+		return answerRequest{path: path}
+	}
+	return answerRequest{path: path, body: body}
+}
+
+func patchOf(path string, ops ...patchOp) answerRequest { return answerRequest{path: path, body: ops} }
+
+func semanticOf(path string, ins ...map[string]any) answerRequest {
+	return answerRequest{path: path, body: map[string]any{"instructions": ins}, headers: []string{"Content-Type", semanticType}}
+}
+
+// throwawayProject is a project without environments, for a delete.
+func (w *world) throwawayProject(tb testing.TB) string {
+	tb.Helper()
+	key := w.unique("doomed")
+	w.must(tb, http.StatusCreated, http.MethodPost, api+"/projects", map[string]any{"key": key, "name": "Doomed", "environments": []any{}})
+	return key
+}
+
+// throwawayEnvironment is a new environment of the world's project.
+func (w *world) throwawayEnvironment(tb testing.TB) string {
+	tb.Helper()
+	key := w.unique("doomed")
+	w.srv.MustCreateEnvironment(tb, w.project, key, nil)
+	return key
+}
+
+// pendingApproval is a new pending approval request on the flag in test.
+func (w *world) pendingApproval(tb testing.TB) string {
+	tb.Helper()
+	return worldStr(tb, w.must(tb, http.StatusCreated, http.MethodPost, approvalsPath, map[string]any{
+		"resourceId": "proj/" + w.project + ":env/test:flag/" + w.flag, "description": "pending",
+		"instructions": []any{instr("addUserTargets", "values", []string{w.unique("user")}, "variationId", w.variations[0])}}), "_id")
+}
+
+// builtOperations are the catalog operations with a handler.
+func builtOperations(w *world) []catalog.Operation {
+	handlers := endpoints.Handlers(w.srv.App.Services)
+	var out []catalog.Operation
+	for _, op := range catalog.All() {
+		if _, ok := handlers[op.ID]; ok {
+			out = append(out, op)
+		}
+	}
+	return out
+}
+
+func TestAnswersCarryTheFieldsTheReferenceRequires(t *testing.T) {
+	ref := loadReference(t)
+	w := newWorld(t)
+	for _, op := range builtOperations(w) {
+		t.Run(op.ID+" answers every field the reference requires", func(t *testing.T) {
+			rop, ok := ref.ops[op.ID]
+			if !ok {
+				t.Skipf("%s is flagplane's own (not in the reference)", op.ID)
+			}
+			mk, ok := answerRequests[op.ID]
+			if !ok {
+				t.Fatalf("no request for %s in answerRequests: add one that succeeds", op.ID)
+			}
+			if rop.Method != op.Method {
+				t.Errorf("the catalog has %s %s, the reference %s %s", op.Method, op.Path, rop.Method, rop.Path)
+			}
+			req := mk(t, w)
+			res := w.srv.Do(t, op.Method, req.path, req.body, req.headers...)
+			if res.Status < 200 || res.Status > 299 {
+				t.Fatalf("%s %s: status %d: %s", op.Method, req.path, res.Status, res.Body)
+			}
+			code := fmt.Sprint(res.Status)
+			s, ok := rop.Success[code]
+			if !ok {
+				t.Errorf("status %d; the reference answers %v", res.Status, refSortedKeys(rop.Success))
+				for _, other := range rop.Success {
+					s = other
+				}
+			}
+			if s == nil {
+				if len(res.Body) != 0 {
+					t.Errorf("the reference answers %d without a body; flagplane sends %s", res.Status, res.Body)
+				}
+				return
+			}
+			var doc any
+			if err := json.Unmarshal(res.Body, &doc); err != nil {
+				t.Fatalf("the answer is not JSON: %v: %s", err, res.Body)
+			}
+			for _, p := range ref.check("", doc, s) {
+				t.Error(p)
+			}
+		})
+	}
+}
+
+func refSortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// specTypes are the fields whose JSON type the spec's part 2 sets apart
+// from the reference's (mostly Unix ms as strings), by the reference schema
+// that holds them and the field's name.
+var specTypes = map[string]map[string]string{
+	// 2.3 OAuth 2.0 client
+	"Client": {"_creationDate": "string"},
+	// 2.7 Approval request, and its reviews
+	"ApprovalRequestResponse":           {"creationDate": "string", "appliedDate": "string", "executionDate": "string"},
+	"ExpandableApprovalRequestResponse": {"creationDate": "string", "appliedDate": "string", "executionDate": "string"},
+	"ReviewResponse":                    {"creationDate": "string"},
+	// 2.10 Access token
+	"Token": {"creationDate": "string", "lastModified": "string", "lastUsed": "string", "expiry": "string"},
+	// 2.19 Audit log entry, both forms
+	// (and its target, a Markdown sentence rather than the reference's object)
+	"AuditLogEntryRep":        {"date": "string", "target": "string"},
+	"AuditLogEntryListingRep": {"date": "string", "target": "string"},
+}
+
+// check walks an answer against a reference schema and returns what is
+// missing or of another type, each naming its place in the answer.
+func (r *reference) check(at string, v any, s *schema) []string {
+	f := r.flatten(s)
+	if len(f.alts) > 0 && len(f.props) == 0 {
+		var first []string
+		for i, alt := range f.alts {
+			p := r.check(at, v, alt)
+			if len(p) == 0 {
+				return nil
+			}
+			if i == 0 {
+				first = p
+			}
+		}
+		return first
+	}
+	if v == nil {
+		return nil // null: the client keeps the zero value
+	}
+	if f.typ != "" {
+		if got := refJSONType(v); !refTypeFits(got, f.typ) {
+			return []string{fmt.Sprintf("%s is a JSON %s; the reference (%s) says %s", refPlace(at), got, refName(f.name), f.typ)}
+		}
+	}
+	var out []string
+	switch x := v.(type) {
+	case map[string]any:
+		for _, name := range f.required {
+			v, ok := x[name]
+			switch {
+			case !ok:
+				out = append(out, fmt.Sprintf("%s lacks %q, which the reference (%s) requires", refPlace(at), name, refName(f.name)))
+			case v == nil && !r.nullable(f.props[name]):
+				out = append(out, fmt.Sprintf("%s has %q null, which the reference (%s) requires", refPlace(at), name, refName(f.name)))
+			}
+		}
+		names := refSortedKeys(x)
+		for _, name := range names {
+			child := refJoin(at, name)
+			if want, ok := specTypes[f.name][name]; ok {
+				if got := refJSONType(x[name]); x[name] != nil && got != want {
+					out = append(out, fmt.Sprintf("%s is a JSON %s; the spec's part 2 says %s", child, got, want))
+				}
+				continue
+			}
+			if ps, ok := f.props[name]; ok {
+				out = append(out, r.check(child, x[name], ps)...)
+			} else if f.additional != nil {
+				out = append(out, r.check(child, x[name], f.additional)...)
+			}
+		}
+	case []any:
+		if f.items != nil {
+			for i, item := range x {
+				out = append(out, r.check(fmt.Sprintf("%s[%d]", at, i), item, f.items)...)
+			}
+		}
+	}
+	return out
+}
+
+// nullable reports whether a property's schema allows null.
+func (r *reference) nullable(s *schema) bool {
+	s, _ = r.resolve(s)
+	return s == nil || s.Nullable
+}
+
+func refName(name string) string {
+	if name == "" {
+		return "inline schema"
+	}
+	return name
+}
+
+func refPlace(at string) string {
+	if at == "" {
+		return "the answer"
+	}
+	return at
+}
+
+func refJoin(at, name string) string {
+	if at == "" {
+		return name
+	}
+	return at + "." + name
+}
+
+// refJSONType names the JSON type of a decoded value; whole numbers are integer.
+func refJSONType(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "string"
+	case bool:
+		return "boolean"
+	case float64:
+		if x == math.Trunc(x) {
+			return "integer"
+		}
+		return "number"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// refTypeFits reports whether a JSON value of type got satisfies want.
+func refTypeFits(got, want string) bool {
+	return got == want || (want == "number" && got == "integer") || slices.Contains(strings.Fields(want), got)
+}
