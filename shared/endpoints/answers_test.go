@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flagplane/flagplane/shared/app/apptest"
 	"github.com/flagplane/flagplane/shared/catalog"
 	"github.com/flagplane/flagplane/shared/endpoints"
 )
@@ -265,6 +266,18 @@ func builtOperations(w *world) []catalog.Operation {
 	return out
 }
 
+// answerQueries are further reads of an operation, by the query options
+// that change the answer's shape (expansions, full targeting): each is
+// checked like the operation's own row.
+var answerQueries = map[string][]string{
+	"getProject":          {"?expand=environments"},
+	"getProjects":         {"?expand=environments"},
+	"getFeatureFlags":     {"?summary=0", "?env=production"},
+	"getFeatureFlag":      {"?env=production"},
+	"getApprovalRequest":  {"?expand=environments,flag,project,resource"},
+	"getApprovalRequests": {"?expand=environments,flag,project"},
+}
+
 func TestAnswersCarryTheFieldsTheReferenceRequires(t *testing.T) {
 	ref := loadReference(t)
 	w := newWorld(t)
@@ -282,32 +295,42 @@ func TestAnswersCarryTheFieldsTheReferenceRequires(t *testing.T) {
 				t.Errorf("the catalog has %s %s, the reference %s %s", op.Method, op.Path, rop.Method, rop.Path)
 			}
 			req := mk(t, w)
-			res := w.srv.Do(t, op.Method, req.path, req.body, req.headers...)
-			if res.Status < 200 || res.Status > 299 {
-				t.Fatalf("%s %s: status %d: %s", op.Method, req.path, res.Status, res.Body)
-			}
-			code := fmt.Sprint(res.Status)
-			s, ok := rop.Success[code]
-			if !ok {
-				t.Errorf("status %d; the reference answers %v", res.Status, refSortedKeys(rop.Success))
-				for _, other := range rop.Success {
-					s = other
-				}
-			}
-			if s == nil {
-				if len(res.Body) != 0 {
-					t.Errorf("the reference answers %d without a body; flagplane sends %s", res.Status, res.Body)
-				}
-				return
-			}
-			var doc any
-			if err := json.Unmarshal(res.Body, &doc); err != nil {
-				t.Fatalf("the answer is not JSON: %v: %s", err, res.Body)
-			}
-			for _, p := range ref.check("", doc, s) {
-				t.Error(p)
+			checkAnswer(t, ref, rop, w.srv.Do(t, op.Method, req.path, req.body, req.headers...))
+			for _, q := range answerQueries[op.ID] {
+				t.Run("with "+q, func(t *testing.T) {
+					checkAnswer(t, ref, rop, w.srv.Do(t, op.Method, req.path+q, req.body, req.headers...))
+				})
 			}
 		})
+	}
+}
+
+// checkAnswer checks one answer of rop: a success status the reference
+// lists, and a body its schema accepts.
+func checkAnswer(t *testing.T, ref *reference, rop *refOp, res *apptest.Response) {
+	t.Helper()
+	if res.Status < 200 || res.Status > 299 {
+		t.Fatalf("status %d: %s", res.Status, res.Body)
+	}
+	s, ok := rop.Success[fmt.Sprint(res.Status)]
+	if !ok {
+		t.Errorf("status %d; the reference answers %v", res.Status, refSortedKeys(rop.Success))
+		for _, other := range rop.Success {
+			s = other
+		}
+	}
+	if s == nil {
+		if len(res.Body) != 0 {
+			t.Errorf("the reference answers %d without a body; flagplane sends %s", res.Status, res.Body)
+		}
+		return
+	}
+	var doc any
+	if err := json.Unmarshal(res.Body, &doc); err != nil {
+		t.Fatalf("the answer is not JSON: %v: %s", err, res.Body)
+	}
+	for _, p := range ref.check("", doc, s) {
+		t.Error(p)
 	}
 }
 
