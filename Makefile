@@ -138,11 +138,11 @@ test-smoke: build-local
 FIGURES_TEST := $(GO) test -count=1 -run '^TestREADMEFigures$$' ./shared/figures/
 
 ## figures: rewrite and print the README's figures from the code, the build and the template
-figures: build synth
+figures: build build-e2e synth
 	FLAGPLANE_FIGURES=write FLAGPLANE_FIGURES_BENCH=$(FIGURES_BENCH) $(FIGURES_TEST) -v | grep -v '^ *apptest.go:'
 
-## check-figures: fail when a README figure no longer matches the code, the build or the template
-check-figures: check-lambdas synth
+## check-figures: fail when a README figure no longer matches the code, the builds or the template
+check-figures: check-lambdas build-e2e synth
 	FLAGPLANE_FIGURES=check $(FIGURES_TEST)
 
 ## figures-bench: run the README's benchmarks (minutes; the e2e ones start the emulators), then make figures with them

@@ -80,7 +80,7 @@ func Check(doc []byte, figs []Figure, optional []string) []string {
 		case !ok:
 			problems = append(problems, fmt.Sprintf("README.md:%d: no figure is called %q", r.Line, r.Name))
 		case !f.accepts(r.Text):
-			problems = append(problems, fmt.Sprintf("README.md:%d: %s says %q, the code gives %q", r.Line, r.Name, r.Text, f.Text))
+			problems = append(problems, fmt.Sprintf("README.md:%d: %s says %q, but it is %q now", r.Line, r.Name, r.Text, f.Text))
 		}
 	}
 	for _, f := range figs {
