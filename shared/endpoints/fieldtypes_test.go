@@ -115,7 +115,7 @@ var timestampTable = []timestampRow{
 			tsGet(func(w *world) string { return api + "/teams/" + w.teamKey }),
 			tsList(func(*world) string { return api + "/teams" }),
 		},
-		fields: []timestampField{tsInteger("_creationDate"), tsWhenSet(tsInteger("_lastModified"))}},
+		fields: []timestampField{tsInteger("_creationDate"), tsInteger("_lastModified")}},
 	{resource: "custom roles", source: "the reference's CustomRole (no timestamps)",
 		reads: []timestampRead{
 			tsGet(func(w *world) string { return api + "/roles/" + w.roleKey }),
