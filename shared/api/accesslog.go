@@ -14,6 +14,7 @@ import (
 // copies of the request, never the one the access log holds.
 type requestNote struct {
 	route     string // the catalog path, never the raw one: bounded, and free of keys
+	method    string // the method served, when X-HTTP-Method-Override changed it
 	principal string // the caller's token id, never the token
 }
 
@@ -46,8 +47,12 @@ func withAccessLog(next http.Handler) http.Handler {
 		if !l.Enabled(ctx, level) {
 			return
 		}
+		method := r.Method
+		if note.method != "" {
+			method = note.method
+		}
 		l.LogAttrs(ctx, level, "request",
-			slog.String("method", r.Method),
+			slog.String("method", method),
 			slog.String("route", note.route),
 			slog.Int("status", status),
 			slog.Float64("durationMs", float64(time.Since(start).Microseconds())/1000),

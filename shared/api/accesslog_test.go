@@ -72,15 +72,17 @@ func loggedKit(tb testing.TB) (*httptest.Server, *logBuffer) {
 		{ID: "getThing", Group: "things", Method: "GET", Path: "/api/v2/things/{key}", Scope: catalog.Read, Resource: "webhook/{key}"},
 		{ID: "failThing", Group: "things", Method: "GET", Path: "/api/v2/fail", Scope: catalog.Read, Resource: "webhook/*"},
 		{ID: "getPing", Group: "things", Method: "GET", Path: "/ping", Scope: catalog.Read, Public: true},
+		{ID: "deleteThing", Group: "things", Method: "DELETE", Path: "/api/v2/things/{key}", Scope: catalog.Write, Resource: "webhook/{key}", Action: "deleteWebhook"},
 	}
 	ok := func(w http.ResponseWriter, r *http.Request) error {
 		api.WriteJSON(w, http.StatusOK, map[string]string{"ok": "yes"})
 		return nil
 	}
 	handlers := map[string]api.Handler{
-		"getThing":  ok,
-		"failThing": func(http.ResponseWriter, *http.Request) error { return errors.New("disk on fire") },
-		"getPing":   ok,
+		"getThing":    ok,
+		"failThing":   func(http.ResponseWriter, *http.Request) error { return errors.New("disk on fire") },
+		"getPing":     ok,
+		"deleteThing": ok,
 	}
 	authn := fakeAuthn{secretToken: principal(tb, identity.RoleAdmin, "tok-7")}
 	h, err := api.NewRouter(ops, api.Routes{Handlers: handlers, Authn: authn})
@@ -177,6 +179,14 @@ func TestAccessLog(t *testing.T) {
 			}
 		})
 	}
+	t.Run("a request tunnelled by X-HTTP-Method-Override is logged with the method served", func(t *testing.T) {
+		if a := call(t, srv, "POST", "/api/v2/things/k", nil, "X-Request-Id", "tunnel", "Authorization", secretToken, "X-HTTP-Method-Override", "DELETE"); a.status != 200 {
+			t.Fatalf("status %d: %s", a.status, a.body)
+		}
+		if line := logs.accessLine(t, "tunnel"); line["method"] != "DELETE" || line["route"] != "/api/v2/things/{key}" {
+			t.Errorf("line %v", line)
+		}
+	})
 	t.Run("no line shows the access token or a raw path", func(t *testing.T) {
 		for _, l := range logs.lines(t) {
 			raw, _ := json.Marshal(l)

@@ -46,6 +46,12 @@ func principal(tb testing.TB, role identity.Role, tokenID string) identity.Princ
 // kit serves a few fake operations through the real router.
 func kit(t *testing.T) *httptest.Server {
 	t.Helper()
+	return kitWith(t, nil)
+}
+
+// kitWith is kit with the router's settings changed by configure.
+func kitWith(t *testing.T, configure func(*api.Routes)) *httptest.Server {
+	t.Helper()
 	ops := []catalog.Operation{
 		{ID: "listThings", Group: "things", Method: "GET", Path: "/api/v2/things", Scope: catalog.Read, Resource: "webhook/*"},
 		{ID: "postThing", Group: "things", Method: "POST", Path: "/api/v2/things", Scope: catalog.Write, Resource: "webhook/*", Action: "createWebhook"},
@@ -53,6 +59,19 @@ func kit(t *testing.T) *httptest.Server {
 		{ID: "postBetaThing", Group: "things", Method: "POST", Path: "/api/v2/beta-things", Beta: true, Scope: catalog.Write, Resource: "webhook/*", Action: "createWebhook"},
 		{ID: "boom", Group: "things", Method: "GET", Path: "/api/v2/boom", Scope: catalog.Read, Resource: "webhook/*"},
 		{ID: "fail", Group: "things", Method: "GET", Path: "/api/v2/fail/{kind}", Scope: catalog.Read, Resource: "webhook/{kind}"},
+		{ID: "getThing", Group: "things", Method: "GET", Path: "/api/v2/things/{key}", Scope: catalog.Read, Resource: "webhook/{key}"},
+		{ID: "patchThing", Group: "things", Method: "PATCH", Path: "/api/v2/things/{key}", Scope: catalog.Write, Resource: "webhook/{key}", Action: "updateName"},
+		{ID: "putThing", Group: "things", Method: "PUT", Path: "/api/v2/things/{key}", Scope: catalog.Write, Resource: "webhook/{key}", Action: "updateName"},
+		{ID: "deleteThing", Group: "things", Method: "DELETE", Path: "/api/v2/things/{key}", Scope: catalog.Write, Resource: "webhook/{key}", Action: "deleteWebhook"},
+		{ID: "ping", Group: "things", Method: "GET", Path: "/ping", Scope: catalog.Read, Public: true},
+	}
+	// served answers which operation ran, with what method and body.
+	served := func(id string) api.Handler {
+		return func(w http.ResponseWriter, r *http.Request) error {
+			body, _ := io.ReadAll(r.Body)
+			api.WriteJSON(w, http.StatusOK, map[string]any{"op": id, "method": r.Method, "key": r.PathValue("key"), "body": string(body)})
+			return nil
+		}
 	}
 	handlers := map[string]api.Handler{
 		"listThings": func(w http.ResponseWriter, r *http.Request) error {
@@ -88,6 +107,11 @@ func kit(t *testing.T) *httptest.Server {
 			}
 			return errors.New("database password is " + panicText)
 		},
+		"getThing":    served("getThing"),
+		"patchThing":  served("patchThing"),
+		"putThing":    served("putThing"),
+		"deleteThing": served("deleteThing"),
+		"ping":        served("ping"),
 	}
 	authn := fakeAuthn{
 		"admin":  principal(t, identity.RoleAdmin, "t1"),
@@ -95,7 +119,11 @@ func kit(t *testing.T) *httptest.Server {
 		"writer": principal(t, identity.RoleWriter, "t3"),
 		"nobody": principal(t, identity.RoleNoAccess, "t4"),
 	}
-	h, err := api.NewRouter(ops, api.Routes{Handlers: handlers, Authn: authn})
+	rt := api.Routes{Handlers: handlers, Authn: authn}
+	if configure != nil {
+		configure(&rt)
+	}
+	h, err := api.NewRouter(ops, rt)
 	if err != nil {
 		t.Fatalf("NewRouter: %v", err)
 	}

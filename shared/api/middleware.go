@@ -98,11 +98,25 @@ func TokenFromHeader(h http.Header) string {
 }
 
 // BetaHeader is the header beta operations require, with the value "beta".
+// It is the spec's name and the one error messages give.
 const BetaHeader = "SVC-API-Version"
 
-// hasBeta accepts the value sent once, repeated, or comma-joined.
+// LDVersionHeader is LaunchDarkly's name for it, which LaunchDarkly's own
+// clients send: "beta" there opts in to beta operations just the same.
+// Its dated values (LaunchDarkly's Terraform provider sends 20220603 on
+// every request) select an API version in the reference; flagplane serves
+// one version, so they are accepted on every operation and ignored. They
+// are not "beta": a beta operation still needs one of the two set to beta.
+const LDVersionHeader = "LD-API-Version"
+
+// hasBeta reports whether either header says beta. Each accepts the value
+// sent once, repeated, or comma-joined.
 func hasBeta(h http.Header) bool {
-	for _, v := range h.Values(BetaHeader) {
+	return valuesHaveBeta(h.Values(BetaHeader)) || valuesHaveBeta(h.Values(LDVersionHeader))
+}
+
+func valuesHaveBeta(values []string) bool {
+	for _, v := range values {
 		for _, part := range strings.Split(v, ",") {
 			if strings.EqualFold(strings.TrimSpace(part), "beta") {
 				return true
@@ -113,10 +127,13 @@ func hasBeta(h http.Header) bool {
 }
 
 // guard runs the checks every operation shares, in order: credential,
-// beta header, then the caller's rights on the operation's resource. A
-// Public operation skips them: it authenticates its caller itself.
-func guard(op catalog.Operation, rt Routes, next Handler) http.Handler {
+// rate limits, beta header, then the caller's rights on the operation's
+// resource. A Public operation (the health check, the OAuth token
+// exchange) skips them: it authenticates its caller itself, and is not
+// rate limited, as the reference limits authenticated requests.
+func guard(op catalog.Operation, rt Routes, lim *limiter, next Handler) http.Handler {
 	needs := rt.Needs[op.ID]
+	route := lim.route()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		err := func() error {
 			if op.Public {
@@ -129,6 +146,11 @@ func guard(op catalog.Operation, rt Routes, next Handler) http.Handler {
 			p, err := rt.Authn.Authenticate(r.Context(), token)
 			if err != nil {
 				return err
+			}
+			if lim != nil {
+				if err := lim.admit(w.Header(), op, route); err != nil {
+					return err
+				}
 			}
 			if op.Beta && !hasBeta(r.Header) {
 				return fault.New(fault.Forbidden, "%s is a beta operation: send the header %s: beta", op.ID, BetaHeader)

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sort"
+	"time"
 
 	"github.com/flagplane/flagplane/shared/catalog"
 	"github.com/flagplane/flagplane/shared/fault"
@@ -33,6 +34,13 @@ type Routes struct {
 	Authn    Authenticator
 	// Tags, when set, gives resource tags to callers whose statements use them.
 	Tags Tagger
+	// Limits are the rate limits; the zero value limits nothing.
+	Limits RateLimits
+	// Now is the limits' clock; nil is time.Now.
+	Now func() time.Time
+	// CORSOrigins are the browser origins allowed to call (AnyOrigin for
+	// all); none turns CORS off.
+	CORSOrigins []string
 }
 
 // NewRouter routes every operation of ops to its handler in rt (by
@@ -43,6 +51,13 @@ func NewRouter(ops []catalog.Operation, rt Routes) (http.Handler, error) {
 	if rt.Authn != nil {
 		rt.Authn = notingAuthn{rt.Authn}
 	}
+	if err := rt.Limits.Check(); err != nil {
+		return nil, err
+	}
+	if err := CheckCORSOrigins(rt.CORSOrigins); err != nil {
+		return nil, err
+	}
+	lim := newLimiter(rt.Limits, rt.Now)
 	known := map[string]bool{}
 	mux := http.NewServeMux()
 	for _, op := range ops {
@@ -51,7 +66,7 @@ func NewRouter(ops []catalog.Operation, rt Routes) (http.Handler, error) {
 		if !ok {
 			h = NotImplemented(op)
 		}
-		if err := register(mux, op.Pattern(), withRoute(op.Path, guard(op, rt, h))); err != nil {
+		if err := register(mux, op.Pattern(), withRoute(op.Path, guard(op, rt, lim, h))); err != nil {
 			return nil, err
 		}
 	}
@@ -65,7 +80,10 @@ func NewRouter(ops []catalog.Operation, rt Routes) (http.Handler, error) {
 		sort.Strings(unknown)
 		return nil, fmt.Errorf("handlers for operations not in the routed catalog: %v", unknown)
 	}
-	return withRequestID(withAccessLog(withRecovery(jsonFallbacks(mux)))), nil
+	// CORS comes before routing, so preflights are answered for every path
+	// with no token; method override too, so a tunnelled request is routed
+	// by the method it names.
+	return withRequestID(withAccessLog(withRecovery(withCORS(rt.CORSOrigins, ops, withMethodOverride(jsonFallbacks(mux)))))), nil
 }
 
 func register(mux *http.ServeMux, pattern string, h http.Handler) (err error) {
