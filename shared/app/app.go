@@ -63,8 +63,8 @@ func New(table store.Table, publisher audit.Publisher, s Settings, logger *slog.
 	log := audit.New(table, publisher, s.AccountID, logger)
 	projects := project.NewService(table, log)
 	roles := role.NewService(table, log)
-	members := member.NewService(table, log)
-	teams := team.NewService(table, log)
+	members := member.NewService(table, log, roles)
+	teams := team.NewService(table, log, roles, members)
 	grants := grantSource{roles: roles, members: members, teams: teams}
 	authn := token.NewAuthenticator(table, grants)
 	envs := environment.NewService(table, log, projects, s.Approvals)
@@ -104,6 +104,20 @@ type grantSource struct {
 
 func (g grantSource) Roles(ctx context.Context, keys []string) ([]policy.Grant, bool, error) {
 	return g.roles.Grants(ctx, keys)
+}
+
+func (g grantSource) RoleIDs(ctx context.Context, refs []string) ([]string, error) {
+	found, err := g.roles.Resolve(ctx, refs)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(found))
+	for i, r := range found {
+		if r != nil {
+			ids[i] = r.ID
+		}
+	}
+	return ids, nil
 }
 
 func (g grantSource) Member(ctx context.Context, id string) (string, []string, string, error) {

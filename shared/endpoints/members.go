@@ -2,34 +2,57 @@ package endpoints
 
 import (
 	"net/http"
+	"slices"
+	"strings"
 
 	"github.com/flagplane/flagplane/shared/api"
+	"github.com/flagplane/flagplane/shared/identity"
 	"github.com/flagplane/flagplane/shared/listing"
 	"github.com/flagplane/flagplane/shared/member"
 	"github.com/flagplane/flagplane/shared/policy"
+	"github.com/flagplane/flagplane/shared/token"
 )
 
-// memberRep is a member as the API shows it.
+// memberRep is a member as the API shows it: the reference's Member, its
+// timestamps integers as the reference has them (the spec does not list
+// them).
 type memberRep struct {
-	Links         api.Links     `json:"_links"`
-	ID            string        `json:"_id"`
-	Email         string        `json:"email"`
-	FirstName     string        `json:"firstName"`
-	LastName      string        `json:"lastName"`
-	Role          string        `json:"role"`
-	CustomRoles   []string      `json:"customRoles"`
-	PendingInvite bool          `json:"_pendingInvite"`
-	Verified      bool          `json:"_verified"`
-	CreationDate  int64         `json:"_creationDate"`
-	Access        policy.Access `json:"_access"`
+	Links         api.Links `json:"_links"`
+	ID            string    `json:"_id"`
+	Email         string    `json:"email"`
+	FirstName     string    `json:"firstName"`
+	LastName      string    `json:"lastName"`
+	Role          string    `json:"role"`
+	CustomRoles   []string  `json:"customRoles"`
+	PendingInvite bool      `json:"_pendingInvite"`
+	Verified      bool      `json:"_verified"`
+	CreationDate  int64     `json:"creationDate"`
+	// LastSeen is when one of the member's access tokens was last used,
+	// 0 when none has been since flagplane began recording it; the
+	// metadata names that token.
+	LastSeen         int64             `json:"_lastSeen"`
+	LastSeenMetadata *lastSeenMetadata `json:"_lastSeenMetadata,omitempty"`
+	// MFA is "disabled": flagplane has no sign-in, so no second factor.
+	MFA    string        `json:"mfa"`
+	Access policy.Access `json:"_access"`
 }
 
-func newMemberRep(r *http.Request, m *member.Member) memberRep {
-	return memberRep{
+// lastSeenMetadata is LastSeenMetadata.
+type lastSeenMetadata struct {
+	TokenID string `json:"tokenId"`
+}
+
+func newMemberRep(r *http.Request, m *member.Member, seen token.LastSeen) memberRep {
+	rep := memberRep{
 		Links: api.Self(member.Href(m.ID)), ID: m.ID, Email: m.Email, FirstName: m.FirstName, LastName: m.LastName,
 		Role: m.Role, CustomRoles: m.CustomRoles, PendingInvite: m.PendingInvite, Verified: m.Verified, CreationDate: m.CreationDate,
+		LastSeen: seen.At, MFA: "disabled",
 		Access: accessOf(r, policy.NewResource("member", m.ID), member.Actions),
 	}
+	if seen.TokenID != "" {
+		rep.LastSeenMetadata = &lastSeenMetadata{TokenID: seen.TokenID}
+	}
+	return rep
 }
 
 type membersRep struct {
@@ -38,8 +61,89 @@ type membersRep struct {
 	Items      []memberRep `json:"items"`
 }
 
+// memberFilter is the list's filter, as the reference defines it: query
+// (email or name, ignoring case), role ("|"-separated built-in roles and
+// custom role keys, any of which the member holds; owner counts as admin),
+// id and email ("|"-separated, any of), team (the key of a team the member
+// is on, ignoring case) and noteam (true: on no team; false: on one).
+// teams are listed only when the filter needs them.
+func memberFilter(r *http.Request, s Services, raw string) (func(*member.Member) bool, error) {
+	f, err := listing.ParseFilter(raw, "query", "role", "id", "email", "team", "noteam")
+	if err != nil {
+		return nil, err
+	}
+	anyOf := func(field string, values func(*member.Member) []string) listing.Predicate[*member.Member] {
+		raw, ok := f[field]
+		if !ok {
+			return nil
+		}
+		want := strings.Split(strings.ToLower(raw), "|")
+		return func(m *member.Member) bool {
+			return slices.ContainsFunc(values(m), func(v string) bool { return slices.Contains(want, strings.ToLower(v)) })
+		}
+	}
+	roles := anyOf("role", func(m *member.Member) []string {
+		held := append([]string{m.Role}, m.CustomRoles...)
+		if m.Role == "owner" {
+			held = append(held, "admin")
+		}
+		return held
+	})
+	ids := anyOf("id", func(m *member.Member) []string { return []string{m.ID} })
+	emails := anyOf("email", func(m *member.Member) []string { return []string{m.Email} })
+	query := listing.Text(f, "query", func(m *member.Member) []string {
+		return []string{m.Email, m.FirstName, m.LastName, m.FirstName + " " + m.LastName}
+	})
+	var onTeam, noTeam listing.Predicate[*member.Member]
+	teamKey, byTeam := f["team"]
+	_, byNoTeam := f["noteam"]
+	if byTeam || byNoTeam {
+		teams, err := s.Teams.List(r.Context())
+		if err != nil {
+			return nil, err
+		}
+		inTeam := map[string]bool{} // members of the filter's team
+		inAny := map[string]bool{}  // members of any team
+		for _, t := range teams {
+			for _, id := range t.MemberIDs {
+				inAny[id] = true
+				if strings.EqualFold(t.Key, teamKey) {
+					inTeam[id] = true
+				}
+			}
+		}
+		if byTeam {
+			onTeam = func(m *member.Member) bool { return inTeam[m.ID] }
+		}
+		if noTeam, err = listing.Choice(f, "noteam",
+			listing.Option[*member.Member]{Value: "true", Keep: func(m *member.Member) bool { return !inAny[m.ID] }},
+			listing.Option[*member.Member]{Value: "false", Keep: func(m *member.Member) bool { return inAny[m.ID] }}); err != nil {
+			return nil, err
+		}
+	}
+	return listing.All(query, roles, ids, emails, onTeam, noTeam), nil
+}
+
+// memberID is the member a path's id names: "me" is the caller's own.
+func memberID(r *http.Request) string {
+	id := r.PathValue("id")
+	if p, _ := identity.From(r.Context()); id == "me" && p.MemberID != "" {
+		return p.MemberID
+	}
+	return id
+}
+
 func memberHandlers(s Services) map[string]api.Handler {
-	members := s.Members
+	members, tokens := s.Members, s.Tokens
+	// one answers a single member, with when it was last seen.
+	one := func(w http.ResponseWriter, r *http.Request, m *member.Member) error {
+		seen, _, err := tokens.MemberLastSeen(r.Context(), m.ID)
+		if err != nil {
+			return err
+		}
+		api.WriteJSON(w, http.StatusOK, newMemberRep(r, m, seen))
+		return nil
+	}
 	return map[string]api.Handler{
 		"getMembers": func(w http.ResponseWriter, r *http.Request) error {
 			q := r.URL.Query()
@@ -47,14 +151,26 @@ func memberHandlers(s Services) map[string]api.Handler {
 			if err != nil {
 				return err
 			}
+			keep, err := memberFilter(r, s, q.Get("filter"))
+			if err != nil {
+				return err
+			}
 			all, err := members.List(r.Context())
 			if err != nil {
 				return err
 			}
+			all = slices.DeleteFunc(all, func(m *member.Member) bool { return !keep(m) })
+			page := listing.Window(all, offset, limit)
+			seen := map[string]token.LastSeen{}
+			if len(page) > 0 {
+				if seen, err = tokens.MembersLastSeen(r.Context()); err != nil {
+					return err
+				}
+			}
 			total := int64(len(all))
 			out := membersRep{TotalCount: total, Items: []memberRep{}, Links: api.OffsetLinks("/api/v2/members", q, offset, limit, total)}
-			for _, m := range listing.Window(all, offset, limit) {
-				out.Items = append(out.Items, newMemberRep(r, m))
+			for _, m := range page {
+				out.Items = append(out.Items, newMemberRep(r, m, seen[m.ID]))
 			}
 			api.WriteJSON(w, http.StatusOK, out)
 			return nil
@@ -70,18 +186,17 @@ func memberHandlers(s Services) map[string]api.Handler {
 			}
 			out := membersRep{TotalCount: int64(len(created)), Items: []memberRep{}, Links: api.Self("/api/v2/members")}
 			for _, m := range created {
-				out.Items = append(out.Items, newMemberRep(r, m))
+				out.Items = append(out.Items, newMemberRep(r, m, token.LastSeen{})) // new: never seen
 			}
 			api.WriteJSON(w, http.StatusCreated, out)
 			return nil
 		},
 		"getMember": func(w http.ResponseWriter, r *http.Request) error {
-			m, err := members.Get(r.Context(), r.PathValue("id"))
+			m, err := members.Get(r.Context(), memberID(r))
 			if err != nil {
 				return err
 			}
-			api.WriteJSON(w, http.StatusOK, newMemberRep(r, m))
-			return nil
+			return one(w, r, m)
 		},
 		"patchMember": func(w http.ResponseWriter, r *http.Request) error {
 			p, err := readPatch(w, r)
@@ -92,8 +207,7 @@ func memberHandlers(s Services) map[string]api.Handler {
 			if err != nil {
 				return err
 			}
-			api.WriteJSON(w, http.StatusOK, newMemberRep(r, m))
-			return nil
+			return one(w, r, m)
 		},
 		"deleteMember": func(w http.ResponseWriter, r *http.Request) error {
 			if err := members.Delete(r.Context(), r.PathValue("id")); err != nil {

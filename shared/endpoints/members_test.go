@@ -2,7 +2,10 @@ package endpoints_test
 
 import (
 	"net/http"
+	"net/url"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/flagplane/flagplane/shared/app/apptest"
 	"github.com/flagplane/flagplane/shared/identity"
@@ -23,7 +26,12 @@ type memberDoc struct {
 	CustomRoles   []string `json:"customRoles"`
 	PendingInvite bool     `json:"_pendingInvite"`
 	Verified      bool     `json:"_verified"`
-	CreationDate  int64    `json:"_creationDate"`
+	CreationDate  int64    `json:"creationDate"`
+	LastSeen      int64    `json:"_lastSeen"`
+	LastSeenMeta  *struct {
+		TokenID string `json:"tokenId"`
+	} `json:"_lastSeenMetadata"`
+	MFA string `json:"mfa"`
 }
 
 // inviteMembers invites with the admin token and returns the answer's members.
@@ -204,4 +212,132 @@ func TestMembers(t *testing.T) {
 		wantStatus(t, srv.Do(t, http.MethodGet, memberPath(dev.ID), nil, "Authorization", reader), http.StatusOK)
 		wantStatus(t, srv.Do(t, http.MethodGet, membersPath, nil, "Authorization", reader), http.StatusOK)
 	})
+}
+
+func TestMembersShowWhenTheyWereLastSeen(t *testing.T) {
+	srv := apptest.New(t)
+	m := inviteMembers(t, srv, map[string]any{"email": "seen@example.com", "role": "reader"})[0]
+	t.Run("a new member was never seen: _lastSeen is 0, with no metadata, and mfa is disabled", func(t *testing.T) {
+		res := srv.Do(t, http.MethodGet, memberPath(m.ID), nil)
+		wantStatus(t, res, http.StatusOK)
+		raw := res.Map(t)
+		if raw["_lastSeen"] != float64(0) || raw["_lastSeenMetadata"] != nil || raw["mfa"] != "disabled" {
+			t.Errorf("_lastSeen %v, _lastSeenMetadata %v, mfa %v", raw["_lastSeen"], raw["_lastSeenMetadata"], raw["mfa"])
+		}
+		if c, ok := raw["creationDate"].(float64); !ok || c == 0 {
+			t.Errorf("creationDate %#v, want a JSON integer of Unix ms", raw["creationDate"])
+		}
+	})
+	tokenID, value := srv.MustIssueToken(t, token.Spec{Name: "seen", Role: identity.RoleReader, MemberID: m.ID})
+	before := time.Now().UnixMilli()
+	wantStatus(t, srv.Do(t, http.MethodGet, api+"/projects", nil, "Authorization", value), http.StatusOK)
+	after := time.Now().UnixMilli()
+	for _, c := range []struct {
+		name string
+		read func(t *testing.T) memberDoc
+	}{
+		{"a member whose token was used shows when, and which token, on a read", func(t *testing.T) memberDoc { return readMember(t, srv, m.ID) }},
+		{"a member whose token was used shows when, and which token, in the list", func(t *testing.T) memberDoc {
+			res := srv.Do(t, http.MethodGet, membersPath+"?filter=email:seen@example.com", nil)
+			wantStatus(t, res, http.StatusOK)
+			var out struct {
+				Items []memberDoc `json:"items"`
+			}
+			res.JSON(t, &out)
+			if len(out.Items) != 1 {
+				t.Fatalf("items %s", res.Body)
+			}
+			return out.Items[0]
+		}},
+		{"the caller's own member is read as me", func(t *testing.T) memberDoc {
+			res := srv.Do(t, http.MethodGet, memberPath("me"), nil, "Authorization", value)
+			wantStatus(t, res, http.StatusOK)
+			var d memberDoc
+			res.JSON(t, &d)
+			return d
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d := c.read(t)
+			if d.ID != m.ID || d.LastSeen < before || d.LastSeen > after || d.LastSeenMeta == nil || d.LastSeenMeta.TokenID != tokenID {
+				t.Errorf("member %s: _lastSeen %d (want %d..%d), metadata %+v (want token %s)", d.ID, d.LastSeen, before, after, d.LastSeenMeta, tokenID)
+			}
+		})
+	}
+	t.Run("a service token's use is no member's", func(t *testing.T) {
+		_, svc := srv.MustCreateToken(t, map[string]any{"name": "svc", "role": "reader", "serviceToken": true})
+		wantStatus(t, srv.Do(t, http.MethodGet, api+"/projects", nil, "Authorization", svc), http.StatusOK)
+		wantError(t, srv.Do(t, http.MethodGet, memberPath("me"), nil, "Authorization", svc), http.StatusNotFound, "not_found")
+	})
+}
+
+func TestMemberListFilter(t *testing.T) {
+	srv := apptest.New(t)
+	createRole(t, srv, "deployers", "", stmt("allow", []string{"proj/*"}, []string{"viewProject"}))
+	ms := inviteMembers(t, srv,
+		map[string]any{"email": "ann@example.com", "firstName": "Ann", "lastName": "Lee", "role": "writer"},
+		map[string]any{"email": "bob@example.com", "firstName": "Bob", "role": "reader", "customRoles": []string{"deployers"}},
+		map[string]any{"email": "cat@example.com", "role": "admin"},
+	)
+	ann, bob, cat := ms[0].ID, ms[1].ID, ms[2].ID
+	wantStatus(t, srv.Do(t, http.MethodPost, api+"/teams", map[string]any{"key": "Ops", "name": "Ops", "memberIDs": []string{ann, bob}}), http.StatusCreated)
+	const owner = "owner@flagplane.local"
+	for _, c := range []struct {
+		name, filter string
+		emails       []string
+	}{
+		{"no filter lists everyone", "", []string{"ann@example.com", "bob@example.com", "cat@example.com", owner}},
+		{"team keeps the members of a team, ignoring case, as the Terraform provider reads them", "team:ops", []string{"ann@example.com", "bob@example.com"}},
+		{"team of a team that does not exist keeps nobody", "team:nope", []string{}},
+		{"noteam:true keeps members on no team", "noteam:true", []string{"cat@example.com", owner}},
+		{"noteam:false keeps members on a team", "noteam:false", []string{"ann@example.com", "bob@example.com"}},
+		{"query matches emails and names, ignoring case", "query:ann lee", []string{"ann@example.com"}},
+		{"query matches part of an email", "query:CAT@", []string{"cat@example.com"}},
+		{"role keeps holders of any listed role; the owner counts as admin", "role:admin|writer", []string{"ann@example.com", "cat@example.com", owner}},
+		{"role matches custom role keys", "role:deployers", []string{"bob@example.com"}},
+		{"id keeps any of the listed ids", "id:" + bob + "|" + cat, []string{"bob@example.com", "cat@example.com"}},
+		{"email keeps any of the listed emails", "email:ANN@example.com|nobody@example.com", []string{"ann@example.com"}},
+		{"filters combine", "team:ops,role:reader", []string{"bob@example.com"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res := srv.Do(t, http.MethodGet, membersPath+"?limit=1000&filter="+url.QueryEscape(c.filter), nil)
+			wantStatus(t, res, http.StatusOK)
+			var out struct {
+				TotalCount int         `json:"totalCount"`
+				Items      []memberDoc `json:"items"`
+			}
+			res.JSON(t, &out)
+			got := []string{}
+			for _, m := range out.Items {
+				got = append(got, m.Email)
+			}
+			if !slices.Equal(got, c.emails) || out.TotalCount != len(c.emails) {
+				t.Errorf("members %v (totalCount %d), want %v", got, out.TotalCount, c.emails)
+			}
+		})
+	}
+	t.Run("the filtered list pages with limit and offset", func(t *testing.T) {
+		res := srv.Do(t, http.MethodGet, membersPath+"?filter=team:ops&limit=1&offset=1", nil)
+		wantStatus(t, res, http.StatusOK)
+		var out struct {
+			TotalCount int         `json:"totalCount"`
+			Items      []memberDoc `json:"items"`
+		}
+		res.JSON(t, &out)
+		if out.TotalCount != 2 || len(out.Items) != 1 || out.Items[0].Email != "bob@example.com" {
+			t.Errorf("page %s", res.Body)
+		}
+		if q := query(t, linkHrefs(t, res)["prev"]); q.Get("filter") != "team:ops" {
+			t.Errorf("the prev link drops the filter: %v", q)
+		}
+	})
+	for _, c := range []struct{ name, filter, part string }{
+		{"an unsupported filter field is refused with 400 naming it", "lastSeen:{}", "lastSeen"},
+		{"noteam other than true or false is refused with 400", "noteam:maybe", "noteam"},
+		{"an entry without a colon is refused with 400", "team", "field:value"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			wantError(t, srv.Do(t, http.MethodGet, membersPath+"?filter="+url.QueryEscape(c.filter), nil), http.StatusBadRequest, "invalid_request", c.part)
+		})
+	}
 }

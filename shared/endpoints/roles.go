@@ -69,7 +69,8 @@ func roleHandlers(s Services) map[string]api.Handler {
 			return nil
 		},
 		"getCustomRole": func(w http.ResponseWriter, r *http.Request) error {
-			ro, err := roles.Get(r.Context(), r.PathValue("customRoleKey"))
+			// The reference reads a role by its key or its _id.
+			ro, err := roles.GetByRef(r.Context(), r.PathValue("customRoleKey"))
 			if err != nil {
 				return err
 			}

@@ -1,11 +1,13 @@
 package endpoints
 
 import (
+	"encoding/json"
 	"net/http"
 
 	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/identity"
+	"github.com/flagplane/flagplane/shared/jsondoc"
 	"github.com/flagplane/flagplane/shared/listing"
 	"github.com/flagplane/flagplane/shared/member"
 	"github.com/flagplane/flagplane/shared/policy"
@@ -22,8 +24,11 @@ type tokenMemberRep struct {
 	Email     string    `json:"email"`
 }
 
-// tokenRep is an access token as the API shows it. Token holds the whole
-// value only in the create and reset answers; later its last four characters.
+// tokenRep is an access token as the API shows it (spec 2.10). Token holds
+// the whole value only in the create and reset answers; later its last four
+// characters. Its timestamps are Unix milliseconds as JSON strings, as the
+// spec types them (the reference has integers); lastUsed and expiry are
+// left out while the token was never used or never expires.
 type tokenRep struct {
 	Links             api.Links          `json:"_links"`
 	ID                string             `json:"_id"`
@@ -32,16 +37,16 @@ type tokenRep struct {
 	Member            *tokenMemberRep    `json:"_member,omitempty"`
 	Name              string             `json:"name"`
 	Description       string             `json:"description"`
-	CreationDate      int64              `json:"creationDate"`
-	LastModified      int64              `json:"lastModified"`
+	CreationDate      string             `json:"creationDate"`
+	LastModified      string             `json:"lastModified"`
 	CustomRoleIDs     []string           `json:"customRoleIds"`
 	InlineRole        []policy.Statement `json:"inlineRole"`
 	Role              string             `json:"role,omitempty"`
 	Token             string             `json:"token"`
 	ServiceToken      bool               `json:"serviceToken"`
 	DefaultAPIVersion int                `json:"defaultApiVersion"`
-	LastUsed          int64              `json:"lastUsed,omitempty"`
-	Expiry            int64              `json:"expiry,omitempty"`
+	LastUsed          string             `json:"lastUsed,omitempty"`
+	Expiry            string             `json:"expiry,omitempty"`
 	Access            policy.Access      `json:"_access"`
 }
 
@@ -56,9 +61,9 @@ func newTokenRep(r *http.Request, t token.Token, m *member.Member, value string)
 	rep := tokenRep{
 		Links: api.Links{"self": api.JSONLink(token.Href(t.ID)), "parent": api.JSONLink("/api/v2/tokens")},
 		ID:    t.ID, OwnerID: t.OwnerID, MemberID: t.MemberID, Name: t.Name, Description: t.Description,
-		CreationDate: t.CreationDate, LastModified: t.LastModified, CustomRoleIDs: t.CustomRoleIDs, InlineRole: t.InlineRole,
+		CreationDate: msString(t.CreationDate), LastModified: msString(t.LastModified), CustomRoleIDs: t.CustomRoleIDs, InlineRole: t.InlineRole,
 		Role: string(t.Role), Token: value, ServiceToken: t.ServiceToken, DefaultAPIVersion: t.DefaultAPIVersion,
-		LastUsed: t.LastUsed, Expiry: t.Expiry,
+		LastUsed: msString(t.LastUsed), Expiry: msString(t.Expiry),
 		Access: accessOf(r, policy.NewResource("member", owner).Child("token", t.ID), token.Actions),
 	}
 	if rep.InlineRole == nil {
@@ -160,7 +165,7 @@ func tokenHandlers(s Services) map[string]api.Handler {
 			return nil
 		},
 		"resetToken": func(w http.ResponseWriter, r *http.Request) error {
-			expiry, err := api.IntParam(r.URL.Query(), "expiry", 0, 0, 1<<62)
+			expiry, err := resetExpiry(w, r)
 			if err != nil {
 				return err
 			}
@@ -172,4 +177,40 @@ func tokenHandlers(s Services) map[string]api.Handler {
 			return nil
 		},
 	}
+}
+
+// resetExpiry reads when a reset's old value stops working: the reference's
+// query parameter "expiry", or a body {"expiry": ...} (a number or a
+// numeric string, the form the spec gives the token's own expiry); not
+// both. 0: at once.
+func resetExpiry(w http.ResponseWriter, r *http.Request) (int64, error) {
+	q := r.URL.Query()
+	fromQuery, err := api.IntParam(q, "expiry", 0, 0, 1<<62)
+	if err != nil {
+		return 0, err
+	}
+	if r.Body == nil || r.ContentLength == 0 {
+		return fromQuery, nil
+	}
+	body, err := api.ReadBody(w, r)
+	if fault.Is(err, fault.Invalid) && len(body) == 0 {
+		return fromQuery, nil // an empty body: the query decides
+	}
+	if err != nil {
+		return 0, err
+	}
+	var in struct {
+		Expiry json.RawMessage `json:"expiry"`
+	}
+	if err := jsondoc.Unmarshal(body, &in); err != nil {
+		return 0, err
+	}
+	fromBody, err := token.ParseMillis("expiry", in.Expiry)
+	if err != nil {
+		return 0, err
+	}
+	if fromBody != 0 && q.Has("expiry") {
+		return 0, fault.New(fault.Invalid, "give \"expiry\" once: as the query parameter or in the body, not both")
+	}
+	return max(fromQuery, fromBody), nil
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -38,9 +39,27 @@ type tokenDoc struct {
 	Token             string           `json:"token"`
 	ServiceToken      bool             `json:"serviceToken"`
 	DefaultAPIVersion int              `json:"defaultApiVersion"`
-	CreationDate      int64            `json:"creationDate"`
-	LastUsed          int64            `json:"lastUsed"`
-	Expiry            int64            `json:"expiry"`
+	CreationDate      msText           `json:"creationDate"`
+	LastModified      msText           `json:"lastModified"`
+	LastUsed          msText           `json:"lastUsed"`
+	Expiry            msText           `json:"expiry"`
+}
+
+// msText is a timestamp the spec types as a JSON string of Unix
+// milliseconds (spec 2.10); decoding a JSON number into it fails.
+type msText int64
+
+func (m *msText) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("want a JSON string of Unix milliseconds, got %s", b)
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return fmt.Errorf("want a JSON string of Unix milliseconds, got %s", b)
+	}
+	*m = msText(n)
+	return nil
 }
 
 // createTokenAs creates a token with the caller's value and returns the answer.
@@ -100,6 +119,7 @@ func TestTokens(t *testing.T) {
 	srv.MustCreateProject(t, "p")
 	ownerID := memberIDByEmail(t, srv, "owner@flagplane.local")
 	createRole(t, srv, "viewer", "", map[string]any{"effect": "allow", "resources": []string{"proj/*"}, "actions": []string{"viewProject"}})
+	viewerID := roleID(t, srv, "viewer")
 
 	var created tokenDoc
 	var value string
@@ -158,12 +178,12 @@ func TestTokens(t *testing.T) {
 		before := time.Now().UnixMilli()
 		wantStatus(t, srv.Do(t, http.MethodGet, api+"/projects", nil, "Authorization", fresh), http.StatusOK)
 		after := time.Now().UnixMilli()
-		got := readToken(t, srv, id).LastUsed
+		got := int64(readToken(t, srv, id).LastUsed)
 		if got < before || got > after {
 			t.Errorf("lastUsed %d, want between %d and %d", got, before, after)
 		}
 		for _, d := range listTokens(t, srv, "") {
-			if d.ID == id && d.LastUsed != got {
+			if d.ID == id && int64(d.LastUsed) != got {
 				t.Errorf("the list shows lastUsed %d, the token %d", d.LastUsed, got)
 			}
 		}
@@ -180,7 +200,7 @@ func TestTokens(t *testing.T) {
 			{"/name", "patched", func(d tokenDoc) bool { return d.Name == "patched" }},
 			{"/description", "new words", func(d tokenDoc) bool { return d.Description == "new words" }},
 			{"/role", "reader", func(d tokenDoc) bool { return d.Role == "reader" }},
-			{"/customRoleIds", []string{"viewer"}, func(d tokenDoc) bool { return len(d.CustomRoleIDs) == 1 && d.CustomRoleIDs[0] == "viewer" }},
+			{"/customRoleIds", []string{"viewer"}, func(d tokenDoc) bool { return len(d.CustomRoleIDs) == 1 && d.CustomRoleIDs[0] == viewerID }},
 			{"/inlineRole", []any{statement}, func(d tokenDoc) bool { return len(d.InlineRole) == 1 && d.InlineRole[0]["effect"] == "allow" }},
 			{"/defaultApiVersion", 20220603, func(d tokenDoc) bool { return d.DefaultAPIVersion == 20220603 }},
 		} {

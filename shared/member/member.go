@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"github.com/flagplane/flagplane/shared/record"
 	"net/mail"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/flagplane/flagplane/shared/environment"
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/patch"
+	"github.com/flagplane/flagplane/shared/role"
 	"github.com/flagplane/flagplane/shared/store"
 )
 
@@ -98,12 +100,35 @@ func (m *Member) writes(c store.Cond) ([]store.Write, error) {
 type Service struct {
 	table store.Table
 	log   *audit.Log
+	roles *role.Service
 	now   func() time.Time
 }
 
-// NewService returns the member service.
-func NewService(table store.Table, log *audit.Log) *Service {
-	return &Service{table: table, log: log, now: time.Now}
+// NewService returns the member service; roles resolves the custom roles
+// members are given.
+func NewService(table store.Table, log *audit.Log, roles *role.Service) *Service {
+	return &Service{table: table, log: log, roles: roles, now: time.Now}
+}
+
+// roleKeys turns the custom roles given to a member, each a role's key or
+// _id (the reference takes either), into keys, which members hold and
+// show; a role named twice is kept once. A role that does not exist is a
+// 400 naming field[index].
+func (s *Service) roleKeys(ctx context.Context, field string, refs []string) ([]string, error) {
+	if len(refs) == 0 {
+		return []string{}, nil
+	}
+	keys, err := s.roles.Keys(ctx, field, refs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(keys))
+	for _, k := range keys {
+		if !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
+	return out, nil
 }
 
 // New builds a member from an invite (the bootstrap uses it for the owner).
@@ -140,6 +165,9 @@ func (s *Service) Invite(ctx context.Context, invites []Invite) ([]*Member, erro
 	for i, in := range invites {
 		m, err := New(in, fmt.Sprintf("[%d].", i), now)
 		if err != nil {
+			return nil, err
+		}
+		if m.CustomRoles, err = s.roleKeys(ctx, fmt.Sprintf("[%d].customRoles", i), m.CustomRoles); err != nil {
 			return nil, err
 		}
 		if seen[m.Email] {
@@ -224,6 +252,14 @@ func (s *Service) Patch(ctx context.Context, id string, p patch.Patch) (*Member,
 	next.ID, next.Email, next.CreationDate, next.PendingInvite, next.Verified = old.ID, old.Email, old.CreationDate, old.PendingInvite, old.Verified
 	if next.CustomRoles == nil {
 		next.CustomRoles = []string{}
+	}
+	if !slices.Equal(next.CustomRoles, old.CustomRoles) {
+		if err := next.validate(""); err != nil {
+			return nil, err
+		}
+		if next.CustomRoles, err = s.roleKeys(ctx, "customRoles", next.CustomRoles); err != nil {
+			return nil, err
+		}
 	}
 	if old.Role == "owner" && next.Role != "owner" {
 		return nil, fault.New(fault.Invalid, "the owner's role cannot be changed")

@@ -53,6 +53,9 @@ func (r *Role) validate() error {
 	if err := environment.ValidKey("key", r.Key); err != nil {
 		return err
 	}
+	if LooksLikeID(r.Key) {
+		return fault.New(fault.Invalid, "field \"key\" must not have the form of a role _id (24 hex digits), so that a reference to a role by key or by _id is never ambiguous: %q", r.Key)
+	}
 	if err := environment.ValidName("name", r.Name); err != nil {
 		return err
 	}
@@ -110,8 +113,10 @@ func (s *Service) Create(ctx context.Context, in Input) (*Role, error) {
 	if err != nil {
 		return nil, err
 	}
+	ik := store.RoleIDKey(r.ID)
+	pointer := store.Put(store.Item{PK: ik.PK, SK: ik.SK, Version: 1, Data: []byte(`{"key":"` + r.Key + `"}`)}, store.IfNotExists())
 	_, err = s.log.Commit(ctx, audit.Change{
-		Writes: []store.Write{put}, Kind: "role", Resource: resource(r.Key), Actions: []string{"createRole"},
+		Writes: []store.Write{put, pointer}, Kind: "role", Resource: resource(r.Key), Actions: []string{"createRole"},
 		Name: r.Name, Href: Href(r.Key), TitleVerb: "created the custom role", Current: r,
 	})
 	if errors.Is(err, store.ErrConditionFailed) {
@@ -145,19 +150,128 @@ func (s *Service) List(ctx context.Context) ([]*Role, error) {
 	return record.All(ctx, s.table, store.Query{Index: store.IndexGSI1, PK: store.RolesIndexPK}, "custom roles", decode)
 }
 
-// Grants returns the grants of the roles with keys, in order, and whether
-// any of them lets its holder read by default (basePermissions reader). A
-// key whose role was deleted is skipped: losing a role only removes rights.
-func (s *Service) Grants(ctx context.Context, keys []string) ([]policy.Grant, bool, error) {
-	out := make([]policy.Grant, 0, len(keys))
-	read := false
-	for _, k := range keys {
-		r, err := s.Get(ctx, k)
-		if fault.Is(err, fault.NotFound) {
-			continue
+// GetByRef returns the role a reference names: its key or its _id, as
+// the reference's "custom role key or ID" path parameter takes either.
+func (s *Service) GetByRef(ctx context.Context, ref string) (*Role, error) {
+	found, err := s.Resolve(ctx, []string{ref})
+	if err != nil {
+		return nil, err
+	}
+	if found[0] == nil {
+		return nil, fault.New(fault.NotFound, "custom role %q not found", ref)
+	}
+	return found[0], nil
+}
+
+// LooksLikeID reports whether ref has the form of a role _id (24 hex digits).
+func LooksLikeID(ref string) bool {
+	if len(ref) != 24 {
+		return false
+	}
+	for _, c := range ref {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
 		}
+	}
+	return true
+}
+
+// Resolve returns the role each reference names, in order, nil where none
+// does. A reference is a role's _id or its key, as LaunchDarkly takes
+// either wherever custom roles are named (no key has the form of an _id).
+// Keys and _ids are read with consistent reads (an _id through its
+// pointer item), so a role made a moment ago is found.
+func (s *Service) Resolve(ctx context.Context, refs []string) ([]*Role, error) {
+	out := make([]*Role, len(refs))
+	var legacy map[string]*Role // by _id, for roles made before _id pointers existed
+	for i, ref := range refs {
+		r, err := s.byRef(ctx, ref)
 		if err != nil {
-			return nil, false, err
+			return nil, err
+		}
+		if r == nil && LooksLikeID(ref) {
+			if legacy == nil {
+				all, err := s.List(ctx)
+				if err != nil {
+					return nil, err
+				}
+				legacy = make(map[string]*Role, len(all))
+				for _, r := range all {
+					legacy[r.ID] = r
+				}
+			}
+			r = legacy[ref]
+		}
+		out[i] = r
+	}
+	return out, nil
+}
+
+// byRef loads the role ref names through its _id pointer or its key; nil
+// when neither names one.
+func (s *Service) byRef(ctx context.Context, ref string) (*Role, error) {
+	key := ref
+	if LooksLikeID(ref) {
+		// Without a pointer, ref is tried as a key: only a role made before
+		// keys were kept from looking like _ids can have such a key.
+		it, err := s.table.Get(ctx, store.RoleIDKey(ref))
+		switch {
+		case err == nil:
+			var p struct {
+				Key string `json:"key"`
+			}
+			if err := json.Unmarshal(it.Data, &p); err != nil {
+				return nil, fmt.Errorf("decode custom role pointer %s: %w", it.PK, err)
+			}
+			key = p.Key
+		case !errors.Is(err, store.ErrNotFound):
+			return nil, fmt.Errorf("look up custom role %q: %w", ref, err)
+		}
+	}
+	if environment.ValidKey("key", key) != nil {
+		return nil, nil
+	}
+	r, err := s.Get(ctx, key)
+	if fault.Is(err, fault.NotFound) {
+		return nil, nil
+	}
+	return r, err
+}
+
+// Keys returns the key of the role each reference (an _id or a key) names,
+// for fields that hold role keys (a member's customRoles, a team's
+// customRoleKeys). A reference that names no role is a 400 naming
+// field[index]; field is the name the client sent, e.g. "customRoles" or
+// "[0].customRoles".
+func (s *Service) Keys(ctx context.Context, field string, refs []string) ([]string, error) {
+	found, err := s.Resolve(ctx, refs)
+	if err != nil {
+		return nil, err
+	}
+	keys := make([]string, len(refs))
+	for i, r := range found {
+		if r == nil {
+			return nil, fault.New(fault.Invalid, "field %q: custom role %q does not exist", fmt.Sprintf("%s[%d]", field, i), refs[i])
+		}
+		keys[i] = r.Key
+	}
+	return keys, nil
+}
+
+// Grants returns the grants of the roles the references (_ids or keys)
+// name, in order, and whether any of them lets its holder read by default
+// (basePermissions reader). A reference whose role was deleted is skipped:
+// losing a role only removes rights.
+func (s *Service) Grants(ctx context.Context, refs []string) ([]policy.Grant, bool, error) {
+	found, err := s.Resolve(ctx, refs)
+	if err != nil {
+		return nil, false, err
+	}
+	out := make([]policy.Grant, 0, len(refs))
+	read := false
+	for _, r := range found {
+		if r == nil {
+			continue
 		}
 		out = append(out, r.Grant())
 		read = read || r.BasePermissions == "reader"
@@ -224,7 +338,7 @@ func (s *Service) Delete(ctx context.Context, key string) error {
 		return err
 	}
 	_, err = s.log.Commit(ctx, audit.Change{
-		Writes: []store.Write{store.Delete(store.RoleKey(key), store.IfVersion(r.Version))},
+		Writes: []store.Write{store.Delete(store.RoleKey(key), store.IfVersion(r.Version)), store.Delete(store.RoleIDKey(r.ID), store.Cond{})},
 		Kind:   "role", Resource: resource(key), Actions: []string{"deleteRole"},
 		Name: r.Name, Href: Href(key), TitleVerb: "deleted the custom role", Previous: r,
 		Conflict: fmt.Sprintf("custom role %q was changed by another request; try again", key),

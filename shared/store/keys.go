@@ -55,6 +55,8 @@ const (
 	rolePrefix   = "ROLE#"
 	roleSK       = "ROLE"
 	rolesIndexPK = "ROLES"
+	roleIDPrefix = "ROLEID#"
+	roleIDSK     = "ROLEID"
 
 	webhookPrefix   = "WEBHOOK#"
 	webhookSK       = "WEBHOOK"
@@ -136,6 +138,10 @@ func MemberEmailKey(email string) Key { return Key{PK: memberEmailPrefix + email
 
 // RoleKey is one custom role, by key.
 func RoleKey(key string) Key { return Key{PK: rolePrefix + key, SK: roleSK} }
+
+// RoleIDKey points from a custom role's _id to its key, so a role named by
+// _id (as tokens' customRoleIds name them) is found with consistent reads.
+func RoleIDKey(id string) Key { return Key{PK: roleIDPrefix + id, SK: roleIDSK} }
 
 // RoleIndexKeys places a custom role in the list of all roles, ordered by key.
 func RoleIndexKeys(key string) (gsi1pk, gsi1sk string) { return rolesIndexPK, key }

@@ -3,18 +3,21 @@
 package team
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/flagplane/flagplane/shared/record"
 	"slices"
 	"time"
 
 	"github.com/flagplane/flagplane/shared/audit"
 	"github.com/flagplane/flagplane/shared/environment"
 	"github.com/flagplane/flagplane/shared/fault"
+	"github.com/flagplane/flagplane/shared/member"
 	"github.com/flagplane/flagplane/shared/patch"
+	"github.com/flagplane/flagplane/shared/record"
+	"github.com/flagplane/flagplane/shared/role"
 	"github.com/flagplane/flagplane/shared/store"
 )
 
@@ -26,17 +29,36 @@ type Team struct {
 	CustomRoleKeys []string `json:"customRoleKeys"`
 	MemberIDs      []string `json:"memberIds"`
 	CreationDate   int64    `json:"_creationDate"`
-	Version        int64    `json:"-"`
+	// LastModified is when the team last changed (Unix ms); 0 on teams
+	// stored before it was kept, which read it as their creation date.
+	LastModified int64 `json:"_lastModified,omitempty"`
+	Version      int64 `json:"-"`
 }
 
-// Input is the body of a create request.
+// Modified is when the team last changed.
+func (t *Team) Modified() int64 { return cmp.Or(t.LastModified, t.CreationDate) }
+
+// Input is the body of a create request. Members are named as the
+// reference names them (memberIDs) or as flagplane shows them (memberIds);
+// custom roles by key or _id.
 type Input struct {
 	Key            *string  `json:"key"`
 	Name           *string  `json:"name"`
 	Description    string   `json:"description"`
 	CustomRoleKeys []string `json:"customRoleKeys"`
 	MemberIDs      []string `json:"memberIds"`
+	MemberIDsAlias []string `json:"memberIDs"`
+	// PermissionGrants and RoleAttributes are the reference's; flagplane
+	// models neither, so a create that sets them is refused, not half done.
+	PermissionGrants []json.RawMessage          `json:"permissionGrants"`
+	RoleAttributes   map[string]json.RawMessage `json:"roleAttributes"`
 }
+
+// Limits of one team, which is one item.
+const (
+	MaxMembers     = 1000
+	MaxCustomRoles = 100
+)
 
 // Actions are the actions `_access` reports on a team.
 var Actions = []string{"updateTeamName", "updateTeamDescription", "updateTeamCustomRoles", "updateTeamMembers", "deleteTeam"}
@@ -67,6 +89,12 @@ func (t *Team) validate() error {
 	if len(t.Description) > 1024 {
 		return fault.New(fault.Invalid, "field \"description\" must be at most 1024 characters")
 	}
+	if len(t.CustomRoleKeys) > MaxCustomRoles {
+		return fault.New(fault.Invalid, "field \"customRoleKeys\" holds %d custom roles, at most %d allowed", len(t.CustomRoleKeys), MaxCustomRoles)
+	}
+	if len(t.MemberIDs) > MaxMembers {
+		return fault.New(fault.Invalid, "field \"memberIds\" holds %d members, at most %d allowed", len(t.MemberIDs), MaxMembers)
+	}
 	for i, k := range t.CustomRoleKeys {
 		if err := environment.ValidKey(fmt.Sprintf("customRoleKeys[%d]", i), k); err != nil {
 			return err
@@ -92,14 +120,96 @@ func (t *Team) put(c store.Cond) (store.Write, error) {
 
 // Service manages teams.
 type Service struct {
-	table store.Table
-	log   *audit.Log
-	now   func() time.Time
+	table   store.Table
+	log     *audit.Log
+	roles   *role.Service
+	members *member.Service
+	now     func() time.Time
 }
 
-// NewService returns the team service.
-func NewService(table store.Table, log *audit.Log) *Service {
-	return &Service{table: table, log: log, now: time.Now}
+// NewService returns the team service; roles and members resolve the
+// custom roles and members a team names.
+func NewService(table store.Table, log *audit.Log, roles *role.Service, members *member.Service) *Service {
+	return &Service{table: table, log: log, roles: roles, members: members, now: time.Now}
+}
+
+// directory is what a change's references resolve to, read before the
+// change is applied: the key of each custom role reference (a key or an
+// _id) that names a role, and which member ids name members.
+type directory struct {
+	roleKey map[string]string
+	member  map[string]bool
+}
+
+// lookup resolves role references and member ids, each once: roles with
+// consistent reads of their keys or _id pointers, members one read each.
+func (s *Service) lookup(ctx context.Context, roleRefs, memberIDs []string) (directory, error) {
+	d := directory{roleKey: map[string]string{}, member: map[string]bool{}}
+	refs := unique(roleRefs)
+	found, err := s.roles.Resolve(ctx, refs)
+	if err != nil {
+		return d, err
+	}
+	for i, r := range found {
+		if r != nil {
+			d.roleKey[refs[i]] = r.Key
+		}
+	}
+	for _, id := range unique(memberIDs) {
+		_, err := s.members.Get(ctx, id)
+		if err != nil && !fault.Is(err, fault.NotFound) {
+			return d, err
+		}
+		d.member[id] = err == nil
+	}
+	return d, nil
+}
+
+// resolveRefs turns next's custom role references into keys and checks
+// that every role and member it adds to old's exists (one a team already
+// names is kept even if it has since been deleted, so an unrelated change
+// never fails on it); each role and member is kept once. An unknown one is
+// a 400 naming rolesField[i] or membersField[i].
+func (s *Service) resolveRefs(ctx context.Context, old, next *Team, rolesField, membersField string) error {
+	var newRoles, newMembers []string
+	for _, ref := range next.CustomRoleKeys {
+		if !slices.Contains(old.CustomRoleKeys, ref) {
+			newRoles = append(newRoles, ref)
+		}
+	}
+	for _, id := range next.MemberIDs {
+		if !slices.Contains(old.MemberIDs, id) {
+			newMembers = append(newMembers, id)
+		}
+	}
+	d, err := s.lookup(ctx, newRoles, newMembers)
+	if err != nil {
+		return err
+	}
+	keys := make([]string, 0, len(next.CustomRoleKeys))
+	for i, ref := range next.CustomRoleKeys {
+		key := ref
+		if !slices.Contains(old.CustomRoleKeys, ref) {
+			var ok bool
+			if key, ok = d.roleKey[ref]; !ok {
+				return fault.New(fault.Invalid, "field %q: custom role %q does not exist", fmt.Sprintf("%s[%d]", rolesField, i), ref)
+			}
+		}
+		if !slices.Contains(keys, key) {
+			keys = append(keys, key)
+		}
+	}
+	ids := make([]string, 0, len(next.MemberIDs))
+	for i, id := range next.MemberIDs {
+		if !slices.Contains(old.MemberIDs, id) && !d.member[id] {
+			return fault.New(fault.Invalid, "field %q: member %q does not exist", fmt.Sprintf("%s[%d]", membersField, i), id)
+		}
+		if !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	next.CustomRoleKeys, next.MemberIDs = keys, ids
+	return nil
 }
 
 // Create stores a new team.
@@ -107,9 +217,26 @@ func (s *Service) Create(ctx context.Context, in Input) (*Team, error) {
 	if in.Key == nil || in.Name == nil {
 		return nil, fault.New(fault.Invalid, "fields \"key\" and \"name\" are required")
 	}
+	if len(in.PermissionGrants) > 0 {
+		return nil, fault.New(fault.Invalid, "field \"permissionGrants\": permission grants (such as team maintainers) are not modelled by flagplane; give members rights through the team's custom roles")
+	}
+	if len(in.RoleAttributes) > 0 {
+		return nil, fault.New(fault.Invalid, "field \"roleAttributes\": role attributes are not modelled by flagplane")
+	}
+	membersField, memberIDs := "memberIds", in.MemberIDs
+	if len(in.MemberIDsAlias) > 0 {
+		if len(in.MemberIDs) > 0 {
+			return nil, fault.New(fault.Invalid, "give the team's members once: as \"memberIDs\" or as \"memberIds\", not both")
+		}
+		membersField, memberIDs = "memberIDs", in.MemberIDsAlias
+	}
+	now := s.now().UnixMilli()
 	t := &Team{Key: *in.Key, Name: *in.Name, Description: in.Description, CustomRoleKeys: nonNil(in.CustomRoleKeys),
-		MemberIDs: nonNil(in.MemberIDs), CreationDate: s.now().UnixMilli(), Version: 1}
+		MemberIDs: nonNil(memberIDs), CreationDate: now, LastModified: now, Version: 1}
 	if err := t.validate(); err != nil {
+		return nil, err
+	}
+	if err := s.resolveRefs(ctx, &Team{}, t, "customRoleKeys", membersField); err != nil {
 		return nil, err
 	}
 	put, err := t.put(store.IfNotExists())
@@ -179,16 +306,19 @@ func (s *Service) Patch(ctx context.Context, key string, p patch.Patch) (*Team, 
 	if err := p.ApplyTo(old, &next); err != nil {
 		return nil, err
 	}
-	next.Key, next.CreationDate = old.Key, old.CreationDate
+	next.Key, next.CreationDate, next.LastModified = old.Key, old.CreationDate, old.LastModified
 	next.CustomRoleKeys, next.MemberIDs = nonNil(next.CustomRoleKeys), nonNil(next.MemberIDs)
 	if err := next.validate(); err != nil {
+		return nil, err
+	}
+	if err := s.resolveRefs(ctx, old, &next, "customRoleKeys", "memberIds"); err != nil {
 		return nil, err
 	}
 	actions := patch.ChangedFields(old, &next, patchable)
 	if len(actions) == 0 {
 		return old, nil
 	}
-	next.Version = old.Version + 1
+	next.Version, next.LastModified = old.Version+1, s.now().UnixMilli()
 	put, err := next.put(store.IfVersion(old.Version))
 	if err != nil {
 		return nil, err
@@ -225,4 +355,31 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// unique returns s without repeats, in order.
+func unique(s []string) []string {
+	out := make([]string, 0, len(s))
+	for _, v := range s {
+		if !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// Roles returns the custom roles the team gives its members, in the
+// team's order; a role deleted since it was given is left out.
+func (s *Service) Roles(ctx context.Context, t *Team) ([]*role.Role, error) {
+	found, err := s.roles.Resolve(ctx, t.CustomRoleKeys)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*role.Role, 0, len(found))
+	for _, r := range found {
+		if r != nil {
+			out = append(out, r)
+		}
+	}
+	return out, nil
 }

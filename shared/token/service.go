@@ -1,10 +1,13 @@
 package token
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"github.com/flagplane/flagplane/shared/record"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -13,6 +16,8 @@ import (
 	"github.com/flagplane/flagplane/shared/identity"
 	"github.com/flagplane/flagplane/shared/patch"
 	"github.com/flagplane/flagplane/shared/policy"
+	"github.com/flagplane/flagplane/shared/record"
+	"github.com/flagplane/flagplane/shared/role"
 	"github.com/flagplane/flagplane/shared/store"
 )
 
@@ -25,6 +30,33 @@ type Input struct {
 	InlineRole        []policy.Statement `json:"inlineRole"`
 	ServiceToken      bool               `json:"serviceToken"`
 	DefaultAPIVersion int                `json:"defaultApiVersion"`
+	// Expiry is when the token stops working, in Unix milliseconds, as a
+	// number or a numeric string (spec 2.10 shows it as a string); absent,
+	// null or 0: never.
+	Expiry json.RawMessage `json:"expiry"`
+}
+
+// ParseMillis reads a Unix-milliseconds timestamp sent as a JSON number or
+// a numeric string (the spec shows some timestamps as strings, and a client
+// may echo either form); null or absent is 0. Anything else is a 400
+// naming field.
+func ParseMillis(field string, raw json.RawMessage) (int64, error) {
+	v := strings.TrimSpace(string(raw))
+	if v == "" || v == "null" {
+		return 0, nil
+	}
+	if strings.HasPrefix(v, `"`) {
+		var str string
+		if err := json.Unmarshal([]byte(v), &str); err != nil {
+			return 0, fault.New(fault.Invalid, "field %q must be Unix milliseconds, as a number or a numeric string", field)
+		}
+		v = strings.TrimSpace(str)
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fault.New(fault.Invalid, "field %q must be Unix milliseconds, as a number or a numeric string, not %s", field, string(raw))
+	}
+	return n, nil
 }
 
 // Service manages access tokens.
@@ -96,13 +128,13 @@ func (s *Service) check(ctx context.Context, t Token) error {
 		}
 		wanted = append(wanted, g)
 	}
-	for i, key := range t.CustomRoleIDs {
-		gs, _, err := s.grants.Roles(ctx, []string{key})
+	for i, ref := range t.CustomRoleIDs {
+		gs, _, err := s.grants.Roles(ctx, []string{ref})
 		if err != nil {
 			return err
 		}
 		if len(gs) == 0 {
-			return fault.New(fault.Invalid, "field \"customRoleIds\"[%d]: custom role %q does not exist", i, key)
+			return fault.New(fault.Invalid, "field \"customRoleIds\"[%d]: custom role %q does not exist", i, ref)
 		}
 		wanted = append(wanted, gs...)
 	}
@@ -146,12 +178,82 @@ func Visible(p identity.Principal, t Token) bool {
 	return IsAdmin(p) || t.MemberID != "" && t.MemberID == p.MemberID
 }
 
+// roleIDs turns custom role references (each a role's _id or key, as the
+// reference's clients send either) into the roles' _ids, which a token
+// stores and shows; a repeated role is kept once. A reference that names no
+// role is a 400 naming its index.
+func (s *Service) roleIDs(ctx context.Context, refs []string) ([]string, error) {
+	ids, err := s.grants.RoleIDs(ctx, refs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(ids))
+	for i, id := range ids {
+		if id == "" {
+			return nil, fault.New(fault.Invalid, "field \"customRoleIds\"[%d]: custom role %q does not exist", i, refs[i])
+		}
+		if !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	return out, nil
+}
+
+// shownWithIDs returns the tokens with their custom roles named by _id. A
+// token made before tokens stored _ids may name roles by key; those that
+// still exist are shown by _id (one lookup for all the tokens), the others
+// as stored.
+func (s *Service) shownWithIDs(ctx context.Context, tokens []Token) ([]Token, error) {
+	var keys []string
+	for _, t := range tokens {
+		for _, ref := range t.CustomRoleIDs {
+			if !role.LooksLikeID(ref) && !slices.Contains(keys, ref) {
+				keys = append(keys, ref)
+			}
+		}
+	}
+	if len(keys) == 0 {
+		return tokens, nil
+	}
+	ids, err := s.grants.RoleIDs(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	idOf := make(map[string]string, len(keys))
+	for i, k := range keys {
+		if ids[i] != "" {
+			idOf[k] = ids[i]
+		}
+	}
+	out := make([]Token, len(tokens))
+	for i, t := range tokens {
+		shown := make([]string, len(t.CustomRoleIDs))
+		for j, ref := range t.CustomRoleIDs {
+			shown[j] = cmp.Or(idOf[ref], ref)
+		}
+		t.CustomRoleIDs = shown
+		out[i] = t
+	}
+	return out, nil
+}
+
 // CreateFor issues a token for the caller: a member token of the caller's
 // member, or a service token that belongs to no member.
 func (s *Service) CreateFor(ctx context.Context, in Input) (Token, string, error) {
 	p, _ := identity.From(ctx)
-	spec := Spec{Name: in.Name, Description: in.Description, Role: identity.Role(in.Role), CustomRoleIDs: in.CustomRoleIDs,
-		InlineRole: in.InlineRole, ServiceToken: in.ServiceToken, DefaultAPIVersion: in.DefaultAPIVersion}
+	ids, err := s.roleIDs(ctx, in.CustomRoleIDs)
+	if err != nil {
+		return Token{}, "", err
+	}
+	expiry, err := ParseMillis("expiry", in.Expiry)
+	if err != nil {
+		return Token{}, "", err
+	}
+	if expiry != 0 && expiry <= s.now().UnixMilli() {
+		return Token{}, "", fault.New(fault.Invalid, "field \"expiry\" must be a future Unix time in milliseconds, not %d", expiry)
+	}
+	spec := Spec{Name: in.Name, Description: in.Description, Role: identity.Role(in.Role), CustomRoleIDs: ids,
+		InlineRole: in.InlineRole, ServiceToken: in.ServiceToken, DefaultAPIVersion: in.DefaultAPIVersion, Expiry: expiry}
 	if !in.ServiceToken {
 		if p.MemberID == "" {
 			return Token{}, "", fault.New(fault.Invalid, "the caller belongs to no member, so it cannot make a member token: set \"serviceToken\": true")
@@ -183,7 +285,11 @@ func (s *Service) Get(ctx context.Context, id string) (Token, error) {
 	if it, err := s.table.Get(ctx, lastUsedKey(id)); err == nil {
 		t.LastUsed = decodeLastUsed(it)
 	}
-	return t, nil
+	shown, err := s.shownWithIDs(ctx, []Token{t})
+	if err != nil {
+		return Token{}, err
+	}
+	return shown[0], nil
 }
 
 // loadVisible is load, as not found for tokens the caller may not see.
@@ -236,7 +342,7 @@ func (s *Service) List(ctx context.Context, all bool) ([]Token, error) {
 			out = append(out, t)
 		}
 	}
-	return out, nil
+	return s.shownWithIDs(ctx, out)
 }
 
 // Patch changes a token's name, description, rights or default version;
@@ -249,9 +355,20 @@ func (s *Service) Patch(ctx context.Context, id string, p patch.Patch) (Token, e
 	if err != nil {
 		return Token{}, err
 	}
+	// The patch applies to the token as clients see it: roles by _id.
+	shown, err := s.shownWithIDs(ctx, []Token{old})
+	if err != nil {
+		return Token{}, err
+	}
+	old = shown[0]
 	var next Token
 	if err := p.ApplyTo(old.Public(), &next); err != nil {
 		return Token{}, err
+	}
+	if !slices.Equal(next.CustomRoleIDs, old.CustomRoleIDs) {
+		if next.CustomRoleIDs, err = s.roleIDs(ctx, next.CustomRoleIDs); err != nil {
+			return Token{}, err
+		}
 	}
 	next.ID, next.OwnerID, next.MemberID, next.ServiceToken = old.ID, old.OwnerID, old.MemberID, old.ServiceToken
 	next.CreationDate, next.Expiry, next.Ending, next.Hash = old.CreationDate, old.Expiry, old.Ending, old.Hash
@@ -413,9 +530,56 @@ func decodeLastUsed(it store.Item) int64 {
 // LastUsedInterval bounds how often a token's lastUsed is written.
 const LastUsedInterval = time.Minute
 
-// touch records that token id was used, at most once per LastUsedInterval
-// per process, and never fails the request it rides on.
-func (a *Authenticator) touch(ctx context.Context, id string, now time.Time) {
+// memberLastSeenPrefix starts the META items that remember when a member
+// was last seen: when one of its tokens was last used, and which. An item
+// of a removed member is left behind and never read again.
+const memberLastSeenPrefix = "member-last-seen#"
+
+func memberLastSeenKey(id string) store.Key { return store.MetaKey(memberLastSeenPrefix + id) }
+
+// LastSeen is when a member was last seen (Unix ms) and through which token.
+type LastSeen struct {
+	At      int64  `json:"at"`
+	TokenID string `json:"tokenId"`
+}
+
+// MemberLastSeen returns when the member was last seen, and false when it
+// never was (or not since flagplane began recording it).
+func (s *Service) MemberLastSeen(ctx context.Context, memberID string) (LastSeen, bool, error) {
+	it, err := s.table.Get(ctx, memberLastSeenKey(memberID))
+	if errors.Is(err, store.ErrNotFound) {
+		return LastSeen{}, false, nil
+	}
+	if err != nil {
+		return LastSeen{}, false, fmt.Errorf("read when member %s was last seen: %w", memberID, err)
+	}
+	var v LastSeen
+	if err := json.Unmarshal(it.Data, &v); err != nil {
+		return LastSeen{}, false, fmt.Errorf("decode when member %s was last seen: %w", memberID, err)
+	}
+	return v, v.At > 0, nil
+}
+
+// MembersLastSeen returns when each member seen so far was last seen, by member id, with one Query.
+func (s *Service) MembersLastSeen(ctx context.Context) (map[string]LastSeen, error) {
+	items, err := record.All(ctx, s.table, store.Query{PK: store.MetaKey("").PK, SKPrefix: memberLastSeenPrefix}, "member last seen", func(it store.Item) (store.Item, error) { return it, nil })
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]LastSeen, len(items))
+	for _, it := range items {
+		var v LastSeen
+		if json.Unmarshal(it.Data, &v) == nil && v.At > 0 {
+			out[strings.TrimPrefix(it.SK, memberLastSeenPrefix)] = v
+		}
+	}
+	return out, nil
+}
+
+// touch records that token id (of member memberID, "" for a service token)
+// was used, and so that its member was seen, at most once per
+// LastUsedInterval per process, and never fails the request it rides on.
+func (a *Authenticator) touch(ctx context.Context, id, memberID string, now time.Time) {
 	a.mu.Lock()
 	last, seen := a.touched[id]
 	if seen && now.Sub(last) < LastUsedInterval {
@@ -429,4 +593,9 @@ func (a *Authenticator) touch(ctx context.Context, id string, now time.Time) {
 	a.mu.Unlock()
 	k := lastUsedKey(id)
 	_ = a.table.Put(ctx, store.Item{PK: k.PK, SK: k.SK, Version: 1, Data: []byte(fmt.Sprintf(`{"at":%d}`, now.UnixMilli()))}, store.Cond{})
+	if memberID != "" {
+		data, _ := json.Marshal(LastSeen{At: now.UnixMilli(), TokenID: id}) // two plain fields always encode
+		mk := memberLastSeenKey(memberID)
+		_ = a.table.Put(ctx, store.Item{PK: mk.PK, SK: mk.SK, Version: 1, Data: data}, store.Cond{})
+	}
 }

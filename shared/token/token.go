@@ -175,9 +175,13 @@ func CreateChange(t Token, writes []store.Write) audit.Change {
 
 // Grants loads what a caller's rights are built from besides the token itself.
 type Grants interface {
-	// Roles returns the grants of the custom roles with keys (missing ones
-	// are skipped) and whether any lets its holder read by default.
-	Roles(ctx context.Context, keys []string) ([]policy.Grant, bool, error)
+	// Roles returns the grants of the custom roles the references (_ids or
+	// keys) name (missing ones are skipped) and whether any lets its holder
+	// read by default.
+	Roles(ctx context.Context, refs []string) ([]policy.Grant, bool, error)
+	// RoleIDs returns the _id of the custom role each reference (an _id or
+	// a key) names, in order, "" where none does.
+	RoleIDs(ctx context.Context, refs []string) ([]string, error)
 	// Member returns a member's built-in role, custom role keys and email,
 	// or an error wrapping fault.NotFound.
 	Member(ctx context.Context, id string) (role string, customRoles []string, email string, err error)
@@ -262,7 +266,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, value string) (identit
 		return identity.Principal{}, fault.New(fault.Unauthorized, "the access token has expired")
 	}
 	if !strings.HasPrefix(c.p.TokenID, "oauth-") {
-		a.touch(ctx, c.p.TokenID, now)
+		a.touch(ctx, c.p.TokenID, c.p.MemberID, now)
 	}
 	return c.p, nil
 }

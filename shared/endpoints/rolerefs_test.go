@@ -1,0 +1,379 @@
+package endpoints_test
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/flagplane/flagplane/shared/app/apptest"
+	"github.com/flagplane/flagplane/shared/identity"
+	"github.com/flagplane/flagplane/shared/token"
+)
+
+// Custom roles are named by key or by _id wherever they are given, as
+// LaunchDarkly's clients do: access tokens' customRoleIds (stored and shown
+// as _ids, as the reference types them), members' customRoles and teams'
+// customRoleKeys (stored and shown as keys, as the reference names them).
+
+// roleID reads the _id of the custom role with key.
+func roleID(tb testing.TB, srv *apptest.Server, key string) string {
+	tb.Helper()
+	res := srv.Do(tb, http.MethodGet, api+"/roles/"+key, nil)
+	wantStatus(tb, res, http.StatusOK)
+	id, _ := res.Map(tb)["_id"].(string)
+	if id == "" {
+		tb.Fatalf("role %q has no _id: %s", key, res.Body)
+	}
+	return id
+}
+
+// envMakerRole creates a role that may create environments in project
+// a only, and returns its _id.
+func envMakerRole(tb testing.TB, srv *apptest.Server, key string) string {
+	tb.Helper()
+	createRole(tb, srv, key, "", map[string]any{"effect": "allow", "resources": []string{"proj/a:env/*"}, "actions": []string{"createEnvironment"}})
+	return roleID(tb, srv, key)
+}
+
+// canCreateEnv reports the status of creating an environment in project with value.
+func canCreateEnv(tb testing.TB, srv *apptest.Server, value, project, key string) int {
+	tb.Helper()
+	return srv.Do(tb, http.MethodPost, envsPath(project), map[string]any{"key": key, "name": key, "color": "00AA00"}, "Authorization", value).Status
+}
+
+// tokenCount is how many tokens the admin sees.
+func tokenCount(tb testing.TB, srv *apptest.Server) int {
+	tb.Helper()
+	return len(listTokens(tb, srv, "?showAll=true&limit=1000"))
+}
+
+func TestTokensNameCustomRolesByIDOrKey(t *testing.T) {
+	srv := apptest.New(t)
+	emptyProject(t, srv, "a")
+	emptyProject(t, srv, "b")
+	makerID := envMakerRole(t, srv, "env-maker")
+	createRole(t, srv, "viewer", "", map[string]any{"effect": "allow", "resources": []string{"proj/*"}, "actions": []string{"viewProject"}})
+	viewerID := roleID(t, srv, "viewer")
+
+	for _, c := range []struct {
+		name  string
+		refs  []string
+		want  []string
+		label string
+	}{
+		{"a token made with a role's _id holds that role and shows its _id", []string{makerID}, []string{makerID}, "by-id"},
+		{"a token made with a role's key holds that role and shows its _id", []string{"env-maker"}, []string{makerID}, "by-key"},
+		{"a role named by key and by _id is held once", []string{"env-maker", makerID}, []string{makerID}, "twice"},
+		{"keys and _ids of different roles mix, in order", []string{viewerID, "env-maker"}, []string{viewerID, makerID}, "mixed"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res := srv.Do(t, http.MethodPost, tokensPath, map[string]any{"name": c.label, "serviceToken": true, "customRoleIds": c.refs})
+			wantStatus(t, res, http.StatusCreated)
+			var created tokenDoc
+			res.JSON(t, &created)
+			if !slices.Equal(created.CustomRoleIDs, c.want) {
+				t.Errorf("create answers customRoleIds %v, want %v", created.CustomRoleIDs, c.want)
+			}
+			if got := readToken(t, srv, created.ID).CustomRoleIDs; !slices.Equal(got, c.want) {
+				t.Errorf("GET shows customRoleIds %v, want %v", got, c.want)
+			}
+			for _, d := range listTokens(t, srv, "?showAll=true&limit=1000") {
+				if d.ID == created.ID && !slices.Equal(d.CustomRoleIDs, c.want) {
+					t.Errorf("the list shows customRoleIds %v, want %v", d.CustomRoleIDs, c.want)
+				}
+			}
+			if got := canCreateEnv(t, srv, created.Token, "a", "env-"+c.label); got != http.StatusCreated {
+				t.Errorf("the token may not do what its role allows: status %d", got)
+			}
+			if got := canCreateEnv(t, srv, created.Token, "b", "env-"+c.label); got != http.StatusForbidden {
+				t.Errorf("the token may do more than its role allows: status %d", got)
+			}
+		})
+	}
+
+	t.Run("a patch of customRoleIds takes keys and _ids and shows _ids", func(t *testing.T) {
+		id, _ := srv.MustCreateToken(t, map[string]any{"name": "patched", "serviceToken": true, "role": "reader"})
+		res := srv.Do(t, http.MethodPatch, tokenPath(id), []patchOp{replace("/customRoleIds", []string{"viewer", makerID})})
+		wantStatus(t, res, http.StatusOK)
+		var d tokenDoc
+		res.JSON(t, &d)
+		if want := []string{viewerID, makerID}; !slices.Equal(d.CustomRoleIDs, want) {
+			t.Errorf("patch answers customRoleIds %v, want %v", d.CustomRoleIDs, want)
+		}
+		res = srv.Do(t, http.MethodPatch, tokenPath(id), []patchOp{add("/customRoleIds/-", "viewer")})
+		wantStatus(t, res, http.StatusOK)
+		res.JSON(t, &d)
+		if want := []string{viewerID, makerID}; !slices.Equal(d.CustomRoleIDs, want) {
+			t.Errorf("adding a role the token holds shows %v, want %v", d.CustomRoleIDs, want)
+		}
+	})
+
+	t.Run("a role that does not exist, by key or by _id, is refused with 400 naming its index, and no token is made", func(t *testing.T) {
+		before := tokenCount(t, srv)
+		for _, refs := range [][]string{{"missing"}, {viewerID, "0123456789abcdef01234567"}} {
+			wantError(t, srv.Do(t, http.MethodPost, tokensPath, map[string]any{"name": "x", "serviceToken": true, "customRoleIds": refs}),
+				http.StatusBadRequest, "invalid_request", fmt.Sprintf(`"customRoleIds"[%d]`, len(refs)-1), refs[len(refs)-1])
+		}
+		if after := tokenCount(t, srv); after != before {
+			t.Errorf("refused creates changed the token count from %d to %d", before, after)
+		}
+	})
+
+	t.Run("a patch naming a role that does not exist is refused with 400 and changes nothing", func(t *testing.T) {
+		id, _ := srv.MustCreateToken(t, map[string]any{"name": "kept", "serviceToken": true, "customRoleIds": []string{"viewer"}})
+		wantError(t, srv.Do(t, http.MethodPatch, tokenPath(id), []patchOp{replace("/customRoleIds", []string{"viewer", "nope"})}),
+			http.StatusBadRequest, "invalid_request", `"customRoleIds"[1]`, "nope")
+		if got := readToken(t, srv, id).CustomRoleIDs; !slices.Equal(got, []string{viewerID}) {
+			t.Errorf("a refused patch left customRoleIds %v", got)
+		}
+	})
+
+	t.Run("a token stored with role keys, from before tokens stored _ids, shows _ids and keeps its rights", func(t *testing.T) {
+		id, value := srv.MustIssueToken(t, token.Spec{Name: "old", CustomRoleIDs: []string{"env-maker"}})
+		if got := readToken(t, srv, id).CustomRoleIDs; !slices.Equal(got, []string{makerID}) {
+			t.Errorf("GET shows %v, want [%s]", got, makerID)
+		}
+		if got := canCreateEnv(t, srv, value, "a", "env-old"); got != http.StatusCreated {
+			t.Errorf("the token lost its role's rights: status %d", got)
+		}
+		res := srv.Do(t, http.MethodPatch, tokenPath(id), []patchOp{replace("/name", "renamed")})
+		wantStatus(t, res, http.StatusOK)
+		if e := latestEntry(t, srv); !slices.Equal(entryActions(e), []string{"updateTokenName"}) {
+			t.Errorf("renaming it recorded actions %v", entryActions(e))
+		}
+	})
+
+	t.Run("a role deleted and made again under its key does not pass its rights to tokens of the old one", func(t *testing.T) {
+		createRole(t, srv, "short", "", map[string]any{"effect": "allow", "resources": []string{"proj/a:env/*"}, "actions": []string{"createEnvironment"}})
+		_, value := srv.MustCreateToken(t, map[string]any{"name": "short", "serviceToken": true, "customRoleIds": []string{"short"}})
+		wantStatus(t, srv.Do(t, http.MethodDelete, api+"/roles/short", nil), http.StatusNoContent)
+		createRole(t, srv, "short", "", map[string]any{"effect": "allow", "resources": []string{"proj/*:env/*"}, "actions": []string{"createEnvironment"}})
+		fresh := srv.Reopen(t) // no cached rights
+		if got := canCreateEnv(t, fresh, value, "a", "env-short"); got != http.StatusForbidden {
+			t.Errorf("a token of the deleted role may still act: status %d", got)
+		}
+	})
+}
+
+// entryActions are the actions of an audit entry's accesses.
+func entryActions(e entry) []string {
+	var out []string
+	for _, a := range e.Accesses {
+		out = append(out, a.Action)
+	}
+	return out
+}
+
+func TestCustomRolesAreReadByKeyOrID(t *testing.T) {
+	srv := apptest.New(t)
+	id := envMakerRole(t, srv, "env-maker")
+	for _, c := range []struct {
+		name, ref string
+		status    int
+	}{
+		{"a role is read by its key", "env-maker", http.StatusOK},
+		{"a role is read by its _id", id, http.StatusOK},
+		{"an _id no role has is not found", "0123456789abcdef01234567", http.StatusNotFound},
+		{"a key no role has is not found", "nobody", http.StatusNotFound},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res := srv.Do(t, http.MethodGet, api+"/roles/"+c.ref, nil)
+			wantStatus(t, res, c.status)
+			if c.status == http.StatusOK {
+				if got := res.Map(t); got["key"] != "env-maker" || got["_id"] != id {
+					t.Errorf("read %v", got)
+				}
+			}
+		})
+	}
+	t.Run("a key with the form of an _id is refused with 400, so a reference is never ambiguous", func(t *testing.T) {
+		wantError(t, srv.Do(t, http.MethodPost, api+"/roles", map[string]any{"key": "0123456789abcdef01234567", "name": "x",
+			"policy": []map[string]any{{"effect": "allow", "resources": []string{"proj/*"}, "actions": []string{"*"}}}}),
+			http.StatusBadRequest, "invalid_request", `"key"`, "_id")
+		wantStatus(t, srv.Do(t, http.MethodGet, api+"/roles/0123456789abcdef01234567", nil), http.StatusNotFound)
+	})
+}
+
+func TestMembersAndTeamsNameCustomRolesByKeyOrID(t *testing.T) {
+	srv := apptest.New(t)
+	emptyProject(t, srv, "a")
+	makerID := envMakerRole(t, srv, "env-maker")
+
+	t.Run("an invite takes a custom role by _id and shows its key", func(t *testing.T) {
+		m := inviteMembers(t, srv, map[string]any{"email": "by-id@example.com", "customRoles": []string{makerID}})[0]
+		if !slices.Equal(m.CustomRoles, []string{"env-maker"}) || !slices.Equal(readMember(t, srv, m.ID).CustomRoles, []string{"env-maker"}) {
+			t.Errorf("customRoles %v, want [env-maker]", m.CustomRoles)
+		}
+	})
+	t.Run("a member patch takes a custom role by _id, as LaunchDarkly's Terraform provider sends it, and shows its key", func(t *testing.T) {
+		m := inviteMembers(t, srv, map[string]any{"email": "patched@example.com"})[0]
+		res := srv.Do(t, http.MethodPatch, memberPath(m.ID), []patchOp{add("/customRoles/0", makerID)})
+		wantStatus(t, res, http.StatusOK)
+		var got memberDoc
+		res.JSON(t, &got)
+		if !slices.Equal(got.CustomRoles, []string{"env-maker"}) {
+			t.Errorf("customRoles %v, want [env-maker]", got.CustomRoles)
+		}
+	})
+	t.Run("a member given a role by _id holds its rights", func(t *testing.T) {
+		m := inviteMembers(t, srv, map[string]any{"email": "acts@example.com", "customRoles": []string{makerID}})[0]
+		_, value := srv.MustIssueToken(t, token.Spec{Name: "acts", Role: identity.RoleAdmin, MemberID: m.ID})
+		if got := canCreateEnv(t, srv, value, "a", "by-member"); got != http.StatusCreated {
+			t.Errorf("status %d, want 201", got)
+		}
+	})
+	t.Run("a custom role that does not exist is refused with 400 naming it, and nobody is invited", func(t *testing.T) {
+		before := len(memberEmails(t, srv))
+		wantError(t, srv.Do(t, http.MethodPost, membersPath, []map[string]any{{"email": "ok@example.com"}, {"email": "bad@example.com", "customRoles": []string{"env-maker", "ghost"}}}),
+			http.StatusBadRequest, "invalid_request", `"[1].customRoles[1]"`, "ghost")
+		if after := len(memberEmails(t, srv)); after != before {
+			t.Errorf("a refused invite changed the member count from %d to %d", before, after)
+		}
+	})
+	t.Run("a member patch naming a role that does not exist is refused with 400 and changes nothing", func(t *testing.T) {
+		m := inviteMembers(t, srv, map[string]any{"email": "kept@example.com", "customRoles": []string{"env-maker"}})[0]
+		wantError(t, srv.Do(t, http.MethodPatch, memberPath(m.ID), []patchOp{add("/customRoles/-", "ghost")}),
+			http.StatusBadRequest, "invalid_request", `"customRoles[1]"`, "ghost")
+		if got := readMember(t, srv, m.ID).CustomRoles; !slices.Equal(got, []string{"env-maker"}) {
+			t.Errorf("customRoles %v after a refused patch", got)
+		}
+	})
+	t.Run("a team takes customRoleKeys by key or _id and shows keys", func(t *testing.T) {
+		res := srv.Do(t, http.MethodPost, api+"/teams", map[string]any{"key": "by-id", "name": "By id", "customRoleKeys": []string{makerID}})
+		wantStatus(t, res, http.StatusCreated)
+		if got := strs(res.Map(t)["customRoleKeys"]); !slices.Equal(got, []string{"env-maker"}) {
+			t.Errorf("customRoleKeys %v, want [env-maker]", got)
+		}
+		res = srv.Do(t, http.MethodPatch, api+"/teams/by-id", []patchOp{replace("/customRoleKeys", []string{"env-maker", makerID})})
+		wantStatus(t, res, http.StatusOK)
+		if got := strs(res.Map(t)["customRoleKeys"]); !slices.Equal(got, []string{"env-maker"}) {
+			t.Errorf("customRoleKeys %v after a patch naming the role twice, want [env-maker]", got)
+		}
+	})
+	t.Run("a team naming a custom role that does not exist is refused with 400, and no team is made", func(t *testing.T) {
+		wantError(t, srv.Do(t, http.MethodPost, api+"/teams", map[string]any{"key": "ghosts", "name": "Ghosts", "customRoleKeys": []string{"ghost"}}),
+			http.StatusBadRequest, "invalid_request", `"customRoleKeys[0]"`, "ghost")
+		wantStatus(t, srv.Do(t, http.MethodGet, api+"/teams/ghosts", nil), http.StatusNotFound)
+	})
+}
+
+// memberEmails lists the emails of every member.
+func memberEmails(tb testing.TB, srv *apptest.Server) []string {
+	tb.Helper()
+	res := srv.Do(tb, http.MethodGet, membersPath+"?limit=1000", nil)
+	wantStatus(tb, res, http.StatusOK)
+	var out struct {
+		Items []memberDoc `json:"items"`
+	}
+	res.JSON(tb, &out)
+	emails := make([]string, len(out.Items))
+	for i, m := range out.Items {
+		emails[i] = m.Email
+	}
+	return emails
+}
+
+func TestTokenExpiryInputs(t *testing.T) {
+	srv := apptest.New(t)
+	at := time.Now().Add(time.Hour).UnixMilli()
+	for _, c := range []struct {
+		name   string
+		expiry any
+		want   int64
+	}{
+		{"an expiry given as a number is kept and shown as a string", at, at},
+		{"an expiry given as a numeric string is kept and shown as a string", strconv.FormatInt(at, 10), at},
+		{"a null expiry never expires", nil, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res := srv.Do(t, http.MethodPost, tokensPath, map[string]any{"name": "exp", "role": "reader", "expiry": c.expiry})
+			wantStatus(t, res, http.StatusCreated)
+			var d tokenDoc
+			res.JSON(t, &d)
+			raw := res.Map(t)["expiry"]
+			if c.want == 0 {
+				if raw != nil {
+					t.Errorf("expiry %v, want none", raw)
+				}
+				return
+			}
+			if raw != strconv.FormatInt(c.want, 10) || int64(readToken(t, srv, d.ID).Expiry) != c.want {
+				t.Errorf("expiry %#v, want %q", raw, strconv.FormatInt(c.want, 10))
+			}
+		})
+	}
+	for _, c := range []struct {
+		name   string
+		expiry any
+	}{
+		{"an expiry that is not a number is refused with 400 naming it", "soon"},
+		{"an expiry that is a fraction is refused with 400 naming it", 1.5},
+		{"an expiry of the wrong JSON type is refused with 400 naming it", true},
+		{"an expiry in the past is refused with 400 naming it", time.Now().Add(-time.Hour).UnixMilli()},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			before := tokenCount(t, srv)
+			wantError(t, srv.Do(t, http.MethodPost, tokensPath, map[string]any{"name": "bad", "role": "reader", "expiry": c.expiry}),
+				http.StatusBadRequest, "invalid_request", `"expiry"`)
+			if after := tokenCount(t, srv); after != before {
+				t.Errorf("a refused create changed the token count from %d to %d", before, after)
+			}
+		})
+	}
+	t.Run("a token past its expiry stops working", func(t *testing.T) {
+		soon := time.Now().Add(300 * time.Millisecond).UnixMilli()
+		_, value := srv.MustCreateToken(t, map[string]any{"name": "brief", "role": "reader", "expiry": strconv.FormatInt(soon, 10)})
+		if got := works(t, srv, value); got != http.StatusOK {
+			t.Fatalf("status %d before the expiry", got)
+		}
+		time.Sleep(time.Until(time.UnixMilli(soon)) + 50*time.Millisecond)
+		if got := works(t, srv, value); got != http.StatusUnauthorized {
+			t.Errorf("status %d after the expiry, want 401", got)
+		}
+	})
+
+	for _, c := range []struct {
+		name  string
+		query string
+		body  any
+	}{
+		{"a reset's expiry is taken from the query", "?expiry=%d", nil},
+		{"a reset's expiry is taken from a body as a number", "", map[string]any{"expiry": "%d"}},
+		{"a reset's expiry is taken from a body as a numeric string", "", map[string]any{"expiry": "\"%d\""}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			id, old := srv.MustCreateToken(t, map[string]any{"name": "reset", "role": "reader"})
+			grace := time.Now().Add(time.Hour).UnixMilli()
+			path := tokenPath(id) + "/reset"
+			var body any
+			if c.query != "" {
+				path += fmt.Sprintf(c.query, grace)
+			} else {
+				body = fmt.Sprintf(`{"expiry": %s}`, fmt.Sprintf(c.body.(map[string]any)["expiry"].(string), grace))
+			}
+			wantStatus(t, srv.Do(t, http.MethodPost, path, body), http.StatusOK)
+			if got := works(t, srv, old); got != http.StatusOK {
+				t.Errorf("the old value stopped at once (status %d); it should work until its expiry", got)
+			}
+		})
+	}
+	t.Run("a reset with expiry both in the query and the body is refused with 400 and resets nothing", func(t *testing.T) {
+		id, old := srv.MustCreateToken(t, map[string]any{"name": "twice", "role": "reader"})
+		grace := time.Now().Add(time.Hour).UnixMilli()
+		wantError(t, srv.Do(t, http.MethodPost, fmt.Sprintf("%s/reset?expiry=%d", tokenPath(id), grace), map[string]any{"expiry": grace}),
+			http.StatusBadRequest, "invalid_request", "expiry")
+		if got := works(t, srv, old); got != http.StatusOK {
+			t.Errorf("a refused reset changed the value: status %d", got)
+		}
+	})
+	t.Run("a reset with a body expiry that is not a number is refused with 400 naming it", func(t *testing.T) {
+		id, old := srv.MustCreateToken(t, map[string]any{"name": "word", "role": "reader"})
+		wantError(t, srv.Do(t, http.MethodPost, tokenPath(id)+"/reset", map[string]any{"expiry": "tomorrow"}), http.StatusBadRequest, "invalid_request", `"expiry"`)
+		if got := works(t, srv, old); got != http.StatusOK {
+			t.Errorf("a refused reset changed the value: status %d", got)
+		}
+	})
+}
