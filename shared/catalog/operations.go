@@ -196,12 +196,15 @@ var operations = []Operation{
 	{ID: "patchMember", Group: "members", Method: "PATCH", Path: "/api/v2/members/{id}", Scope: Write, Resource: "member/{id}", Action: "updateMember", BodyActions: true},
 	{ID: "deleteMember", Group: "members", Method: "DELETE", Path: "/api/v2/members/{id}", Scope: Write, Resource: "member/{id}", Action: "deleteMember"},
 
-	// teams: teams named by approval notify lists; reference CRUD.
+	// teams: teams named by approval notify lists; reference CRUD, and the team's custom
+	// roles and maintainers, which LaunchDarkly's Terraform provider reads.
 	{ID: "getTeams", Group: "teams", Method: "GET", Path: "/api/v2/teams", Scope: Read, Resource: "team/*"},
 	{ID: "postTeam", Group: "teams", Method: "POST", Path: "/api/v2/teams", Scope: Write, Resource: "team/*", Action: "createTeam"},
 	{ID: "getTeam", Group: "teams", Method: "GET", Path: "/api/v2/teams/{teamKey}", Scope: Read, Resource: "team/{teamKey}"},
 	{ID: "patchTeam", Group: "teams", Method: "PATCH", Path: "/api/v2/teams/{teamKey}", Scope: Write, Resource: "team/{teamKey}", Action: "updateTeam", BodyActions: true},
 	{ID: "deleteTeam", Group: "teams", Method: "DELETE", Path: "/api/v2/teams/{teamKey}", Scope: Write, Resource: "team/{teamKey}", Action: "deleteTeam"},
+	{ID: "getTeamRoles", Group: "teams", Method: "GET", Path: "/api/v2/teams/{teamKey}/roles", Scope: Read, Resource: "team/{teamKey}"},
+	{ID: "getTeamMaintainers", Group: "teams", Method: "GET", Path: "/api/v2/teams/{teamKey}/maintainers", Scope: Read, Resource: "team/{teamKey}"},
 
 	// roles: custom roles granted to tokens and members; reference CRUD.
 	{ID: "getCustomRoles", Group: "roles", Method: "GET", Path: "/api/v2/roles", Scope: Read, Resource: "role/*"},

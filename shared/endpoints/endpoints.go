@@ -53,7 +53,7 @@ func Needs(s Services) map[string]api.Needs {
 		"patchCustomRole":  of(role.PatchActions),
 		"patchMember":      of(member.PatchActions),
 		"patchToken":       of(token.PatchActions),
-		"patchTeam":        of(team.PatchActions),
+		"patchTeam":        teamPatchNeeds,
 		"patchWebhook":     of(webhook.PatchActions),
 		"patchOAuthClient": of(oauth.PatchActions),
 		"patchFeatureFlag": flagPatchNeeds,
