@@ -84,12 +84,10 @@ func (c *call) fail(format string, args ...any) {
 // dump logs every answer in full: LDCOMPAT_DUMP=1 go test -v -run LaunchDarklyClient ./shared/ldcompat/
 var dump = os.Getenv("LDCOMPAT_DUMP") != ""
 
-// clientHeaders are what every call of the tier sends besides the token.
-// LaunchDarkly's clients ask for beta operations with LD-API-Version: beta;
-// SVC-API-Version is flagplane's own name for it. Both are sent until
-// flagplane takes LD-API-Version as an alias (issue 9); the beta-header probe
-// of TestLaunchDarklyClient sends LD-API-Version alone and says when it does.
-var clientHeaders = map[string]string{"LD-API-Version": "beta", "SVC-API-Version": "beta"}
+// clientHeaders are what every call of the tier sends besides the token:
+// LaunchDarkly's clients ask for beta operations with LD-API-Version: beta,
+// which flagplane takes like its own SVC-API-Version: beta.
+var clientHeaders = map[string]string{"LD-API-Version": "beta"}
 
 func newTier(t *testing.T, srv *apptest.Server) *tier {
 	tr := &tier{
