@@ -47,6 +47,13 @@ type Settings struct {
 	// AllowPrivateWebhooks lets webhooks reach loopback and private
 	// addresses: local mode and tests; never in AWS unless asked.
 	AllowPrivateWebhooks bool
+	// RateLimits are the requests per ten seconds this process admits; the
+	// zero value limits nothing (tests). `flagplane serve` and the Lambda
+	// functions start from api.DefaultRateLimits.
+	RateLimits api.RateLimits
+	// CORSOrigins are the browser origins allowed to call ("*" for all);
+	// none turns CORS off. In AWS, API Gateway answers CORS instead.
+	CORSOrigins []string
 }
 
 // App holds the wired services.
@@ -56,6 +63,8 @@ type App struct {
 	Authn     *token.Authenticator
 	Publisher audit.Publisher
 	Logger    *slog.Logger
+
+	settings Settings
 }
 
 // New wires the services over table.
@@ -92,6 +101,7 @@ func New(table store.Table, publisher audit.Publisher, s Settings, logger *slog.
 		Authn:     authn,
 		Publisher: publisher,
 		Logger:    logger,
+		settings:  s,
 	}
 }
 
@@ -153,6 +163,7 @@ func (a *App) Handler(group string) (http.Handler, error) {
 	}
 	h, err := api.NewRouter(ops, api.Routes{
 		Handlers: routed, Needs: endpoints.Needs(a.Services), Authn: a.Authn, Tags: endpoints.Tagger(a.Services),
+		Limits: a.settings.RateLimits, CORSOrigins: a.settings.CORSOrigins,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("route group %q: %w", group, err)
@@ -169,6 +180,11 @@ const (
 	EnvApprovals = "FLAGPLANE_APPROVALS"
 	// EnvAllowPrivateWebhooks lets webhooks reach private addresses (default false).
 	EnvAllowPrivateWebhooks = "FLAGPLANE_WEBHOOKS_ALLOW_PRIVATE"
+	// EnvRateLimitGlobal and EnvRateLimitRoute are the requests per ten
+	// seconds admitted in all and per route (0: no limit); unset, the
+	// defaults of api.DefaultRateLimits.
+	EnvRateLimitGlobal = "FLAGPLANE_RATE_LIMIT_GLOBAL"
+	EnvRateLimitRoute  = "FLAGPLANE_RATE_LIMIT_ROUTE"
 )
 
 // SettingsFromEnv reads the shared settings from the environment.
@@ -181,7 +197,33 @@ func SettingsFromEnv() (Settings, error) {
 		}
 		s.Approvals = b
 	}
+	limits, err := RateLimitsFromEnv()
+	if err != nil {
+		return Settings{}, err
+	}
+	s.RateLimits = limits
 	return s, nil
+}
+
+// RateLimitsFromEnv reads EnvRateLimitGlobal and EnvRateLimitRoute over
+// api.DefaultRateLimits.
+func RateLimitsFromEnv() (api.RateLimits, error) {
+	l := api.DefaultRateLimits
+	for _, v := range []struct {
+		name string
+		into *int
+	}{{EnvRateLimitGlobal, &l.Global}, {EnvRateLimitRoute, &l.Route}} {
+		raw := os.Getenv(v.name)
+		if raw == "" {
+			continue
+		}
+		n, err := strconv.Atoi(raw)
+		if err != nil || n < 0 || n > api.MaxRateLimit {
+			return l, fmt.Errorf("%s must be a whole number of requests per 10 seconds from 0 (no limit) to %d, not %q", v.name, api.MaxRateLimit, raw)
+		}
+		*v.into = n
+	}
+	return l, nil
 }
 
 // DynamoFromEnv opens the DynamoDB table named by FLAGPLANE_TABLE with the

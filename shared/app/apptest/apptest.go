@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/flagplane/flagplane/shared/account"
+	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/app"
 	"github.com/flagplane/flagplane/shared/audit"
 	"github.com/flagplane/flagplane/shared/store"
@@ -53,7 +54,17 @@ type config struct {
 	approvals bool
 	webhooks  bool
 	table     store.Table
+	limits    api.RateLimits
+	cors      []string
 }
+
+// WithRateLimits applies rate limits; by default a test server has none,
+// so tests may send as many requests as they like.
+func WithRateLimits(l api.RateLimits) Option { return func(c *config) { c.limits = l } }
+
+// WithCORS allows the given browser origins ("*" for all); by default a
+// test server has no CORS.
+func WithCORS(origins ...string) Option { return func(c *config) { c.cors = origins } }
 
 // WithTable serves the given table (a DynamoDB test table, say) instead of
 // a fresh embedded store; its owner cleans it up.
@@ -90,7 +101,8 @@ func New(tb testing.TB, opts ...Option) *Server {
 		closeTable()
 		tb.Fatalf("bootstrap account: %v", err)
 	}
-	settings := app.Settings{Approvals: cfg.approvals, AccountID: acct.ID, AllowPrivateWebhooks: cfg.webhooks}
+	settings := app.Settings{Approvals: cfg.approvals, AccountID: acct.ID, AllowPrivateWebhooks: cfg.webhooks,
+		RateLimits: cfg.limits, CORSOrigins: cfg.cors}
 	a := app.New(table, audit.Discard{}, settings, logger)
 	var queue *webhook.MemoryQueue
 	if cfg.webhooks {
