@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -62,6 +63,9 @@ func (g Guard) lookup(ctx context.Context, host string) ([]netip.Addr, error) {
 	if a, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
 		return []netip.Addr{a}, nil
 	}
+	if a, ok := legacyIPv4(host); ok {
+		return []netip.Addr{a}, nil
+	}
 	if g.Resolve != nil {
 		return g.Resolve(ctx, host)
 	}
@@ -73,6 +77,46 @@ func (g Guard) lookup(ctx context.Context, host string) ([]netip.Addr, error) {
 		return nil, fmt.Errorf("resolve %q: no addresses", host)
 	}
 	return ips, nil
+}
+
+// legacyIPv4 reads the old inet_aton forms of an IPv4 address that
+// netip refuses but many HTTP clients and resolvers still accept:
+// 2130706433, 0x7f000001, 0177.0.0.1, 127.1 are all 127.0.0.1. A webhook
+// URL written so is judged by the address it means, without a DNS query.
+func legacyIPv4(host string) (netip.Addr, bool) {
+	parts := strings.Split(host, ".")
+	if len(parts) > 4 {
+		return netip.Addr{}, false
+	}
+	vals := make([]uint64, len(parts))
+	for i, p := range parts {
+		base := 10
+		switch {
+		case len(p) > 2 && (p[:2] == "0x" || p[:2] == "0X"):
+			base, p = 16, p[2:]
+		case len(p) > 1 && p[0] == '0':
+			base, p = 8, p[1:]
+		}
+		v, err := strconv.ParseUint(p, base, 32)
+		if err != nil || p == "" || strings.ContainsAny(p, "+-_") {
+			return netip.Addr{}, false
+		}
+		vals[i] = v
+	}
+	// Every part but the last is one byte; the last fills the bytes left.
+	var ip uint64
+	for i, v := range vals[:len(vals)-1] {
+		if v > 0xff {
+			return netip.Addr{}, false
+		}
+		ip |= v << (8 * (3 - i))
+	}
+	last := vals[len(vals)-1]
+	if last >= 1<<(8*(5-len(vals))) {
+		return netip.Addr{}, false
+	}
+	ip |= last
+	return netip.AddrFrom4([4]byte{byte(ip >> 24), byte(ip >> 16), byte(ip >> 8), byte(ip)}), true
 }
 
 // metadata is the address cloud instance metadata services answer on.
