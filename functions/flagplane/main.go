@@ -11,8 +11,11 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strconv"
+	"strings"
 	"syscall"
 
+	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/app"
 	"github.com/flagplane/flagplane/shared/identity"
 	"github.com/flagplane/flagplane/shared/localserver"
@@ -111,6 +114,24 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	attempts := fs.Int("webhook-attempts", app.LocalWebhookAttempts, "tries of one webhook delivery before its dead letter")
 	format := fs.String("log-format", "text", "log lines as text or json")
 	grace := fs.Duration("shutdown-grace", localserver.DefaultShutdownGrace, "on SIGINT or SIGTERM, how long requests in flight may take to finish")
+	limits, limitsErr := app.RateLimitsFromEnv()
+	global := fs.Int("rate-limit-global", limits.Global, "requests per 10 seconds admitted in all, 0 for no limit (env "+app.EnvRateLimitGlobal+")")
+	route := fs.Int("rate-limit-route", limits.Route, "requests per 10 seconds admitted per route, 0 for no limit (env "+app.EnvRateLimitRoute+")")
+	cors := fs.String("cors-origins", envOr(envCORSOrigins, api.AnyOrigin),
+		"browser origins allowed to call, comma-separated (https://app.example.com), * for any, none for no CORS (env "+envCORSOrigins+")")
+	var allowPrivate optionalBool
+	fs.Var(&allowPrivate, "webhooks-allow-private",
+		"let webhooks target loopback, private and metadata addresses; unset: only when -addr is a loopback address (env "+app.EnvAllowPrivateWebhooks+")")
+	tlsCert := fs.String("tls-cert", os.Getenv(envTLSCert), "PEM certificate file: serve HTTPS (with -tls-key; env "+envTLSCert+")")
+	tlsKey := fs.String("tls-key", os.Getenv(envTLSKey), "PEM private key file of -tls-cert (env "+envTLSKey+")")
+	if limitsErr != nil {
+		return misused(fs, stderr, limitsErr)
+	}
+	if raw := os.Getenv(app.EnvAllowPrivateWebhooks); raw != "" {
+		if err := allowPrivate.Set(raw); err != nil {
+			return misused(fs, stderr, fmt.Errorf("%s must be true or false, not %q", app.EnvAllowPrivateWebhooks, raw))
+		}
+	}
 	if err := parse(fs, args, stdout, stderr); err != nil {
 		return err
 	}
@@ -121,12 +142,74 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *grace <= 0 {
 		return misused(fs, stderr, fmt.Errorf("-shutdown-grace must be positive, not %s", *grace))
 	}
-	return localserver.RunLocal(ctx, localserver.LocalConfig{
+	rateLimits := api.RateLimits{Global: *global, Route: *route}
+	if *global < 0 || *route < 0 || rateLimits.Check() != nil {
+		return misused(fs, stderr, fmt.Errorf("-rate-limit-global and -rate-limit-route must be 0 (no limit) to %d, not %d and %d", api.MaxRateLimit, *global, *route))
+	}
+	origins, err := corsOrigins(*cors)
+	if err != nil {
+		return misused(fs, stderr, err)
+	}
+	if (*tlsCert == "") != (*tlsKey == "") {
+		return misused(fs, stderr, errors.New("-tls-cert and -tls-key go together: give both to serve HTTPS, or neither"))
+	}
+	cfg := localserver.LocalConfig{
 		Addr: *addr, DataFile: *data, Out: stdout,
-		Settings: app.Settings{Approvals: *approvals}, WebhookAttempts: *attempts,
-		Version: readBuild().String(), ShutdownGrace: *grace,
-	}, logger)
+		Settings: app.Settings{Approvals: *approvals, RateLimits: rateLimits, CORSOrigins: origins}, WebhookAttempts: *attempts,
+		Version: readBuild().String(), ShutdownGrace: *grace, TLSCert: *tlsCert, TLSKey: *tlsKey,
+	}
+	if allowPrivate.set {
+		cfg.AllowPrivateWebhooks = &allowPrivate.value
+	}
+	return localserver.RunLocal(ctx, cfg, logger)
 }
+
+// Settings only the local server has.
+const (
+	envCORSOrigins = "FLAGPLANE_CORS_ORIGINS"
+	envTLSCert     = "FLAGPLANE_TLS_CERT"
+	envTLSKey      = "FLAGPLANE_TLS_KEY"
+)
+
+// corsOrigins reads -cors-origins: a comma-separated list, * for any
+// origin, none (or nothing) for no CORS.
+func corsOrigins(raw string) ([]string, error) {
+	if strings.TrimSpace(raw) == "none" {
+		return nil, nil
+	}
+	var origins []string
+	for _, o := range strings.Split(raw, ",") {
+		if o = strings.TrimSpace(o); o != "" {
+			origins = append(origins, o)
+		}
+	}
+	if err := api.CheckCORSOrigins(origins); err != nil {
+		return nil, fmt.Errorf("-cors-origins: %w", err)
+	}
+	return origins, nil
+}
+
+// optionalBool is a boolean flag that knows whether it was given, so that
+// leaving it out can mean "decide for me".
+type optionalBool struct{ set, value bool }
+
+func (b *optionalBool) String() string {
+	if b == nil || !b.set {
+		return ""
+	}
+	return strconv.FormatBool(b.value)
+}
+
+func (b *optionalBool) Set(s string) error {
+	v, err := strconv.ParseBool(s)
+	if err != nil {
+		return err
+	}
+	b.set, b.value = true, v
+	return nil
+}
+
+func (b *optionalBool) IsBoolFlag() bool { return true }
 
 const tokenUsage = `Usage:
   flagplane token create -name NAME [-role reader|writer|admin] [-data FILE | -dynamo]

@@ -116,6 +116,20 @@ func TestCommandLine(t *testing.T) {
 			stderr: []string{"-shutdown-grace must be positive"}, quietOut: true},
 		{name: "token create without a name fails with exit 1", args: []string{"token", "create"}, code: 1,
 			stderr: []string{"-name is required"}, quietOut: true},
+		{name: "serve -h names the rate-limit, CORS, webhook and TLS flags", args: []string{"serve", "-h"}, code: 0,
+			stdout: []string{"-rate-limit-global", "-rate-limit-route", "-cors-origins", "-webhooks-allow-private", "-tls-cert", "-tls-key"}, quietError: true},
+		{name: "-tls-cert without -tls-key is refused with exit 2", args: []string{"serve", "-tls-cert", "cert.pem"}, code: 2,
+			stderr: []string{"-tls-cert and -tls-key go together"}, quietOut: true},
+		{name: "-tls-key without -tls-cert is refused with exit 2", args: []string{"serve", "-tls-key", "key.pem"}, code: 2,
+			stderr: []string{"-tls-cert and -tls-key go together"}, quietOut: true},
+		{name: "a certificate that cannot be read fails with exit 1 before anything is served or created", args: []string{"serve", "-addr", "127.0.0.1:0", "-tls-cert", "missing.pem", "-tls-key", "missing-key.pem"}, code: 1,
+			stderr: []string{"missing.pem"}, quietOut: true},
+		{name: "a negative rate limit is refused with exit 2", args: []string{"serve", "-rate-limit-route", "-1"}, code: 2,
+			stderr: []string{"-rate-limit-route must be 0 (no limit)"}, quietOut: true},
+		{name: "a CORS origin with a path is refused with exit 2", args: []string{"serve", "-cors-origins", "https://app.example.com/x"}, code: 2,
+			stderr: []string{"-cors-origins", "scheme://host"}, quietOut: true},
+		{name: "-webhooks-allow-private takes true or false only", args: []string{"serve", "-webhooks-allow-private=maybe"}, code: 2,
+			stderr: []string{"-webhooks-allow-private"}, quietOut: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -229,10 +243,19 @@ func startServer(tb testing.TB, data string, args ...string) *server {
 	})
 	line := s.waitForLog(tb, "flagplane started", 20*time.Second)
 	addr, _ := line["addr"].(string)
-	if addr == "" {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
 		tb.Fatalf("start line has no address: %v", line)
 	}
-	s.URL = "http://" + addr
+	// A server on every interface is reached through loopback: tests talk to 127.0.0.1 only.
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	scheme := "http"
+	if u, _ := line["url"].(string); strings.HasPrefix(u, "https://") {
+		scheme = "https"
+	}
+	s.URL = scheme + "://" + net.JoinHostPort(host, port)
 	return s
 }
 

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/app"
 	"github.com/flagplane/flagplane/shared/localserver"
 )
@@ -24,6 +25,12 @@ import (
 // base URL and the admin token it printed.
 func startLocal(tb testing.TB, dataFile string) (string, string, context.CancelFunc) {
 	tb.Helper()
+	return startLocalWith(tb, dataFile, app.Settings{Approvals: true})
+}
+
+// startLocalWith is startLocal with the given settings.
+func startLocalWith(tb testing.TB, dataFile string, settings app.Settings) (string, string, context.CancelFunc) {
+	tb.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var out bytes.Buffer
 	ready := make(chan string, 1)
@@ -31,7 +38,7 @@ func startLocal(tb testing.TB, dataFile string) (string, string, context.CancelF
 	go func() {
 		done <- localserver.RunLocal(ctx, localserver.LocalConfig{
 			Addr: "127.0.0.1:0", DataFile: dataFile, Out: &out,
-			Settings: app.Settings{Approvals: true}, Ready: func(a string) { ready <- a },
+			Settings: settings, Ready: func(a string) { ready <- a },
 		}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	}()
 	select {
@@ -161,6 +168,20 @@ func seedFlags(tb testing.TB, base, token, key string, n int) {
 // the 99th percentile latency.
 func BenchmarkGetEnvironmentLoopback(b *testing.B) {
 	base, token, stop := startLocal(b, filepath.Join(b.TempDir(), "bench.db"))
+	defer stop()
+	seedFlags(b, base, token, "bench", 0)
+	loadLoopback(b, "GET", base+"/api/v2/projects/bench/environments/production", token, "")
+}
+
+// BenchmarkGetEnvironmentLoopbackLimited is BenchmarkGetEnvironmentLoopback
+// with rate limits (too high to be reached) and CORS for any origin on, as
+// `flagplane serve` runs by default: compared with it, what they cost.
+func BenchmarkGetEnvironmentLoopbackLimited(b *testing.B) {
+	base, token, stop := startLocalWith(b, filepath.Join(b.TempDir(), "bench.db"), app.Settings{
+		Approvals:   true,
+		RateLimits:  api.RateLimits{Global: api.MaxRateLimit, Route: api.MaxRateLimit},
+		CORSOrigins: []string{api.AnyOrigin},
+	})
 	defer stop()
 	seedFlags(b, base, token, "bench", 0)
 	loadLoopback(b, "GET", base+"/api/v2/projects/bench/environments/production", token, "")

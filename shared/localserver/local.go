@@ -4,15 +4,18 @@ package localserver
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
-	"github.com/flagplane/flagplane/shared/app"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/flagplane/flagplane/shared/app"
 
 	"github.com/flagplane/flagplane/shared/account"
 	"github.com/flagplane/flagplane/shared/store/bolt"
@@ -35,6 +38,15 @@ type LocalConfig struct {
 	// ShutdownGrace is how long requests in flight may run on once ctx
 	// ends; 0 means DefaultShutdownGrace.
 	ShutdownGrace time.Duration
+	// AllowPrivateWebhooks, when set, decides whether webhooks may target
+	// loopback, private and cloud-metadata addresses. When nil the listen
+	// address decides: allowed only when the server listens on loopback
+	// alone, since then only this machine can create webhooks; refused
+	// otherwise, so that someone on the network cannot aim one inside it.
+	// It overrides Settings.AllowPrivateWebhooks.
+	AllowPrivateWebhooks *bool
+	// TLSCert and TLSKey, both PEM files, serve HTTPS instead of HTTP.
+	TLSCert, TLSKey string
 }
 
 // DefaultShutdownGrace is the time requests in flight get to finish on shutdown.
@@ -46,6 +58,10 @@ const DefaultShutdownGrace = 10 * time.Second
 // (up to the grace), stops the timers, then closes the store: a write is
 // acknowledged only after its commit, so none acknowledged is lost.
 func RunLocal(ctx context.Context, cfg LocalConfig, logger *slog.Logger) (err error) {
+	tlsConfig, err := loadTLS(cfg.TLSCert, cfg.TLSKey)
+	if err != nil {
+		return err
+	}
 	table, err := bolt.Open(cfg.DataFile)
 	if errors.Is(err, bolt.ErrInUse) {
 		return fmt.Errorf("%s is in use by another process, most likely a flagplane server already serving it: "+
@@ -60,7 +76,16 @@ func RunLocal(ctx context.Context, cfg LocalConfig, logger *slog.Logger) (err er
 			err = cerr
 		}
 	}()
-	cfg.Settings.AllowPrivateWebhooks = true
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
+	defer ln.Close() // for early returns; serving closes it otherwise
+	if cfg.AllowPrivateWebhooks != nil {
+		cfg.Settings.AllowPrivateWebhooks = *cfg.AllowPrivateWebhooks
+	} else {
+		cfg.Settings.AllowPrivateWebhooks = onLoopback(ln.Addr())
+	}
 	attempts := cfg.WebhookAttempts
 	if attempts <= 0 {
 		attempts = app.LocalWebhookAttempts
@@ -93,24 +118,29 @@ func RunLocal(ctx context.Context, cfg LocalConfig, logger *slog.Logger) (err er
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
-	}
 	srv := &http.Server{
 		Handler:           h,
+		TLSConfig:         tlsConfig,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      30 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 	}
-	logger.Info("flagplane started", "addr", ln.Addr().String(), "data", cfg.DataFile, "version", cfg.Version)
+	scheme, serve := "http", srv.Serve
+	if tlsConfig != nil {
+		// The certificate is in TLSConfig; plain HTTP on this port gets a 400.
+		scheme, serve = "https", func(l net.Listener) error { return srv.ServeTLS(l, "", "") }
+	}
+	logger.Info("flagplane started", "addr", ln.Addr().String(), "data", cfg.DataFile, "version", cfg.Version,
+		"url", scheme+"://"+ln.Addr().String(), "webhooksAllowPrivate", cfg.Settings.AllowPrivateWebhooks,
+		"rateLimitGlobal", cfg.Settings.RateLimits.Global, "rateLimitRoute", cfg.Settings.RateLimits.Route,
+		"corsOrigins", strings.Join(cfg.Settings.CORSOrigins, ","))
 	if cfg.Ready != nil {
 		cfg.Ready(ln.Addr().String())
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- serve(ln) }()
 	select {
 	case err := <-errc:
 		return fmt.Errorf("serve: %w", err)
@@ -139,6 +169,28 @@ func RunLocal(ctx context.Context, cfg LocalConfig, logger *slog.Logger) (err er
 	}
 	logger.Info("flagplane stopped", "data", cfg.DataFile, "tookMs", time.Since(stopping).Milliseconds())
 	return nil
+}
+
+// onLoopback reports whether addr is a loopback address only (127.0.0.1,
+// ::1), not every interface (0.0.0.0, ::) or a network one.
+func onLoopback(addr net.Addr) bool {
+	tcp, ok := addr.(*net.TCPAddr)
+	return ok && tcp.IP.IsLoopback()
+}
+
+// loadTLS reads the certificate and key for HTTPS: both or neither.
+func loadTLS(certFile, keyFile string) (*tls.Config, error) {
+	switch {
+	case certFile == "" && keyFile == "":
+		return nil, nil
+	case certFile == "" || keyFile == "":
+		return nil, errors.New("HTTPS needs both a certificate and its key (-tls-cert and -tls-key)")
+	}
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("load the TLS certificate %s and key %s: %w", certFile, keyFile, err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
 }
 
 // sweepOutbox re-sends, every half minute, changes whose hand-off to the
