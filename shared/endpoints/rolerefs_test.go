@@ -10,6 +10,7 @@ import (
 
 	"github.com/flagplane/flagplane/shared/app/apptest"
 	"github.com/flagplane/flagplane/shared/identity"
+	"github.com/flagplane/flagplane/shared/member"
 	"github.com/flagplane/flagplane/shared/token"
 )
 
@@ -122,6 +123,15 @@ func TestTokensNameCustomRolesByIDOrKey(t *testing.T) {
 		}
 	})
 
+	t.Run("more custom roles than a token may hold are refused with 400 before any is read", func(t *testing.T) {
+		many := make([]string, token.MaxCustomRoles+1)
+		for i := range many {
+			many[i] = "viewer"
+		}
+		wantError(t, srv.Do(t, http.MethodPost, tokensPath, map[string]any{"name": "x", "serviceToken": true, "customRoleIds": many}),
+			http.StatusBadRequest, "invalid_request", `"customRoleIds"`, fmt.Sprint(token.MaxCustomRoles))
+	})
+
 	t.Run("a patch naming a role that does not exist is refused with 400 and changes nothing", func(t *testing.T) {
 		id, _ := srv.MustCreateToken(t, map[string]any{"name": "kept", "serviceToken": true, "customRoleIds": []string{"viewer"}})
 		wantError(t, srv.Do(t, http.MethodPatch, tokenPath(id), []patchOp{replace("/customRoleIds", []string{"viewer", "nope"})}),
@@ -232,6 +242,14 @@ func TestMembersAndTeamsNameCustomRolesByKeyOrID(t *testing.T) {
 		if after := len(memberEmails(t, srv)); after != before {
 			t.Errorf("a refused invite changed the member count from %d to %d", before, after)
 		}
+	})
+	t.Run("more custom roles than a member may hold are refused with 400", func(t *testing.T) {
+		many := make([]string, member.MaxCustomRoles+1)
+		for i := range many {
+			many[i] = "env-maker"
+		}
+		wantError(t, srv.Do(t, http.MethodPost, membersPath, []map[string]any{{"email": "many@example.com", "customRoles": many}}),
+			http.StatusBadRequest, "invalid_request", `"[0].customRoles"`, fmt.Sprint(member.MaxCustomRoles))
 	})
 	t.Run("a member patch naming a role that does not exist is refused with 400 and changes nothing", func(t *testing.T) {
 		m := inviteMembers(t, srv, map[string]any{"email": "kept@example.com", "customRoles": []string{"env-maker"}})[0]

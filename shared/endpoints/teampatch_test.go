@@ -2,12 +2,14 @@ package endpoints_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"testing"
 
 	"github.com/flagplane/flagplane/shared/app/apptest"
 	"github.com/flagplane/flagplane/shared/identity"
+	"github.com/flagplane/flagplane/shared/team"
 	"github.com/flagplane/flagplane/shared/token"
 )
 
@@ -558,4 +560,44 @@ func TestTeamListFilter(t *testing.T) {
 			wantError(t, fx.srv.Do(t, http.MethodGet, teamsPath+"?filter="+filter, nil), http.StatusBadRequest, "invalid_request")
 		})
 	}
+}
+
+func TestTeamsWithManyMembers(t *testing.T) {
+	fx := newTeamFixture(t)
+	var invites []map[string]any
+	for i := range 12 {
+		invites = append(invites, map[string]any{"email": fmt.Sprintf("many%d@example.com", i)})
+	}
+	var ids []string
+	for _, m := range inviteMembers(t, fx.srv, invites...) {
+		ids = append(ids, m.ID)
+	}
+	t.Run("replaceMembers with a dozen members sets them all", func(t *testing.T) {
+		wantStatus(t, fx.patchTeam(t, "application/json", instr("replaceMembers", "values", ids)), http.StatusOK)
+		if got := readTeam(t, fx.srv, "ops").MemberIDs; !slices.Equal(got, ids) {
+			t.Errorf("memberIds %v, want %v", got, ids)
+		}
+	})
+	t.Run("one member that does not exist among a dozen fails with 422 naming it", func(t *testing.T) {
+		bad := append(slices.Clone(ids[:6]), append([]string{"0123456789abcdef01234567"}, ids[6:]...)...)
+		wantError(t, fx.patchTeam(t, "application/json", instr("replaceMembers", "values", []string{fx.ann}), instr("replaceMembers", "values", bad)),
+			http.StatusUnprocessableEntity, "patch_failed", "instructions[1]", "0123456789abcdef01234567", "values[6]")
+		if got := readTeam(t, fx.srv, "ops").MemberIDs; !slices.Equal(got, ids) {
+			t.Errorf("a refused patch changed the members to %v", got)
+		}
+	})
+	t.Run("instructions naming more members than a team holds are refused with 400 before any is read", func(t *testing.T) {
+		many := make([]string, team.MaxMembers+1)
+		for i := range many {
+			many[i] = fmt.Sprintf("%024x", i)
+		}
+		wantError(t, fx.patchTeam(t, "application/json", instr("addMembers", "values", many)), http.StatusBadRequest, "invalid_request", fmt.Sprint(team.MaxMembers))
+	})
+	t.Run("instructions naming more custom roles than a team holds are refused with 400", func(t *testing.T) {
+		many := make([]string, team.MaxCustomRoles+1)
+		for i := range many {
+			many[i] = fmt.Sprintf("role-%d", i)
+		}
+		wantError(t, fx.patchTeam(t, "application/json", instr("addCustomRoles", "values", many)), http.StatusBadRequest, "invalid_request", fmt.Sprint(team.MaxCustomRoles))
+	})
 }

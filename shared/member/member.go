@@ -110,6 +110,9 @@ func NewService(table store.Table, log *audit.Log, roles *role.Service) *Service
 	return &Service{table: table, log: log, roles: roles, now: time.Now}
 }
 
+// MaxCustomRoles bounds the custom roles one member holds.
+const MaxCustomRoles = 100
+
 // roleKeys turns the custom roles given to a member, each a role's key or
 // _id (the reference takes either), into keys, which members hold and
 // show; a role named twice is kept once. A role that does not exist is a
@@ -117,6 +120,9 @@ func NewService(table store.Table, log *audit.Log, roles *role.Service) *Service
 func (s *Service) roleKeys(ctx context.Context, field string, refs []string) ([]string, error) {
 	if len(refs) == 0 {
 		return []string{}, nil
+	}
+	if len(refs) > MaxCustomRoles {
+		return nil, fault.New(fault.Invalid, "field %q holds %d custom roles, at most %d allowed", field, len(refs), MaxCustomRoles)
 	}
 	keys, err := s.roles.Keys(ctx, field, refs)
 	if err != nil {

@@ -258,8 +258,10 @@ func (r *runner) replaceCustomRoles(p *params) error {
 	return nil
 }
 
-// references returns the custom role references and member ids the
-// instructions name, to be resolved before they run.
+// references returns the custom role references the instructions name
+// and the member ids they add, to be resolved before they run (a removed
+// member need not exist). A patch naming more than a team may hold is a
+// 400, before anything is read.
 func references(ins []semanticpatch.Instruction) (roleRefs, memberIDs []string, err error) {
 	for i, in := range ins {
 		var p params
@@ -269,12 +271,19 @@ func references(ins []semanticpatch.Instruction) (roleRefs, memberIDs []string, 
 		if p.Values == nil {
 			continue
 		}
-		switch instructions[in.Kind].action {
-		case "updateTeamMembers":
+		switch {
+		case in.Kind == "addMembers" || in.Kind == "replaceMembers":
 			memberIDs = append(memberIDs, *p.Values...)
-		case "updateTeamCustomRoles":
+		case instructions[in.Kind].action == "updateTeamCustomRoles":
 			roleRefs = append(roleRefs, *p.Values...)
 		}
+	}
+	roleRefs, memberIDs = unique(roleRefs), unique(memberIDs)
+	if len(memberIDs) > MaxMembers {
+		return nil, nil, fault.New(fault.Invalid, "the instructions name %d members; a team holds at most %d", len(memberIDs), MaxMembers)
+	}
+	if len(roleRefs) > MaxCustomRoles {
+		return nil, nil, fault.New(fault.Invalid, "the instructions name %d custom roles; a team holds at most %d", len(roleRefs), MaxCustomRoles)
 	}
 	return roleRefs, memberIDs, nil
 }

@@ -142,7 +142,11 @@ type directory struct {
 }
 
 // lookup resolves role references and member ids, each once: roles with
-// consistent reads of their keys or _id pointers, members one read each.
+// consistent reads of their keys or _id pointers; members from one list of
+// all members when there are many, and otherwise (or when the list, which
+// may lag a moment on DynamoDB, lacks one) one consistent read each. The
+// reads stop at the first member that does not exist, which fails the
+// change anyway: later ids are left unknown (false).
 func (s *Service) lookup(ctx context.Context, roleRefs, memberIDs []string) (directory, error) {
 	d := directory{roleKey: map[string]string{}, member: map[string]bool{}}
 	refs := unique(roleRefs)
@@ -155,15 +159,37 @@ func (s *Service) lookup(ctx context.Context, roleRefs, memberIDs []string) (dir
 			d.roleKey[refs[i]] = r.Key
 		}
 	}
-	for _, id := range unique(memberIDs) {
-		_, err := s.members.Get(ctx, id)
-		if err != nil && !fault.Is(err, fault.NotFound) {
+	ids := unique(memberIDs)
+	listed := map[string]bool{}
+	if len(ids) > manyMembers {
+		all, err := s.members.List(ctx)
+		if err != nil {
 			return d, err
 		}
-		d.member[id] = err == nil
+		for _, m := range all {
+			listed[m.ID] = true
+		}
+	}
+	for _, id := range ids {
+		if listed[id] {
+			d.member[id] = true
+			continue
+		}
+		_, err := s.members.Get(ctx, id)
+		if fault.Is(err, fault.NotFound) {
+			break
+		}
+		if err != nil {
+			return d, err
+		}
+		d.member[id] = true
 	}
 	return d, nil
 }
+
+// manyMembers is how many member ids a change may name before they are
+// checked against one list of all members rather than read one by one.
+const manyMembers = 10
 
 // resolveRefs turns next's custom role references into keys and checks
 // that every role and member it adds to old's exists (one a team already

@@ -178,11 +178,17 @@ func Visible(p identity.Principal, t Token) bool {
 	return IsAdmin(p) || t.MemberID != "" && t.MemberID == p.MemberID
 }
 
+// MaxCustomRoles bounds the custom roles one token holds.
+const MaxCustomRoles = 100
+
 // roleIDs turns custom role references (each a role's _id or key, as the
 // reference's clients send either) into the roles' _ids, which a token
 // stores and shows; a repeated role is kept once. A reference that names no
 // role is a 400 naming its index.
 func (s *Service) roleIDs(ctx context.Context, refs []string) ([]string, error) {
+	if len(refs) > MaxCustomRoles {
+		return nil, fault.New(fault.Invalid, "field \"customRoleIds\" holds %d custom roles, at most %d allowed", len(refs), MaxCustomRoles)
+	}
 	ids, err := s.grants.RoleIDs(ctx, refs)
 	if err != nil {
 		return nil, err
