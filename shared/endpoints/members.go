@@ -210,7 +210,12 @@ func memberHandlers(s Services) map[string]api.Handler {
 			return one(w, r, m)
 		},
 		"deleteMember": func(w http.ResponseWriter, r *http.Request) error {
-			if err := members.Delete(r.Context(), r.PathValue("id")); err != nil {
+			// The member leaves its teams in the same transaction.
+			leave, err := s.Teams.WithoutMember(r.Context(), r.PathValue("id"))
+			if err != nil {
+				return err
+			}
+			if err := members.Delete(r.Context(), r.PathValue("id"), leave...); err != nil {
 				return err
 			}
 			w.WriteHeader(http.StatusNoContent)

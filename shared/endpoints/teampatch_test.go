@@ -601,3 +601,44 @@ func TestTeamsWithManyMembers(t *testing.T) {
 		wantError(t, fx.patchTeam(t, "application/json", instr("addCustomRoles", "values", many)), http.StatusBadRequest, "invalid_request", fmt.Sprint(team.MaxCustomRoles))
 	})
 }
+
+func TestARemovedMemberLeavesItsTeams(t *testing.T) {
+	fx := newTeamFixture(t)
+	wantStatus(t, fx.srv.Do(t, http.MethodPost, teamsPath, map[string]any{"key": "dev", "name": "Dev", "memberIDs": []string{fx.bob, fx.ann}}), http.StatusCreated)
+	before := readTeam(t, fx.srv, "dev")
+	wantStatus(t, fx.srv.Do(t, http.MethodDelete, memberPath(fx.ann), nil), http.StatusNoContent)
+	for _, c := range []struct {
+		key  string
+		want []string
+	}{
+		{"ops", []string{}},
+		{"dev", []string{fx.bob}},
+	} {
+		t.Run("team "+c.key+" no longer names the removed member", func(t *testing.T) {
+			d := readTeam(t, fx.srv, c.key)
+			if !slices.Equal(d.MemberIDs, c.want) {
+				t.Errorf("memberIds %v, want %v", d.MemberIDs, c.want)
+			}
+		})
+	}
+	t.Run("the team's version moves, and the removal is one audit entry, the member's", func(t *testing.T) {
+		if d := readTeam(t, fx.srv, "dev"); d.Version != before.Version+1 {
+			t.Errorf("version %d, want %d", d.Version, before.Version+1)
+		}
+		if e := latestEntry(t, fx.srv); e.Kind != "member" || !slices.Equal(entryActions(e), []string{"deleteMember"}) {
+			t.Errorf("latest entry %s %v", e.Kind, entryActions(e))
+		}
+	})
+	t.Run("a member on no team is removed as before", func(t *testing.T) {
+		wantStatus(t, fx.srv.Do(t, http.MethodDelete, memberPath(fx.cat), nil), http.StatusNoContent)
+		wantStatus(t, fx.srv.Do(t, http.MethodGet, memberPath(fx.cat), nil), http.StatusNotFound)
+	})
+	t.Run("the owner still cannot be removed, and its teams keep it", func(t *testing.T) {
+		owner := memberIDByEmail(t, fx.srv, "owner@flagplane.local")
+		wantStatus(t, fx.patchTeam(t, "application/json", instr("addMembers", "values", []string{owner})), http.StatusOK)
+		wantError(t, fx.srv.Do(t, http.MethodDelete, memberPath(owner), nil), http.StatusBadRequest, "invalid_request", "owner")
+		if d := readTeam(t, fx.srv, "ops"); !slices.Contains(d.MemberIDs, owner) {
+			t.Errorf("a refused removal took the owner off the team: %v", d.MemberIDs)
+		}
+	})
+}

@@ -301,7 +301,11 @@ func (s *Service) Patch(ctx context.Context, id string, p patch.Patch) (*Member,
 }
 
 // Delete removes a member and frees the email; the owner cannot be removed.
-func (s *Service) Delete(ctx context.Context, id string) error {
+//
+// extra are writes committed in the same transaction: the member's teams
+// without it, say, so no team names a member that is gone. When one's
+// condition fails (the team changed meanwhile) nothing is written: 409.
+func (s *Service) Delete(ctx context.Context, id string, extra ...store.Write) error {
 	m, err := s.Get(ctx, id)
 	if err != nil {
 		return err
@@ -310,10 +314,10 @@ func (s *Service) Delete(ctx context.Context, id string) error {
 		return fault.New(fault.Invalid, "the account owner cannot be removed")
 	}
 	_, err = s.log.Commit(ctx, audit.Change{
-		Writes: []store.Write{
+		Writes: append([]store.Write{
 			store.Delete(store.MemberKey(id), store.IfVersion(m.Version)),
 			store.Delete(store.MemberEmailKey(m.Email), store.Cond{}),
-		},
+		}, extra...),
 		Kind: "member", Resource: resource(id), Actions: []string{"deleteMember"},
 		Name: m.Email, Href: Href(id), TitleVerb: "removed the member", Previous: m,
 		Conflict: fmt.Sprintf("member %q was changed by another request; try again", id),

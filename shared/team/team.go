@@ -394,6 +394,32 @@ func unique(s []string) []string {
 	return out
 }
 
+// WithoutMember returns the writes that take a member out of every team
+// it is on, each conditional on the team's version read, for the member's
+// removal to commit with it.
+func (s *Service) WithoutMember(ctx context.Context, memberID string) ([]store.Write, error) {
+	teams, err := s.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var writes []store.Write
+	now := s.now().UnixMilli()
+	for _, t := range teams {
+		if !slices.Contains(t.MemberIDs, memberID) {
+			continue
+		}
+		next := *t
+		next.MemberIDs = slices.DeleteFunc(slices.Clone(t.MemberIDs), func(id string) bool { return id == memberID })
+		next.Version, next.LastModified = t.Version+1, now
+		w, err := next.put(store.IfVersion(t.Version))
+		if err != nil {
+			return nil, err
+		}
+		writes = append(writes, w)
+	}
+	return writes, nil
+}
+
 // Roles returns the custom roles the team gives its members, in the
 // team's order; a role deleted since it was given is left out.
 func (s *Service) Roles(ctx context.Context, t *Team) ([]*role.Role, error) {
