@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+
+	"github.com/flagplane/flagplane/shared/api"
 )
 
 // CDK context keys the app reads, from cdk.json or `cdk deploy -c key=value`.
@@ -33,6 +35,11 @@ const (
 	// CtxThrottleBurst the burst it admits above that rate.
 	CtxThrottleRate  = "flagplane:throttleRate"
 	CtxThrottleBurst = "flagplane:throttleBurst"
+	// CtxRateLimitGlobal and CtxRateLimitRoute are the requests per ten
+	// seconds each API function instance admits in all and per route
+	// (0: no limit); see FlagplaneStackProps.RateLimits.
+	CtxRateLimitGlobal = "flagplane:rateLimitGlobal"
+	CtxRateLimitRoute  = "flagplane:rateLimitRoute"
 	// CtxHTTPAPI "false" leaves out the HTTP API (see OmitHTTPAPI).
 	CtxHTTPAPI = "flagplane:httpApi"
 )
@@ -136,6 +143,25 @@ func SettingsFromContext(lookup func(key string) (string, bool)) (AppSettings, e
 			return s, fmt.Errorf("context %s: %q is not a positive whole number of requests", CtxThrottleBurst, v)
 		}
 		s.Props.ThrottleBurst = n
+	}
+	for _, key := range []string{CtxRateLimitGlobal, CtxRateLimitRoute} {
+		v, ok := get(key)
+		if !ok {
+			continue
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > api.MaxRateLimit {
+			return s, fmt.Errorf("context %s: %q is not a whole number of requests per 10 seconds from 0 (no limit) to %d", key, v, api.MaxRateLimit)
+		}
+		if s.Props.RateLimits == nil {
+			limits := api.DefaultRateLimits
+			s.Props.RateLimits = &limits
+		}
+		if key == CtxRateLimitGlobal {
+			s.Props.RateLimits.Global = n
+		} else {
+			s.Props.RateLimits.Route = n
+		}
 	}
 	if v, ok := get(CtxHTTPAPI); ok {
 		b, err := strconv.ParseBool(v)

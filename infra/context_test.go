@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+
+	"github.com/flagplane/flagplane/shared/api"
 )
 
 func TestSettingsFromContext(t *testing.T) {
@@ -19,8 +21,16 @@ func TestSettingsFromContext(t *testing.T) {
 			return s.StackName == DefaultStackName && p.AssetDir == "" && p.CORSAllowOrigins == nil &&
 				!p.RemoveTableOnDelete && p.LogRetention == "" && p.DeadLetterMaxReceives == 0 &&
 				p.DefaultReservedConcurrency == 0 && p.ReservedConcurrency == nil && !p.OmitHTTPAPI &&
-				p.ThrottleRate == 0 && p.ThrottleBurst == 0
+				p.ThrottleRate == 0 && p.ThrottleBurst == 0 && p.RateLimits == nil
 		}, ""},
+		{"GIVEN a global rate limit THEN it is set and the route limit keeps its default", map[string]string{CtxRateLimitGlobal: "500"}, func(s AppSettings) bool {
+			return s.Props.RateLimits != nil && *s.Props.RateLimits == api.RateLimits{Global: 500, Route: api.DefaultRateLimits.Route}
+		}, ""},
+		{"GIVEN a route rate limit of 0 THEN routes are not limited", map[string]string{CtxRateLimitRoute: "0"}, func(s AppSettings) bool {
+			return s.Props.RateLimits != nil && *s.Props.RateLimits == api.RateLimits{Global: api.DefaultRateLimits.Global, Route: 0}
+		}, ""},
+		{"GIVEN a negative rate limit THEN the key is named", map[string]string{CtxRateLimitRoute: "-5"}, nil, CtxRateLimitRoute},
+		{"GIVEN a rate limit that is not a number THEN the key is named", map[string]string{CtxRateLimitGlobal: "lots"}, nil, CtxRateLimitGlobal},
 		{"GIVEN a stack name THEN it is used", map[string]string{CtxStackName: "FlagplaneStaging"}, func(s AppSettings) bool {
 			return s.StackName == "FlagplaneStaging"
 		}, ""},

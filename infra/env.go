@@ -1,12 +1,20 @@
 package infra
 
-import "github.com/flagplane/flagplane/shared/app"
+import (
+	"strconv"
+
+	"github.com/flagplane/flagplane/shared/api"
+	"github.com/flagplane/flagplane/shared/app"
+)
 
 // Resources names what a deployment's functions are pointed at.
 type Resources struct {
 	TableName string
 	// WebhookQueueURL is the webhook dispatch queue; empty until it exists.
 	WebhookQueueURL string
+	// RateLimits, when set, are the limits each instance of an API
+	// function applies; unset, the functions apply api.DefaultRateLimits.
+	RateLimits *api.RateLimits
 }
 
 // EnvWebhookQueueURL names the webhook dispatch queue for the functions.
@@ -22,6 +30,10 @@ func FunctionEnv(r Resources) map[string]string {
 	}
 	if r.WebhookQueueURL != "" {
 		env[EnvWebhookQueueURL] = r.WebhookQueueURL
+	}
+	if r.RateLimits != nil {
+		env[app.EnvRateLimitGlobal] = strconv.Itoa(r.RateLimits.Global)
+		env[app.EnvRateLimitRoute] = strconv.Itoa(r.RateLimits.Route)
 	}
 	return env
 }

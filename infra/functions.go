@@ -101,11 +101,14 @@ type Spec struct {
 }
 
 // Env is the function's environment: FunctionEnv, with the webhook queue
-// only for functions that publish to it. The stack and the end-to-end
+// only for functions that publish to it and rate limits only for API ones. The stack and the end-to-end
 // harness both use it, so the harness runs each function as AWS would.
 func (s Spec) Env(r Resources) map[string]string {
 	if !s.PublishesWebhooks {
 		r.WebhookQueueURL = ""
+	}
+	if !s.API {
+		r.RateLimits = nil // workers serve no requests
 	}
 	return FunctionEnv(r)
 }

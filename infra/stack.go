@@ -22,6 +22,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/store"
 )
 
@@ -53,6 +54,10 @@ type FlagplaneStackProps struct {
 	// Defaults DefaultThrottleRate and DefaultThrottleBurst.
 	ThrottleRate  float64
 	ThrottleBurst int
+	// RateLimits are the LaunchDarkly-style limits (requests per ten
+	// seconds, in all and per route) each instance of an API function
+	// applies on its own; nil means api.DefaultRateLimits, zeros no limit.
+	RateLimits *api.RateLimits
 	// OmitHTTPAPI leaves the API Gateway HTTP API out, for emulators without
 	// API Gateway v2 (LocalStack's free image); the functions can still be
 	// invoked directly.
@@ -166,6 +171,13 @@ func resolve(props *FlagplaneStackProps) (config, error) {
 	if c.ThrottleRate < 0 || c.ThrottleBurst < 0 {
 		return c, fmt.Errorf("throttle rate %v and burst %d: both must be positive", c.ThrottleRate, c.ThrottleBurst)
 	}
+	if c.RateLimits == nil {
+		limits := api.DefaultRateLimits
+		c.RateLimits = &limits
+	}
+	if err := c.RateLimits.Check(); err != nil {
+		return c, err
+	}
 	if c.DeadLetterMaxReceives < 1 || c.DeadLetterMaxReceives > 1000 {
 		return c, fmt.Errorf("dead-letter max receives %d: SQS allows 1 to 1000", c.DeadLetterMaxReceives)
 	}
@@ -198,6 +210,9 @@ func resolve(props *FlagplaneStackProps) (config, error) {
 		if o == "" || strings.ContainsAny(o, " ,") {
 			return c, fmt.Errorf("CORS origin %q: give one origin per entry, e.g. https://app.example.com", o)
 		}
+	}
+	if err := api.CheckCORSOrigins(c.CORSAllowOrigins); err != nil {
+		return c, err
 	}
 	if err := CheckAssets(c.AssetDir, names); err != nil {
 		return c, err
@@ -343,7 +358,7 @@ func newFunction(stack awscdk.Stack, c config, s Spec, table awsdynamodb.Table, 
 		role.AddToPrincipalPolicy(allow("PublishWebhooks", []string{"sqs:SendMessage"}, *queue.QueueArn()))
 	}
 	env := map[string]*string{}
-	for k, v := range s.Env(Resources{TableName: *table.TableName(), WebhookQueueURL: *queue.QueueUrl()}) {
+	for k, v := range s.Env(Resources{TableName: *table.TableName(), WebhookQueueURL: *queue.QueueUrl(), RateLimits: c.RateLimits}) {
 		env[k] = jsii.String(v)
 	}
 
@@ -470,7 +485,9 @@ func configureStage(stack awscdk.Stack, c config, api awsapigatewayv2.HttpApi) a
 	return logs
 }
 
-// cors allows the catalog's methods and the request headers clients send.
+// cors allows the catalog's methods and the request headers clients send,
+// and lets scripts read the rate-limit and request-id headers. API Gateway
+// answers preflights itself and sets these headers on every answer.
 func cors(origins []string) *awsapigatewayv2.CorsPreflightOptions {
 	seen := map[string]bool{}
 	for _, r := range Routes() {
@@ -487,16 +504,30 @@ func cors(origins []string) *awsapigatewayv2.CorsPreflightOptions {
 		allow = append(allow, awsapigatewayv2.CorsHttpMethod(m))
 	}
 	return &awsapigatewayv2.CorsPreflightOptions{
-		AllowOrigins: jsii.Strings(origins...),
-		AllowMethods: &allow,
-		AllowHeaders: jsii.Strings(CORSAllowHeaders...),
-		MaxAge:       awscdk.Duration_Hours(jsii.Number(1)),
+		AllowOrigins:  jsii.Strings(origins...),
+		AllowMethods:  &allow,
+		AllowHeaders:  jsii.Strings(CORSAllowHeaders...),
+		ExposeHeaders: jsii.Strings(CORSExposeHeaders...),
+		MaxAge:        awscdk.Duration_Hours(jsii.Number(1)),
 	}
 }
 
-// CORSAllowHeaders are the request headers a browser client sends: the
-// access token, JSON bodies and the beta opt-in.
-var CORSAllowHeaders = []string{"authorization", "content-type", "svc-api-version"}
+// CORSAllowHeaders are the request headers a browser client may send, as
+// the local server allows them: the access token, JSON bodies, the version
+// and beta headers, method override and request ids.
+var CORSAllowHeaders = lower(api.CORSAllowHeaders)
+
+// CORSExposeHeaders are the answer headers a script may read: the
+// rate-limit headers and the request id.
+var CORSExposeHeaders = lower(api.CORSExposeHeaders)
+
+func lower(names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = strings.ToLower(n)
+	}
+	return out
+}
 
 // wireWorker subscribes a worker to the webhook queue and schedules it, as
 // its spec says; API functions need neither.

@@ -11,6 +11,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/flagplane/flagplane/shared/api"
+	"github.com/flagplane/flagplane/shared/app"
 	"github.com/flagplane/flagplane/shared/catalog"
 	"github.com/flagplane/flagplane/shared/store"
 	"github.com/flagplane/flagplane/shared/store/dynamo"
@@ -201,11 +203,25 @@ func expectedEnv(s Spec, tableID, queueID string) map[string]string {
 	if s.PublishesWebhooks {
 		r.WebhookQueueURL = queueID
 	}
+	if s.API {
+		r.RateLimits = &api.DefaultRateLimits // by default the stack states the defaults
+	}
 	return FunctionEnv(r)
 }
 
 func TestSpecEnv(t *testing.T) {
-	r := Resources{TableName: "t", WebhookQueueURL: "q"}
+	r := Resources{TableName: "t", WebhookQueueURL: "q", RateLimits: &api.DefaultRateLimits}
+	t.Run("GIVEN an API function THEN its environment has the rate limits", func(t *testing.T) {
+		env := Spec{API: true}.Env(Resources{TableName: "t", RateLimits: &api.RateLimits{Global: 300, Route: 0}})
+		if env[app.EnvRateLimitGlobal] != "300" || env[app.EnvRateLimitRoute] != "0" {
+			t.Fatalf("env %v", env)
+		}
+	})
+	t.Run("GIVEN a worker THEN its environment has no rate limits", func(t *testing.T) {
+		if env := (Spec{}).Env(r); env[app.EnvRateLimitGlobal] != "" || env[app.EnvRateLimitRoute] != "" {
+			t.Fatalf("env %v", env)
+		}
+	})
 	tests := []struct {
 		name      string
 		spec      Spec

@@ -10,6 +10,9 @@ import (
 	"testing"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+
+	"github.com/flagplane/flagplane/shared/api"
+	"github.com/flagplane/flagplane/shared/app"
 )
 
 // checkWiring fails unless the template schedules exactly the specs with a
@@ -134,6 +137,7 @@ var optionsProps = FlagplaneStackProps{
 	DeadLetterMaxReceives:      2,
 	ThrottleRate:               25.5,
 	ThrottleBurst:              50,
+	RateLimits:                 &api.RateLimits{Global: 500, Route: 0},
 }
 
 var (
@@ -205,6 +209,9 @@ func TestStackOptions(t *testing.T) {
 		{"CORS allows the configured origins", prop(api.Properties, "CorsConfiguration", "AllowOrigins"), optionsProps.CORSAllowOrigins},
 		{"CORS allows the catalog's methods", prop(api.Properties, "CorsConfiguration", "AllowMethods"), []string{"DELETE", "GET", "PATCH", "POST", "PUT"}},
 		{"CORS allows the token, JSON and beta headers", prop(api.Properties, "CorsConfiguration", "AllowHeaders"), CORSAllowHeaders},
+		{"CORS lets scripts read the rate-limit and request-id headers", prop(api.Properties, "CorsConfiguration", "ExposeHeaders"), CORSExposeHeaders},
+		{"API functions get the configured global rate limit", envOf(tpl.Resources[fns["flags"]].Properties)[app.EnvRateLimitGlobal], "500"},
+		{"API functions get the configured route rate limit (0: none)", envOf(tpl.Resources[fns["flags"]].Properties)[app.EnvRateLimitRoute], "0"},
 		{"the table is deleted with the stack when asked", table.DeletionPolicy, "Delete"},
 		{"a named function gets its own reserved concurrency", tpl.Resources[fns["projects"]].Properties["ReservedConcurrentExecutions"], 7},
 		{"other functions get the default reserved concurrency", tpl.Resources[fns["flags"]].Properties["ReservedConcurrentExecutions"], 3},
@@ -308,6 +315,9 @@ func TestCheckProps(t *testing.T) {
 		{"GIVEN a negative reserved concurrency THEN it is refused", FlagplaneStackProps{AssetDir: assets, DefaultReservedConcurrency: -1}, "negative"},
 		{"GIVEN a dead-letter count above SQS's limit THEN it is refused", FlagplaneStackProps{AssetDir: assets, DeadLetterMaxReceives: 1001}, "1 to 1000"},
 		{"GIVEN two origins in one entry THEN it is refused", FlagplaneStackProps{AssetDir: assets, CORSAllowOrigins: []string{"https://a.example, https://b.example"}}, "one origin per entry"},
+		{"GIVEN an origin with a path THEN it is refused", FlagplaneStackProps{AssetDir: assets, CORSAllowOrigins: []string{"https://a.example/app"}}, "scheme://host"},
+		{"GIVEN any origin THEN the props are valid", FlagplaneStackProps{AssetDir: assets, CORSAllowOrigins: []string{"*"}}, ""},
+		{"GIVEN a negative rate limit THEN it is refused", FlagplaneStackProps{AssetDir: assets, RateLimits: &api.RateLimits{Route: -1}}, "rate limit"},
 		{"GIVEN an invalid worker list THEN it is refused", FlagplaneStackProps{AssetDir: assets, workers: []Worker{{Name: "x"}}}, "workers"},
 	}
 	for _, tc := range tests {
