@@ -2,8 +2,9 @@
 # Tests of the emulator scripts, run by `make test-emulators` (part of make
 # test): two instances on two ports live and stop independently, a busy
 # port is refused with exit 4 and a clear message, a second start on a
-# port already served by this checkout is refused rather than shared, and
-# stop leaves alone a process it did not start.
+# port already served by this checkout is refused rather than shared, stop
+# leaves alone a process it did not start, and with-emulators.sh killed
+# outright leaves no server behind.
 #
 #   localstack/emulators-test.sh            goaws and DynamoDB Local
 #   EMULATORS_TEST_DYNAMODB=0 ...           goaws only (no Java needed)
@@ -124,8 +125,30 @@ foreign_pid() {
 	kill "$victim" 2>/dev/null || true
 }
 
+# killed_wrapper: with-emulators.sh killed with -9 (no traps run) still
+# leaves no server behind: its watcher stops them.
+killed_wrapper() {
+	local p i
+	p="$(free_port)"
+	mkdir -p "$run_a"
+	cleanup_cmds+=("emu goaws.sh $run_a $p stop")
+	# (In braces with stderr closed: bash's "Killed" notice is expected.)
+	{ GOAWS_RUN_DIR="$run_a" GOAWS_PORT="$p" "$here/with-emulators.sh" goaws -- \
+		bash -c 'kill -9 $PPID' >"$tmp/out" 2>&1 || true; } 2>/dev/null
+	for ((i = 0; i < 50; i++)); do
+		port_in_use "$p" || [[ -f "$run_a/goaws-$p.pid" ]] || break
+		sleep 0.2
+	done
+	if port_in_use "$p" || [[ -f "$run_a/goaws-$p.pid" ]]; then
+		fail "with-emulators.sh killed with -9 left goaws on $p running: $(cat "$tmp/out")"
+	else
+		pass "with-emulators.sh killed with -9: its watcher stopped goaws on $p"
+	fi
+}
+
 two_instances goaws.sh
 foreign_pid goaws.sh
+killed_wrapper
 
 # A goaws instance is the "other process" on a busy port for both scripts.
 busy="$(free_port)"

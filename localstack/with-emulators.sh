@@ -30,16 +30,34 @@ done
 shift
 
 started=() # "script setting port" of every emulator up, stopped last first
+# The same list in a file, for the watcher below.
+state="$(mktemp "${TMPDIR:-/tmp}/flagplane-emulators.XXXXXX")"
+watcher=""
 cleanup() {
 	local i s
+	[[ -z "$watcher" ]] || kill "$watcher" 2>/dev/null || true
 	for ((i = ${#started[@]} - 1; i >= 0; i--)); do
 		read -r -a s <<<"${started[i]}"
 		env "${s[1]}=${s[2]}" "$here/${s[0]}" stop || true
 	done
+	rm -f "$state"
 }
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
+
+# The watcher stops the servers when this script dies without running its
+# traps (kill -9 of this process alone): a run never leaves servers behind.
+# Its output goes nowhere, so a pipe after this script does not wait on it.
+parent=$$
+(
+	while kill -0 "$parent" 2>/dev/null; do sleep 1; done
+	while read -r script setting p; do
+		env "$setting=$p" "$here/$script" stop
+	done <"$state"
+	rm -f "$state"
+) </dev/null >/dev/null 2>&1 &
+watcher=$!
 
 # up starts script on the port in variable setting (set: that one only;
 # unset: a free one, again when another process got there first) and sets
@@ -50,6 +68,7 @@ up() {
 		up_port="${!setting}"
 		env "$setting=$up_port" "$here/$script" start
 		started+=("$script $setting $up_port")
+		echo "$script $setting $up_port" >>"$state"
 		return
 	fi
 	for ((try = 1; try <= 5; try++)); do
@@ -59,6 +78,7 @@ up() {
 		if ((rc == 0)); then
 			up_port=$p
 			started+=("$script $setting $p")
+			echo "$script $setting $p" >>"$state"
 			return
 		fi
 		((rc == 4)) || exit "$rc"
