@@ -129,9 +129,9 @@ with-e2e-emulators = DYNAMODB_LOCAL_PORT=$(E2E_DYNAMODB_PORT) GOAWS_PORT=$(GOAWS
 test-e2e: build-e2e node-tools
 	$(call with-e2e-emulators,$(GOTEST) ./shared/e2e/)
 
-## bench-e2e: the cold-start table (every bootstrap) and the warm GET latency quoted in the README
+## bench-e2e: the cold-start table (every bootstrap), the warm GET latency and the cost of a typical mix quoted in the README
 bench-e2e: build-e2e node-tools
-	$(call with-e2e-emulators,$(GO) test -count=1 -v -run '^TestColdStartOfEveryBootstrap$$' -bench '^BenchmarkWarmGetEnvironment$$' -benchtime 500x ./shared/e2e/)
+	$(call with-e2e-emulators,$(GO) test -count=1 -v -run '^TestColdStartOfEveryBootstrap$$' -bench '^(BenchmarkWarmGetEnvironment|BenchmarkTypicalMixCost)$$' -benchtime 300x ./shared/e2e/)
 
 ## synth: build the functions and synthesize the CloudFormation template into cdk.out/, offline
 # -trimpath (added to GOFLAGS for cdk.json's go run): the CDK app then

@@ -124,6 +124,10 @@ type Stats struct {
 	// Warm are the latencies of invocations that found a running
 	// environment, Invoke call to result, in order.
 	Warm []time.Duration
+	// PeakRSS is the most memory (resident set, bytes) an execution
+	// environment of the function used, among those that have exited; 0
+	// where the system does not say.
+	PeakRSS int64
 }
 
 // maxWarmSamples bounds the memory Stats.Warm takes in long runs.
@@ -325,6 +329,12 @@ func (f *Function) record(inst *instance, cold bool, began time.Time, r result) 
 	} else if len(f.stats.Warm) < maxWarmSamples {
 		f.stats.Warm = append(f.stats.Warm, time.Since(began))
 	}
+}
+
+func (f *Function) notePeakRSS(n int64) {
+	f.mu.Lock()
+	f.stats.PeakRSS = max(f.stats.PeakRSS, n)
+	f.mu.Unlock()
 }
 
 // Stats returns a copy of the measurements so far.

@@ -140,6 +140,7 @@ func (i *instance) start() error {
 	go func() { _ = i.srv.Serve(ln) }()
 	go func() {
 		i.exitErr = cmd.Wait()
+		i.fn.notePeakRSS(peakRSS(cmd.ProcessState))
 		i.stdout.Flush()
 		i.stderr.Flush()
 		close(i.exited)
