@@ -4,11 +4,11 @@
 #   localstack/goaws.sh start|stop|status
 #
 # goaws v0.5.4 is built from the pinned tools module in localstack/goaws
-# (its own go.mod and go.sum; `go install` cannot fetch its main package
-# through the module proxy), so only Go is needed. Environment:
-#   GOAWS_PORT     port (default 4100; the make targets pick a free one per
-#                  run); goaws listens on every interface, clients use
-#                  http://127.0.0.1:$GOAWS_PORT only
+# (its own go.mod and go.sum, and a main.go that listens on 127.0.0.1 only
+# where goaws's own binds every interface), so only Go is needed.
+# Environment:
+#   GOAWS_PORT     port on 127.0.0.1 (default 4100; the make targets pick a
+#                  free one per run)
 #   GOAWS_RUN_DIR  pid, log and config directory (default .run), files
 #                  named per port
 #   GOAWS_BIN      the binary, built when missing or older than the pins
@@ -45,9 +45,9 @@ answers() {
 }
 
 # build makes the binary from the tools module when it is missing or older
-# than the module's pins.
+# than the module's pins or main.
 build() {
-	if [[ -x "$bin" && "$bin" -nt "$tool_dir/go.mod" && "$bin" -nt "$tool_dir/go.sum" ]]; then
+	if [[ -x "$bin" && "$bin" -nt "$tool_dir/go.mod" && "$bin" -nt "$tool_dir/go.sum" && "$bin" -nt "$tool_dir/main.go" ]]; then
 		return 0
 	fi
 	command -v go >/dev/null || die "go not found"
@@ -56,7 +56,7 @@ build() {
 	# Build beside the target and rename: a concurrent run may be executing
 	# the old binary or building the same one.
 	local tmp="$bin.tmp.$$"
-	(cd "$tool_dir" && CGO_ENABLED=0 go build -trimpath -o "$tmp" github.com/Admiral-Piett/goaws/app/cmd) ||
+	(cd "$tool_dir" && CGO_ENABLED=0 go build -trimpath -o "$tmp" .) ||
 		{ rm -f "$tmp"; die "build failed"; }
 	mv -f "$tmp" "$bin"
 }
