@@ -190,6 +190,7 @@ check-figures: check-lambdas build-e2e synth
 FIGURES_BENCH_DIR := .run/figures-bench
 figures-bench: build-local
 	rm -rf $(FIGURES_BENCH_DIR) && mkdir -p $(FIGURES_BENCH_DIR)
+	uptime > $(FIGURES_BENCH_DIR)/uptime.txt
 	$(GO) test -run '^$$' -bench '^BenchmarkGetEnvironmentLoopback$$' -benchtime 5s ./shared/localserver/ | tee $(FIGURES_BENCH_DIR)/loopback.txt
 	$(GO) test -run '^$$' -bench '^BenchmarkWebhookDelivery$$' -benchtime 3x ./shared/endpoints/ | tee $(FIGURES_BENCH_DIR)/webhooks.txt
 	$(GO) test -run '^$$' -bench '^BenchmarkEvaluate$$' -benchmem ./shared/policy/ | tee $(FIGURES_BENCH_DIR)/policy.txt

@@ -22,6 +22,7 @@ const (
 	benchPolicy   = "policy.txt"        // BenchmarkEvaluate, with -benchmem
 	benchBuild    = "build-seconds.txt" // seconds of make build
 	benchE2E      = "e2e.txt"           // make bench-e2e, verbose
+	benchLoad     = "uptime.txt"        // uptime when the benchmarks began
 )
 
 // benchNames are the figures benchFigures returns.
@@ -29,7 +30,7 @@ var benchNames = []string{
 	"bench-machine", "loopback-rps", "loopback-p99", "webhook-run", "webhook-rate",
 	"policy-decision", "policy-allocs", "policy-access", "build-seconds",
 	"cold-init-groups", "cold-init-all", "cold-init-max", "cold-init-verdict",
-	"cold-first-groups", "cold-first-all", "warm-p50", "warm-p99",
+	"cold-first-groups", "cold-first-all", "warm-requests", "warm-p50", "warm-p99",
 }
 
 // benchFigures reads the benchmark output in dir.
@@ -57,6 +58,12 @@ func benchFigures(t *testing.T, dir string) []figures.Figure {
 	if m := regexp.MustCompile(`(?m)^cpu: (.+)$`).FindStringSubmatch(loopback); m != nil {
 		cpu = strings.TrimSpace(m[1])
 	}
+	// Other work on the machine slows every figure; the load says how busy
+	// it was (uptime prints "load average:" on Linux, "load averages:" on BSD).
+	load := "unknown"
+	if m := regexp.MustCompile(`load averages?: ([0-9.]+)`).FindStringSubmatch(read(benchLoad)); m != nil {
+		load = m[1]
+	}
 	webhookSeconds := metric(webhooks, "BenchmarkWebhookDelivery", "ns/op") / 1e9
 	var decisions []float64
 	allocs := 0.0
@@ -75,7 +82,8 @@ func benchFigures(t *testing.T, dir string) []figures.Figure {
 	}
 	cold := coldStarts(t, e2e)
 	return []figures.Figure{
-		{Name: "bench-machine", Text: fmt.Sprintf("%s, %d cores, Go %s", cpu, runtime.NumCPU(), strings.TrimPrefix(runtime.Version(), "go"))},
+		{Name: "bench-machine", Text: fmt.Sprintf("%s, %d cores, Go %s, load average %s when the run began",
+			cpu, runtime.NumCPU(), strings.TrimPrefix(runtime.Version(), "go"), load)},
 		{Name: "loopback-rps", Text: figures.Round(metric(loopback, "BenchmarkGetEnvironmentLoopback", "req/s"), 3)},
 		{Name: "loopback-p99", Text: figures.Round(metric(loopback, "BenchmarkGetEnvironmentLoopback", "p99-ms"), 3) + " ms"},
 		{Name: "webhook-run", Text: figures.Round(webhookSeconds, 3) + " s"},
@@ -90,9 +98,25 @@ func benchFigures(t *testing.T, dir string) []figures.Figure {
 		{Name: "cold-init-verdict", Text: cold.verdict},
 		{Name: "cold-first-groups", Text: figures.Span(cold.firstMedians, 2) + " ms"},
 		{Name: "cold-first-all", Text: figures.Round(cold.firstAll, 3) + " ms"},
+		{Name: "warm-requests", Text: strconv.Itoa(warmRequests(t, e2e))},
 		{Name: "warm-p50", Text: figures.Round(metric(e2e, "BenchmarkWarmGetEnvironment", "p50-µs")/1000, 3) + " ms"},
 		{Name: "warm-p99", Text: figures.Round(metric(e2e, "BenchmarkWarmGetEnvironment", "p99-µs")/1000, 2) + " ms"},
 	}
+}
+
+// warmRequests is how many requests the warm GET benchmark timed: its
+// largest run, which -benchtime sets (the first run is one request).
+func warmRequests(t *testing.T, out string) int {
+	t.Helper()
+	n := 0
+	for _, m := range regexp.MustCompile(`([0-9]+) warm GETs of one environment`).FindAllStringSubmatch(out, -1) {
+		v, _ := strconv.Atoi(m[1])
+		n = max(n, v)
+	}
+	if n == 0 {
+		t.Fatalf("%s: the warm GET benchmark logged no run", benchE2E)
+	}
+	return n
 }
 
 // coldStartFigures is what TestColdStartOfEveryBootstrap logs.
