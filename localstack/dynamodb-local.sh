@@ -77,16 +77,19 @@ EOF
 }
 
 # compiled_launcher prints the directory of the compiled launcher, compiled
-# once per checkout and launcher version (running the source file instead
-# costs seconds of CPU at every start). Concurrent runs each compile into a
-# directory of their own and the first rename wins.
+# once per checkout, launcher and jar into .run whatever the run
+# directory (running the source file instead costs seconds of CPU at every
+# start). Concurrent runs each compile into a directory of their own and
+# the first rename wins.
 compiled_launcher() {
 	command -v javac >/dev/null || return 1
 	local sum dir tmp
 	sum="$(launcher_source | cksum | tr -c '0-9\n' -)"
-	dir="$run_dir/dynamodb-local-launcher-$sum"
+	# Per jar release too: the launcher reaches into DynamoDB Local's classes.
+	dir="$root/.run/${jar##*/}-launcher-$sum"
 	if [[ ! -f "$dir/DynamoDBLocalLoopback.class" ]]; then
-		tmp="$run_dir/.launcher-$$"
+		mkdir -p "$root/.run"
+		tmp="$root/.run/.launcher-$$"
 		rm -rf "$tmp" && mkdir -p "$tmp"
 		launcher_source >"$tmp/DynamoDBLocalLoopback.java"
 		javac -nowarn -cp "$jar/DynamoDBLocal.jar" -d "$tmp" "$tmp/DynamoDBLocalLoopback.java" >&2 ||
