@@ -136,9 +136,9 @@ func (s *Service) ResetKey(ctx context.Context, projectKey, envKey string, kind 
 		return nil, err
 	}
 	next := *old
-	action := "updateApiKey"
+	action, cred := "updateApiKey", ServerCredential
 	if kind == MobileKey {
-		next.MobileKey, action = newSecret("mob"), "updateMobileKey"
+		next.MobileKey, action, cred = newSecret("mob"), "updateMobileKey", MobileCredential
 	} else {
 		next.APIKey = newSecret("sdk")
 	}
@@ -147,8 +147,13 @@ func (s *Service) ResetKey(ctx context.Context, projectKey, envKey string, kind 
 	if err != nil {
 		return nil, err
 	}
+	// The new secret's credential item; the old one stops resolving at once, as the environment no longer carries it.
+	creds, err := next.CredentialWrites(cred)
+	if err != nil {
+		return nil, err
+	}
 	_, err = s.log.Commit(ctx, audit.Change{
-		Writes: []store.Write{put}, Kind: "environment", Resource: next.Resource(), Actions: []string{action},
+		Writes: append([]store.Write{put}, creds...), Kind: "environment", Resource: next.Resource(), Actions: []string{action},
 		Name: next.Name, Href: next.Href(), TitleVerb: "reset a key of the environment", Parent: parent(projectKey),
 		Previous: old.redacted(), Current: next.redacted(),
 		Conflict: fmt.Sprintf("environment %q was changed by another request; try again", envKey),

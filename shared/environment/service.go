@@ -162,7 +162,11 @@ func (s *Service) Create(ctx context.Context, projectKey string, in Input) (*Env
 	if err != nil {
 		return nil, err
 	}
-	writes = append(writes, put)
+	creds, err := e.CredentialWrites()
+	if err != nil {
+		return nil, err
+	}
+	writes = append(append(writes, put), creds...)
 	_, err = s.log.Commit(ctx, audit.Change{
 		Writes: writes, Kind: "environment", Resource: e.Resource(), Actions: []string{"createEnvironment"},
 		Name: e.Name, Href: e.Href(), TitleVerb: "created the environment", Parent: parent(projectKey), Current: e.redacted(),

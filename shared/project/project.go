@@ -170,8 +170,12 @@ func (s *Service) Create(ctx context.Context, in Input) (*Project, []*environmen
 		if err != nil {
 			return nil, nil, err
 		}
+		creds, err := e.CredentialWrites()
+		if err != nil {
+			return nil, nil, err
+		}
 		envs = append(envs, e)
-		writes = append(writes, w)
+		writes = append(append(writes, w), creds...)
 	}
 	_, err = s.log.Commit(ctx, audit.Change{
 		Writes: writes, Kind: "project", Resource: resource(p.Key), Actions: []string{"createProject"},

@@ -231,3 +231,143 @@ func ExpiringIndexKeys(dueMs int64, projectKey, envKey, flagKey, kind, contextKe
 
 // ExpiringDueTo is the inclusive upper GSI1 sort-key bound of removals due at or before nowMs.
 func ExpiringDueTo(nowMs int64) string { return fmt.Sprintf("%013d$", nowMs) }
+
+// SDK credentials. Each environment's SDK key, mobile key and client-side
+// id (its _id) has one item naming the environment, so an SDK request is
+// resolved with two GetItems (credential, then environment) and no scan.
+// The key holds the SHA-256 of the secret, never the secret. A credential
+// item outlives a reset or a deleted environment harmlessly: the resolver
+// checks that the environment still carries the secret.
+const credentialSK = "CRED"
+
+// CredentialKey is the credential item of one secret of one kind ("sdk",
+// "mob" or "cid"); secretHash is the hex SHA-256 of the secret.
+func CredentialKey(kind, secretHash string) Key {
+	return Key{PK: "CRED#" + kind + "#" + secretHash, SK: credentialSK}
+}
+
+// What SDK events feed (shared/ingest writes, shared/sdkcontext and
+// shared/application read). Raw events are never stored: only these
+// aggregates. Environments are named by their _id (the client-side id),
+// which stays fixed while keys are reset.
+const (
+	contextPrefix        = "CTX#"
+	contextInstanceSK    = "I#"
+	contextRefSK         = "R#"
+	contextAttrPrefix    = "CTXATTR#"
+	contextAttrNameSK    = "N#"
+	contextAttrValueSK   = "V#"
+	contextKindSK        = "CONTEXTKIND#"
+	flagEvalSK           = "FLAGEVAL#"
+	applicationPrefix    = "APP#"
+	applicationSK        = "APP"
+	applicationsIndexPK  = "APPS"
+	applicationVersionSK = "APPVER#"
+	applicationFlagSK    = "APPFLAG#"
+	payloadPrefix        = "PAYLOAD#"
+	sdkSeenPK            = "SDKSEEN"
+	usageHourPrefix      = "USAGEHOUR#"
+)
+
+// ContextPartition holds an environment's context instances and the
+// references from each individual context (kind and key) to them.
+func ContextPartition(envID string) string { return contextPrefix + envID }
+
+// ContextInstanceKey is one context instance (a single or multi-kind context), by id.
+func ContextInstanceKey(envID, id string) Key {
+	return Key{PK: ContextPartition(envID), SK: contextInstanceSK + id}
+}
+
+// ContextInstancePrefix selects every context instance of the partition.
+const ContextInstancePrefix = contextInstanceSK
+
+// ContextRefKey says that the individual context kind/key (keyHash is the
+// hex SHA-256 of the key, which may hold any character) is part of instance id.
+func ContextRefKey(envID, kind, keyHash, id string) Key {
+	return Key{PK: ContextPartition(envID), SK: ContextRefPrefix(kind, keyHash) + id}
+}
+
+// ContextRefPrefix selects the instances holding one individual context.
+func ContextRefPrefix(kind, keyHash string) string { return contextRefSK + kind + "#" + keyHash + "#" }
+
+// ContextAttrPartition holds an environment's index of attribute names and values.
+func ContextAttrPartition(envID string) string { return contextAttrPrefix + envID }
+
+// ContextAttrNameKey is one attribute name of one context kind.
+func ContextAttrNameKey(envID, kind, name string) Key {
+	return Key{PK: ContextAttrPartition(envID), SK: contextAttrNameSK + kind + "#" + name}
+}
+
+// ContextAttrNamePrefix selects every attribute name.
+const ContextAttrNamePrefix = contextAttrNameSK
+
+// ContextAttrValueKey is one value (JSON-encoded) of the attribute whose
+// name hashes to nameHash, in one context kind.
+func ContextAttrValueKey(envID, nameHash, kind, value string) Key {
+	return Key{PK: ContextAttrPartition(envID), SK: ContextAttrValuePrefix(nameHash) + kind + "#" + value}
+}
+
+// ContextAttrValuePrefix selects the values of one attribute, every kind.
+func ContextAttrValuePrefix(nameHash string) string { return contextAttrValueSK + nameHash + "#" }
+
+// ContextKindKey is one context kind of a project (in its partition, so it goes with the project).
+func ContextKindKey(projectKey, kind string) Key {
+	return Key{PK: ProjectPartition(projectKey), SK: contextKindSK + kind}
+}
+
+// ContextKindPrefix selects a project's context kinds.
+const ContextKindPrefix = contextKindSK
+
+// FlagEvalKey counts one flag's evaluations in one environment in one hour
+// (hour is yyyymmddhh, UTC), by variation.
+func FlagEvalKey(projectKey, envKey, flagKey, hour string) Key {
+	return Key{PK: ProjectPartition(projectKey), SK: FlagEvalPrefix(envKey, flagKey) + hour}
+}
+
+// FlagEvalPrefix selects the hourly counters of one flag in one environment.
+func FlagEvalPrefix(envKey, flagKey string) string { return flagEvalSK + envKey + "#" + flagKey + "#" }
+
+// ApplicationKey is one application; its versions and the flags it evaluated share its partition.
+func ApplicationKey(key string) Key { return Key{PK: applicationPrefix + key, SK: applicationSK} }
+
+// ApplicationIndexKeys place an application in the list of all applications.
+func ApplicationIndexKeys(key string) (gsi1pk, gsi1sk string) { return applicationsIndexPK, key }
+
+// ApplicationsIndexPK is the GSI1 partition listing every application.
+const ApplicationsIndexPK = applicationsIndexPK
+
+// ApplicationVersionKey is one version of an application.
+func ApplicationVersionKey(appKey, version string) Key {
+	return Key{PK: applicationPrefix + appKey, SK: applicationVersionSK + version}
+}
+
+// ApplicationVersionPrefix selects an application's versions.
+const ApplicationVersionPrefix = applicationVersionSK
+
+// ApplicationFlagKey records that an application evaluated a flag of a project.
+func ApplicationFlagKey(appKey, projectKey, flagKey string) Key {
+	return Key{PK: applicationPrefix + appKey, SK: applicationFlagSK + projectKey + "#" + flagKey}
+}
+
+// ApplicationFlagPrefix selects the flags an application evaluated.
+const ApplicationFlagPrefix = applicationFlagSK
+
+// ApplicationPartition is the partition of one application.
+func ApplicationPartition(key string) string { return applicationPrefix + key }
+
+// PayloadKey marks one event payload as counted (with a TTL), so a retry counts once.
+func PayloadKey(envID, payloadID string) Key {
+	return Key{PK: payloadPrefix + envID + "#" + payloadID, SK: "PAYLOAD"}
+}
+
+// SDKSeenKey is one SDK (type, name, version) seen in one environment.
+func SDKSeenKey(envID, sdkType, name, version string) Key {
+	return Key{PK: sdkSeenPK, SK: envID + "#" + sdkType + "#" + name + "#" + version}
+}
+
+// SDKSeenPK is the partition of every SDK seen.
+const SDKSeenPK = sdkSeenPK
+
+// UsageHourKey holds one environment's event counters and distinct-context
+// sketches for one hour (yyyymmddhh, UTC), for the usage rollup.
+func UsageHourKey(hour, envID string) Key { return Key{PK: usageHourPrefix + hour, SK: envID} }
