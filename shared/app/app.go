@@ -26,11 +26,13 @@ import (
 	"github.com/flagplane/flagplane/shared/expiring"
 	"github.com/flagplane/flagplane/shared/flag"
 	"github.com/flagplane/flagplane/shared/health"
+	"github.com/flagplane/flagplane/shared/ingest"
 	"github.com/flagplane/flagplane/shared/member"
 	"github.com/flagplane/flagplane/shared/oauth"
 	"github.com/flagplane/flagplane/shared/policy"
 	"github.com/flagplane/flagplane/shared/project"
 	"github.com/flagplane/flagplane/shared/role"
+	"github.com/flagplane/flagplane/shared/sdkcontext"
 	"github.com/flagplane/flagplane/shared/store"
 	"github.com/flagplane/flagplane/shared/store/dynamo"
 	"github.com/flagplane/flagplane/shared/team"
@@ -97,6 +99,9 @@ func New(table store.Table, publisher audit.Publisher, s Settings, logger *slog.
 			Approvals:    approvals,
 			// The expiry job removes targets with its own flag service: a removal scheduled by an allowed change is not held for approval.
 			Expiring: expiring.NewService(table, log, flag.NewService(table, log), envs),
+			// Payloads are applied before the answer; local mode swaps in the in-process queue.
+			Ingest:   ingest.Direct{Agg: ingest.NewAggregator(table, logger)},
+			Contexts: sdkcontext.NewService(table, log, projects, envs),
 		},
 		Authn:     authn,
 		Publisher: publisher,

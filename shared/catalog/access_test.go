@@ -41,6 +41,7 @@ var notInResource = map[string]map[string]string{
 	"flags":        {"userKey": "a user key selects targets on the flags, it names no resource"},
 	"destinations": {"kind": "the warehouse kind selects a setup, it names no resource"},
 	"applications": {"versionKey": "versions are part of their application, as in LaunchDarkly"},
+	"events":       {"clientSideId": "the client-side id is a credential: it resolves to the environment the events feed"},
 	"ai-configs":   {"variationKey": "variations are part of their AI Config, as in LaunchDarkly"},
 	"code-refs":    {"branch": "branches are part of their repository, as in LaunchDarkly"},
 	"usage": {

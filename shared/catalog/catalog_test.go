@@ -22,6 +22,11 @@ var (
 var publicOps = map[string]bool{
 	"postOAuthToken": true, // RFC 6749 token endpoint: client credentials, POST /trust/oauth/token
 	"getHealth":      true, // GET /healthz: says only whether the store answers
+	// The SDKs' event routes: the environment's SDK key, mobile key or client-side id.
+	"postServerEvents":     true,
+	"postDiagnosticEvent":  true,
+	"postMobileEvents":     true,
+	"postClientSideEvents": true,
 }
 
 // samplePath fills every {param} of a path with "x".

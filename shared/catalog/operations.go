@@ -103,6 +103,16 @@ var operations = []Operation{
 	{ID: "deleteReleasePipeline", Group: "release-pipelines", Method: "DELETE", Path: "/api/v2/projects/{projectKey}/release-pipelines/{pipelineKey}", Beta: true, Scope: Write, Resource: "proj/{projectKey}:release-pipeline/{pipelineKey}", Action: "deleteReleasePipeline"},
 	{ID: "getAllReleaseProgressionsForReleasePipeline", Group: "release-pipelines", Method: "GET", Path: "/api/v2/projects/{projectKey}/release-pipelines/{pipelineKey}/releases", Beta: true, Scope: Read, Resource: "proj/{projectKey}", Action: "viewProject"},
 
+	// events: where LaunchDarkly's SDKs post their events (not part of the REST API v2, so
+	// outside /api/v2; paths and payloads are the SDKs' own). Public: each authenticates its
+	// caller by the environment's SDK key, mobile key or client-side id. A group of its own, not
+	// the sdk group's flag delivery: its function only resolves a credential and hands the payload
+	// on (locally to the in-process aggregator), scales with event volume, and needs no flag reads.
+	{ID: "postServerEvents", Group: "events", Method: "POST", Path: "/bulk", Scope: Write, Public: true, Resource: "proj/*:env/*", Action: "postEvents"},
+	{ID: "postDiagnosticEvent", Group: "events", Method: "POST", Path: "/diagnostic", Scope: Write, Public: true, Resource: "proj/*:env/*", Action: "postEvents"},
+	{ID: "postMobileEvents", Group: "events", Method: "POST", Path: "/mobile/events/bulk", Scope: Write, Public: true, Resource: "proj/*:env/*", Action: "postEvents"},
+	{ID: "postClientSideEvents", Group: "events", Method: "POST", Path: "/events/bulk/{clientSideId}", Scope: Write, Public: true, Resource: "proj/*:env/*", Action: "postEvents"},
+
 	// contexts: spec 4.5 and 4.23 "Search for contexts", "Evaluate flags for context instance".
 	// Search and evaluate are POSTs that store nothing, so they need only read scope.
 	{ID: "getContextKindsByProjectKey", Group: "contexts", Method: "GET", Path: "/api/v2/projects/{projectKey}/context-kinds", Scope: Read, Resource: "proj/{projectKey}", Action: "viewProject"},

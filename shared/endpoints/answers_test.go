@@ -3,6 +3,7 @@ package endpoints_test
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/flagplane/flagplane/shared/sdkcontext"
 	"math"
 	"net/http"
 	"slices"
@@ -65,6 +66,34 @@ var answerRequests = map[string]func(tb testing.TB, w *world) answerRequest{
 	},
 	"resetEnvironmentMobileKey": func(tb testing.TB, w *world) answerRequest {
 		return postOf(envPath(w.project, w.throwawayEnvironment(tb))+"/mobileKey", nil)
+	},
+
+	"getContextKindsByProjectKey": func(_ testing.TB, w *world) answerRequest {
+		return answerRequest{path: projectPath(w.project) + "/context-kinds"}
+	},
+	"putContextKind": func(_ testing.TB, w *world) answerRequest {
+		return answerRequest{path: projectPath(w.project) + "/context-kinds/" + w.unique("kind"), body: map[string]any{"name": "Kind", "description": "d"}}
+	},
+	"getContextAttributeNames": func(_ testing.TB, w *world) answerRequest {
+		return answerRequest{path: envPath(w.project, "production") + "/context-attributes"}
+	},
+	"getContextAttributeValues": func(_ testing.TB, w *world) answerRequest {
+		return answerRequest{path: envPath(w.project, "production") + "/context-attributes/email"}
+	},
+	"getContexts": func(_ testing.TB, w *world) answerRequest {
+		return answerRequest{path: envPath(w.project, "production") + "/contexts/user/" + w.user}
+	},
+	"searchContexts": func(_ testing.TB, w *world) answerRequest {
+		return postOf(envPath(w.project, "production")+"/contexts/search", map[string]any{"filter": "applicationId:world"})
+	},
+	"searchContextInstances": func(_ testing.TB, w *world) answerRequest {
+		return postOf(envPath(w.project, "production")+"/context-instances/search", map[string]any{"limit": 5})
+	},
+	"getContextInstances": func(_ testing.TB, w *world) answerRequest {
+		return answerRequest{path: envPath(w.project, "production") + "/context-instances/" + sdkcontext.InstanceID(w.user)}
+	},
+	"deleteContextInstances": func(tb testing.TB, w *world) answerRequest {
+		return answerRequest{path: envPath(w.project, "production") + "/context-instances/" + w.seenContext(tb, w.unique("gone"))}
 	},
 
 	"getFeatureFlags": func(_ testing.TB, w *world) answerRequest { return answerRequest{path: flagsPath(w.project)} },

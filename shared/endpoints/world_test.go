@@ -2,6 +2,7 @@ package endpoints_test
 
 import (
 	"fmt"
+	"github.com/flagplane/flagplane/shared/sdkcontext"
 	"net/http"
 	"testing"
 	"time"
@@ -119,7 +120,25 @@ func newWorld(tb testing.TB) *world {
 	w.scheduledID = worldStr(tb, w.must(tb, http.StatusCreated, http.MethodPost, api+"/approval-requests", map[string]any{"resourceId": resource, "description": "later",
 		"executionDate": time.Now().Add(24 * time.Hour).UnixMilli(), "instructions": []any{instr("turnFlagOff")}}), "_id")
 
+	// An SDK reports the user and an org, so the contexts operations have data.
+	w.seenContext(tb, w.user)
+
 	log := w.must(tb, http.StatusOK, http.MethodGet, api+"/auditlog", nil)
 	w.auditID = worldStr(tb, log["items"].([]any)[0].(map[string]any), "_id")
 	return w
+}
+
+// seenContext posts, with the production SDK key, an index event for the
+// user key (with an org beside it in a feature event) and returns the
+// user's context instance id.
+func (w *world) seenContext(tb testing.TB, key string) string {
+	tb.Helper()
+	sdkKey := worldStr(tb, w.must(tb, http.StatusOK, http.MethodGet, envPath(w.project, "production"), nil), "apiKey")
+	body := fmt.Sprintf(`[{"kind":"index","creationDate":%[2]d,"context":{"kind":"user","key":%[1]q,"email":"a@example.com"}},`+
+		`{"kind":"feature","creationDate":%[2]d,"key":"f","context":{"kind":"multi","user":{"key":%[1]q},"org":{"key":"acme"}},"variation":0}]`, key, time.Now().UnixMilli())
+	res := w.srv.Do(tb, http.MethodPost, "/bulk", body, "Authorization", sdkKey, "X-LaunchDarkly-Tags", "application-id/world")
+	if res.Status != http.StatusAccepted {
+		tb.Fatalf("post events: status %d: %s", res.Status, res.Body)
+	}
+	return sdkcontext.InstanceID(key)
 }

@@ -1,0 +1,319 @@
+package endpoints_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flagplane/flagplane/shared/app/apptest"
+	"github.com/flagplane/flagplane/shared/ingest"
+	"github.com/flagplane/flagplane/shared/store"
+)
+
+// sdkEnv is an environment's credentials, as an SDK is configured with them.
+type sdkEnv struct {
+	project, env                string
+	sdkKey, mobileKey, clientID string
+}
+
+func newSDKEnv(t testing.TB, srv *apptest.Server, project string) sdkEnv {
+	t.Helper()
+	srv.MustCreateProject(t, project)
+	e := getEnv(t, srv, project, "production")
+	return sdkEnv{project: project, env: "production", sdkKey: e["apiKey"].(string), mobileKey: e["mobileKey"].(string), clientID: e["_id"].(string)}
+}
+
+// goSDKPayload is a payload as LaunchDarkly's Go server SDK v7 flushes it:
+// an index event per new context, a feature event for a tracked flag, a
+// custom event and the summary of every evaluation.
+func goSDKPayload(now time.Time, contexts ...string) string {
+	ms := now.UnixMilli()
+	var events []string
+	for _, key := range contexts {
+		events = append(events, fmt.Sprintf(`{"kind":"index","creationDate":%d,"context":{"kind":"user","key":%q,"name":"User %s","country":"NZ","_meta":{"redactedAttributes":["email"]}}}`, ms, key, key))
+	}
+	events = append(events,
+		fmt.Sprintf(`{"kind":"feature","creationDate":%d,"key":"checkout","version":3,"context":{"kind":"multi","user":{"key":%q},"org":{"key":"acme","plan":"gold"}},"variation":1,"value":true,"default":false}`, ms, contexts[0]),
+		fmt.Sprintf(`{"kind":"custom","creationDate":%d,"key":"purchase","contextKeys":{"user":%q},"metricValue":9.5}`, ms, contexts[0]),
+		fmt.Sprintf(`{"kind":"summary","startDate":%d,"endDate":%d,"features":{"checkout":{"default":false,"contextKinds":["user","org"],"counters":[{"variation":1,"version":3,"value":true,"count":5},{"variation":0,"version":3,"value":false,"count":2}]},"missing":{"default":"x","contextKinds":["user"],"counters":[{"unknown":true,"value":"x","count":1}]}}}`, ms-1000, ms))
+	return "[" + strings.Join(events, ",") + "]"
+}
+
+// postEvents posts a payload with the Go SDK's headers and the given extra ones.
+func postEvents(t testing.TB, srv *apptest.Server, path, auth, body string, headers ...string) *apptest.Response {
+	t.Helper()
+	h := append([]string{"Authorization", auth, "User-Agent", "GoClient/7.14.6", "X-LaunchDarkly-Event-Schema", "4",
+		"X-LaunchDarkly-Tags", "application-id/shop-api application-version/1.4.2"}, headers...)
+	return srv.Do(t, http.MethodPost, path, body, h...)
+}
+
+func TestEventIngestion(t *testing.T) {
+	srv := apptest.New(t)
+	e := newSDKEnv(t, srv, "ingest")
+	now := time.Now()
+	ctxPath := envPath(e.project, e.env)
+	beta := []string{"SVC-API-Version", "beta"}
+	_ = beta
+
+	t.Run("a payload from a server SDK is accepted with 202", func(t *testing.T) {
+		res := postEvents(t, srv, "/bulk", e.sdkKey, goSDKPayload(now, "u1", "u2"), "X-LaunchDarkly-Payload-ID", "p-1")
+		wantStatus(t, res, http.StatusAccepted)
+	})
+	t.Run("its contexts read back as context instances of their kind and key", func(t *testing.T) {
+		res := srv.Do(t, http.MethodGet, ctxPath+"/contexts/user/u1", nil)
+		wantStatus(t, res, http.StatusOK)
+		var got struct {
+			Items []struct {
+				LastSeen           string                       `json:"lastSeen"`
+				ApplicationID      string                       `json:"applicationId"`
+				Context            string                       `json:"context"`
+				AssociatedContexts int                          `json:"associatedContexts"`
+				Links              map[string]map[string]string `json:"_links"`
+				Access             map[string]any               `json:"_access"`
+			} `json:"items"`
+			TotalCount int    `json:"totalCount"`
+			EnvID      string `json:"_environmentId"`
+		}
+		res.JSON(t, &got)
+		// u1 appears alone (index event) and in a multi-kind context with org acme (feature event).
+		if got.TotalCount != 2 || len(got.Items) != 2 || got.EnvID != e.clientID {
+			t.Fatalf("want 2 instances of user u1 in environment %s: %s", e.clientID, res.Body)
+		}
+		kinds := map[int]bool{}
+		for _, it := range got.Items {
+			var c map[string]any
+			if err := json.Unmarshal([]byte(it.Context), &c); err != nil {
+				t.Fatalf("context is not a JSON-encoded string: %q", it.Context)
+			}
+			kinds[it.AssociatedContexts] = true
+			if _, err := time.Parse("2006-01-02T15:04:05.000Z", it.LastSeen); err != nil {
+				t.Errorf("lastSeen %q is not ISO 8601 with fractional seconds", it.LastSeen)
+			}
+			if it.ApplicationID != "shop-api" {
+				t.Errorf("applicationId %q, want shop-api", it.ApplicationID)
+			}
+			if it.Links["site"]["type"] != "text/html" || it.Access == nil {
+				t.Errorf("want a text/html site link and _access: %s", res.Body)
+			}
+		}
+		if !kinds[1] || !kinds[2] {
+			t.Errorf("want one single and one two-kind instance: %s", res.Body)
+		}
+	})
+	t.Run("a retried payload with the same payload id counts once", func(t *testing.T) {
+		res := postEvents(t, srv, "/bulk", e.sdkKey, goSDKPayload(now, "u1", "u2"), "X-LaunchDarkly-Payload-ID", "p-1")
+		wantStatus(t, res, http.StatusAccepted)
+		counts := evalCounts(t, srv, e, "checkout", now)
+		if counts["1"] != 5 || counts["0"] != 2 {
+			t.Errorf("checkout counted %v, want 5 of variation 1 and 2 of variation 0 (once)", counts)
+		}
+	})
+	t.Run("a second payload adds to the evaluation counters", func(t *testing.T) {
+		res := postEvents(t, srv, "/bulk", e.sdkKey, goSDKPayload(now, "u3"), "X-LaunchDarkly-Payload-ID", "p-2")
+		wantStatus(t, res, http.StatusAccepted)
+		counts := evalCounts(t, srv, e, "checkout", now)
+		if counts["1"] != 10 || counts["0"] != 4 {
+			t.Errorf("checkout counted %v, want 10 and 4", counts)
+		}
+		if c := evalCounts(t, srv, e, "missing", now); c["unknown"] != 2 {
+			t.Errorf("unknown flag counted %v, want 2", c)
+		}
+	})
+	t.Run("context kinds seen are created automatically", func(t *testing.T) {
+		res := srv.Do(t, http.MethodGet, projectPath(e.project)+"/context-kinds", nil)
+		wantStatus(t, res, http.StatusOK)
+		var got struct {
+			Items []struct {
+				Key         string `json:"key"`
+				CreatedFrom string `json:"createdFrom"`
+			} `json:"items"`
+		}
+		res.JSON(t, &got)
+		from := map[string]string{}
+		for _, k := range got.Items {
+			from[k.Key] = k.CreatedFrom
+		}
+		if from["user"] != "auto-add" || from["org"] != "auto-add" {
+			t.Errorf("kinds %v, want user and org auto-added: %s", from, res.Body)
+		}
+	})
+	t.Run("putContextKind names a kind and a second put updates it", func(t *testing.T) {
+		res := srv.Do(t, http.MethodPut, projectPath(e.project)+"/context-kinds/org", map[string]any{"name": "Organization", "description": "Paying customers"})
+		wantStatus(t, res, http.StatusOK)
+		if res.Map(t)["status"] != "updated" {
+			t.Errorf("want status updated: %s", res.Body)
+		}
+		res = srv.Do(t, http.MethodPut, projectPath(e.project)+"/context-kinds/device", map[string]any{"name": "Device"})
+		wantStatus(t, res, http.StatusOK)
+		if res.Map(t)["status"] != "created" {
+			t.Errorf("want status created: %s", res.Body)
+		}
+		res = srv.Do(t, http.MethodGet, projectPath(e.project)+"/context-kinds", nil)
+		if !strings.Contains(res.String(), `"name":"Organization"`) || !strings.Contains(res.String(), `"key":"device"`) {
+			t.Errorf("kinds do not show the edits: %s", res.Body)
+		}
+		wantError(t, srv.Do(t, http.MethodPut, projectPath(e.project)+"/context-kinds/org", map[string]any{"description": "x"}), http.StatusBadRequest, "invalid_request", "name")
+	})
+	t.Run("attribute names and values are indexed by kind", func(t *testing.T) {
+		res := srv.Do(t, http.MethodGet, ctxPath+"/context-attributes?filter=kind:user", nil)
+		wantStatus(t, res, http.StatusOK)
+		if !strings.Contains(res.String(), `"name":"country","weight":3`) {
+			t.Errorf("want country seen on 3 users: %s", res.Body)
+		}
+		res = srv.Do(t, http.MethodGet, ctxPath+"/context-attributes/plan", nil)
+		wantStatus(t, res, http.StatusOK)
+		if !strings.Contains(res.String(), `{"kind":"org","values":[{"name":"gold","weight":2}]}`) {
+			t.Errorf("want plan gold on org, in the two instances holding org acme: %s", res.Body)
+		}
+	})
+	t.Run("searching pages through every instance with continuation tokens", func(t *testing.T) {
+		seen := map[string]bool{}
+		path := ctxPath + "/contexts/search?limit=2"
+		for pages := 0; path != ""; pages++ {
+			if pages > 5 {
+				t.Fatal("too many pages")
+			}
+			res := srv.Do(t, http.MethodPost, path, map[string]any{})
+			wantStatus(t, res, http.StatusOK)
+			var got struct {
+				Items []struct {
+					Context string `json:"context"`
+				} `json:"items"`
+				TotalCount int                          `json:"totalCount"`
+				Links      map[string]map[string]string `json:"_links"`
+			}
+			res.JSON(t, &got)
+			if got.TotalCount != 5 {
+				t.Errorf("totalCount %d, want 5 (u1, u2, u3 and two multi-kind)", got.TotalCount)
+			}
+			for _, it := range got.Items {
+				seen[it.Context] = true
+			}
+			path = strings.TrimPrefix(got.Links["next"]["href"], "")
+		}
+		if len(seen) != 5 {
+			t.Errorf("saw %d instances, want 5", len(seen))
+		}
+	})
+	t.Run("an instance reads by id and deletes with an audit entry", func(t *testing.T) {
+		res := srv.Do(t, http.MethodPost, ctxPath+"/context-instances/search?filter=applicationId:shop-api&limit=1", nil)
+		wantStatus(t, res, http.StatusOK)
+		var got struct {
+			Items []struct {
+				ID string `json:"id"`
+			} `json:"items"`
+		}
+		res.JSON(t, &got)
+		if len(got.Items) != 1 || got.Items[0].ID == "" {
+			t.Fatalf("want one instance with an id: %s", res.Body)
+		}
+		id := got.Items[0].ID
+		wantStatus(t, srv.Do(t, http.MethodGet, ctxPath+"/context-instances/"+id, nil), http.StatusOK)
+		wantStatus(t, srv.Do(t, http.MethodDelete, ctxPath+"/context-instances/"+id, nil), http.StatusNoContent)
+		wantError(t, srv.Do(t, http.MethodGet, ctxPath+"/context-instances/"+id, nil), http.StatusNotFound, "not_found", id)
+		wantError(t, srv.Do(t, http.MethodDelete, ctxPath+"/context-instances/"+id, nil), http.StatusNotFound, "not_found")
+		res = srv.Do(t, http.MethodGet, api+"/auditlog?limit=1", nil)
+		if !strings.Contains(res.String(), "deleted the context instance") {
+			t.Errorf("want an audit entry of the delete: %s", res.Body)
+		}
+	})
+}
+
+// evalCounts reads a flag's evaluation counters of this hour from the table.
+func evalCounts(t testing.TB, srv *apptest.Server, e sdkEnv, flagKey string, now time.Time) map[string]int64 {
+	t.Helper()
+	it, err := srv.Table.Get(t.Context(), store.FlagEvalKey(e.project, e.env, flagKey, now.UTC().Format("2006010215")))
+	if err != nil {
+		t.Fatalf("read counters of %s: %v", flagKey, err)
+	}
+	var doc ingest.FlagEvals
+	if err := json.Unmarshal(it.Data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	return doc.Counts
+}
+
+func TestEventIngestionRefuses(t *testing.T) {
+	srv := apptest.New(t)
+	e := newSDKEnv(t, srv, "refuse")
+	now := time.Now()
+	good := goSDKPayload(now, "u1")
+	tests := []struct {
+		name, path, auth, body string
+		status                 int
+		code                   string
+	}{
+		{"a wrong SDK key gets 401", "/bulk", "sdk-00000000-0000-0000-0000-000000000000", good, http.StatusUnauthorized, "unauthorized"},
+		{"a missing SDK key gets 401", "/bulk", "", good, http.StatusUnauthorized, "unauthorized"},
+		{"a mobile key on the server route gets 401", "/bulk", e.mobileKey, good, http.StatusUnauthorized, "unauthorized"},
+		{"an unknown client-side id gets 401", "/events/bulk/0123456789abcdef", "", good, http.StatusUnauthorized, "unauthorized"},
+		{"a body that is not JSON gets 400", "/bulk", e.sdkKey, "[{", http.StatusBadRequest, "invalid_request"},
+		{"a body that is not an array gets 400", "/bulk", e.sdkKey, `{"kind":"index"}`, http.StatusBadRequest, "invalid_request"},
+		{"a body over 5 MiB gets 413", "/bulk", e.sdkKey, "[" + strings.Repeat(" ", ingest.MaxBody) + "]", http.StatusRequestEntityTooLarge, "request_entity_too_large"},
+		{"the mobile route takes the mobile key", "/mobile/events/bulk", "api_key " + e.mobileKey, good, http.StatusAccepted, ""},
+		{"the client-side route takes the client-side id", "/events/bulk/" + e.clientID, "", good, http.StatusAccepted, ""},
+		{"a diagnostic event is accepted", "/diagnostic", e.sdkKey, `{"kind":"diagnostic-init","id":{"diagnosticId":"d1"},"sdk":{"name":"go-server-sdk","version":"7.14.6"},"configuration":{"streamingDisabled":true}}`, http.StatusAccepted, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res := postEvents(t, srv, tc.path, tc.auth, tc.body)
+			if tc.code == "" {
+				wantStatus(t, res, tc.status)
+				return
+			}
+			wantError(t, res, tc.status, tc.code)
+		})
+	}
+	t.Run("malformed events are skipped and the good ones of the same payload kept", func(t *testing.T) {
+		body := `[{"kind":"index"},"nonsense",{"kind":"identify","creationDate":1,"context":{"kind":"user","key":""}},{"kind":"warp"},` +
+			`{"kind":"identify","creationDate":1,"context":{"kind":"user","key":"kept"}}]`
+		wantStatus(t, postEvents(t, srv, "/bulk", e.sdkKey, body), http.StatusAccepted)
+		res := srv.Do(t, http.MethodGet, envPath(e.project, e.env)+"/contexts/user/kept", nil)
+		wantStatus(t, res, http.StatusOK)
+		if res.Map(t)["totalCount"] != float64(1) {
+			t.Errorf("want the good event kept: %s", res.Body)
+		}
+	})
+	t.Run("a reset SDK key stops working at once", func(t *testing.T) {
+		wantStatus(t, srv.Do(t, http.MethodPost, envPath(e.project, e.env)+"/apiKey", nil), http.StatusOK)
+		wantError(t, postEvents(t, srv, "/bulk", e.sdkKey, good), http.StatusUnauthorized, "unauthorized")
+		fresh := getEnv(t, srv, e.project, e.env)["apiKey"].(string)
+		wantStatus(t, postEvents(t, srv, "/bulk", fresh, good), http.StatusAccepted)
+	})
+}
+
+func TestContextListRules(t *testing.T) {
+	srv := apptest.New(t)
+	e := newSDKEnv(t, srv, "rules")
+	wantStatus(t, postEvents(t, srv, "/bulk", e.sdkKey, goSDKPayload(time.Now(), "u1")), http.StatusAccepted)
+	base := envPath(e.project, e.env)
+	tests := []struct {
+		name, method, path string
+		body               any
+		status             int
+	}{
+		{"sort on a contexts GET is refused", http.MethodGet, base + "/contexts/user/u1?sort=ts", nil, http.StatusBadRequest},
+		{"a limit over 50 is refused", http.MethodGet, base + "/contexts/user/u1?limit=51", nil, http.StatusBadRequest},
+		{"a filter other than applicationId is refused", http.MethodGet, base + "/contexts/user/u1?filter=kind:user", nil, http.StatusBadRequest},
+		{"the applicationId filter is accepted", http.MethodGet, base + "/contexts/user/u1?filter=applicationId:shop-api", nil, http.StatusOK},
+		{"a search with a filter both in the query and the body is refused", http.MethodPost, base + "/contexts/search?filter=applicationId:a", map[string]any{"filter": "applicationId:b"}, http.StatusBadRequest},
+		{"a search with sort in the body is refused", http.MethodPost, base + "/contexts/search", map[string]any{"sort": "ts"}, http.StatusBadRequest},
+		{"a forged continuation token is refused", http.MethodPost, base + "/contexts/search?continuationToken=forged", nil, http.StatusBadRequest},
+		{"an unknown environment is not found", http.MethodGet, envPath(e.project, "nope") + "/contexts/user/u1", nil, http.StatusNotFound},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			wantStatus(t, srv.Do(t, tc.method, tc.path, tc.body), tc.status)
+		})
+	}
+	t.Run("includeTotalCount=false leaves totalCount out", func(t *testing.T) {
+		res := srv.Do(t, http.MethodGet, base+"/contexts/user/u1?includeTotalCount=false", nil)
+		wantStatus(t, res, http.StatusOK)
+		if _, ok := res.Map(t)["totalCount"]; ok {
+			t.Errorf("want no totalCount: %s", res.Body)
+		}
+	})
+}

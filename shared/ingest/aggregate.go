@@ -1,0 +1,549 @@
+package ingest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/axiomhq/hyperloglog"
+	"github.com/flagplane/flagplane/shared/application"
+	"github.com/flagplane/flagplane/shared/sdkcontext"
+	"github.com/flagplane/flagplane/shared/store"
+	"github.com/launchdarkly/go-sdk-common/v3/ldcontext"
+	"github.com/launchdarkly/go-sdk-common/v3/ldvalue"
+)
+
+// PayloadTTL is how long a payload id is remembered: a retry within it counts once.
+const PayloadTTL = 24 * time.Hour
+
+// MaxValueLength is the longest attribute value (JSON) the index keeps.
+const MaxValueLength = 256
+
+// Aggregator applies payloads to the table.
+type Aggregator struct {
+	table  store.Table
+	now    func() time.Time
+	logger *slog.Logger
+	// known remembers items that exist already (context kinds,
+	// applications, versions, flags of applications, SDKs this hour), so a
+	// payload writes them only once per process. Bounded: memory stays flat.
+	known *boundedSet
+}
+
+// NewAggregator aggregates into table.
+func NewAggregator(table store.Table, logger *slog.Logger) *Aggregator {
+	return &Aggregator{table: table, now: time.Now, logger: logger, known: newBoundedSet(100_000)}
+}
+
+// Result says what one payload did.
+type Result struct {
+	// Duplicate is true when the payload id was counted before: nothing was written.
+	Duplicate bool
+	Accepted  int
+	Skipped   int
+}
+
+// Apply aggregates one payload. A payload whose id was already counted is
+// skipped; when aggregation fails the id is released, so the retry counts.
+func (a *Aggregator) Apply(ctx context.Context, p Payload) (Result, error) {
+	now := a.now()
+	if p.PayloadID != "" {
+		mark := store.PayloadKey(p.EnvID, p.PayloadID)
+		err := a.table.Put(ctx, store.Item{PK: mark.PK, SK: mark.SK, Version: 1, TTL: now.Add(PayloadTTL).Unix(), Data: []byte("{}")}, store.IfNotExists())
+		if errors.Is(err, store.ErrConditionFailed) {
+			return Result{Duplicate: true}, nil
+		}
+		if err != nil {
+			return Result{}, fmt.Errorf("mark payload %q: %w", p.PayloadID, err)
+		}
+		res, err := a.apply(ctx, p, now)
+		if err != nil {
+			if derr := a.table.Delete(ctx, mark, store.Cond{}); derr != nil {
+				a.logger.Error("release payload id", "payloadId", p.PayloadID, "err", derr)
+			}
+		}
+		return res, err
+	}
+	return a.apply(ctx, p, now)
+}
+
+func (a *Aggregator) apply(ctx context.Context, p Payload, now time.Time) (Result, error) {
+	if p.Source == SourceDiagnostic {
+		return a.applyDiagnostic(ctx, p, now)
+	}
+	events, skipped, err := parseEvents(p.Body)
+	if err != nil {
+		// The handler checks the shape; a message that got this far malformed is counted, not retried.
+		a.logger.Warn("ingest payload is not an array of events", "err", err)
+		return Result{Skipped: 1}, nil
+	}
+	b := newBatch(p, now)
+	for i := range events {
+		b.add(&events[i])
+	}
+	b.skipped = skipped
+	// Instances first: which are new decides what the attribute index counts.
+	if err := writeAll(ctx, a.table, b.instanceChanges()); err != nil {
+		return Result{}, err
+	}
+	if err := writeAll(ctx, a.table, b.otherChanges(a.known)); err != nil {
+		return Result{}, err
+	}
+	for _, k := range b.learned {
+		a.known.add(k)
+	}
+	return Result{Accepted: len(events), Skipped: skipped}, nil
+}
+
+func (a *Aggregator) applyDiagnostic(ctx context.Context, p Payload, now time.Time) (Result, error) {
+	var d diagnostic
+	if err := json.Unmarshal(p.Body, &d); err != nil || d.SDK.Name == "" {
+		return Result{Skipped: 1}, nil
+	}
+	sdk := p.SDK()
+	sdk.Name, sdk.Version = d.SDK.Name, d.SDK.Version
+	if d.SDK.WrapperName != "" {
+		sdk.Wrapper = d.SDK.WrapperName + "/" + d.SDK.WrapperVersion
+	}
+	it, err := sdkSeenItem(p, sdk, d.connection(), now)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := a.table.Put(ctx, it, store.Cond{}); err != nil {
+		return Result{}, fmt.Errorf("record SDK %s: %w", sdk.Name, err)
+	}
+	return Result{Accepted: 1}, nil
+}
+
+// SDKSeen is one SDK seen in one environment.
+type SDKSeen struct {
+	SDK
+	ProjectKey    string `json:"projectKey"`
+	EnvKey        string `json:"environmentKey"`
+	EnvID         string `json:"environmentId"`
+	ApplicationID string `json:"applicationId,omitempty"`
+	Connection    string `json:"connectionType,omitempty"`
+	LastSeen      int64  `json:"lastSeen"`
+}
+
+func sdkSeenItem(p Payload, sdk SDK, connection string, now time.Time) (store.Item, error) {
+	k := store.SDKSeenKey(p.EnvID, sdk.Type, sdk.Name, sdk.Version)
+	data, err := json.Marshal(SDKSeen{SDK: sdk, ProjectKey: p.ProjectKey, EnvKey: p.EnvKey, EnvID: p.EnvID,
+		ApplicationID: p.App().ID, Connection: connection, LastSeen: now.UnixMilli()})
+	if err != nil {
+		return store.Item{}, fmt.Errorf("encode SDK seen: %w", err)
+	}
+	return store.Item{PK: k.PK, SK: k.SK, Version: 1, Data: data}, nil
+}
+
+// batch is one payload, aggregated in memory before anything is written.
+type batch struct {
+	p   Payload
+	app application.Application
+	ver string
+	now time.Time
+
+	instances map[string]*pendingInstance
+	// evals: flag key -> hour -> variation ("0", "1", "default", "unknown") -> count
+	evals    map[string]map[string]map[string]int64
+	kinds    map[string]bool
+	counts   map[string]int64 // events by kind, this payload's hour
+	sketches map[string]*hyperloglog.Sketch
+	skipped  int
+	// learned are what known will remember once the writes land.
+	learned []string
+	// newInstances are filled by the instance writes.
+	mu           sync.Mutex
+	newInstances []*pendingInstance
+}
+
+type pendingInstance struct {
+	id      string
+	ctx     ldcontext.Context
+	raw     json.RawMessage
+	seen    int64
+	singles []ldcontext.Context
+}
+
+func newBatch(p Payload, now time.Time) *batch {
+	return &batch{p: p, now: now, instances: map[string]*pendingInstance{},
+		evals: map[string]map[string]map[string]int64{}, kinds: map[string]bool{},
+		counts: map[string]int64{}, sketches: map[string]*hyperloglog.Sketch{}}
+}
+
+func (b *batch) add(e *event) {
+	b.counts[e.Kind]++
+	when := e.CreationDate
+	if when <= 0 || when > b.now.UnixMilli()+int64(time.Hour/time.Millisecond) {
+		when = b.p.ReceivedAt
+	}
+	if e.parsed.IsDefined() {
+		fq := e.parsed.FullyQualifiedKey()
+		id := sdkcontext.InstanceID(fq)
+		in := b.instances[id]
+		if in == nil {
+			in = &pendingInstance{id: id, singles: e.parsed.GetAllIndividualContexts(nil)}
+			b.instances[id] = in
+		}
+		if when >= in.seen {
+			in.ctx, in.raw, in.seen = e.parsed, e.Context, when
+		}
+		for _, c := range in.singles {
+			b.kinds[string(c.Kind())] = true
+			b.sketch(string(c.Kind())).Insert([]byte(c.Key()))
+		}
+	} else {
+		for kind, key := range e.ContextKeys {
+			b.kinds[kind] = true
+			b.sketch(kind).Insert([]byte(key))
+		}
+	}
+	if e.Kind == "summary" {
+		hour := hourOf(e.EndDate)
+		for flagKey, f := range e.Features {
+			byHour := b.evals[flagKey]
+			if byHour == nil {
+				byHour = map[string]map[string]int64{}
+				b.evals[flagKey] = byHour
+			}
+			counts := byHour[hour]
+			if counts == nil {
+				counts = map[string]int64{}
+				byHour[hour] = counts
+			}
+			for _, c := range f.Counters {
+				switch {
+				case c.Unknown:
+					counts["unknown"] += c.Count
+				case c.Variation == nil:
+					counts["default"] += c.Count
+				default:
+					counts[strconv.Itoa(*c.Variation)] += c.Count
+				}
+			}
+			for _, k := range f.ContextKinds {
+				b.kinds[k] = true
+			}
+		}
+	}
+}
+
+func (b *batch) sketch(kind string) *hyperloglog.Sketch {
+	s := b.sketches[kind]
+	if s == nil {
+		s = hyperloglog.New14()
+		b.sketches[kind] = s
+	}
+	return s
+}
+
+func hourOf(ms int64) string { return time.UnixMilli(ms).UTC().Format("2006010215") }
+
+// instanceChanges write each context instance once, with its latest
+// attributes; a new instance also gets a reference from each of its
+// individual contexts, and is remembered for the attribute index.
+func (b *batch) instanceChanges() []change {
+	ids := make([]string, 0, len(b.instances))
+	for id := range b.instances {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	appID := b.p.App().ID
+	var out []change
+	for _, id := range ids {
+		in := b.instances[id]
+		out = append(out, change{key: store.ContextInstanceKey(b.p.EnvID, id), merge: func(old *store.Item) (store.Item, bool, error) {
+			doc := sdkcontext.Instance{ID: id, Context: string(in.raw), LastSeen: in.seen, ApplicationID: appID}
+			if old != nil {
+				var prev sdkcontext.Instance
+				if err := json.Unmarshal(old.Data, &prev); err == nil && prev.LastSeen > in.seen {
+					return store.Item{}, false, nil // a later payload already wrote newer attributes
+				}
+				if doc.ApplicationID == "" {
+					doc.ApplicationID = prev.ApplicationID
+				}
+			} else {
+				b.noteNew(in)
+			}
+			for _, c := range in.singles {
+				doc.Kinds = append(doc.Kinds, string(c.Kind())+":"+c.Key())
+				if c.Anonymous() {
+					doc.AnonymousKinds = append(doc.AnonymousKinds, string(c.Kind()))
+				}
+			}
+			data, err := json.Marshal(doc)
+			return store.Item{Data: data}, err == nil, err
+		}})
+	}
+	return out
+}
+
+func (b *batch) noteNew(in *pendingInstance) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !slices.Contains(b.newInstances, in) {
+		b.newInstances = append(b.newInstances, in)
+	}
+}
+
+// otherChanges are the references of new instances, the attribute index,
+// context kinds, applications, evaluation counters, the SDK and the hour's usage.
+func (b *batch) otherChanges(known *boundedSet) []change {
+	var out []change
+	p := b.p
+	now := b.now.UnixMilli()
+	// References and attribute index of new instances.
+	names := map[store.Key]*sdkcontext.AttrName{}
+	values := map[store.Key]*sdkcontext.AttrValue{}
+	for _, in := range b.newInstances {
+		for _, c := range in.singles {
+			kind := string(c.Kind())
+			ref, _ := json.Marshal(sdkcontext.Ref{ID: in.id, LastSeen: in.seen})
+			k := store.ContextRefKey(p.EnvID, kind, sdkcontext.Hash(c.Key()), in.id)
+			out = append(out, change{key: k, item: store.Item{PK: k.PK, SK: k.SK, Version: 1, Data: ref}})
+			for _, name := range append([]string{"key"}, c.GetOptionalAttributeNames(nil)...) {
+				nk := store.ContextAttrNameKey(p.EnvID, kind, name)
+				if names[nk] == nil {
+					names[nk] = &sdkcontext.AttrName{Kind: kind, Name: name}
+				}
+				names[nk].Weight++
+				v := c.GetValue(name)
+				if v.Type() == ldvalue.ArrayType || v.Type() == ldvalue.ObjectType || v.IsNull() {
+					continue
+				}
+				js := v.JSONString()
+				if len(js) > MaxValueLength {
+					continue
+				}
+				vk := store.ContextAttrValueKey(p.EnvID, sdkcontext.Hash(name), kind, js)
+				if values[vk] == nil {
+					values[vk] = &sdkcontext.AttrValue{Kind: kind, Name: name, Value: js}
+				}
+				values[vk].Weight++
+			}
+		}
+	}
+	for k, n := range names {
+		out = append(out, change{key: k, merge: addWeight(n, func(d *sdkcontext.AttrName) *int64 { return &d.Weight })})
+	}
+	for k, v := range values {
+		out = append(out, change{key: k, merge: addWeight(v, func(d *sdkcontext.AttrValue) *int64 { return &d.Weight })})
+	}
+	// Context kinds, created the first time they are seen.
+	for kind := range b.kinds {
+		if ldcontext.Kind(kind) == "" || known.has("kind/"+p.ProjectKey+"/"+kind) {
+			continue
+		}
+		b.learned = append(b.learned, "kind/"+p.ProjectKey+"/"+kind)
+		out = append(out, change{key: store.ContextKindKey(p.ProjectKey, kind), merge: createOnce(sdkcontext.Kind{
+			Key: kind, Name: kind, Version: 1, CreationDate: now, LastModified: now, LastSeen: now, CreatedFrom: sdkcontext.FromAutoAdd})})
+	}
+	// The application, its version and the flags it evaluated.
+	app := p.App()
+	if app.ID != "" {
+		if !known.has("app/" + app.ID) {
+			b.learned = append(b.learned, "app/"+app.ID)
+			out = append(out, change{key: store.ApplicationKey(app.ID), merge: createApp(application.Application{
+				Key: app.ID, Name: app.ID, Kind: appKind(p.Source), AutoAdded: true, CreationDate: now})})
+		}
+		if app.Version != "" && !known.has("appver/"+app.ID+"/"+app.Version) {
+			b.learned = append(b.learned, "appver/"+app.ID+"/"+app.Version)
+			name := app.VersionName
+			if name == "" {
+				name = app.Version
+			}
+			out = append(out, change{key: store.ApplicationVersionKey(app.ID, app.Version), merge: createOnce(application.Version{
+				Key: app.Version, Name: name, AutoAdded: true, CreationDate: now, Supported: true})})
+		}
+		for flagKey := range b.evals {
+			id := "appflag/" + app.ID + "/" + p.ProjectKey + "/" + flagKey
+			if known.has(id) {
+				continue
+			}
+			b.learned = append(b.learned, id)
+			k := store.ApplicationFlagKey(app.ID, p.ProjectKey, flagKey)
+			data, _ := json.Marshal(application.Flag{ProjectKey: p.ProjectKey, FlagKey: flagKey, EnvKey: p.EnvKey, LastSeen: now})
+			out = append(out, change{key: k, item: store.Item{PK: k.PK, SK: k.SK, Version: 1, Data: data}})
+		}
+	}
+	// Evaluation counters by flag, hour and variation.
+	for flagKey, byHour := range b.evals {
+		for hour, counts := range byHour {
+			out = append(out, change{key: store.FlagEvalKey(p.ProjectKey, p.EnvKey, flagKey, hour), merge: addEvals(flagKey, p.EnvKey, hour, counts)})
+		}
+	}
+	// The SDK, once an hour per process.
+	sdk := p.SDK()
+	if sdk.Name != "" && !known.has("sdk/"+p.EnvID+"/"+sdk.Type+"/"+sdk.Name+"/"+sdk.Version+"/"+hourOf(now)) {
+		b.learned = append(b.learned, "sdk/"+p.EnvID+"/"+sdk.Type+"/"+sdk.Name+"/"+sdk.Version+"/"+hourOf(now))
+		if it, err := sdkSeenItem(p, sdk, "", b.now); err == nil {
+			out = append(out, change{key: it.Key(), item: it})
+		}
+	}
+	// The hour's usage: event counts and distinct-context sketches.
+	out = append(out, change{key: store.UsageHourKey(hourOf(now), p.EnvID), merge: b.addUsage()})
+	return out
+}
+
+func appKind(source string) string {
+	switch source {
+	case SourceMobile:
+		return application.KindMobile
+	case SourceClient:
+		return application.KindBrowser
+	}
+	return application.KindServer
+}
+
+// addWeight adds the delta document's weight to the stored one.
+func addWeight[T any](delta *T, weight func(*T) *int64) func(*store.Item) (store.Item, bool, error) {
+	return func(old *store.Item) (store.Item, bool, error) {
+		doc := *delta
+		if old != nil {
+			var prev T
+			if err := json.Unmarshal(old.Data, &prev); err == nil {
+				*weight(&doc) += *weight(&prev)
+			}
+		}
+		data, err := json.Marshal(doc)
+		return store.Item{Data: data}, err == nil, err
+	}
+}
+
+// createOnce writes doc when the item does not exist; an existing one (perhaps edited through the API) is kept.
+func createOnce[T any](doc T) func(*store.Item) (store.Item, bool, error) {
+	return func(old *store.Item) (store.Item, bool, error) {
+		if old != nil {
+			return store.Item{}, false, nil
+		}
+		data, err := json.Marshal(doc)
+		return store.Item{Data: data}, err == nil, err
+	}
+}
+
+// createApp is createOnce, with the application placed in the list of applications.
+func createApp(app application.Application) func(*store.Item) (store.Item, bool, error) {
+	once := createOnce(app)
+	return func(old *store.Item) (store.Item, bool, error) {
+		it, ok, err := once(old)
+		it.GSI1PK, it.GSI1SK = store.ApplicationIndexKeys(app.Key)
+		return it, ok, err
+	}
+}
+
+// FlagEvals counts one flag's evaluations in one environment and hour.
+type FlagEvals struct {
+	FlagKey string `json:"flagKey"`
+	EnvKey  string `json:"environmentKey"`
+	Hour    string `json:"hour"`
+	// Counts by variation index ("0", "1", ...), "default" (the SDK's
+	// fallback value served) and "unknown" (the flag did not exist).
+	Counts map[string]int64 `json:"counts"`
+}
+
+func addEvals(flagKey, envKey, hour string, counts map[string]int64) func(*store.Item) (store.Item, bool, error) {
+	return func(old *store.Item) (store.Item, bool, error) {
+		doc := FlagEvals{FlagKey: flagKey, EnvKey: envKey, Hour: hour, Counts: map[string]int64{}}
+		if old != nil {
+			if err := json.Unmarshal(old.Data, &doc); err != nil {
+				return store.Item{}, false, fmt.Errorf("decode evaluation counters of %s: %w", flagKey, err)
+			}
+		}
+		for k, n := range counts {
+			doc.Counts[k] += n
+		}
+		data, err := json.Marshal(doc)
+		return store.Item{Data: data}, err == nil, err
+	}
+}
+
+// Usage is one environment's hour: events by kind, malformed events
+// skipped, and a HyperLogLog sketch of distinct context keys per kind.
+type Usage struct {
+	Hour     string            `json:"hour"`
+	EnvID    string            `json:"environmentId"`
+	Events   map[string]int64  `json:"events"`
+	Skipped  int64             `json:"skipped"`
+	Payloads int64             `json:"payloads"`
+	Sketches map[string][]byte `json:"sketches"`
+}
+
+// DistinctContexts estimates the distinct context keys of a kind in the hour.
+func (u Usage) DistinctContexts(kind string) (uint64, error) {
+	raw, ok := u.Sketches[kind]
+	if !ok {
+		return 0, nil
+	}
+	s := hyperloglog.New14()
+	if err := s.UnmarshalBinary(raw); err != nil {
+		return 0, fmt.Errorf("decode sketch of %s: %w", kind, err)
+	}
+	return s.Estimate(), nil
+}
+
+func (b *batch) addUsage() func(*store.Item) (store.Item, bool, error) {
+	return func(old *store.Item) (store.Item, bool, error) {
+		u := Usage{Hour: hourOf(b.now.UnixMilli()), EnvID: b.p.EnvID, Events: map[string]int64{}, Sketches: map[string][]byte{}}
+		if old != nil {
+			if err := json.Unmarshal(old.Data, &u); err != nil {
+				return store.Item{}, false, fmt.Errorf("decode usage of %s: %w", u.Hour, err)
+			}
+		}
+		for k, n := range b.counts {
+			u.Events[k] += n
+		}
+		u.Skipped += int64(b.skipped)
+		u.Payloads++
+		for kind, s := range b.sketches {
+			merged := hyperloglog.New14()
+			if raw, ok := u.Sketches[kind]; ok {
+				if err := merged.UnmarshalBinary(raw); err != nil {
+					return store.Item{}, false, fmt.Errorf("decode sketch of %s: %w", kind, err)
+				}
+			}
+			if err := merged.Merge(s); err != nil {
+				return store.Item{}, false, fmt.Errorf("merge sketch of %s: %w", kind, err)
+			}
+			raw, err := merged.MarshalBinary()
+			if err != nil {
+				return store.Item{}, false, fmt.Errorf("encode sketch of %s: %w", kind, err)
+			}
+			u.Sketches[kind] = raw
+		}
+		data, err := json.Marshal(u)
+		return store.Item{Data: data}, err == nil, err
+	}
+}
+
+// boundedSet remembers up to max strings; when full it forgets them all,
+// which only costs a few repeated create-once checks.
+type boundedSet struct {
+	mu  sync.Mutex
+	max int
+	m   map[string]struct{}
+}
+
+func newBoundedSet(max int) *boundedSet { return &boundedSet{max: max, m: map[string]struct{}{}} }
+
+func (s *boundedSet) has(k string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.m[k]
+	return ok
+}
+
+func (s *boundedSet) add(k string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.m) >= s.max {
+		s.m = map[string]struct{}{}
+	}
+	s.m[k] = struct{}{}
+}

@@ -1,0 +1,78 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/flagplane/flagplane/shared/store"
+)
+
+// change is one item a payload touches, written once per payload.
+type change struct {
+	key store.Key
+	// merge computes the item from the stored one (nil when absent); ok
+	// false writes nothing. Nil merge puts item unconditionally.
+	merge func(old *store.Item) (store.Item, bool, error)
+	item  store.Item
+}
+
+// maxAttempts bounds the retries of a chunk that lost a race.
+const maxAttempts = 8
+
+// writeAll writes the changes in atomic chunks of at most store.MaxWrites
+// items: each merged item is read, merged and written on the condition
+// that it did not change meanwhile (version, or absence); a chunk that
+// loses a race is read and merged again. Counters so add up exactly.
+func writeAll(ctx context.Context, table store.Table, changes []change) error {
+	for start := 0; start < len(changes); start += store.MaxWrites {
+		chunk := changes[start:min(start+store.MaxWrites, len(changes))]
+		var err error
+		for attempt := 0; attempt < maxAttempts; attempt++ {
+			if err = writeChunk(ctx, table, chunk); err == nil || !(errors.Is(err, store.ErrConditionFailed) || errors.Is(err, store.ErrConflict)) {
+				break
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("write %d aggregates: %w", len(chunk), err)
+		}
+	}
+	return nil
+}
+
+func writeChunk(ctx context.Context, table store.Table, chunk []change) error {
+	writes := make([]store.Write, 0, len(chunk))
+	for _, c := range chunk {
+		if c.merge == nil {
+			writes = append(writes, store.Put(c.item, store.Cond{}))
+			continue
+		}
+		var old *store.Item
+		it, err := table.Get(ctx, c.key)
+		switch {
+		case err == nil:
+			old = &it
+		case !errors.Is(err, store.ErrNotFound):
+			return fmt.Errorf("read %s/%s: %w", c.key.PK, c.key.SK, err)
+		}
+		next, ok, err := c.merge(old)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue
+		}
+		next.PK, next.SK = c.key.PK, c.key.SK
+		cond := store.IfNotExists()
+		next.Version = 1
+		if old != nil {
+			cond = store.IfVersion(old.Version)
+			next.Version = old.Version + 1
+		}
+		writes = append(writes, store.Put(next, cond))
+	}
+	if len(writes) == 0 {
+		return nil
+	}
+	return table.Transact(ctx, writes)
+}

@@ -1,0 +1,384 @@
+package sdkcontext
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/flagplane/flagplane/shared/audit"
+	"github.com/flagplane/flagplane/shared/environment"
+	"github.com/flagplane/flagplane/shared/fault"
+	"github.com/flagplane/flagplane/shared/project"
+	"github.com/flagplane/flagplane/shared/store"
+)
+
+// Service reads what SDK events recorded about contexts, edits context
+// kinds and deletes context instances (both through the audited commit).
+type Service struct {
+	table    store.Table
+	log      *audit.Log
+	projects *project.Service
+	envs     *environment.Service
+	now      func() time.Time
+}
+
+// NewService reads and edits over table.
+func NewService(table store.Table, log *audit.Log, projects *project.Service, envs *environment.Service) *Service {
+	return &Service{table: table, log: log, projects: projects, envs: envs, now: time.Now}
+}
+
+// Environment returns the environment whose contexts are asked for.
+func (s *Service) Environment(ctx context.Context, projectKey, envKey string) (*environment.Environment, error) {
+	return s.envs.Get(ctx, projectKey, envKey)
+}
+
+// Kinds lists a project's context kinds, the built-in user kind included.
+func (s *Service) Kinds(ctx context.Context, projectKey string) ([]Kind, error) {
+	p, err := s.projects.Get(ctx, projectKey)
+	if err != nil {
+		return nil, err
+	}
+	items, err := s.queryAll(ctx, store.Query{PK: store.ProjectPartition(projectKey), SKPrefix: store.ContextKindPrefix})
+	if err != nil {
+		return nil, fmt.Errorf("list context kinds of %q: %w", projectKey, err)
+	}
+	out := make([]Kind, 0, len(items)+1)
+	hasUser := false
+	for _, it := range items {
+		var k Kind
+		if err := json.Unmarshal(it.Data, &k); err != nil {
+			return nil, fmt.Errorf("decode context kind %s: %w", it.SK, err)
+		}
+		k.Version = it.Version
+		hasUser = hasUser || k.Key == "user"
+		out = append(out, k)
+	}
+	if !hasUser {
+		out = append([]Kind{{Key: "user", Name: "user", Description: "", Version: 1, CreationDate: p.CreatedOn,
+			LastModified: p.CreatedOn, CreatedFrom: FromDefault}}, out...)
+	}
+	return out, nil
+}
+
+var kindKey = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+// KindInput is the body of putContextKind.
+type KindInput struct {
+	Name            *string `json:"name"`
+	Description     *string `json:"description"`
+	HideInTargeting *bool   `json:"hideInTargeting"`
+	Archived        *bool   `json:"archived"`
+	Version         *int64  `json:"version"`
+}
+
+// PutKind creates or replaces a context kind; true when it was created.
+func (s *Service) PutKind(ctx context.Context, projectKey, key string, in KindInput) (Kind, bool, error) {
+	if !kindKey.MatchString(key) || key == "kind" || key == "multi" {
+		return Kind{}, false, fault.New(fault.Invalid, "context kind key %q must be 1 to 64 letters, digits, '.', '_' or '-', and not \"kind\" or \"multi\"", key)
+	}
+	if in.Name == nil || strings.TrimSpace(*in.Name) == "" {
+		return Kind{}, false, fault.New(fault.Invalid, "field \"name\" is required")
+	}
+	guard, err := s.projects.Guard(ctx, projectKey)
+	if err != nil {
+		return Kind{}, false, err
+	}
+	k := store.ContextKindKey(projectKey, key)
+	now := s.now().UnixMilli()
+	next := Kind{Key: key, CreationDate: now, CreatedFrom: FromAPI}
+	var prev *Kind
+	cond := store.IfNotExists()
+	it, err := s.table.Get(ctx, k)
+	switch {
+	case err == nil:
+		var old Kind
+		if err := json.Unmarshal(it.Data, &old); err != nil {
+			return Kind{}, false, fmt.Errorf("decode context kind %q: %w", key, err)
+		}
+		old.Version = it.Version
+		prev, next = &old, old
+		cond = store.IfVersion(it.Version)
+	case !errors.Is(err, store.ErrNotFound):
+		return Kind{}, false, fmt.Errorf("load context kind %q: %w", key, err)
+	}
+	next.Name, next.LastModified = *in.Name, now
+	if in.Description != nil {
+		next.Description = *in.Description
+	}
+	if in.HideInTargeting != nil {
+		next.HideInTargeting = *in.HideInTargeting
+	}
+	if in.Archived != nil {
+		next.Archived = *in.Archived
+	}
+	next.Version = 1
+	if prev != nil {
+		next.Version = prev.Version + 1
+	}
+	if in.Version != nil {
+		next.Version = max(*in.Version, next.Version)
+	}
+	data, err := json.Marshal(next)
+	if err != nil {
+		return Kind{}, false, fmt.Errorf("encode context kind %q: %w", key, err)
+	}
+	verb := "created the context kind"
+	if prev != nil {
+		verb = "updated the context kind"
+	}
+	_, err = s.log.Commit(ctx, audit.Change{
+		Writes: []store.Write{guard, store.Put(store.Item{PK: k.PK, SK: k.SK, Version: next.Version, Data: data}, cond)},
+		Kind:   "context-kind", Resource: "proj/" + projectKey + ":context-kind/" + key, Actions: []string{"updateContextKind"},
+		Name: next.Name, Href: "/api/v2/projects/" + projectKey + "/context-kinds/" + key, TitleVerb: verb,
+		Parent:   &audit.Parent{Name: projectKey, Resource: "proj/" + projectKey, Href: "/api/v2/projects/" + projectKey},
+		Previous: prev, Current: next,
+		Conflict: fmt.Sprintf("context kind %q was changed by another request; try again", key),
+	})
+	if err != nil {
+		return Kind{}, false, err
+	}
+	return next, prev == nil, nil
+}
+
+// Page is one page of context instances.
+type Page struct {
+	Items []*Instance
+	// Cursor continues the list; empty at its end.
+	Cursor string
+	// Total is the number of instances that match.
+	Total int64
+}
+
+// Filter selects instances: only by application today.
+type Filter struct {
+	ApplicationID string
+	Kind          string
+}
+
+func (f Filter) match(in *Instance) bool {
+	if f.ApplicationID != "" && in.ApplicationID != f.ApplicationID {
+		return false
+	}
+	if f.Kind != "" && !slices.ContainsFunc(in.Kinds, func(k string) bool { return strings.HasPrefix(k, f.Kind+":") }) {
+		return false
+	}
+	return true
+}
+
+// ByContext lists the instances holding the individual context kind/key,
+// newest first.
+func (s *Service) ByContext(ctx context.Context, envID, kind, key string, f Filter, limit int, cursor string, total bool) (Page, error) {
+	refs, err := s.queryAll(ctx, store.Query{PK: store.ContextPartition(envID), SKPrefix: store.ContextRefPrefix(kind, Hash(key))})
+	if err != nil {
+		return Page{}, fmt.Errorf("list instances of %s:%s: %w", kind, key, err)
+	}
+	var all []*Instance
+	for _, r := range refs {
+		var ref Ref
+		if err := json.Unmarshal(r.Data, &ref); err != nil {
+			return Page{}, fmt.Errorf("decode context reference: %w", err)
+		}
+		in, err := s.instance(ctx, envID, ref.ID)
+		if fault.Is(err, fault.NotFound) {
+			continue // deleted
+		}
+		if err != nil {
+			return Page{}, err
+		}
+		if f.match(in) {
+			all = append(all, in)
+		}
+	}
+	slices.SortFunc(all, func(a, b *Instance) int {
+		if a.LastSeen != b.LastSeen {
+			if a.LastSeen > b.LastSeen {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return cutPage(all, limit, cursor)
+}
+
+// cutPage cuts an in-memory list: the cursor is the id of the last instance shown.
+func cutPage(all []*Instance, limit int, cursor string) (Page, error) {
+	start := 0
+	if cursor != "" {
+		i := slices.IndexFunc(all, func(in *Instance) bool { return in.ID == cursor })
+		if i < 0 {
+			return Page{}, fault.New(fault.Invalid, "continuationToken %q is not an instance of this list", cursor)
+		}
+		start = i + 1
+	}
+	end := min(start+limit, len(all))
+	p := Page{Items: all[start:end], Total: int64(len(all))}
+	if end < len(all) {
+		p.Cursor = all[end-1].ID
+	}
+	return p, nil
+}
+
+// Instance returns one context instance as a one-item page (the reference answers a collection).
+func (s *Service) Instance(ctx context.Context, envID, id string) (*Instance, error) {
+	return s.instance(ctx, envID, id)
+}
+
+func (s *Service) instance(ctx context.Context, envID, id string) (*Instance, error) {
+	it, err := s.table.Get(ctx, store.ContextInstanceKey(envID, id))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fault.Wrap(err, fault.NotFound, "context instance %q not found", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load context instance %q: %w", id, err)
+	}
+	var in Instance
+	if err := json.Unmarshal(it.Data, &in); err != nil {
+		return nil, fmt.Errorf("decode context instance %q: %w", id, err)
+	}
+	return &in, nil
+}
+
+// Search lists an environment's instances in id order, filtered; the
+// cursor is the store's, so a page is one Query (plus more when a filter
+// drops items).
+func (s *Service) Search(ctx context.Context, envID string, f Filter, limit int, cursor string, total bool) (Page, error) {
+	q := store.Query{PK: store.ContextPartition(envID), SKPrefix: store.ContextInstancePrefix, Limit: limit, Cursor: cursor}
+	var out Page
+	for {
+		page, err := s.table.Query(ctx, q)
+		if errors.Is(err, store.ErrBadCursor) {
+			return Page{}, fault.Wrap(err, fault.Invalid, "continuationToken is not valid for this search")
+		}
+		if err != nil {
+			return Page{}, fmt.Errorf("search context instances: %w", err)
+		}
+		for _, it := range page.Items {
+			var in Instance
+			if err := json.Unmarshal(it.Data, &in); err != nil {
+				return Page{}, fmt.Errorf("decode context instance %s: %w", it.SK, err)
+			}
+			if f.match(&in) && len(out.Items) < limit {
+				out.Items = append(out.Items, &in)
+			}
+		}
+		out.Cursor = page.Cursor
+		if page.Cursor == "" || len(out.Items) >= limit {
+			break
+		}
+		q.Cursor = page.Cursor
+	}
+	if total {
+		n, err := s.count(ctx, envID, f)
+		if err != nil {
+			return Page{}, err
+		}
+		out.Total = n
+	}
+	return out, nil
+}
+
+// count walks the environment's instances to count those that match.
+func (s *Service) count(ctx context.Context, envID string, f Filter) (int64, error) {
+	items, err := s.queryAll(ctx, store.Query{PK: store.ContextPartition(envID), SKPrefix: store.ContextInstancePrefix})
+	if err != nil {
+		return 0, fmt.Errorf("count context instances: %w", err)
+	}
+	var n int64
+	for _, it := range items {
+		var in Instance
+		if json.Unmarshal(it.Data, &in) == nil && f.match(&in) {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// DeleteInstance removes a context instance and its references, audited.
+func (s *Service) DeleteInstance(ctx context.Context, env *environment.Environment, id string) error {
+	it, err := s.table.Get(ctx, store.ContextInstanceKey(env.ID, id))
+	if errors.Is(err, store.ErrNotFound) {
+		return fault.Wrap(err, fault.NotFound, "context instance %q not found in environment %q", id, env.Key)
+	}
+	if err != nil {
+		return fmt.Errorf("load context instance %q: %w", id, err)
+	}
+	var in Instance
+	if err := json.Unmarshal(it.Data, &in); err != nil {
+		return fmt.Errorf("decode context instance %q: %w", id, err)
+	}
+	writes := []store.Write{store.Delete(it.Key(), store.IfVersion(it.Version))}
+	for _, kk := range in.Kinds {
+		kind, key, _ := strings.Cut(kk, ":")
+		writes = append(writes, store.Delete(store.ContextRefKey(env.ID, kind, Hash(key), id), store.Cond{}))
+	}
+	_, err = s.log.Commit(ctx, audit.Change{
+		Writes: writes, Kind: "context-instance", Resource: env.Resource(), Actions: []string{"deleteContextInstance"},
+		Name: id, Href: env.Href() + "/context-instances/" + id, TitleVerb: "deleted the context instance",
+		Parent:   &audit.Parent{Name: env.Name, Resource: env.Resource(), Href: env.Href()},
+		Previous: &in, Conflict: fmt.Sprintf("context instance %q changed while it was deleted; try again", id),
+	})
+	return err
+}
+
+// AttrNames lists the indexed attribute names, by kind (kind "" for all).
+func (s *Service) AttrNames(ctx context.Context, envID, kind string) ([]AttrName, error) {
+	prefix := store.ContextAttrNamePrefix
+	if kind != "" {
+		prefix += kind + "#"
+	}
+	items, err := s.queryAll(ctx, store.Query{PK: store.ContextAttrPartition(envID), SKPrefix: prefix})
+	if err != nil {
+		return nil, fmt.Errorf("list attribute names: %w", err)
+	}
+	out := make([]AttrName, 0, len(items))
+	for _, it := range items {
+		var n AttrName
+		if err := json.Unmarshal(it.Data, &n); err != nil {
+			return nil, fmt.Errorf("decode attribute name %s: %w", it.SK, err)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// AttrValues lists the indexed values of one attribute, every kind (or one).
+func (s *Service) AttrValues(ctx context.Context, envID, name, kind string) ([]AttrValue, error) {
+	prefix := store.ContextAttrValuePrefix(Hash(name))
+	if kind != "" {
+		prefix += kind + "#"
+	}
+	items, err := s.queryAll(ctx, store.Query{PK: store.ContextAttrPartition(envID), SKPrefix: prefix})
+	if err != nil {
+		return nil, fmt.Errorf("list values of attribute %q: %w", name, err)
+	}
+	out := make([]AttrValue, 0, len(items))
+	for _, it := range items {
+		var v AttrValue
+		if err := json.Unmarshal(it.Data, &v); err != nil {
+			return nil, fmt.Errorf("decode attribute value %s: %w", it.SK, err)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func (s *Service) queryAll(ctx context.Context, q store.Query) ([]store.Item, error) {
+	var out []store.Item
+	for {
+		page, err := s.table.Query(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, page.Items...)
+		if page.Cursor == "" {
+			return out, nil
+		}
+		q.Cursor = page.Cursor
+	}
+}
