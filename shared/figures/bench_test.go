@@ -17,7 +17,7 @@ import (
 
 // The files make figures-bench leaves in the benchmark folder.
 const (
-	benchLoopback = "loopback.txt"      // BenchmarkGetEnvironmentLoopback
+	benchLoopback = "loopback.txt"      // Benchmark{GetEnvironment,ListFlags,Evaluate}Loopback, one run
 	benchWebhooks = "webhooks.txt"      // BenchmarkWebhookDelivery
 	benchPolicy   = "policy.txt"        // BenchmarkEvaluate, with -benchmem
 	benchBuild    = "build-seconds.txt" // seconds of make build
@@ -31,6 +31,8 @@ var benchNames = []string{
 	"policy-decision", "policy-allocs", "policy-access", "build-seconds",
 	"cold-init-groups", "cold-init-all", "cold-init-max", "cold-init-verdict",
 	"cold-first-groups", "cold-first-all", "warm-requests", "warm-p50", "warm-p99",
+	"env-bytes", "list-rps", "list-p99", "list-share", "list-bytes", "eval-rps", "eval-p99",
+	"cost-billed-ms", "cost-invoke-p50", "cost-rru", "cost-wru", "cost-lambda", "cost-dynamodb", "cost-sqs", "cost-total", "cost-peak-mib",
 }
 
 // benchFigures reads the benchmark output in dir.
@@ -81,7 +83,28 @@ func benchFigures(t *testing.T, dir string) []figures.Figure {
 		t.Fatalf("%s: %v", benchBuild, err)
 	}
 	cold := coldStarts(t, e2e)
+	envRate := metric(loopback, "BenchmarkGetEnvironmentLoopback", "req/s")
+	listRate := metric(loopback, "BenchmarkListFlagsLoopback", "req/s")
+	dollars := func(unit string) string {
+		return "$" + strconv.FormatFloat(metric(e2e, "BenchmarkTypicalMixCost", unit), 'f', 2, 64)
+	}
 	return []figures.Figure{
+		{Name: "env-bytes", Text: figures.Round(metric(loopback, "BenchmarkGetEnvironmentLoopback", "answer-bytes")/1000, 2) + " KB"},
+		{Name: "list-rps", Text: figures.Round(listRate, 3)},
+		{Name: "list-p99", Text: figures.Round(metric(loopback, "BenchmarkListFlagsLoopback", "p99-ms"), 3) + " ms"},
+		{Name: "list-share", Text: strconv.Itoa(int(100*listRate/envRate+0.5)) + "%"},
+		{Name: "list-bytes", Text: figures.Round(metric(loopback, "BenchmarkListFlagsLoopback", "answer-bytes")/1000, 3) + " KB"},
+		{Name: "eval-rps", Text: figures.Round(metric(loopback, "BenchmarkEvaluateLoopback", "req/s"), 3)},
+		{Name: "eval-p99", Text: figures.Round(metric(loopback, "BenchmarkEvaluateLoopback", "p99-ms"), 3) + " ms"},
+		{Name: "cost-billed-ms", Text: figures.Round(metric(e2e, "BenchmarkTypicalMixCost", "billed-ms/req"), 2) + " ms"},
+		{Name: "cost-invoke-p50", Text: figures.Round(metric(e2e, "BenchmarkTypicalMixCost", "invoke-p50-ms"), 2) + " ms"},
+		{Name: "cost-rru", Text: figures.Round(metric(e2e, "BenchmarkTypicalMixCost", "rru/req"), 2)},
+		{Name: "cost-wru", Text: figures.Round(metric(e2e, "BenchmarkTypicalMixCost", "wru/req"), 2)},
+		{Name: "cost-lambda", Text: dollars("lambda-$/M")},
+		{Name: "cost-dynamodb", Text: dollars("dynamodb-$/M")},
+		{Name: "cost-sqs", Text: dollars("sqs-$/M")},
+		{Name: "cost-total", Text: dollars("total-$/M")},
+		{Name: "cost-peak-mib", Text: figures.Round(metric(e2e, "BenchmarkTypicalMixCost", "peak-MiB"), 2) + " MiB"},
 		{Name: "bench-machine", Text: fmt.Sprintf("%s, %d cores, Go %s, load average %s when the run began",
 			cpu, runtime.NumCPU(), strings.TrimPrefix(runtime.Version(), "go"), load)},
 		{Name: "loopback-rps", Text: figures.Round(metric(loopback, "BenchmarkGetEnvironmentLoopback", "req/s"), 3)},
