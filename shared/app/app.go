@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/flagplane/flagplane/shared/api"
+	"github.com/flagplane/flagplane/shared/application"
 	"github.com/flagplane/flagplane/shared/approval"
 	"github.com/flagplane/flagplane/shared/audit"
 	"github.com/flagplane/flagplane/shared/catalog"
@@ -100,8 +101,9 @@ func New(table store.Table, publisher audit.Publisher, s Settings, logger *slog.
 			// The expiry job removes targets with its own flag service: a removal scheduled by an allowed change is not held for approval.
 			Expiring: expiring.NewService(table, log, flag.NewService(table, log), envs),
 			// Payloads are applied before the answer; local mode swaps in the in-process queue.
-			Ingest:   ingest.Direct{Agg: ingest.NewAggregator(table, logger)},
-			Contexts: sdkcontext.NewService(table, log, projects, envs),
+			Ingest:       ingest.Direct{Agg: ingest.NewAggregator(table, logger)},
+			Contexts:     sdkcontext.NewService(table, log, projects, envs),
+			Applications: application.NewService(table, log),
 		},
 		Authn:     authn,
 		Publisher: publisher,

@@ -96,6 +96,32 @@ var answerRequests = map[string]func(tb testing.TB, w *world) answerRequest{
 		return answerRequest{path: envPath(w.project, "production") + "/context-instances/" + w.seenContext(tb, w.unique("gone"))}
 	},
 
+	"getApplications": func(testing.TB, *world) answerRequest {
+		return answerRequest{path: api + "/applications?expand=flags", headers: betaHeader}
+	},
+	"getApplication": func(testing.TB, *world) answerRequest {
+		return answerRequest{path: api + "/applications/world?expand=flags", headers: betaHeader}
+	},
+	"patchApplication": func(testing.TB, *world) answerRequest {
+		return answerRequest{path: api + "/applications/world", body: []patchOp{replace("/description", "the world")}, headers: betaHeader}
+	},
+	"deleteApplication": func(tb testing.TB, w *world) answerRequest {
+		key := w.unique("app")
+		w.seenContextFrom(tb, w.unique("u"), key)
+		return answerRequest{path: api + "/applications/" + key, headers: betaHeader}
+	},
+	"getApplicationVersions": func(testing.TB, *world) answerRequest {
+		return answerRequest{path: api + "/applications/world/versions", headers: betaHeader}
+	},
+	"patchApplicationVersion": func(testing.TB, *world) answerRequest {
+		return answerRequest{path: api + "/applications/world/versions/1.0", body: []patchOp{replace("/name", "One")}, headers: betaHeader}
+	},
+	"deleteApplicationVersion": func(tb testing.TB, w *world) answerRequest {
+		key := w.unique("app")
+		w.seenContextFrom(tb, w.unique("u"), key)
+		return answerRequest{path: api + "/applications/" + key + "/versions/1.0", headers: betaHeader}
+	},
+
 	"getFeatureFlags": func(_ testing.TB, w *world) answerRequest { return answerRequest{path: flagsPath(w.project)} },
 	"getFeatureFlag":  func(_ testing.TB, w *world) answerRequest { return answerRequest{path: flagPath(w.project, w.flag)} },
 	"postFeatureFlag": func(_ testing.TB, w *world) answerRequest {

@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/flagplane/flagplane/shared/api"
+	"github.com/flagplane/flagplane/shared/application"
 	"github.com/flagplane/flagplane/shared/approval"
 	"github.com/flagplane/flagplane/shared/audit"
 	"github.com/flagplane/flagplane/shared/environment"
@@ -50,15 +51,17 @@ func Needs(s Services) map[string]api.Needs {
 		}
 	}
 	return map[string]api.Needs{
-		"patchEnvironment": of(environment.PatchActions),
-		"patchProject":     of(project.PatchActions),
-		"patchCustomRole":  of(role.PatchActions),
-		"patchMember":      of(member.PatchActions),
-		"patchToken":       of(token.PatchActions),
-		"patchTeam":        teamPatchNeeds,
-		"patchWebhook":     of(webhook.PatchActions),
-		"patchOAuthClient": of(oauth.PatchActions),
-		"patchFeatureFlag": flagPatchNeeds,
+		"patchEnvironment":        of(environment.PatchActions),
+		"patchProject":            of(project.PatchActions),
+		"patchCustomRole":         of(role.PatchActions),
+		"patchMember":             of(member.PatchActions),
+		"patchToken":              of(token.PatchActions),
+		"patchTeam":               teamPatchNeeds,
+		"patchWebhook":            of(webhook.PatchActions),
+		"patchOAuthClient":        of(oauth.PatchActions),
+		"patchFeatureFlag":        flagPatchNeeds,
+		"patchApplication":        of(application.PatchActions),
+		"patchApplicationVersion": of(application.VersionPatchActions),
 
 		"patchExpiringFlagsForUser": expiringForUserNeeds,
 
@@ -176,12 +179,14 @@ type Services struct {
 	// Ingest takes SDK event payloads to the aggregator.
 	Ingest   ingest.Queue
 	Contexts *sdkcontext.Service
+	// Applications are added by SDK events and edited through the API.
+	Applications *application.Service
 }
 
 // Handlers returns every built operation's handler, by operation id.
 func Handlers(s Services) map[string]api.Handler {
 	h := map[string]api.Handler{}
-	for _, part := range []map[string]api.Handler{projectHandlers(s), environmentHandlers(s), auditHandlers(s), roleHandlers(s), memberHandlers(s), tokenHandlers(s), oauthHandlers(s), teamHandlers(s), webhookHandlers(s), evaluateHandlers(s), flagHandlers(s), expiringHandlers(s), approvalHandlers(s), eventHandlers(s), contextHandlers(s)} {
+	for _, part := range []map[string]api.Handler{projectHandlers(s), environmentHandlers(s), auditHandlers(s), roleHandlers(s), memberHandlers(s), tokenHandlers(s), oauthHandlers(s), teamHandlers(s), webhookHandlers(s), evaluateHandlers(s), flagHandlers(s), expiringHandlers(s), approvalHandlers(s), eventHandlers(s), contextHandlers(s), applicationHandlers(s)} {
 		for id, fn := range part {
 			h[id] = fn
 		}

@@ -55,8 +55,6 @@ func TestEventIngestion(t *testing.T) {
 	e := newSDKEnv(t, srv, "ingest")
 	now := time.Now()
 	ctxPath := envPath(e.project, e.env)
-	beta := []string{"SVC-API-Version", "beta"}
-	_ = beta
 
 	t.Run("a payload from a server SDK is accepted with 202", func(t *testing.T) {
 		res := postEvents(t, srv, "/bulk", e.sdkKey, goSDKPayload(now, "u1", "u2"), "X-LaunchDarkly-Payload-ID", "p-1")

@@ -128,15 +128,22 @@ func newWorld(tb testing.TB) *world {
 	return w
 }
 
-// seenContext posts, with the production SDK key, an index event for the
+// seenContext posts, with the production SDK key and the tags of the
+// application "world", an index event for the
 // user key (with an org beside it in a feature event) and returns the
 // user's context instance id.
 func (w *world) seenContext(tb testing.TB, key string) string {
 	tb.Helper()
+	return w.seenContextFrom(tb, key, "world")
+}
+
+// seenContextFrom is seenContext as reported by version 1.0 of the application appKey.
+func (w *world) seenContextFrom(tb testing.TB, key, appKey string) string {
+	tb.Helper()
 	sdkKey := worldStr(tb, w.must(tb, http.StatusOK, http.MethodGet, envPath(w.project, "production"), nil), "apiKey")
 	body := fmt.Sprintf(`[{"kind":"index","creationDate":%[2]d,"context":{"kind":"user","key":%[1]q,"email":"a@example.com"}},`+
 		`{"kind":"feature","creationDate":%[2]d,"key":"f","context":{"kind":"multi","user":{"key":%[1]q},"org":{"key":"acme"}},"variation":0}]`, key, time.Now().UnixMilli())
-	res := w.srv.Do(tb, http.MethodPost, "/bulk", body, "Authorization", sdkKey, "X-LaunchDarkly-Tags", "application-id/world")
+	res := w.srv.Do(tb, http.MethodPost, "/bulk", body, "Authorization", sdkKey, "X-LaunchDarkly-Tags", "application-id/"+appKey+" application-version/1.0")
 	if res.Status != http.StatusAccepted {
 		tb.Fatalf("post events: status %d: %s", res.Status, res.Body)
 	}
