@@ -29,8 +29,11 @@ type Service struct {
 	// approvalCheck, when set, may refuse a direct change to a flag's
 	// targeting in one environment (see SetApprovalCheck).
 	approvalCheck ApprovalCheck
-	// decoded keeps flags decoded for lists (see listcache.go).
-	decoded *Decoded
+	// decoded keeps flags decoded for lists (see listcache.go); projects
+	// and envs the project and environments every flag read needs.
+	decoded  *Decoded
+	projects *record.Memo[*project.Project]
+	envs     *record.Memo[*environment.Environment]
 }
 
 // ApprovalCheck decides whether f's targeting in envKey may be changed
@@ -68,7 +71,8 @@ func (s *Service) checkApprovals(ctx context.Context, old, next *Flag, envs []*e
 
 // NewService returns the flag service.
 func NewService(table store.Table, log *audit.Log) *Service {
-	return &Service{table: table, log: log, now: time.Now, decoded: &Decoded{}}
+	return &Service{table: table, log: log, now: time.Now, decoded: &Decoded{},
+		projects: record.NewMemo(decodeProject), envs: record.NewMemo(decodeEnvironment)}
 }
 
 // Detail is a flag with every environment of its project, as the API shows it.
@@ -268,25 +272,42 @@ func (s *Service) project(ctx context.Context, projectKey string) (*project.Proj
 	var envs []*environment.Environment
 	for _, it := range items {
 		if it.Key() == store.ProjectKey(projectKey) {
-			p = &project.Project{}
-			if err := json.Unmarshal(it.Data, p); err != nil {
-				return nil, nil, fmt.Errorf("decode project %q: %w", projectKey, err)
+			if p, err = s.projects.Decode(it); err != nil {
+				return nil, nil, err
 			}
-			p.Version = it.Version
 			continue
 		}
-		var e environment.Environment
-		if err := json.Unmarshal(it.Data, &e); err != nil {
-			return nil, nil, fmt.Errorf("decode environment %s: %w", it.SK, err)
+		e, err := s.envs.Decode(it)
+		if err != nil {
+			return nil, nil, err
 		}
-		e.Version = it.Version
-		envs = append(envs, &e)
+		envs = append(envs, e)
 	}
 	if p == nil || p.Deleting {
 		return nil, nil, fault.New(fault.NotFound, "project %q not found", projectKey)
 	}
 	sort.Slice(envs, func(i, j int) bool { return envs[i].Key < envs[j].Key })
 	return p, envs, nil
+}
+
+// decodeProject and decodeEnvironment read the items project reads; the
+// values are shared through the service's memos: read them only.
+func decodeProject(it store.Item) (*project.Project, error) {
+	p := &project.Project{}
+	if err := json.Unmarshal(it.Data, p); err != nil {
+		return nil, fmt.Errorf("decode project %s: %w", it.PK, err)
+	}
+	p.Version = it.Version
+	return p, nil
+}
+
+func decodeEnvironment(it store.Item) (*environment.Environment, error) {
+	var e environment.Environment
+	if err := json.Unmarshal(it.Data, &e); err != nil {
+		return nil, fmt.Errorf("decode environment %s: %w", it.SK, err)
+	}
+	e.Version = it.Version
+	return &e, nil
 }
 
 // Others returns every flag of the project, by key.

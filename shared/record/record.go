@@ -4,9 +4,11 @@
 package record
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/store"
@@ -47,4 +49,52 @@ func All[T any](ctx context.Context, table store.Table, q store.Query, what stri
 		}
 		q.Cursor = page.Cursor
 	}
+}
+
+// maxMemo bounds the values one Memo keeps.
+const maxMemo = 20000
+
+// Memo decodes items once per process while they stay the same: an item
+// whose version and stored bytes (compared in full, so an item deleted and
+// written again is never taken for the old one) match the last decoded
+// under its key gets the same value back, with the same pointer, which
+// callers may key caches of their own on. Values are shared between
+// requests: read them only. A Memo is safe for concurrent use.
+type Memo[T any] struct {
+	decode func(store.Item) (T, error)
+	mu     sync.Mutex
+	m      map[string]memoEntry[T]
+}
+
+type memoEntry[T any] struct {
+	version int64
+	data    []byte
+	v       T
+}
+
+// NewMemo returns a Memo over decode.
+func NewMemo[T any](decode func(store.Item) (T, error)) *Memo[T] {
+	return &Memo[T]{decode: decode}
+}
+
+// Decode returns the value stored in it, decoding it only when it changed.
+func (m *Memo[T]) Decode(it store.Item) (T, error) {
+	key := it.PK + "\x00" + it.SK
+	m.mu.Lock()
+	e, ok := m.m[key]
+	m.mu.Unlock()
+	if ok && e.version == it.Version && bytes.Equal(e.data, it.Data) {
+		return e.v, nil
+	}
+	v, err := m.decode(it)
+	if err != nil {
+		return v, err
+	}
+	m.mu.Lock()
+	if m.m == nil || len(m.m) >= maxMemo {
+		m.m = make(map[string]memoEntry[T]) // dropping all is rare and cheap to recover from
+	}
+	m.m[key] = memoEntry[T]{version: it.Version, data: bytes.Clone(it.Data), v: v}
+	m.mu.Unlock()
+	return v, nil
 }
