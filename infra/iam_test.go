@@ -249,3 +249,13 @@ func TestReadOnlyGroupsAreTheAllReadGroups(t *testing.T) {
 		})
 	}
 }
+
+func TestSDKFunctionOnlyReads(t *testing.T) {
+	// GIVEN the catalog's sdk group, which serves flag data to LaunchDarkly's SDKs
+	// WHEN its function's spec is derived
+	spec, ok := SpecOf("sdk")
+	// THEN it is an API function that may only read the table and publishes nothing
+	if !ok || !spec.API || spec.Access != ReadOnly || spec.PublishesWebhooks {
+		t.Fatalf("sdk function spec %+v (found %v), want a read-only API function", spec, ok)
+	}
+}

@@ -18,11 +18,15 @@ type Route struct {
 // MaxRoutes is API Gateway's default limit of routes per HTTP API.
 const MaxRoutes = 300
 
-// Routes returns one route per catalog operation.
+// Routes returns one route per catalog operation, bar the local-only ones
+// (the SDK stream and the REPORT forms, which API Gateway cannot serve).
 func Routes() []Route {
 	ops := catalog.All()
 	out := make([]Route, 0, len(ops))
 	for _, op := range ops {
+		if op.LocalOnly {
+			continue
+		}
 		out = append(out, Route{Key: op.Method + " " + op.Path, Function: op.Group})
 	}
 	return out

@@ -20,6 +20,9 @@ const AnyOrigin = "*"
 var CORSAllowHeaders = []string{
 	"Accept", "Accept-Encoding", "Authorization", "Content-Length", "Content-Type",
 	BetaHeader, LDVersionHeader, MethodOverrideHeader, RequestIDHeader,
+	// LaunchDarkly's client-side SDKs send these to the sdk group's routes.
+	"X-LaunchDarkly-User-Agent", "X-LaunchDarkly-Wrapper", "X-LaunchDarkly-Tags",
+	"X-LaunchDarkly-Event-Schema", "X-LaunchDarkly-Payload-ID",
 }
 
 // CORSExposeHeaders are the answer headers a browser script may read:

@@ -33,7 +33,9 @@ import (
 	"github.com/flagplane/flagplane/shared/policy"
 	"github.com/flagplane/flagplane/shared/project"
 	"github.com/flagplane/flagplane/shared/role"
+	"github.com/flagplane/flagplane/shared/sdkapi"
 	"github.com/flagplane/flagplane/shared/sdkcontext"
+	"github.com/flagplane/flagplane/shared/sdkdata"
 	"github.com/flagplane/flagplane/shared/store"
 	"github.com/flagplane/flagplane/shared/store/dynamo"
 	"github.com/flagplane/flagplane/shared/team"
@@ -57,6 +59,12 @@ type Settings struct {
 	// CORSOrigins are the browser origins allowed to call ("*" for all);
 	// none turns CORS off. In AWS, API Gateway answers CORS instead.
 	CORSOrigins []string
+	// SDKHeartbeat is the interval of SDK stream heartbeats
+	// (sdkapi.DefaultHeartbeat when zero).
+	SDKHeartbeat time.Duration
+	// NoSDKStreaming answers the SDK stream with a 404 telling SDKs to
+	// poll: the Lambda functions, which hold no long-lived connection.
+	NoSDKStreaming bool
 }
 
 // App holds the wired services.
@@ -66,13 +74,16 @@ type App struct {
 	Authn     *token.Authenticator
 	Publisher audit.Publisher
 	Logger    *slog.Logger
+	// SDK serves LaunchDarkly's SDKs; every commit of this process tells it.
+	SDK *sdkdata.Service
 
 	settings Settings
 }
 
 // New wires the services over table.
 func New(table store.Table, publisher audit.Publisher, s Settings, logger *slog.Logger) *App {
-	log := audit.New(table, publisher, s.AccountID, logger)
+	notify := &notifyingPublisher{next: publisher}
+	log := audit.New(table, notify, s.AccountID, logger)
 	projects := project.NewService(table, log)
 	roles := role.NewService(table, log)
 	members := member.NewService(table, log, roles)
@@ -83,6 +94,11 @@ func New(table store.Table, publisher audit.Publisher, s Settings, logger *slog.
 	flags := flag.NewService(table, log)
 	// Approvals installs its check on flags: direct changes in environments requiring approval are refused.
 	approvals := approval.NewService(table, log, flags, envs, projects, members, teams)
+	sdk := sdkdata.NewService(table, envs)
+	if logger != nil {
+		sdk.Streams().SetLogger(logger)
+	}
+	notify.changed = sdk.Changed
 	return &App{
 		Table: table,
 		Services: endpoints.Services{
@@ -108,8 +124,25 @@ func New(table store.Table, publisher audit.Publisher, s Settings, logger *slog.
 		Authn:     authn,
 		Publisher: publisher,
 		Logger:    logger,
+		SDK:       sdk,
 		settings:  s,
 	}
+}
+
+// notifyingPublisher hands records on and tells the SDK data service that
+// a commit landed, so streams and caches follow every change of this
+// process, whichever service made it.
+type notifyingPublisher struct {
+	next    audit.Publisher
+	changed func()
+}
+
+func (p *notifyingPublisher) Publish(ctx context.Context, rec audit.Outbox) error {
+	err := p.next.Publish(ctx, rec)
+	if p.changed != nil {
+		p.changed()
+	}
+	return err
 }
 
 // grantSource gives authentication the custom roles and members rights are built from.
@@ -162,6 +195,9 @@ func (a *App) Handler(group string) (http.Handler, error) {
 	handlers := endpoints.Handlers(a.Services)
 	// The health check reads the table itself: it answers for the store, not for a service.
 	handlers[health.OperationID] = health.Handler(a.Table)
+	for id, h := range sdkapi.Handlers(a.SDK, sdkapi.Options{Heartbeat: a.settings.SDKHeartbeat, NoStreaming: a.settings.NoSDKStreaming}) {
+		handlers[id] = h
+	}
 	routed := map[string]api.Handler{}
 	for _, op := range ops {
 		if h, ok := handlers[op.ID]; ok {
@@ -196,7 +232,7 @@ const (
 
 // SettingsFromEnv reads the shared settings from the environment.
 func SettingsFromEnv() (Settings, error) {
-	s := Settings{Approvals: true, AllowPrivateWebhooks: os.Getenv(EnvAllowPrivateWebhooks) == "true"}
+	s := Settings{Approvals: true, AllowPrivateWebhooks: os.Getenv(EnvAllowPrivateWebhooks) == "true", NoSDKStreaming: true}
 	if raw := os.Getenv(EnvApprovals); raw != "" {
 		b, err := strconv.ParseBool(raw)
 		if err != nil {

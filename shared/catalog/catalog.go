@@ -48,6 +48,10 @@ type Operation struct {
 	// Public operations take no access token; the operation authenticates
 	// its caller itself (the OAuth token endpoint checks client credentials).
 	Public bool
+	// LocalOnly operations are served by the local server alone; the stack
+	// routes no request to them (API Gateway and Lambda hold no long-lived
+	// streams, and API Gateway routes no REPORT method).
+	LocalOnly bool
 }
 
 // Pattern is the operation's http.ServeMux pattern, e.g. "GET /api/v2/projects".

@@ -199,6 +199,20 @@ var operations = []Operation{
 	// The client_credentials grant (RFC 6749 §4.4): outside /api/v2, authenticated by the client's own credentials.
 	{ID: "postOAuthToken", Group: "oauth-clients", Method: "POST", Path: "/trust/oauth/token", Scope: Write, Public: true, Resource: "oauth-client/*", Action: "createOAuthToken"},
 
+	// sdk: what LaunchDarkly's SDKs read (issue 10), at the paths the SDKs use: flag data
+	// for server-side SDKs (SDK key in Authorization), evaluations for client-side SDKs
+	// (the environment's _id as client-side id in the path) and mobile SDKs (mobile key).
+	// Public: each authenticates its SDK credential itself; no access token applies.
+	// The stream and the REPORT forms are LocalOnly: in AWS SDKs poll and use GET.
+	{ID: "getSDKLatestAll", Group: "sdk", Method: "GET", Path: "/sdk/latest-all", Scope: Read, Public: true},
+	{ID: "getSDKLatestFlags", Group: "sdk", Method: "GET", Path: "/sdk/latest-flags", Scope: Read, Public: true},
+	{ID: "getSDKLatestFlag", Group: "sdk", Method: "GET", Path: "/sdk/latest-flags/{flagKey}", Scope: Read, Public: true},
+	{ID: "streamSDKAll", Group: "sdk", Method: "GET", Path: "/all", Scope: Read, Public: true, LocalOnly: true},
+	{ID: "getSDKClientSideEvaluations", Group: "sdk", Method: "GET", Path: "/sdk/evalx/{clientSideId}/contexts/{contextBase64}", Scope: Read, Public: true},
+	{ID: "reportSDKClientSideEvaluations", Group: "sdk", Method: "REPORT", Path: "/sdk/evalx/{clientSideId}/context", Scope: Read, Public: true, LocalOnly: true},
+	{ID: "getSDKMobileEvaluations", Group: "sdk", Method: "GET", Path: "/msdk/evalx/contexts/{contextBase64}", Scope: Read, Public: true},
+	{ID: "reportSDKMobileEvaluations", Group: "sdk", Method: "REPORT", Path: "/msdk/evalx/context", Scope: Read, Public: true, LocalOnly: true},
+
 	// members: account members named by approval notify lists and token owners; reference CRUD.
 	{ID: "getMembers", Group: "members", Method: "GET", Path: "/api/v2/members", Scope: Read, Resource: "member/*"},
 	{ID: "postMembers", Group: "members", Method: "POST", Path: "/api/v2/members", Scope: Write, Resource: "member/*", Action: "createMember"},

@@ -3,11 +3,11 @@
 package localserver
 
 import (
-	"github.com/flagplane/flagplane/shared/ingest"
 	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/flagplane/flagplane/shared/ingest"
 	"io"
 	"log/slog"
 	"net"
@@ -105,6 +105,9 @@ func RunLocal(ctx context.Context, cfg LocalConfig, logger *slog.Logger) (err er
 		fmt.Fprintf(cfg.Out, "\nflagplane created an admin access token. It is shown only this once; keep it:\n\n    %s\n\n", adminToken)
 	}
 	a.Services.Audit.SetAccountID(acct.ID)
+	// This process holds the data file: flag data derived for SDKs stays
+	// current until one of its own commits.
+	a.SDK.SetSoleWriter(true)
 
 	// The timers stop, and are waited for, before the store closes under them.
 	jobsCtx, stopJobs := context.WithCancel(ctx)
@@ -132,6 +135,9 @@ func RunLocal(ctx context.Context, cfg LocalConfig, logger *slog.Logger) (err er
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 	}
+	// SDK streams outlive requests: end them when the server stops, so
+	// shutdown does not wait for them.
+	srv.RegisterOnShutdown(a.SDK.Streams().Close)
 	scheme, serve := "http", srv.Serve
 	if tlsConfig != nil {
 		// The certificate is in TLSConfig; plain HTTP on this port gets a 400.

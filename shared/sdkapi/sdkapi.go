@@ -1,0 +1,219 @@
+// Package sdkapi serves LaunchDarkly's SDKs: the flag data server-side SDKs
+// poll (/sdk/latest-all) or stream (/all, local server only), and the
+// evaluations client-side (/sdk/evalx/{clientSideId}/...) and mobile
+// (/msdk/evalx/...) SDKs ask for. These routes are the catalog's sdk
+// group; they take no access token: each checks the SDK credential it is
+// sent (the SDK key, mobile key or client-side id) itself.
+package sdkapi
+
+import (
+	"encoding/base64"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/launchdarkly/go-sdk-common/v3/ldcontext"
+
+	"github.com/flagplane/flagplane/shared/api"
+	"github.com/flagplane/flagplane/shared/environment"
+	"github.com/flagplane/flagplane/shared/fault"
+	"github.com/flagplane/flagplane/shared/sdkdata"
+)
+
+// Operation ids of the sdk group.
+const (
+	OpLatestAll        = "getSDKLatestAll"
+	OpLatestFlags      = "getSDKLatestFlags"
+	OpLatestFlag       = "getSDKLatestFlag"
+	OpStreamAll        = "streamSDKAll"
+	OpClientEvalGet    = "getSDKClientSideEvaluations"
+	OpClientEvalReport = "reportSDKClientSideEvaluations"
+	OpMobileEvalGet    = "getSDKMobileEvaluations"
+	OpMobileEvalReport = "reportSDKMobileEvaluations"
+)
+
+// DefaultHeartbeat is how often an idle stream gets a comment line, so
+// proxies and the SDK know the connection is alive.
+const DefaultHeartbeat = 3 * time.Minute
+
+// Options tune the handlers.
+type Options struct {
+	// Heartbeat is the interval of stream heartbeats; DefaultHeartbeat when zero.
+	Heartbeat time.Duration
+	// NoStreaming answers /all with a 404 telling the SDK to poll: in AWS,
+	// where API Gateway and Lambda hold no long-lived connection.
+	NoStreaming bool
+}
+
+// Handlers returns the sdk group's handlers by operation id.
+func Handlers(s *sdkdata.Service, o Options) map[string]api.Handler {
+	if o.Heartbeat <= 0 {
+		o.Heartbeat = DefaultHeartbeat
+	}
+	h := handlers{s: s, o: o}
+	return map[string]api.Handler{
+		OpLatestAll:        h.latestAll,
+		OpLatestFlags:      h.latestFlags,
+		OpLatestFlag:       h.latestFlag,
+		OpStreamAll:        h.stream,
+		OpClientEvalGet:    h.evaluate(environment.ClientSideCredential, false),
+		OpClientEvalReport: h.evaluate(environment.ClientSideCredential, true),
+		OpMobileEvalGet:    h.evaluate(environment.MobileCredential, false),
+		OpMobileEvalReport: h.evaluate(environment.MobileCredential, true),
+	}
+}
+
+type handlers struct {
+	s *sdkdata.Service
+	o Options
+}
+
+// secret takes an SDK or mobile key from Authorization: the raw key, as
+// the server-side SDKs send it, or after "api_key " (mobile SDKs) or
+// "Bearer ".
+func secret(r *http.Request) string {
+	v := strings.TrimSpace(r.Header.Get("Authorization"))
+	for _, p := range []string{"api_key ", "bearer "} {
+		if len(v) > len(p) && strings.EqualFold(v[:len(p)], p) {
+			return strings.TrimSpace(v[len(p):])
+		}
+	}
+	return v
+}
+
+// snapshot authenticates the request's credential and reads its environment's flags.
+func (h handlers) snapshot(r *http.Request, kind environment.CredentialKind, cred string) (*sdkdata.Snapshot, error) {
+	if cred == "" {
+		return nil, fault.New(fault.Unauthorized, "the Authorization header must carry the environment's SDK key")
+	}
+	env, err := h.s.Environment(r.Context(), kind, cred)
+	if err != nil {
+		return nil, err
+	}
+	return h.s.Flags(r.Context(), sdkdata.RefOf(env))
+}
+
+// writeData answers body with the snapshot's ETag, or 304 when the SDK
+// already holds that version.
+func writeData(w http.ResponseWriter, r *http.Request, etag string, body func() []byte) {
+	w.Header().Set("ETag", etag)
+	w.Header().Set("Cache-Control", "private, max-age=0, must-revalidate")
+	if matches(r.Header.Get("If-None-Match"), etag) {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body())
+}
+
+// matches reports whether an If-None-Match value names etag (weak
+// comparison, as RFC 9110 asks for If-None-Match).
+func matches(header, etag string) bool {
+	if header == "" {
+		return false
+	}
+	for _, t := range strings.Split(header, ",") {
+		t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
+		if t == "*" || t == etag {
+			return true
+		}
+	}
+	return false
+}
+
+// latestAll is GET /sdk/latest-all: every live flag and no segments.
+func (h handlers) latestAll(w http.ResponseWriter, r *http.Request) error {
+	snap, err := h.snapshot(r, environment.ServerCredential, secret(r))
+	if err != nil {
+		return err
+	}
+	writeData(w, r, snap.ETag, snap.All)
+	return nil
+}
+
+// latestFlags is GET /sdk/latest-flags: the flags alone.
+func (h handlers) latestFlags(w http.ResponseWriter, r *http.Request) error {
+	snap, err := h.snapshot(r, environment.ServerCredential, secret(r))
+	if err != nil {
+		return err
+	}
+	writeData(w, r, snap.ETag, snap.FlagsJSON)
+	return nil
+}
+
+// latestFlag is GET /sdk/latest-flags/{flagKey}: one flag.
+func (h handlers) latestFlag(w http.ResponseWriter, r *http.Request) error {
+	snap, err := h.snapshot(r, environment.ServerCredential, secret(r))
+	if err != nil {
+		return err
+	}
+	key := r.PathValue("flagKey")
+	f, ok := snap.Flag(key)
+	if !ok {
+		return fault.New(fault.NotFound, "flag %q not found", key)
+	}
+	writeData(w, r, `"`+strings.Trim(snap.ETag, `"`)+`-`+key+`"`, func() []byte { return f.JSON })
+	return nil
+}
+
+// evaluate answers a client-side or mobile SDK's request for its flags'
+// values for a context: in the path (GET, base64url JSON) or the body
+// (REPORT).
+func (h handlers) evaluate(kind environment.CredentialKind, inBody bool) api.Handler {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		cred := r.PathValue("clientSideId")
+		if kind == environment.MobileCredential {
+			cred = secret(r)
+			if cred == "" {
+				return fault.New(fault.Unauthorized, "the Authorization header must carry the environment's mobile key")
+			}
+		}
+		if cred == "" {
+			return fault.New(fault.Unauthorized, "the path must carry the environment's client-side id")
+		}
+		env, err := h.s.Environment(r.Context(), kind, cred)
+		if err != nil {
+			return err
+		}
+		var raw []byte
+		if inBody {
+			if raw, err = api.ReadBody(w, r); err != nil {
+				return err
+			}
+		} else if raw, err = decodeBase64(r.PathValue("contextBase64")); err != nil {
+			return fault.Wrap(err, fault.Invalid, "the context in the path is not base64url-encoded JSON")
+		}
+		var c ldcontext.Context
+		if err := c.UnmarshalJSON(raw); err != nil {
+			return fault.Wrap(err, fault.Invalid, "invalid context: %s", err.Error())
+		}
+		snap, err := h.s.Flags(r.Context(), sdkdata.RefOf(env))
+		if err != nil {
+			return err
+		}
+		body, err := snap.EvaluateJSON(kind, c, r.URL.Query().Get("withReasons") == "true")
+		if err != nil {
+			return err
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "private, no-store")
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(body)
+		return nil
+	}
+}
+
+// decodeBase64 reads base64url with or without padding, and, leniently,
+// the standard alphabet.
+func decodeBase64(s string) ([]byte, error) {
+	t := strings.TrimRight(s, "=")
+	b, err := base64.RawURLEncoding.DecodeString(t)
+	if err == nil {
+		return b, nil
+	}
+	if b, err2 := base64.RawStdEncoding.DecodeString(t); err2 == nil {
+		return b, nil
+	}
+	return nil, err
+}

@@ -1,0 +1,282 @@
+package sdkdata
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+
+	"github.com/flagplane/flagplane/shared/environment"
+	"github.com/flagplane/flagplane/shared/fault"
+)
+
+// Event is one message of a streaming connection, as LaunchDarkly's
+// server-side SDKs read it: put (the whole data set), patch (one flag
+// created or changed) or delete (one flag gone).
+type Event struct {
+	Name string
+	Data []byte
+}
+
+// streamBuffer is how many events a connection may have waiting; one that
+// falls further behind is ended, and its SDK reconnects and gets a put.
+const streamBuffer = 256
+
+// Streams follows the commits of this process and tells every open
+// streaming connection what changed in its environment. It works in one
+// process only: in AWS, where every request may land on another instance,
+// SDKs poll instead.
+type Streams struct {
+	s *Service
+
+	mu      sync.Mutex
+	subs    map[*Subscription]struct{}
+	started bool
+	closed  bool
+	wakeCh  chan struct{}
+	done    chan struct{}
+	logger  *slog.Logger
+}
+
+func newStreams(s *Service) *Streams {
+	return &Streams{s: s, subs: map[*Subscription]struct{}{}, wakeCh: make(chan struct{}, 1), done: make(chan struct{}), logger: slog.Default()}
+}
+
+// SetLogger sets where failures to refresh streams are logged.
+func (st *Streams) SetLogger(l *slog.Logger) {
+	st.mu.Lock()
+	st.logger = l
+	st.mu.Unlock()
+}
+
+// Subscription is one open streaming connection.
+type Subscription struct {
+	ref    EnvRef
+	kind   environment.CredentialKind
+	secret string
+
+	events  chan Event
+	end     chan struct{}
+	endOnce sync.Once
+	why     string
+
+	last *Snapshot
+	// tombs are the versions of the deletes sent, so a flag created again
+	// with a lower version is sent as a whole new data set, not a patch
+	// the SDK would ignore.
+	tombs map[string]int
+}
+
+// Events delivers the connection's events after the first.
+func (sub *Subscription) Events() <-chan Event { return sub.events }
+
+// Ended is closed when the connection must end: its credential was reset,
+// it fell behind, or the server is stopping. Why says which.
+func (sub *Subscription) Ended() <-chan struct{} { return sub.end }
+
+// Why says why the subscription ended.
+func (sub *Subscription) Why() string { return sub.why }
+
+func (sub *Subscription) stop(why string) {
+	sub.endOnce.Do(func() {
+		sub.why = why
+		close(sub.end)
+	})
+}
+
+// Subscribe opens a stream of the environment the credential opens, with
+// its first event: a put of every live flag. Close the subscription with
+// Unsubscribe.
+func (st *Streams) Subscribe(ctx context.Context, kind environment.CredentialKind, secret string) (*Subscription, Event, error) {
+	env, err := st.s.Environment(ctx, kind, secret)
+	if err != nil {
+		return nil, Event{}, err
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.closed {
+		return nil, Event{}, fault.New(fault.Unavailable, "the server is stopping; reconnect shortly")
+	}
+	ref := RefOf(env)
+	snap, err := st.s.Flags(ctx, ref)
+	if err != nil {
+		return nil, Event{}, err
+	}
+	sub := &Subscription{ref: ref, kind: kind, secret: secret, events: make(chan Event, streamBuffer),
+		end: make(chan struct{}), last: snap, tombs: map[string]int{}}
+	st.subs[sub] = struct{}{}
+	if !st.started {
+		st.started = true
+		go st.run()
+	}
+	return sub, putEvent(snap), nil
+}
+
+// Unsubscribe forgets a subscription whose connection closed.
+func (st *Streams) Unsubscribe(sub *Subscription) {
+	st.mu.Lock()
+	delete(st.subs, sub)
+	st.mu.Unlock()
+	sub.stop("closed")
+}
+
+// Open is the number of open subscriptions.
+func (st *Streams) Open() int {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return len(st.subs)
+}
+
+// Close ends every stream and refuses new ones: the server is stopping.
+func (st *Streams) Close() {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.closed {
+		return
+	}
+	st.closed = true
+	close(st.done)
+	for sub := range st.subs {
+		sub.stop("the server is stopping")
+	}
+	clear(st.subs)
+}
+
+// wake asks the loop to look for changes; it never blocks.
+func (st *Streams) wake() {
+	select {
+	case st.wakeCh <- struct{}{}:
+	default:
+	}
+}
+
+func (st *Streams) run() {
+	for {
+		select {
+		case <-st.done:
+			return
+		case <-st.wakeCh:
+			st.refresh(context.Background())
+		}
+	}
+}
+
+// refresh reads each subscribed environment once and sends every
+// subscription what changed since its last data.
+func (st *Streams) refresh(ctx context.Context) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	snaps := map[EnvRef]*Snapshot{}
+	for sub := range st.subs {
+		env, err := st.s.Environment(ctx, sub.kind, sub.secret)
+		if fault.Is(err, fault.Unauthorized) || (err == nil && RefOf(env) != sub.ref) {
+			st.end(sub, "the credential no longer opens this environment")
+			continue
+		}
+		if err != nil {
+			st.logger.Warn("stream refresh: credential check failed; will retry", "error", err.Error())
+			continue
+		}
+		snap, ok := snaps[sub.ref]
+		if !ok {
+			if snap, err = st.s.Flags(ctx, sub.ref); err != nil {
+				st.logger.Warn("stream refresh: reading flags failed; will retry", "project", sub.ref.ProjectKey, "environment", sub.ref.EnvKey, "error", err.Error())
+				continue
+			}
+			snaps[sub.ref] = snap
+		}
+		for _, ev := range sub.diff(snap) {
+			select {
+			case sub.events <- ev:
+			default:
+				st.end(sub, "the connection fell behind")
+			}
+		}
+	}
+}
+
+func (st *Streams) end(sub *Subscription, why string) {
+	delete(st.subs, sub)
+	sub.stop(why)
+}
+
+// diff returns the events that take the subscription from its last data
+// to next, and makes next its last.
+func (sub *Subscription) diff(next *Snapshot) []Event {
+	prev := sub.last
+	if prev == next {
+		return nil
+	}
+	sub.last = next
+	var out []Event
+	for _, f := range next.flags {
+		if f.JSON == nil {
+			continue
+		}
+		old, had := prev.Flag(f.Key)
+		if had && old == f {
+			continue
+		}
+		floor := sub.tombs[f.Key]
+		if had {
+			floor = max(floor, old.Version)
+		}
+		if f.Version <= floor {
+			// The SDK would ignore a version it has seen: send everything.
+			clear(sub.tombs)
+			return []Event{putEvent(next)}
+		}
+		out = append(out, Event{Name: "patch", Data: patchData(f)})
+	}
+	for _, old := range prev.flags {
+		if old.JSON == nil {
+			continue
+		}
+		if _, ok := next.Flag(old.Key); ok {
+			continue
+		}
+		v := max(old.Version, sub.tombs[old.Key]) + 1
+		sub.tombs[old.Key] = v
+		out = append(out, Event{Name: "delete", Data: deleteData(old.Key, v)})
+	}
+	return out
+}
+
+func putEvent(sn *Snapshot) Event {
+	all := sn.All()
+	b := make([]byte, 0, len(all)+24)
+	b = append(b, `{"path":"/","data":`...)
+	b = append(b, all...)
+	return Event{Name: "put", Data: append(b, '}')}
+}
+
+func patchData(f *Flag) []byte {
+	b := append([]byte(`{"path":`), appendString(nil, "/flags/"+f.Key)...)
+	b = append(b, `,"data":`...)
+	b = append(b, f.JSON...)
+	return append(b, '}')
+}
+
+func deleteData(key string, version int) []byte {
+	b := append([]byte(`{"path":`), appendString(nil, "/flags/"+key)...)
+	b = append(b, `,"version":`...)
+	b = appendInt(b, version)
+	return append(b, '}')
+}
+
+func appendInt(b []byte, n int) []byte {
+	if n == 0 {
+		return append(b, '0')
+	}
+	if n < 0 {
+		b = append(b, '-')
+		n = -n
+	}
+	var d [20]byte
+	i := len(d)
+	for n > 0 {
+		i--
+		d[i] = byte('0' + n%10)
+		n /= 10
+	}
+	return append(b, d[i:]...)
+}
