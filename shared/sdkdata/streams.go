@@ -1,6 +1,7 @@
 package sdkdata
 
 import (
+	"bytes"
 	"context"
 	"log/slog"
 	"sync"
@@ -213,7 +214,7 @@ func (sub *Subscription) diff(next *Snapshot) []Event {
 			continue
 		}
 		old, had := prev.Flag(f.Key)
-		if had && old == f {
+		if had && (old == f || old.Version == f.Version && bytes.Equal(old.JSON, f.JSON)) {
 			continue
 		}
 		floor := sub.tombs[f.Key]
