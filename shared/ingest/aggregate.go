@@ -93,6 +93,14 @@ func (a *Aggregator) apply(ctx context.Context, p Payload, now time.Time) (Resul
 	if err := writeAll(ctx, a.table, b.instanceChanges()); err != nil {
 		return Result{}, err
 	}
+	b.attributeDeltas()
+	values, err := b.valueChanges(ctx, a.table)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := writeAll(ctx, a.table, values); err != nil {
+		return Result{}, err
+	}
 	if err := writeAll(ctx, a.table, b.otherChanges(a.known)); err != nil {
 		return Result{}, err
 	}
@@ -159,6 +167,11 @@ type batch struct {
 	skipped  int
 	// learned are what known will remember once the writes land.
 	learned []string
+	// names and values are the attribute index deltas of new instances;
+	// newValues, by name, the values stored for the first time.
+	names     map[store.Key]*sdkcontext.AttrName
+	values    map[store.Key]*attrValueDelta
+	newValues map[store.Key]map[store.Key]bool
 	// newInstances are filled by the instance writes.
 	mu           sync.Mutex
 	newInstances []*pendingInstance
@@ -299,42 +312,17 @@ func (b *batch) otherChanges(known *boundedSet) []change {
 	var out []change
 	p := b.p
 	now := b.now.UnixMilli()
-	// References and attribute index of new instances.
-	names := map[store.Key]*sdkcontext.AttrName{}
-	values := map[store.Key]*sdkcontext.AttrValue{}
+	// References of new instances, and the attribute names they bring.
 	for _, in := range b.newInstances {
 		for _, c := range in.singles {
-			kind := string(c.Kind())
 			ref, _ := json.Marshal(sdkcontext.Ref{ID: in.id, LastSeen: in.seen})
-			k := store.ContextRefKey(p.EnvID, kind, sdkcontext.Hash(c.Key()), in.id)
+			k := store.ContextRefKey(p.EnvID, string(c.Kind()), sdkcontext.Hash(c.Key()), in.id)
 			out = append(out, change{key: k, item: store.Item{PK: k.PK, SK: k.SK, Version: 1, Data: ref}})
-			for _, name := range append([]string{"key"}, c.GetOptionalAttributeNames(nil)...) {
-				nk := store.ContextAttrNameKey(p.EnvID, kind, name)
-				if names[nk] == nil {
-					names[nk] = &sdkcontext.AttrName{Kind: kind, Name: name}
-				}
-				names[nk].Weight++
-				v := c.GetValue(name)
-				if v.Type() == ldvalue.ArrayType || v.Type() == ldvalue.ObjectType || v.IsNull() {
-					continue
-				}
-				js := v.JSONString()
-				if len(js) > MaxValueLength {
-					continue
-				}
-				vk := store.ContextAttrValueKey(p.EnvID, sdkcontext.Hash(name), kind, js)
-				if values[vk] == nil {
-					values[vk] = &sdkcontext.AttrValue{Kind: kind, Name: name, Value: js}
-				}
-				values[vk].Weight++
-			}
 		}
 	}
-	for k, n := range names {
-		out = append(out, change{key: k, merge: addWeight(n, func(d *sdkcontext.AttrName) *int64 { return &d.Weight })})
-	}
-	for k, v := range values {
-		out = append(out, change{key: k, merge: addWeight(v, func(d *sdkcontext.AttrValue) *int64 { return &d.Weight })})
+	for k, n := range b.names {
+		newValues := int64(len(b.newValues[k]))
+		out = append(out, change{key: k, merge: addName(n, newValues)})
 	}
 	// Context kinds, created the first time they are seen.
 	for kind := range b.kinds {
@@ -392,6 +380,111 @@ func (b *batch) otherChanges(known *boundedSet) []change {
 	return out
 }
 
+// attributeDeltas gathers the attribute names and scalar values of the
+// new instances' individual contexts, each with its count.
+func (b *batch) attributeDeltas() {
+	b.names = map[store.Key]*sdkcontext.AttrName{}
+	b.values = map[store.Key]*attrValueDelta{}
+	for _, in := range b.newInstances {
+		for _, c := range in.singles {
+			kind := string(c.Kind())
+			for _, name := range append([]string{"key"}, c.GetOptionalAttributeNames(nil)...) {
+				nk := store.ContextAttrNameKey(b.p.EnvID, kind, name)
+				if b.names[nk] == nil {
+					b.names[nk] = &sdkcontext.AttrName{Kind: kind, Name: name}
+				}
+				b.names[nk].Weight++
+				v := c.GetValue(name)
+				if v.Type() == ldvalue.ArrayType || v.Type() == ldvalue.ObjectType || v.IsNull() {
+					continue
+				}
+				js := v.JSONString()
+				if len(js) > MaxValueLength {
+					continue
+				}
+				vk := store.ContextAttrValueKey(b.p.EnvID, sdkcontext.Hash(name), kind, js)
+				if b.values[vk] == nil {
+					b.values[vk] = &attrValueDelta{name: nk, doc: sdkcontext.AttrValue{Kind: kind, Name: name, Value: js}}
+				}
+				b.values[vk].doc.Weight++
+			}
+		}
+	}
+}
+
+type attrValueDelta struct {
+	name store.Key
+	doc  sdkcontext.AttrValue
+}
+
+// MaxValuesPerAttribute bounds the distinct values indexed for one
+// attribute of one kind: past it (emails, keys) new values are not
+// indexed, so the index stays compact whatever the number of contexts.
+const MaxValuesPerAttribute = 1000
+
+// valueChanges are the value index writes, leaving out attributes that
+// hold MaxValuesPerAttribute values already; each value stored for the
+// first time is noted, so its name counts it.
+func (b *batch) valueChanges(ctx context.Context, table store.Table) ([]change, error) {
+	full := map[store.Key]bool{}
+	for nk := range b.names {
+		it, err := table.Get(ctx, nk)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read attribute name %s: %w", nk.SK, err)
+		}
+		var n sdkcontext.AttrName
+		if err := json.Unmarshal(it.Data, &n); err == nil && n.Values >= MaxValuesPerAttribute {
+			full[nk] = true
+		}
+	}
+	b.newValues = map[store.Key]map[store.Key]bool{}
+	var out []change
+	for vk, d := range b.values {
+		if full[d.name] {
+			continue
+		}
+		out = append(out, change{key: vk, merge: func(old *store.Item) (store.Item, bool, error) {
+			doc := d.doc
+			if old != nil {
+				var prev sdkcontext.AttrValue
+				if err := json.Unmarshal(old.Data, &prev); err == nil {
+					doc.Weight += prev.Weight
+				}
+			} else {
+				b.mu.Lock()
+				if b.newValues[d.name] == nil {
+					b.newValues[d.name] = map[store.Key]bool{}
+				}
+				b.newValues[d.name][vk] = true
+				b.mu.Unlock()
+			}
+			data, err := json.Marshal(doc)
+			return store.Item{Data: data}, err == nil, err
+		}})
+	}
+	return out, nil
+}
+
+// addName adds an attribute name's counts to the stored ones.
+func addName(delta *sdkcontext.AttrName, newValues int64) func(*store.Item) (store.Item, bool, error) {
+	return func(old *store.Item) (store.Item, bool, error) {
+		doc := *delta
+		doc.Values = newValues
+		if old != nil {
+			var prev sdkcontext.AttrName
+			if err := json.Unmarshal(old.Data, &prev); err == nil {
+				doc.Weight += prev.Weight
+				doc.Values += prev.Values
+			}
+		}
+		data, err := json.Marshal(doc)
+		return store.Item{Data: data}, err == nil, err
+	}
+}
+
 func appKind(source string) string {
 	switch source {
 	case SourceMobile:
@@ -400,21 +493,6 @@ func appKind(source string) string {
 		return application.KindBrowser
 	}
 	return application.KindServer
-}
-
-// addWeight adds the delta document's weight to the stored one.
-func addWeight[T any](delta *T, weight func(*T) *int64) func(*store.Item) (store.Item, bool, error) {
-	return func(old *store.Item) (store.Item, bool, error) {
-		doc := *delta
-		if old != nil {
-			var prev T
-			if err := json.Unmarshal(old.Data, &prev); err == nil {
-				*weight(&doc) += *weight(&prev)
-			}
-		}
-		data, err := json.Marshal(doc)
-		return store.Item{Data: data}, err == nil, err
-	}
 }
 
 // createOnce writes doc when the item does not exist; an existing one (perhaps edited through the API) is kept.

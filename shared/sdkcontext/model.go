@@ -59,6 +59,9 @@ type AttrName struct {
 	Kind   string `json:"kind"`
 	Name   string `json:"name"`
 	Weight int64  `json:"weight"`
+	// Values counts the distinct values indexed; past a bound (see
+	// shared/ingest) new values are no longer indexed.
+	Values int64 `json:"values"`
 }
 
 // AttrValue is one indexed value of an attribute of a kind; Value is JSON;

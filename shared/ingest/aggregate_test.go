@@ -1,0 +1,91 @@
+package ingest_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flagplane/flagplane/shared/ingest"
+	"github.com/flagplane/flagplane/shared/sdkcontext"
+	"github.com/flagplane/flagplane/shared/store"
+	"github.com/flagplane/flagplane/shared/store/bolt"
+)
+
+func newAggregator(tb testing.TB) (*ingest.Aggregator, store.Table) {
+	tb.Helper()
+	table, err := bolt.Open(filepath.Join(tb.TempDir(), "ingest.db"))
+	if err != nil {
+		tb.Fatalf("open store: %v", err)
+	}
+	tb.Cleanup(func() { table.Close() })
+	return ingest.NewAggregator(table, slog.New(slog.NewTextHandler(io.Discard, nil))), table
+}
+
+// identifies is a payload of identify events for users with unique emails.
+func identifies(from, n int) []byte {
+	var parts []string
+	for i := from; i < from+n; i++ {
+		parts = append(parts, fmt.Sprintf(`{"kind":"identify","creationDate":%d,"context":{"kind":"user","key":"u%d","email":"u%d@example.com","tier":"gold"}}`, time.Now().UnixMilli(), i, i))
+	}
+	return []byte("[" + strings.Join(parts, ",") + "]")
+}
+
+func countValues(tb testing.TB, table store.Table, envID, name string) int {
+	tb.Helper()
+	n := 0
+	q := store.Query{PK: store.ContextAttrPartition(envID), SKPrefix: store.ContextAttrValuePrefix(sdkcontext.Hash(name))}
+	for {
+		page, err := table.Query(context.Background(), q)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		n += len(page.Items)
+		if page.Cursor == "" {
+			return n
+		}
+		q.Cursor = page.Cursor
+	}
+}
+
+func TestAttributeIndex(t *testing.T) {
+	agg, table := newAggregator(t)
+	ctx := context.Background()
+	send := func(t *testing.T, body []byte, id string) ingest.Result {
+		t.Helper()
+		res, err := agg.Apply(ctx, ingest.Payload{Source: ingest.SourceServer, ProjectKey: "p", EnvKey: "e", EnvID: "env1", PayloadID: id, ReceivedAt: time.Now().UnixMilli(), Body: body})
+		if err != nil {
+			t.Fatalf("apply: %v", err)
+		}
+		return res
+	}
+	t.Run("a high-cardinality attribute stops growing the index at the bound", func(t *testing.T) {
+		for from := 0; from < ingest.MaxValuesPerAttribute+300; from += 100 {
+			send(t, identifies(from, 100), fmt.Sprintf("p%d", from))
+		}
+		if n := countValues(t, table, "env1", "email"); n < ingest.MaxValuesPerAttribute || n > ingest.MaxValuesPerAttribute+100 {
+			t.Errorf("%d email values indexed, want the bound %d (plus at most one payload)", n, ingest.MaxValuesPerAttribute)
+		}
+		if n := countValues(t, table, "env1", "tier"); n != 1 {
+			t.Errorf("%d tier values, want 1", n)
+		}
+	})
+	t.Run("a payload id seen before is a duplicate and writes nothing", func(t *testing.T) {
+		if res := send(t, identifies(5000, 1), "p0"); !res.Duplicate {
+			t.Errorf("want a duplicate: %+v", res)
+		}
+		if _, err := table.Get(ctx, store.ContextInstanceKey("env1", sdkcontext.InstanceID("u5000"))); err == nil {
+			t.Error("the duplicate's context was written")
+		}
+	})
+	t.Run("malformed events are counted as skipped beside the good ones", func(t *testing.T) {
+		res := send(t, []byte(`[1,{"kind":"identify"},{"kind":"identify","context":{"kind":"user","key":"ok"}}]`), "")
+		if res.Accepted != 1 || res.Skipped != 2 {
+			t.Errorf("accepted %d, skipped %d; want 1 and 2", res.Accepted, res.Skipped)
+		}
+	})
+}
