@@ -14,11 +14,13 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/app"
 	"github.com/flagplane/flagplane/shared/identity"
 	"github.com/flagplane/flagplane/shared/localserver"
+	"github.com/flagplane/flagplane/shared/sdkapi"
 )
 
 // Exit statuses: 2 is the usual one for a command line that was not understood.
@@ -114,6 +116,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	attempts := fs.Int("webhook-attempts", app.LocalWebhookAttempts, "tries of one webhook delivery before its dead letter")
 	format := fs.String("log-format", "text", "log lines as text or json")
 	grace := fs.Duration("shutdown-grace", localserver.DefaultShutdownGrace, "on SIGINT or SIGTERM, how long requests in flight may take to finish")
+	heartbeat := fs.Duration("sdk-heartbeat", sdkapi.DefaultHeartbeat, "how often an idle SDK stream (/all) gets a heartbeat comment")
 	limits, limitsErr := app.RateLimitsFromEnv()
 	global := fs.Int("rate-limit-global", limits.Global, "requests per 10 seconds admitted in all, 0 for no limit (env "+app.EnvRateLimitGlobal+")")
 	route := fs.Int("rate-limit-route", limits.Route, "requests per 10 seconds admitted per route, 0 for no limit (env "+app.EnvRateLimitRoute+")")
@@ -142,6 +145,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *grace <= 0 {
 		return misused(fs, stderr, fmt.Errorf("-shutdown-grace must be positive, not %s", *grace))
 	}
+	if *heartbeat < time.Second {
+		return misused(fs, stderr, fmt.Errorf("-sdk-heartbeat must be at least 1s, not %s", *heartbeat))
+	}
 	rateLimits := api.RateLimits{Global: *global, Route: *route}
 	if *global < 0 || *route < 0 || rateLimits.Check() != nil {
 		return misused(fs, stderr, fmt.Errorf("-rate-limit-global and -rate-limit-route must be 0 (no limit) to %d, not %d and %d", api.MaxRateLimit, *global, *route))
@@ -155,7 +161,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	cfg := localserver.LocalConfig{
 		Addr: *addr, DataFile: *data, Out: stdout,
-		Settings: app.Settings{Approvals: *approvals, RateLimits: rateLimits, CORSOrigins: origins}, WebhookAttempts: *attempts,
+		Settings: app.Settings{Approvals: *approvals, RateLimits: rateLimits, CORSOrigins: origins, SDKHeartbeat: *heartbeat}, WebhookAttempts: *attempts,
 		Version: readBuild().String(), ShutdownGrace: *grace, TLSCert: *tlsCert, TLSKey: *tlsKey,
 	}
 	if allowPrivate.set {
