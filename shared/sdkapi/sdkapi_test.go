@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -519,6 +520,31 @@ func TestStreamHeartbeatAndLimits(t *testing.T) {
 		for i := 0; i < 2; i++ {
 			if ev := next(t, events, false); ev.name != "comment" {
 				t.Fatalf("event %q, want a heartbeat comment", ev.name)
+			}
+		}
+	})
+	t.Run("a stream outlives the server's read and write timeouts", func(t *testing.T) {
+		a := app.New(srv.Table, audit.Discard{}, app.Settings{SDKHeartbeat: 50 * time.Millisecond}, logger)
+		h, err := a.Handler("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs := &http.Server{Handler: h, ReadTimeout: 100 * time.Millisecond, WriteTimeout: 100 * time.Millisecond}
+		go hs.Serve(ln)
+		t.Cleanup(func() { hs.Close() })
+		t.Cleanup(a.SDK.Streams().Close)
+		_, events := openStream(t, "http://"+ln.Addr().String(), e.SDKKey)
+		if ev := next(t, events, false); ev.name != "put" {
+			t.Fatalf("first event %q", ev.name)
+		}
+		deadline := time.Now().Add(400 * time.Millisecond)
+		for time.Now().Before(deadline) {
+			if ev := next(t, events, false); ev.name != "comment" {
+				t.Fatalf("event %q before the timeouts passed, want heartbeats", ev.name)
 			}
 		}
 	})
