@@ -12,6 +12,8 @@ type Resources struct {
 	TableName string
 	// WebhookQueueURL is the webhook dispatch queue; empty until it exists.
 	WebhookQueueURL string
+	// IngestQueueURL is the SDK event ingest queue.
+	IngestQueueURL string
 	// RateLimits, when set, are the limits each instance of an API
 	// function applies; unset, the functions apply api.DefaultRateLimits.
 	RateLimits *api.RateLimits
@@ -30,6 +32,9 @@ func FunctionEnv(r Resources) map[string]string {
 	}
 	if r.WebhookQueueURL != "" {
 		env[EnvWebhookQueueURL] = r.WebhookQueueURL
+	}
+	if r.IngestQueueURL != "" {
+		env[app.EnvIngestQueueURL] = r.IngestQueueURL
 	}
 	if r.RateLimits != nil {
 		env[app.EnvRateLimitGlobal] = strconv.Itoa(r.RateLimits.Global)

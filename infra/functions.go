@@ -48,6 +48,9 @@ type Worker struct {
 	// PublishesWebhooks lets the function send to the webhook dispatch queue
 	// (an outbox sweep re-enqueues records that were never handed over).
 	PublishesWebhooks bool
+	// ConsumesIngestQueue subscribes the function to the SDK event ingest
+	// queue, reporting failures per message (partial batch responses).
+	ConsumesIngestQueue bool
 }
 
 // workers is the ONE list of functions that are not API groups. When a
@@ -68,7 +71,14 @@ var workers = []Worker{
 	{Name: "outbox-sweep", Schedule: "rate(1 minute)", Access: ReadWrite, PublishesWebhooks: true},
 	{Name: "expiring-targets", Schedule: "rate(1 minute)", Access: ReadWrite, PublishesWebhooks: true},
 	{Name: "approvals-scheduler", Schedule: "rate(1 minute)", Access: ReadWrite, PublishesWebhooks: true},
+	// Aggregates the SDK event payloads the events function queues; it
+	// commits no audited change, so it publishes no webhooks.
+	{Name: "events-ingest", ConsumesIngestQueue: true, Access: ReadWrite},
 }
+
+// IngestGroup is the catalog group SDKs post events to; its function
+// queues payloads for the events-ingest worker.
+const IngestGroup = "events"
 
 // Workers returns the functions that are not API groups.
 func Workers() []Worker { return append([]Worker(nil), workers...) }
@@ -98,6 +108,10 @@ type Spec struct {
 	PublishesWebhooks    bool
 	Schedule             string
 	ConsumesWebhookQueue bool
+	// PublishesIngest grants sqs:SendMessage on the ingest queue and passes
+	// its URL; ConsumesIngestQueue subscribes the function to it.
+	PublishesIngest     bool
+	ConsumesIngestQueue bool
 }
 
 // Env is the function's environment: FunctionEnv, with the webhook queue
@@ -106,6 +120,9 @@ type Spec struct {
 func (s Spec) Env(r Resources) map[string]string {
 	if !s.PublishesWebhooks {
 		r.WebhookQueueURL = ""
+	}
+	if !s.PublishesIngest {
+		r.IngestQueueURL = ""
 	}
 	if !s.API {
 		r.RateLimits = nil // workers serve no requests
@@ -154,16 +171,22 @@ func specs(ws []Worker) []Spec {
 			// Functions() comes from the catalog, so this cannot happen.
 			panic(fmt.Sprintf("infra: group %q: %v", g, err))
 		}
-		out = append(out, Spec{
+		spec := Spec{
 			Name: g, API: true, Access: access, Timeout: APIFunctionTimeout,
 			PublishesWebhooks: access == ReadWrite,
-		})
+		}
+		if g == IngestGroup {
+			// The events function resolves the SDK credential (reads) and
+			// queues the payload; the ingest worker writes the aggregates.
+			spec.Access, spec.PublishesWebhooks, spec.PublishesIngest = ReadOnly, false, true
+		}
+		out = append(out, spec)
 	}
 	for _, w := range ws {
 		out = append(out, Spec{
 			Name: w.Name, Access: w.Access, Timeout: WorkerTimeout,
 			PublishesWebhooks: w.PublishesWebhooks, Schedule: w.Schedule,
-			ConsumesWebhookQueue: w.ConsumesWebhookQueue,
+			ConsumesWebhookQueue: w.ConsumesWebhookQueue, ConsumesIngestQueue: w.ConsumesIngestQueue,
 		})
 	}
 	return out
@@ -181,7 +204,7 @@ func validateWorkers(ws []Worker) error {
 	for _, g := range Functions() {
 		taken[g] = true
 	}
-	consumers := 0
+	consumers, ingestConsumers := 0, 0
 	for i, w := range ws {
 		switch {
 		case !functionName.MatchString(w.Name):
@@ -192,17 +215,25 @@ func validateWorkers(ws []Worker) error {
 			return fmt.Errorf("worker %q: set Access to ReadOnly or ReadWrite", w.Name)
 		case w.Schedule != "" && !schedule.MatchString(w.Schedule):
 			return fmt.Errorf("worker %q: schedule %q is neither rate(...) nor cron(...)", w.Name, w.Schedule)
-		case w.Schedule == "" && !w.ConsumesWebhookQueue:
-			return fmt.Errorf("worker %q: nothing would ever invoke it; give it a Schedule or ConsumesWebhookQueue", w.Name)
+		case w.Schedule == "" && !w.ConsumesWebhookQueue && !w.ConsumesIngestQueue:
+			return fmt.Errorf("worker %q: nothing would ever invoke it; give it a Schedule, ConsumesWebhookQueue or ConsumesIngestQueue", w.Name)
+		case w.ConsumesWebhookQueue && w.ConsumesIngestQueue:
+			return fmt.Errorf("worker %q: consume one queue, not both", w.Name)
 		}
 		taken[w.Name] = true
 		if w.ConsumesWebhookQueue {
 			consumers++
 		}
+		if w.ConsumesIngestQueue {
+			ingestConsumers++
+		}
 	}
 	if consumers > 1 {
 		// Two subscribers would each see only some messages.
 		return fmt.Errorf("%d workers consume the webhook queue; at most one may", consumers)
+	}
+	if ingestConsumers > 1 {
+		return fmt.Errorf("%d workers consume the ingest queue; at most one may", ingestConsumers)
 	}
 	return nil
 }

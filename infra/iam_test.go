@@ -26,14 +26,14 @@ func (g grant) String() string {
 
 // stackIDs are the logical ids the expected grants refer to.
 type stackIDs struct {
-	table, queue string
-	logs         map[string]string // function name -> its log group
+	table, queue, ingest string
+	logs                 map[string]string // function name -> its log group
 }
 
 func idsOf(tb testing.TB, tpl *template) stackIDs {
 	tb.Helper()
 	table, _ := tpl.only(tb, "AWS::DynamoDB::Table")
-	ids := stackIDs{table: table, queue: webhookQueue(tb, tpl), logs: map[string]string{}}
+	ids := stackIDs{table: table, queue: webhookQueue(tb, tpl), ingest: ingestQueue(tb, tpl), logs: map[string]string{}}
 	for name, fn := range tpl.functions(tb) {
 		ids.logs[name] = render(prop(tpl.Resources[fn].Properties, "LoggingConfig", "LogGroup"))
 	}
@@ -69,6 +69,14 @@ func needs(s Spec, ids stackIDs) map[grant]bool {
 	if s.ConsumesWebhookQueue {
 		for _, a := range []string{"sqs:ReceiveMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueUrl", "sqs:DeleteMessage", "sqs:GetQueueAttributes"} {
 			out[grant{a, queue, ""}] = true
+		}
+	}
+	if s.PublishesIngest {
+		out[grant{"sqs:SendMessage", ids.ingest + ".Arn", ""}] = true
+	}
+	if s.ConsumesIngestQueue {
+		for _, a := range []string{"sqs:ReceiveMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueUrl", "sqs:DeleteMessage", "sqs:GetQueueAttributes"} {
+			out[grant{a, ids.ingest + ".Arn", ""}] = true
 		}
 	}
 	return out
@@ -239,6 +247,9 @@ func TestReadOnlyGroupsAreTheAllReadGroups(t *testing.T) {
 			continue
 		}
 		t.Run("group "+s.Name, func(t *testing.T) {
+			if s.Name == IngestGroup {
+				t.Skip("the events group only reads credentials and queues payloads: see TestEventsFunctionOnlyQueues")
+			}
 			access, err := GroupAccess(s.Name)
 			if err != nil {
 				t.Fatal(err)

@@ -131,6 +131,8 @@ const (
 	OutputTableName         = "TableName"
 	OutputWebhookQueueURL   = "WebhookQueueUrl"
 	OutputWebhookDLQueueURL = "WebhookDeadLetterQueueUrl"
+	OutputIngestQueueURL    = "IngestQueueUrl"
+	OutputIngestDLQueueURL  = "IngestDeadLetterQueueUrl"
 	OutputAccessLogGroup    = "ApiAccessLogGroup"
 )
 
@@ -241,10 +243,11 @@ func NewFlagplaneStack(scope constructs.Construct, id string, props *FlagplaneSt
 
 	table := newTable(stack, c)
 	queue, dlq := newQueues(stack, c)
+	ingest, ingestDLQ := newIngestQueues(stack, c)
 
 	fns := map[string]awslambda.Function{}
 	for _, s := range c.specs {
-		fns[s.Name] = newFunction(stack, c, s, table, queue)
+		fns[s.Name] = newFunction(stack, c, s, table, queue, ingest)
 	}
 	if !c.OmitHTTPAPI {
 		api, accessLogs := newHTTPAPI(stack, c, fns)
@@ -252,12 +255,14 @@ func NewFlagplaneStack(scope constructs.Construct, id string, props *FlagplaneSt
 		output(stack, OutputAccessLogGroup, accessLogs.LogGroupName(), "Log group of the API's access log, one JSON line per request")
 	}
 	for _, s := range c.specs {
-		wireWorker(stack, s, fns[s.Name], queue)
+		wireWorker(stack, s, fns[s.Name], queue, ingest)
 	}
 
 	output(stack, OutputTableName, table.TableName(), "DynamoDB table holding all data")
 	output(stack, OutputWebhookQueueURL, queue.QueueUrl(), "SQS queue of webhook deliveries")
 	output(stack, OutputWebhookDLQueueURL, dlq.QueueUrl(), "Webhook deliveries that failed every attempt")
+	output(stack, OutputIngestQueueURL, ingest.QueueUrl(), "SQS queue of SDK event payloads, one message per payload")
+	output(stack, OutputIngestDLQueueURL, ingestDLQ.QueueUrl(), "SDK event payloads that failed every attempt")
 	return stack
 }
 
@@ -323,6 +328,26 @@ func newQueues(stack awscdk.Stack, c config) (queue, dlq awssqs.Queue) {
 	return queue, dlq
 }
 
+// newIngestQueues makes the SDK event ingest queue and its dead-letter
+// queue, set up as the webhook queues are.
+func newIngestQueues(stack awscdk.Stack, c config) (queue, dlq awssqs.Queue) {
+	dlq = awssqs.NewQueue(stack, jsii.String("IngestDeadLetterQueue"), &awssqs.QueueProps{
+		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
+		EnforceSSL:      jsii.Bool(true),
+		RetentionPeriod: awscdk.Duration_Days(jsii.Number(14)),
+	})
+	queue = awssqs.NewQueue(stack, jsii.String("IngestQueue"), &awssqs.QueueProps{
+		Encryption:        awssqs.QueueEncryption_SQS_MANAGED,
+		EnforceSSL:        jsii.Bool(true),
+		VisibilityTimeout: awscdk.Duration_Seconds(jsii.Number(WebhookQueueVisibility.Seconds())),
+		DeadLetterQueue: &awssqs.DeadLetterQueue{
+			Queue:           dlq,
+			MaxReceiveCount: jsii.Number(float64(c.DeadLetterMaxReceives)),
+		},
+	})
+	return queue, dlq
+}
+
 // pascal turns a function name such as "ai-configs" into "AiConfigs" for
 // construct ids, which become readable logical ids.
 func pascal(name string) string {
@@ -337,7 +362,7 @@ func pascal(name string) string {
 
 // newFunction makes one function with its own role and log group, tagged
 // with its name, and grants it exactly what its spec says.
-func newFunction(stack awscdk.Stack, c config, s Spec, table awsdynamodb.Table, queue awssqs.Queue) awslambda.Function {
+func newFunction(stack awscdk.Stack, c config, s Spec, table awsdynamodb.Table, queue, ingest awssqs.Queue) awslambda.Function {
 	scope := constructs.NewConstruct(stack, jsii.String(pascal(s.Name)))
 	awscdk.Tags_Of(scope).Add(jsii.String(FunctionTagKey), jsii.String(s.Name), nil)
 
@@ -357,8 +382,11 @@ func newFunction(stack awscdk.Stack, c config, s Spec, table awsdynamodb.Table, 
 	if s.PublishesWebhooks {
 		role.AddToPrincipalPolicy(allow("PublishWebhooks", []string{"sqs:SendMessage"}, *queue.QueueArn()))
 	}
+	if s.PublishesIngest {
+		role.AddToPrincipalPolicy(allow("QueueEventPayloads", []string{"sqs:SendMessage"}, *ingest.QueueArn()))
+	}
 	env := map[string]*string{}
-	for k, v := range s.Env(Resources{TableName: *table.TableName(), WebhookQueueURL: *queue.QueueUrl(), RateLimits: c.RateLimits}) {
+	for k, v := range s.Env(Resources{TableName: *table.TableName(), WebhookQueueURL: *queue.QueueUrl(), IngestQueueURL: *ingest.QueueUrl(), RateLimits: c.RateLimits}) {
 		env[k] = jsii.String(v)
 	}
 
@@ -531,7 +559,13 @@ func lower(names []string) []string {
 
 // wireWorker subscribes a worker to the webhook queue and schedules it, as
 // its spec says; API functions need neither.
-func wireWorker(stack awscdk.Stack, s Spec, fn awslambda.Function, queue awssqs.Queue) {
+func wireWorker(stack awscdk.Stack, s Spec, fn awslambda.Function, queue, ingest awssqs.Queue) {
+	if s.ConsumesIngestQueue {
+		fn.AddEventSource(awslambdaeventsources.NewSqsEventSource(ingest, &awslambdaeventsources.SqsEventSourceProps{
+			BatchSize:               jsii.Number(10),
+			ReportBatchItemFailures: jsii.Bool(true),
+		}))
+	}
 	if s.ConsumesWebhookQueue {
 		// The event source also grants the role exactly the consume actions.
 		fn.AddEventSource(awslambdaeventsources.NewSqsEventSource(queue, &awslambdaeventsources.SqsEventSourceProps{

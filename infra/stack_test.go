@@ -174,7 +174,7 @@ func TestStackFunctions(t *testing.T) {
 				{"memory", p["MemorySize"], float64(FunctionMemoryMB)},
 				{"timeout", p["Timeout"], s.Timeout.Seconds()},
 				{"reserved concurrency", p["ReservedConcurrentExecutions"], nil},
-				{"environment", envOf(p), expectedEnv(s, tableID, queueID)},
+				{"environment", envOf(p), expectedEnv(s, tableID, queueID, ingestQueue(t, tpl))},
 			}
 			for _, c := range checks {
 				if !jsonEqual(c.got, c.want) {
@@ -203,11 +203,15 @@ func envOf(p map[string]any) map[string]string {
 }
 
 // expectedEnv is FunctionEnv with the table and queue as the template
-// refers to them; only functions that publish see the queue.
-func expectedEnv(s Spec, tableID, queueID string) map[string]string {
+// refers to them; only functions that publish see the queue, and only the
+// events function the ingest queue (ingestID, when given).
+func expectedEnv(s Spec, tableID, queueID string, ingestID ...string) map[string]string {
 	r := Resources{TableName: tableID}
 	if s.PublishesWebhooks {
 		r.WebhookQueueURL = queueID
+	}
+	if s.PublishesIngest && len(ingestID) > 0 {
+		r.IngestQueueURL = ingestID[0]
 	}
 	if s.API {
 		r.RateLimits = &api.DefaultRateLimits // by default the stack states the defaults
@@ -251,12 +255,12 @@ func webhookQueue(tb testing.TB, tpl *template) string {
 	tb.Helper()
 	var ids []string
 	for _, id := range tpl.ofType("AWS::SQS::Queue") {
-		if tpl.Resources[id].Properties["RedrivePolicy"] != nil {
+		if tpl.Resources[id].Properties["RedrivePolicy"] != nil && strings.HasPrefix(id, "WebhookQueue") {
 			ids = append(ids, id)
 		}
 	}
 	if len(ids) != 1 {
-		tb.Fatalf("want one queue with a redrive policy, found %v", ids)
+		tb.Fatalf("want one webhook queue with a redrive policy, found %v", ids)
 	}
 	return ids[0]
 }
@@ -361,8 +365,8 @@ func TestStackQueues(t *testing.T) {
 		name  string
 		check func(t *testing.T)
 	}{
-		{"there are two queues: dispatch and dead-letter", func(t *testing.T) {
-			if n := len(tpl.ofType("AWS::SQS::Queue")); n != 2 {
+		{"there are four queues: webhook dispatch and dead-letter, SDK event ingest and dead-letter", func(t *testing.T) {
+			if n := len(tpl.ofType("AWS::SQS::Queue")); n != 4 {
 				t.Fatalf("%d queues", n)
 			}
 		}},

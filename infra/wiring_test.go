@@ -27,6 +27,8 @@ func checkWiring(t *testing.T, tpl *template, specs []Spec) {
 		names[id] = n
 	}
 	queue := webhookQueue(t, tpl)
+	ingest := ingestQueue(t, tpl)
+	fromIngest := map[string]bool{}
 
 	wantSchedules, wantConsumers := map[string]string{}, []string{}
 	api := map[string]bool{}
@@ -34,9 +36,10 @@ func checkWiring(t *testing.T, tpl *template, specs []Spec) {
 		if s.Schedule != "" {
 			wantSchedules[s.Name] = s.Schedule
 		}
-		if s.ConsumesWebhookQueue {
+		if s.ConsumesWebhookQueue || s.ConsumesIngestQueue {
 			wantConsumers = append(wantConsumers, s.Name)
 		}
+		fromIngest[s.Name] = s.ConsumesIngestQueue
 		api[s.Name] = s.API
 	}
 	sort.Strings(wantConsumers)
@@ -61,12 +64,16 @@ func checkWiring(t *testing.T, tpl *template, specs []Spec) {
 			t.Errorf("schedules %v, want %v", got, wantSchedules)
 		}
 	})
-	t.Run("every queue consumer has one event source mapping on the webhook queue with partial batch responses, and no other mapping exists", func(t *testing.T) {
+	t.Run("every queue consumer has one event source mapping on its queue (webhook or ingest) with partial batch responses, and no other mapping exists", func(t *testing.T) {
 		var got []string
 		for _, id := range tpl.ofType("AWS::Lambda::EventSourceMapping") {
 			p := tpl.Resources[id].Properties
-			if render(p["EventSourceArn"]) != queue+".Arn" {
-				t.Errorf("mapping %s reads %s, not the webhook queue", id, render(p["EventSourceArn"]))
+			want := queue + ".Arn"
+			if fromIngest[names[render(p["FunctionName"])]] {
+				want = ingest + ".Arn"
+			}
+			if render(p["EventSourceArn"]) != want {
+				t.Errorf("mapping %s reads %s, not %s", id, render(p["EventSourceArn"]), want)
 			}
 			if !slices.Equal(strs(p["FunctionResponseTypes"]), []string{"ReportBatchItemFailures"}) {
 				t.Errorf("mapping %s: response types %v, want partial batch responses", id, p["FunctionResponseTypes"])

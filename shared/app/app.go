@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/flagplane/flagplane/shared/awsenv"
+	"github.com/flagplane/flagplane/shared/ingest/sqsingest"
 	"github.com/flagplane/flagplane/shared/webhook/sqsqueue"
 	"log/slog"
 	"net/http"
@@ -311,8 +312,21 @@ func FromEnv(ctx context.Context) (*App, *sqsqueue.Queue, error) {
 		queue = sqsqueue.New(sqs.NewFromConfig(cfg, func(o *sqs.Options) { o.BaseEndpoint = awsenv.Endpoint("SQS") }), url)
 		publisher = webhook.Publisher{Queue: queue}
 	}
-	return New(table, publisher, s, logger), queue, nil
+	a := New(table, publisher, s, logger)
+	// With an ingest queue, SDK event payloads go to it and the ingest worker aggregates them.
+	if url := os.Getenv(EnvIngestQueueURL); url != "" {
+		cfg, err := awsenv.Config()
+		if err != nil {
+			return nil, nil, fmt.Errorf("aws config: %w", err)
+		}
+		a.Services.Ingest = sqsingest.New(sqs.NewFromConfig(cfg, func(o *sqs.Options) { o.BaseEndpoint = awsenv.Endpoint("SQS") }), url)
+	}
+	return a, queue, nil
 }
+
+// EnvIngestQueueURL names the SDK event ingest queue: the events function
+// sends payloads to it; without it, payloads are aggregated in the request.
+const EnvIngestQueueURL = "FLAGPLANE_INGEST_QUEUE_URL"
 
 // LambdaHandler is what a group's function serves: the group's routes.
 func LambdaHandler(ctx context.Context, group string) (http.Handler, error) {

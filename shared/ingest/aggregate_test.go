@@ -2,6 +2,7 @@ package ingest_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -88,4 +89,54 @@ func TestAttributeIndex(t *testing.T) {
 			t.Errorf("accepted %d, skipped %d; want 1 and 2", res.Accepted, res.Skipped)
 		}
 	})
+}
+
+func TestSplit(t *testing.T) {
+	big := identifies(0, 3000)
+	p := ingest.Payload{Source: ingest.SourceServer, EnvID: "e", PayloadID: "x", Body: big}
+	tests := []struct {
+		name string
+		in   ingest.Payload
+		want func(t *testing.T, parts []ingest.Payload)
+	}{
+		{"a payload that fits travels whole", ingest.Payload{Source: ingest.SourceServer, Body: identifies(0, 2)}, func(t *testing.T, parts []ingest.Payload) {
+			if len(parts) != 1 {
+				t.Errorf("%d parts, want 1", len(parts))
+			}
+		}},
+		{"a large payload is cut into parts that each fit, keeping every event in order", p, func(t *testing.T, parts []ingest.Payload) {
+			if len(parts) < 2 {
+				t.Fatalf("%d parts, want several", len(parts))
+			}
+			var all []json.RawMessage
+			for i, part := range parts {
+				msg, _ := json.Marshal(part)
+				if len(msg) > ingest.MaxMessage {
+					t.Errorf("part %d is %d bytes", i, len(msg))
+				}
+				if want := fmt.Sprintf("x#%d", i); part.PayloadID != want {
+					t.Errorf("part %d payload id %q, want %q", i, part.PayloadID, want)
+				}
+				var evs []json.RawMessage
+				if err := json.Unmarshal(part.Body, &evs); err != nil {
+					t.Fatalf("part %d is not an array: %v", i, err)
+				}
+				all = append(all, evs...)
+			}
+			var orig []json.RawMessage
+			_ = json.Unmarshal(big, &orig)
+			if len(all) != len(orig) || string(all[len(all)-1]) != string(orig[len(orig)-1]) {
+				t.Errorf("%d events after the cut, want %d in order", len(all), len(orig))
+			}
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			parts, err := ingest.Split(tc.in, ingest.MaxMessage)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.want(t, parts)
+		})
+	}
 }
