@@ -24,8 +24,10 @@ func newAggregator(tb testing.TB) (*ingest.Aggregator, store.Table) {
 		tb.Fatalf("open store: %v", err)
 	}
 	tb.Cleanup(func() { table.Close() })
-	return ingest.NewAggregator(table, slog.New(slog.NewTextHandler(io.Discard, nil))), table
+	return ingest.NewAggregator(table, discardLogger()), table
 }
+
+func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 // identifies is a payload of identify events for users with unique emails.
 func identifies(from, n int) []byte {
