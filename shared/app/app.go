@@ -313,6 +313,8 @@ func FromEnv(ctx context.Context) (*App, *sqsqueue.Queue, error) {
 		publisher = webhook.Publisher{Queue: queue}
 	}
 	a := New(table, publisher, s, logger)
+	// On DynamoDB each aggregate is its own conditional put: half the cost of a transaction's write.
+	a.Services.Ingest = ingest.Direct{Agg: ingest.NewAggregator(table, logger).PerItemWrites()}
 	// With an ingest queue, SDK event payloads go to it and the ingest worker aggregates them.
 	if url := os.Getenv(EnvIngestQueueURL); url != "" {
 		cfg, err := awsenv.Config()

@@ -35,6 +35,27 @@ type Aggregator struct {
 	// applications, versions, flags of applications, SDKs this hour), so a
 	// payload writes them only once per process. Bounded: memory stays flat.
 	known *boundedSet
+	// perItem writes each aggregate with its own conditional put instead
+	// of atomic batches (see PerItemWrites).
+	perItem bool
+}
+
+// PerItemWrites makes the aggregator write each item with its own
+// conditional put, several at a time, instead of atomic batches of up to
+// 100. Aggregates need no atomicity across items, and on DynamoDB a
+// conditional PutItem costs half what the same item costs inside
+// TransactWriteItems; the embedded store is faster with batches (one
+// commit each), so local mode keeps them.
+func (a *Aggregator) PerItemWrites() *Aggregator {
+	a.perItem = true
+	return a
+}
+
+func (a *Aggregator) write(ctx context.Context, changes []change) error {
+	if a.perItem {
+		return writeEach(ctx, a.table, changes)
+	}
+	return writeAll(ctx, a.table, changes)
 }
 
 // NewAggregator aggregates into table.
@@ -90,7 +111,7 @@ func (a *Aggregator) apply(ctx context.Context, p Payload, now time.Time) (Resul
 	}
 	b.skipped = skipped
 	// Instances first: which are new decides what the attribute index counts.
-	if err := writeAll(ctx, a.table, b.instanceChanges()); err != nil {
+	if err := a.write(ctx, b.instanceChanges()); err != nil {
 		return Result{}, err
 	}
 	b.attributeDeltas()
@@ -98,10 +119,10 @@ func (a *Aggregator) apply(ctx context.Context, p Payload, now time.Time) (Resul
 	if err != nil {
 		return Result{}, err
 	}
-	if err := writeAll(ctx, a.table, values); err != nil {
+	if err := a.write(ctx, values); err != nil {
 		return Result{}, err
 	}
-	if err := writeAll(ctx, a.table, b.otherChanges(a.known)); err != nil {
+	if err := a.write(ctx, b.otherChanges(a.known)); err != nil {
 		return Result{}, err
 	}
 	for _, k := range b.learned {

@@ -86,9 +86,10 @@ func TestAttributeIndex(t *testing.T) {
 		}
 	})
 	t.Run("malformed events are counted as skipped beside the good ones", func(t *testing.T) {
-		res := send(t, []byte(`[1,{"kind":"identify"},{"kind":"identify","context":{"kind":"user","key":"ok"}}]`), "")
-		if res.Accepted != 1 || res.Skipped != 2 {
-			t.Errorf("accepted %d, skipped %d; want 1 and 2", res.Accepted, res.Skipped)
+		huge := fmt.Sprintf(`{"kind":"identify","context":{"kind":"user","key":"big","blob":%q}}`, strings.Repeat("x", ingest.MaxContextSize))
+		res := send(t, []byte(`[1,{"kind":"identify"},`+huge+`,{"kind":"identify","context":{"kind":"user","key":"ok"}}]`), "")
+		if res.Accepted != 1 || res.Skipped != 3 {
+			t.Errorf("accepted %d, skipped %d; want 1 and 3 (a number, no context, a context over the size limit)", res.Accepted, res.Skipped)
 		}
 	})
 }
@@ -139,6 +140,51 @@ func TestSplit(t *testing.T) {
 				t.Fatal(err)
 			}
 			tc.want(t, parts)
+		})
+	}
+}
+
+func TestCountersAddUpAcrossWorkers(t *testing.T) {
+	for _, mode := range []struct {
+		name    string
+		perItem bool
+	}{{"in atomic batches", false}, {"item by item", true}} {
+		t.Run("two workers counting the same flag "+mode.name+" lose no evaluation", func(t *testing.T) {
+			_, table := newAggregator(t)
+			now := time.Now().UnixMilli()
+			body := []byte(fmt.Sprintf(`[{"kind":"summary","startDate":%d,"endDate":%d,"features":{"f":{"counters":[{"variation":1,"version":1,"value":true,"count":1}]}}}]`, now, now))
+			errs := make(chan error, 2)
+			for w := 0; w < 2; w++ {
+				agg := ingest.NewAggregator(table, discardLogger())
+				if mode.perItem {
+					agg.PerItemWrites()
+				}
+				go func() {
+					for i := 0; i < 20; i++ {
+						if _, err := agg.Apply(context.Background(), ingest.Payload{Source: ingest.SourceServer, ProjectKey: "p", EnvKey: "e", EnvID: "env", ReceivedAt: now, Body: body}); err != nil {
+							errs <- err
+							return
+						}
+					}
+					errs <- nil
+				}()
+			}
+			for w := 0; w < 2; w++ {
+				if err := <-errs; err != nil {
+					t.Fatal(err)
+				}
+			}
+			it, err := table.Get(context.Background(), store.FlagEvalKey("p", "e", "f", time.UnixMilli(now).UTC().Format("2006010215")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var doc ingest.FlagEvals
+			if err := json.Unmarshal(it.Data, &doc); err != nil {
+				t.Fatal(err)
+			}
+			if doc.Counts["1"] != 40 {
+				t.Errorf("counted %d, want 40", doc.Counts["1"])
+			}
 		})
 	}
 }

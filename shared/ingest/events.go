@@ -92,8 +92,12 @@ func (e *event) valid() bool {
 	return false
 }
 
+// MaxContextSize is the largest context (JSON) an event may carry; a
+// larger one is malformed, so no stored item outgrows DynamoDB's limit.
+const MaxContextSize = 32 << 10
+
 func (e *event) parseContext() bool {
-	if len(e.Context) == 0 {
+	if len(e.Context) == 0 || len(e.Context) > MaxContextSize {
 		return false
 	}
 	if err := json.Unmarshal(e.Context, &e.parsed); err != nil {

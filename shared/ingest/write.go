@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/flagplane/flagplane/shared/store"
 )
@@ -40,6 +41,37 @@ func writeAll(ctx context.Context, table store.Table, changes []change) error {
 	return nil
 }
 
+// perItemParallel is how many items writeEach writes at once.
+const perItemParallel = 8
+
+// writeEach writes every change with its own conditional put, a few at a
+// time; a merged item that lost a race is read and merged again.
+func writeEach(ctx context.Context, table store.Table, changes []change) error {
+	sem := make(chan struct{}, perItemParallel)
+	errs := make(chan error, len(changes))
+	var wg sync.WaitGroup
+	for _, c := range changes {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			var err error
+			for attempt := 0; attempt < maxAttempts; attempt++ {
+				if err = writeChunk(ctx, table, []change{c}); err == nil || !(errors.Is(err, store.ErrConditionFailed) || errors.Is(err, store.ErrConflict)) {
+					break
+				}
+			}
+			if err != nil {
+				errs <- fmt.Errorf("write %s/%s: %w", c.key.PK, c.key.SK, err)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs // nil when none failed
+}
+
 func writeChunk(ctx context.Context, table store.Table, chunk []change) error {
 	writes := make([]store.Write, 0, len(chunk))
 	for _, c := range chunk {
@@ -71,8 +103,12 @@ func writeChunk(ctx context.Context, table store.Table, chunk []change) error {
 		}
 		writes = append(writes, store.Put(next, cond))
 	}
-	if len(writes) == 0 {
+	switch len(writes) {
+	case 0:
 		return nil
+	case 1:
+		// One item needs no transaction: a conditional put is cheaper on DynamoDB.
+		return table.Put(ctx, writes[0].Item, writes[0].Cond)
 	}
 	return table.Transact(ctx, writes)
 }

@@ -18,5 +18,6 @@ func ServeIngestWorker() {
 	if err != nil {
 		log.Fatalf("flagplane events-ingest: %v", err)
 	}
-	lambda.Start(sqsingest.Handler(ingest.NewAggregator(a.Table, a.Logger), a.Logger))
+	// Each aggregate is its own conditional put, which DynamoDB bills at half a transaction's write.
+	lambda.Start(sqsingest.Handler(ingest.NewAggregator(a.Table, a.Logger).PerItemWrites(), a.Logger))
 }
