@@ -94,7 +94,7 @@ func RunLocal(ctx context.Context, cfg LocalConfig, logger *slog.Logger) (err er
 	a, queue := app.NewWithMemoryQueue(table, cfg.Settings, logger, attempts, webhook.Backoff)
 	defer queue.Close()
 	// SDK events: the handler answers 202 at once and one worker aggregates, as the SQS worker does in AWS.
-	events := ingest.NewMemoryQueue(ingest.NewAggregator(table, logger), 256, logger)
+	events := ingest.NewMemoryQueue(ingest.NewAggregator(table, logger), 16, logger)
 	defer events.Close()
 	a.Services.Ingest = events
 	acct, adminToken, err := account.Bootstrap(ctx, table, a.Publisher, logger)
