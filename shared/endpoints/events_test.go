@@ -218,6 +218,18 @@ func TestEventIngestion(t *testing.T) {
 			t.Errorf("want an audit entry of the delete: %s", res.Body)
 		}
 	})
+	t.Run("totalCount follows creations and deletes, in all and by application", func(t *testing.T) {
+		for _, q := range []string{"", "?filter=applicationId:shop-api"} {
+			res := srv.Do(t, http.MethodPost, ctxPath+"/contexts/search"+q, nil)
+			if got := res.Map(t)["totalCount"]; got != float64(4) {
+				t.Errorf("search%s: totalCount %v, want 4 after one of 5 was deleted", q, got)
+			}
+		}
+		res := srv.Do(t, http.MethodPost, ctxPath+"/contexts/search?filter=applicationId:other", nil)
+		if got := res.Map(t)["totalCount"]; got != float64(0) {
+			t.Errorf("totalCount %v for an application that sent nothing, want 0", got)
+		}
+	})
 }
 
 // evalCounts reads a flag's evaluation counters of this hour from the table.

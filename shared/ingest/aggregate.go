@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -114,6 +113,7 @@ func (a *Aggregator) apply(ctx context.Context, p Payload, now time.Time) (Resul
 	if err := a.write(ctx, b.instanceChanges()); err != nil {
 		return Result{}, err
 	}
+	b.settle()
 	b.attributeDeltas()
 	values, err := b.valueChanges(ctx, a.table)
 	if err != nil {
@@ -193,6 +193,9 @@ type batch struct {
 	names     map[store.Key]*sdkcontext.AttrName
 	values    map[store.Key]*attrValueDelta
 	newValues map[store.Key]map[store.Key]bool
+	// fates are what each instance write did; newInstances, the created
+	// ones, are listed from them once the instance writes landed.
+	fates map[string]instanceFate
 	// newInstances are filled by the instance writes.
 	mu           sync.Mutex
 	newInstances []*pendingInstance
@@ -207,7 +210,7 @@ type pendingInstance struct {
 }
 
 func newBatch(p Payload, now time.Time) *batch {
-	return &batch{p: p, now: now, instances: map[string]*pendingInstance{},
+	return &batch{p: p, now: now, instances: map[string]*pendingInstance{}, fates: map[string]instanceFate{},
 		evals: map[string]map[string]map[string]int64{}, kinds: map[string]bool{},
 		counts: map[string]int64{}, sketches: map[string]*hyperloglog.Sketch{}}
 }
@@ -295,17 +298,24 @@ func (b *batch) instanceChanges() []change {
 		in := b.instances[id]
 		out = append(out, change{key: store.ContextInstanceKey(b.p.EnvID, id), merge: func(old *store.Item) (store.Item, bool, error) {
 			doc := sdkcontext.Instance{ID: id, Context: string(in.raw), LastSeen: in.seen, ApplicationID: appID}
+			// Each attempt says what it found; the one that lands decides.
+			fate := instanceFate{isNew: old == nil}
 			if old != nil {
 				var prev sdkcontext.Instance
 				if err := json.Unmarshal(old.Data, &prev); err == nil && prev.LastSeen > in.seen {
+					b.setFate(id, instanceFate{})
 					return store.Item{}, false, nil // a later payload already wrote newer attributes
 				}
 				if doc.ApplicationID == "" {
 					doc.ApplicationID = prev.ApplicationID
 				}
+				if prev.ApplicationID != doc.ApplicationID {
+					fate.fromApp, fate.toApp = &prev.ApplicationID, doc.ApplicationID
+				}
 			} else {
-				b.noteNew(in)
+				fate.toApp = doc.ApplicationID
 			}
+			b.setFate(id, fate)
 			for _, c := range in.singles {
 				doc.Kinds = append(doc.Kinds, string(c.Kind())+":"+c.Key())
 				if c.Anonymous() {
@@ -319,12 +329,65 @@ func (b *batch) instanceChanges() []change {
 	return out
 }
 
-func (b *batch) noteNew(in *pendingInstance) {
+// instanceFate is what writing an instance did: created it, or moved it
+// from one application to another (fromApp set), or neither.
+type instanceFate struct {
+	isNew   bool
+	fromApp *string
+	toApp   string
+}
+
+func (b *batch) setFate(id string, f instanceFate) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if !slices.Contains(b.newInstances, in) {
-		b.newInstances = append(b.newInstances, in)
+	b.fates[id] = f
+}
+
+// settle lists the new instances once the instance writes landed.
+func (b *batch) settle() {
+	ids := make([]string, 0, len(b.fates))
+	for id, f := range b.fates {
+		if f.isNew {
+			ids = append(ids, id)
+		}
 	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		b.newInstances = append(b.newInstances, b.instances[id])
+	}
+}
+
+// countChange keeps the environment's instance count, in all and by
+// application, so a list's totalCount is one read.
+func (b *batch) countChange() (change, bool) {
+	delta := sdkcontext.Count{ByApp: map[string]int64{}}
+	for _, f := range b.fates {
+		switch {
+		case f.isNew:
+			delta.Total++
+			delta.ByApp[f.toApp]++
+		case f.fromApp != nil:
+			delta.ByApp[*f.fromApp]--
+			delta.ByApp[f.toApp]++
+		}
+	}
+	if delta.Total == 0 && len(delta.ByApp) == 0 {
+		return change{}, false
+	}
+	return change{key: store.ContextCountKey(b.p.EnvID), merge: func(old *store.Item) (store.Item, bool, error) {
+		doc := sdkcontext.Count{ByApp: map[string]int64{}}
+		if old != nil {
+			if err := json.Unmarshal(old.Data, &doc); err != nil {
+				return store.Item{}, false, fmt.Errorf("decode context count: %w", err)
+			}
+			if doc.ByApp == nil {
+				doc.ByApp = map[string]int64{}
+			}
+		}
+		doc.Add(delta)
+		data, err := json.Marshal(doc)
+		return store.Item{Data: data}, err == nil, err
+	}}, true
 }
 
 // otherChanges are the references of new instances, the attribute index,
@@ -344,6 +407,9 @@ func (b *batch) otherChanges(known *boundedSet) []change {
 	for k, n := range b.names {
 		newValues := int64(len(b.newValues[k]))
 		out = append(out, change{key: k, merge: addName(n, newValues)})
+	}
+	if c, ok := b.countChange(); ok {
+		out = append(out, c)
 	}
 	// Context kinds, created the first time they are seen.
 	for kind := range b.kinds {

@@ -26,6 +26,24 @@ type Instance struct {
 // AssociatedContexts is how many individual contexts the instance holds.
 func (i *Instance) AssociatedContexts() int { return len(i.Kinds) }
 
+// Count is an environment's number of context instances, in all and by
+// application id ("" for none), kept by ingestion and deletes.
+type Count struct {
+	Total int64            `json:"total"`
+	ByApp map[string]int64 `json:"byApp"`
+}
+
+// Add adds d to c; applications whose count falls to zero are dropped.
+func (c *Count) Add(d Count) {
+	c.Total += d.Total
+	for app, n := range d.ByApp {
+		c.ByApp[app] += n
+		if c.ByApp[app] <= 0 {
+			delete(c.ByApp, app)
+		}
+	}
+}
+
 // Ref points from one individual context to an instance holding it.
 type Ref struct {
 	ID       string `json:"id"`

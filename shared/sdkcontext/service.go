@@ -274,13 +274,69 @@ func (s *Service) Search(ctx context.Context, envID string, f Filter, limit int,
 		q.Cursor = page.Cursor
 	}
 	if total {
-		n, err := s.count(ctx, envID, f)
+		n, err := s.total(ctx, envID, f)
 		if err != nil {
 			return Page{}, err
 		}
 		out.Total = n
 	}
 	return out, nil
+}
+
+// total is the number of instances matching f: one read of the count item
+// (kept by ingestion and deletes) unless f selects a kind, which is counted
+// by walking the environment's instances.
+func (s *Service) total(ctx context.Context, envID string, f Filter) (int64, error) {
+	if f.Kind != "" {
+		return s.count(ctx, envID, f)
+	}
+	it, err := s.table.Get(ctx, store.ContextCountKey(envID))
+	if errors.Is(err, store.ErrNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("load context count: %w", err)
+	}
+	var c Count
+	if err := json.Unmarshal(it.Data, &c); err != nil {
+		return 0, fmt.Errorf("decode context count: %w", err)
+	}
+	if f.ApplicationID != "" {
+		return c.ByApp[f.ApplicationID], nil
+	}
+	return c.Total, nil
+}
+
+// uncount takes a deleted instance out of the count, retrying when
+// ingestion changed the count meanwhile.
+func (s *Service) uncount(ctx context.Context, envID, appID string) error {
+	k := store.ContextCountKey(envID)
+	for attempt := 0; attempt < 8; attempt++ {
+		it, err := s.table.Get(ctx, k)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("load context count: %w", err)
+		}
+		c := Count{ByApp: map[string]int64{}}
+		if err := json.Unmarshal(it.Data, &c); err != nil {
+			return fmt.Errorf("decode context count: %w", err)
+		}
+		if c.ByApp == nil {
+			c.ByApp = map[string]int64{}
+		}
+		c.Add(Count{Total: -1, ByApp: map[string]int64{appID: -1}})
+		data, err := json.Marshal(c)
+		if err != nil {
+			return fmt.Errorf("encode context count: %w", err)
+		}
+		err = s.table.Put(ctx, store.Item{PK: k.PK, SK: k.SK, Version: it.Version + 1, Data: data}, store.IfVersion(it.Version))
+		if !errors.Is(err, store.ErrConditionFailed) {
+			return err
+		}
+	}
+	return fmt.Errorf("context count kept changing; not updated")
 }
 
 // count walks the environment's instances to count those that match.
@@ -323,7 +379,11 @@ func (s *Service) DeleteInstance(ctx context.Context, env *environment.Environme
 		Parent:   &audit.Parent{Name: env.Name, Resource: env.Resource(), Href: env.Href()},
 		Previous: &in, Conflict: fmt.Sprintf("context instance %q changed while it was deleted; try again", id),
 	})
-	return err
+	if err != nil {
+		return err
+	}
+	// After the commit: a count off by one is better than refusing the delete.
+	return s.uncount(ctx, env.ID, in.ApplicationID)
 }
 
 // AttrNames lists the indexed attribute names, by kind (kind "" for all).

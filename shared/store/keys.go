@@ -278,6 +278,9 @@ func ContextInstanceKey(envID, id string) Key {
 	return Key{PK: ContextPartition(envID), SK: contextInstanceSK + id}
 }
 
+// ContextCountKey counts an environment's context instances, in all and by application.
+func ContextCountKey(envID string) Key { return Key{PK: ContextPartition(envID), SK: "COUNT"} }
+
 // ContextInstancePrefix selects every context instance of the partition.
 const ContextInstancePrefix = contextInstanceSK
 
