@@ -327,3 +327,53 @@ func TestContextListRules(t *testing.T) {
 		}
 	})
 }
+
+func TestContextKindVersions(t *testing.T) {
+	srv := apptest.New(t)
+	e := newSDKEnv(t, srv, "kinds")
+	kinds := func(t *testing.T) map[string]map[string]any {
+		t.Helper()
+		res := srv.Do(t, http.MethodGet, projectPath(e.project)+"/context-kinds", nil)
+		wantStatus(t, res, http.StatusOK)
+		var got struct {
+			Items []map[string]any `json:"items"`
+		}
+		res.JSON(t, &got)
+		out := map[string]map[string]any{}
+		for _, k := range got.Items {
+			out[k["key"].(string)] = k
+		}
+		return out
+	}
+	wantStatus(t, postEvents(t, srv, "/bulk", e.sdkKey, goSDKPayload(time.Now(), "u1")), http.StatusAccepted)
+	tests := []struct {
+		name string
+		run  func(t *testing.T)
+	}{
+		{"an auto-added kind is at version 1 with a lastSeen", func(t *testing.T) {
+			org := kinds(t)["org"]
+			if org["version"] != float64(1) || org["lastSeen"] == nil || org["createdFrom"] != "auto-add" {
+				t.Errorf("org kind %v", org)
+			}
+		}},
+		{"each edit adds one to the version; events do not", func(t *testing.T) {
+			wantStatus(t, srv.Do(t, http.MethodPut, projectPath(e.project)+"/context-kinds/org", map[string]any{"name": "Org"}), http.StatusOK)
+			wantStatus(t, postEvents(t, srv, "/bulk", e.sdkKey, goSDKPayload(time.Now(), "u2")), http.StatusAccepted)
+			wantStatus(t, srv.Do(t, http.MethodPut, projectPath(e.project)+"/context-kinds/org", map[string]any{"name": "Organization", "hideInTargeting": true}), http.StatusOK)
+			org := kinds(t)["org"]
+			if org["version"] != float64(3) || org["name"] != "Organization" || org["hideInTargeting"] != true || org["createdFrom"] != "auto-add" {
+				t.Errorf("org kind %v, want version 3 with the last edit", org)
+			}
+		}},
+		{"a kind key that is not valid is refused", func(t *testing.T) {
+			wantError(t, srv.Do(t, http.MethodPut, projectPath(e.project)+"/context-kinds/multi", map[string]any{"name": "M"}), http.StatusBadRequest, "invalid_request", "multi")
+		}},
+		{"an unknown project is not found", func(t *testing.T) {
+			wantError(t, srv.Do(t, http.MethodGet, projectPath("nope")+"/context-kinds", nil), http.StatusNotFound, "not_found")
+			wantError(t, srv.Do(t, http.MethodPut, projectPath("nope")+"/context-kinds/org", map[string]any{"name": "O"}), http.StatusNotFound, "not_found")
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, tc.run)
+	}
+}

@@ -412,12 +412,14 @@ func (b *batch) otherChanges(known *boundedSet) []change {
 		out = append(out, c)
 	}
 	// Context kinds, created the first time they are seen.
+	// A known kind's lastSeen moves once an hour per process.
 	for kind := range b.kinds {
-		if ldcontext.Kind(kind) == "" || known.has("kind/"+p.ProjectKey+"/"+kind) {
+		seen := "kind/" + p.ProjectKey + "/" + kind + "/" + hourOf(now)
+		if kind == "" || known.has(seen) {
 			continue
 		}
-		b.learned = append(b.learned, "kind/"+p.ProjectKey+"/"+kind)
-		out = append(out, change{key: store.ContextKindKey(p.ProjectKey, kind), merge: createOnce(sdkcontext.Kind{
+		b.learned = append(b.learned, seen)
+		out = append(out, change{key: store.ContextKindKey(p.ProjectKey, kind), merge: seeKind(sdkcontext.Kind{
 			Key: kind, Name: kind, Version: 1, CreationDate: now, LastModified: now, LastSeen: now, CreatedFrom: sdkcontext.FromAutoAdd})})
 	}
 	// The application, its version and the flags it evaluated.
@@ -587,6 +589,25 @@ func createOnce[T any](doc T) func(*store.Item) (store.Item, bool, error) {
 	return func(old *store.Item) (store.Item, bool, error) {
 		if old != nil {
 			return store.Item{}, false, nil
+		}
+		data, err := json.Marshal(doc)
+		return store.Item{Data: data}, err == nil, err
+	}
+}
+
+// seeKind creates an auto-added context kind, or moves the lastSeen of
+// an existing one (edited through the API or not) and nothing else.
+func seeKind(k sdkcontext.Kind) func(*store.Item) (store.Item, bool, error) {
+	return func(old *store.Item) (store.Item, bool, error) {
+		doc := k
+		if old != nil {
+			if err := json.Unmarshal(old.Data, &doc); err != nil {
+				return store.Item{}, false, fmt.Errorf("decode context kind %s: %w", k.Key, err)
+			}
+			if doc.LastSeen >= k.LastSeen {
+				return store.Item{}, false, nil
+			}
+			doc.LastSeen = k.LastSeen
 		}
 		data, err := json.Marshal(doc)
 		return store.Item{Data: data}, err == nil, err

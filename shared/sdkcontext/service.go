@@ -54,7 +54,6 @@ func (s *Service) Kinds(ctx context.Context, projectKey string) ([]Kind, error) 
 		if err := json.Unmarshal(it.Data, &k); err != nil {
 			return nil, fmt.Errorf("decode context kind %s: %w", it.SK, err)
 		}
-		k.Version = it.Version
 		hasUser = hasUser || k.Key == "user"
 		out = append(out, k)
 	}
@@ -92,7 +91,9 @@ func (s *Service) PutKind(ctx context.Context, projectKey, key string, in KindIn
 	now := s.now().UnixMilli()
 	next := Kind{Key: key, CreationDate: now, CreatedFrom: FromAPI}
 	var prev *Kind
-	cond := store.IfNotExists()
+	// The item's version (which ingestion moves with lastSeen) guards the
+	// write; the kind's own version counts its edits.
+	cond, itemVersion := store.IfNotExists(), int64(1)
 	it, err := s.table.Get(ctx, k)
 	switch {
 	case err == nil:
@@ -100,9 +101,8 @@ func (s *Service) PutKind(ctx context.Context, projectKey, key string, in KindIn
 		if err := json.Unmarshal(it.Data, &old); err != nil {
 			return Kind{}, false, fmt.Errorf("decode context kind %q: %w", key, err)
 		}
-		old.Version = it.Version
 		prev, next = &old, old
-		cond = store.IfVersion(it.Version)
+		cond, itemVersion = store.IfVersion(it.Version), it.Version+1
 	case !errors.Is(err, store.ErrNotFound):
 		return Kind{}, false, fmt.Errorf("load context kind %q: %w", key, err)
 	}
@@ -132,7 +132,7 @@ func (s *Service) PutKind(ctx context.Context, projectKey, key string, in KindIn
 		verb = "updated the context kind"
 	}
 	_, err = s.log.Commit(ctx, audit.Change{
-		Writes: []store.Write{guard, store.Put(store.Item{PK: k.PK, SK: k.SK, Version: next.Version, Data: data}, cond)},
+		Writes: []store.Write{guard, store.Put(store.Item{PK: k.PK, SK: k.SK, Version: itemVersion, Data: data}, cond)},
 		Kind:   "context-kind", Resource: "proj/" + projectKey + ":context-kind/" + key, Actions: []string{"updateContextKind"},
 		Name: next.Name, Href: "/api/v2/projects/" + projectKey + "/context-kinds/" + key, TitleVerb: verb,
 		Parent:   &audit.Parent{Name: projectKey, Resource: "proj/" + projectKey, Href: "/api/v2/projects/" + projectKey},
