@@ -1,6 +1,7 @@
 package ldcompat_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -230,6 +231,33 @@ func TestLaunchDarklyClient(t *testing.T) {
 	if a := check(tr, "postApprovalRequest", "create another", http.StatusCreated, ld.ApprovalsApi.PostApprovalRequest(ctx).CreateApprovalRequestRequest(request()).Execute); a != nil {
 		checkEmpty(tr, "deleteApprovalRequest", "delete", http.StatusNoContent, ld.ApprovalsApi.DeleteApprovalRequest(ctx, a.Id).Execute)
 	}
+
+	// Contexts and applications, fed by an SDK's events (posted as LaunchDarkly's SDKs post them).
+	if env := check(tr, "getEnvironment", "get the SDK key", http.StatusOK, ld.EnvironmentsApi.GetEnvironment(ctx, proj, prod).Execute); env != nil {
+		events := fmt.Sprintf(`[{"kind":"index","creationDate":%[1]d,"context":{"kind":"multi","user":{"key":%[2]q,"name":"U"},"org":{"key":"acme","plan":"gold"}}},`+
+			`{"kind":"summary","startDate":%[1]d,"endDate":%[1]d,"features":{%[3]q:{"counters":[{"variation":0,"version":1,"value":true,"count":2}]}}}]`, time.Now().UnixMilli(), userKey, flagKey)
+		if res := tr.srv.Do(t, http.MethodPost, "/bulk", events, "Authorization", env.ApiKey, "X-LaunchDarkly-Tags", "application-id/ld-app application-version/1.0"); res.Status != http.StatusAccepted {
+			t.Errorf("post SDK events: %d %s", res.Status, res.Body)
+		}
+	}
+	check(tr, "getContextKindsByProjectKey", "list", http.StatusOK, ld.ContextsApi.GetContextKindsByProjectKey(ctx, proj).Execute)
+	check(tr, "putContextKind", "name the org kind", http.StatusOK, ld.ContextsApi.PutContextKind(ctx, proj, "org").UpsertContextKindPayload(ldapi.UpsertContextKindPayload{Name: "Organization", Description: ptr("customers")}).Execute)
+	check(tr, "getContexts", "by kind and key", http.StatusOK, ld.ContextsApi.GetContexts(ctx, proj, prod, "org", "acme").Filter("applicationId:ld-app").Execute)
+	check(tr, "searchContexts", "with a body filter", http.StatusOK, ld.ContextsApi.SearchContexts(ctx, proj, prod).ContextSearch(ldapi.ContextSearch{Filter: ptr("applicationId:ld-app")}).Execute)
+	if found := check(tr, "searchContextInstances", "first page", http.StatusOK, ld.ContextsApi.SearchContextInstances(ctx, proj, prod).ContextInstanceSearch(ldapi.ContextInstanceSearch{}).Limit(5).Execute); found != nil && len(found.Items) > 0 {
+		id := found.Items[0].Id
+		check(tr, "getContextInstances", "by id", http.StatusOK, ld.ContextsApi.GetContextInstances(ctx, proj, prod, id).Execute)
+		checkEmpty(tr, "deleteContextInstances", "delete", http.StatusNoContent, ld.ContextsApi.DeleteContextInstances(ctx, proj, prod, id).Execute)
+	}
+	check(tr, "getContextAttributeNames", "names", http.StatusOK, ld.ContextsApi.GetContextAttributeNames(ctx, proj, prod).Execute)
+	check(tr, "getContextAttributeValues", "values of plan", http.StatusOK, ld.ContextsApi.GetContextAttributeValues(ctx, proj, prod, "plan").Execute)
+	check(tr, "getApplications", "list", http.StatusOK, ld.ApplicationsBetaApi.GetApplications(ctx).Execute)
+	check(tr, "getApplication", "get with expand=flags", http.StatusOK, ld.ApplicationsBetaApi.GetApplication(ctx, "ld-app").Expand("flags").Execute)
+	check(tr, "patchApplication", "description", http.StatusOK, ld.ApplicationsBetaApi.PatchApplication(ctx, "ld-app").PatchOperation([]ldapi.PatchOperation{replace("/description", "the shop")}).Execute)
+	check(tr, "getApplicationVersions", "list", http.StatusOK, ld.ApplicationsBetaApi.GetApplicationVersions(ctx, "ld-app").Execute)
+	check(tr, "patchApplicationVersion", "unsupported", http.StatusOK, ld.ApplicationsBetaApi.PatchApplicationVersion(ctx, "ld-app", "1.0").PatchOperation([]ldapi.PatchOperation{replace("/supported", false)}).Execute)
+	checkEmpty(tr, "deleteApplicationVersion", "delete", http.StatusNoContent, ld.ApplicationsBetaApi.DeleteApplicationVersion(ctx, "ld-app", "1.0").Execute)
+	checkEmpty(tr, "deleteApplication", "delete", http.StatusNoContent, ld.ApplicationsBetaApi.DeleteApplication(ctx, "ld-app").Execute)
 
 	// The audit log: the list, and each kind of entry in detail.
 	if list := check(tr, "getAuditLogEntries", "list", http.StatusOK, ld.AuditLogApi.GetAuditLogEntries(ctx).Limit(20).Execute); list != nil {
