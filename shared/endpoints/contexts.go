@@ -236,7 +236,7 @@ func getContexts(s Services) api.Handler {
 		if err != nil {
 			return err
 		}
-		page, err := s.Contexts.ByContext(r.Context(), env.ID, r.PathValue("kind"), r.PathValue("key"), q.filter, q.limit, q.cursor, q.total)
+		page, err := s.Contexts.ByContext(r.Context(), env.ID, r.PathValue("kind"), r.PathValue("key"), q.filter, q.limit, q.cursor)
 		if err != nil {
 			return err
 		}

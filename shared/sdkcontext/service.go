@@ -171,8 +171,9 @@ func (f Filter) match(in *Instance) bool {
 }
 
 // ByContext lists the instances holding the individual context kind/key,
-// newest first.
-func (s *Service) ByContext(ctx context.Context, envID, kind, key string, f Filter, limit int, cursor string, total bool) (Page, error) {
+// newest first, with their total (one context is part of few instances,
+// so they are all read and the page cut in memory).
+func (s *Service) ByContext(ctx context.Context, envID, kind, key string, f Filter, limit int, cursor string) (Page, error) {
 	refs, err := s.queryAll(ctx, store.Query{PK: store.ContextPartition(envID), SKPrefix: store.ContextRefPrefix(kind, Hash(key))})
 	if err != nil {
 		return Page{}, fmt.Errorf("list instances of %s:%s: %w", kind, key, err)
@@ -224,7 +225,7 @@ func cutPage(all []*Instance, limit int, cursor string) (Page, error) {
 	return p, nil
 }
 
-// Instance returns one context instance as a one-item page (the reference answers a collection).
+// Instance returns one context instance; a missing one is a NotFound error.
 func (s *Service) Instance(ctx context.Context, envID, id string) (*Instance, error) {
 	return s.instance(ctx, envID, id)
 }
