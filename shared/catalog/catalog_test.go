@@ -23,10 +23,12 @@ var publicOps = map[string]bool{
 	"postOAuthToken": true, // RFC 6749 token endpoint: client credentials, POST /trust/oauth/token
 	"getHealth":      true, // GET /healthz: says only whether the store answers
 	// The SDKs' event routes: the environment's SDK key, mobile key or client-side id.
-	"postServerEvents":     true,
-	"postDiagnosticEvent":  true,
-	"postMobileEvents":     true,
-	"postClientSideEvents": true,
+	"postServerEvents":              true,
+	"postDiagnosticEvent":           true,
+	"postMobileEvents":              true,
+	"postClientSideEvents":          true,
+	"postMobileDiagnosticEvent":     true,
+	"postClientSideDiagnosticEvent": true,
 	// The sdk group: LaunchDarkly's SDKs send an SDK key, mobile key or client-side id, never an access token.
 	"getSDKLatestAll":                true,
 	"getSDKLatestFlags":              true,

@@ -112,6 +112,8 @@ var operations = []Operation{
 	{ID: "postDiagnosticEvent", Group: "events", Method: "POST", Path: "/diagnostic", Scope: Write, Public: true, Resource: "proj/*:env/*", Action: "postEvents"},
 	{ID: "postMobileEvents", Group: "events", Method: "POST", Path: "/mobile/events/bulk", Scope: Write, Public: true, Resource: "proj/*:env/*", Action: "postEvents"},
 	{ID: "postClientSideEvents", Group: "events", Method: "POST", Path: "/events/bulk/{clientSideId}", Scope: Write, Public: true, Resource: "proj/*:env/*", Action: "postEvents"},
+	{ID: "postMobileDiagnosticEvent", Group: "events", Method: "POST", Path: "/mobile/events/diagnostic", Scope: Write, Public: true, Resource: "proj/*:env/*", Action: "postEvents"},
+	{ID: "postClientSideDiagnosticEvent", Group: "events", Method: "POST", Path: "/events/diagnostic/{clientSideId}", Scope: Write, Public: true, Resource: "proj/*:env/*", Action: "postEvents"},
 
 	// contexts: spec 4.5 and 4.23 "Search for contexts", "Evaluate flags for context instance".
 	// Search and evaluate are POSTs that store nothing, so they need only read scope.

@@ -21,10 +21,12 @@ import (
 // ingest queue as one message and answers 202.
 func eventHandlers(s Services) map[string]api.Handler {
 	return map[string]api.Handler{
-		"postServerEvents":     ingestHandler(s, ingest.SourceServer, environment.ServerCredential),
-		"postDiagnosticEvent":  ingestHandler(s, ingest.SourceDiagnostic, environment.ServerCredential),
-		"postMobileEvents":     ingestHandler(s, ingest.SourceMobile, environment.MobileCredential),
-		"postClientSideEvents": ingestHandler(s, ingest.SourceClient, environment.ClientSideCredential),
+		"postServerEvents":              ingestHandler(s, ingest.SourceServer, environment.ServerCredential),
+		"postDiagnosticEvent":           ingestHandler(s, ingest.SourceDiagnostic, environment.ServerCredential),
+		"postMobileEvents":              ingestHandler(s, ingest.SourceMobile, environment.MobileCredential),
+		"postClientSideEvents":          ingestHandler(s, ingest.SourceClient, environment.ClientSideCredential),
+		"postMobileDiagnosticEvent":     ingestHandler(s, ingest.SourceMobileDiagnostic, environment.MobileCredential),
+		"postClientSideDiagnosticEvent": ingestHandler(s, ingest.SourceClientDiagnostic, environment.ClientSideCredential),
 	}
 }
 
@@ -82,7 +84,7 @@ func checkShape(source string, body []byte) error {
 	if !json.Valid(trimmed) {
 		return fault.New(fault.Invalid, "the event payload is not valid JSON")
 	}
-	if source == ingest.SourceDiagnostic {
+	if ingest.IsDiagnostic(source) {
 		if len(trimmed) == 0 || trimmed[0] != '{' {
 			return fault.New(fault.Invalid, "a diagnostic payload is one JSON object")
 		}

@@ -265,6 +265,9 @@ func TestEventIngestionRefuses(t *testing.T) {
 		{"a body over 5 MiB gets 413", "/bulk", e.sdkKey, "[" + strings.Repeat(" ", ingest.MaxBody) + "]", http.StatusRequestEntityTooLarge, "request_entity_too_large"},
 		{"the mobile route takes the mobile key", "/mobile/events/bulk", "api_key " + e.mobileKey, good, http.StatusAccepted, ""},
 		{"the client-side route takes the client-side id", "/events/bulk/" + e.clientID, "", good, http.StatusAccepted, ""},
+		{"a mobile diagnostic event is accepted with the mobile key", "/mobile/events/diagnostic", "api_key " + e.mobileKey, `{"kind":"diagnostic-init","sdk":{"name":"ios-client-sdk","version":"9.0.0"}}`, http.StatusAccepted, ""},
+		{"a client-side diagnostic event is accepted with the client-side id", "/events/diagnostic/" + e.clientID, "", `{"kind":"diagnostic-init","sdk":{"name":"js-client-sdk","version":"3.0.0"}}`, http.StatusAccepted, ""},
+		{"a diagnostic event with the SDK key on the mobile route gets 401", "/mobile/events/diagnostic", e.sdkKey, `{"kind":"diagnostic"}`, http.StatusUnauthorized, "unauthorized"},
 		{"a diagnostic event is accepted", "/diagnostic", e.sdkKey, `{"kind":"diagnostic-init","id":{"diagnosticId":"d1"},"sdk":{"name":"go-server-sdk","version":"7.14.6"},"configuration":{"streamingDisabled":true}}`, http.StatusAccepted, ""},
 	}
 	for _, tc := range tests {
@@ -277,6 +280,13 @@ func TestEventIngestionRefuses(t *testing.T) {
 			wantError(t, res, tc.status, tc.code)
 		})
 	}
+	t.Run("diagnostic events record each SDK under its type", func(t *testing.T) {
+		for _, want := range []string{"#mobile#ios-client-sdk#9.0.0", "#browser#js-client-sdk#3.0.0"} {
+			if _, err := srv.Table.Get(t.Context(), store.Key{PK: store.SDKSeenPK, SK: e.clientID + want}); err != nil {
+				t.Errorf("SDK %s not recorded: %v", want, err)
+			}
+		}
+	})
 	t.Run("malformed events are skipped and the good ones of the same payload kept", func(t *testing.T) {
 		body := `[{"kind":"index"},"nonsense",{"kind":"identify","creationDate":1,"context":{"kind":"user","key":""}},{"kind":"warp"},` +
 			`{"kind":"identify","creationDate":1,"context":{"kind":"user","key":"kept"}}]`

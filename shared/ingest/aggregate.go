@@ -95,7 +95,7 @@ func (a *Aggregator) Apply(ctx context.Context, p Payload) (Result, error) {
 }
 
 func (a *Aggregator) apply(ctx context.Context, p Payload, now time.Time) (Result, error) {
-	if p.Source == SourceDiagnostic {
+	if IsDiagnostic(p.Source) {
 		return a.applyDiagnostic(ctx, p, now)
 	}
 	events, skipped, err := parseEvents(p.Body)

@@ -22,7 +22,16 @@ const (
 	SourceMobile     = "mobile"
 	SourceClient     = "client"
 	SourceDiagnostic = "diagnostic"
+	// SourceMobileDiagnostic and SourceClientDiagnostic are the diagnostic
+	// events of mobile and client-side SDKs.
+	SourceMobileDiagnostic = "diagnostic-mobile"
+	SourceClientDiagnostic = "diagnostic-client"
 )
+
+// IsDiagnostic says whether a source carries one diagnostic event rather than an array of events.
+func IsDiagnostic(source string) bool {
+	return source == SourceDiagnostic || source == SourceMobileDiagnostic || source == SourceClientDiagnostic
+}
 
 // MaxBody is the largest payload accepted (5 MiB); larger ones get 413.
 const MaxBody = 5 << 20
@@ -121,9 +130,9 @@ func (p Payload) SDK() SDK {
 
 func sdkType(source string) string {
 	switch source {
-	case SourceMobile:
+	case SourceMobile, SourceMobileDiagnostic:
 		return "mobile"
-	case SourceClient:
+	case SourceClient, SourceClientDiagnostic:
 		return "browser"
 	}
 	return "server"

@@ -21,7 +21,7 @@ func Split(p Payload, max int) ([]Payload, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode payload: %w", err)
 	}
-	if len(whole) <= max || p.Source == SourceDiagnostic {
+	if len(whole) <= max || IsDiagnostic(p.Source) {
 		return []Payload{p}, nil
 	}
 	var raws []json.RawMessage

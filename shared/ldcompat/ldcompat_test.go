@@ -43,10 +43,12 @@ const clientModule = "github.com/launchdarkly/api-client-go/v17 v17.2.0"
 var notInClient = map[string]string{
 	"postOAuthToken": "the OAuth 2.0 token endpoint (/trust/oauth/token) is not part of LaunchDarkly's REST API client",
 	// SDK event ingestion: LaunchDarkly's SDKs post there, not its REST API client (the contexts and applications they feed are called here).
-	"postServerEvents":     "SDK event ingestion (/bulk) is the SDKs' own endpoint, not part of the REST API client",
-	"postDiagnosticEvent":  "SDK diagnostic events (/diagnostic) are the SDKs' own endpoint, not part of the REST API client",
-	"postMobileEvents":     "mobile SDK events (/mobile/events/bulk) are the SDKs' own endpoint, not part of the REST API client",
-	"postClientSideEvents": "client-side SDK events (/events/bulk/{clientSideId}) are the SDKs' own endpoint, not part of the REST API client",
+	"postServerEvents":              "SDK event ingestion (/bulk) is the SDKs' own endpoint, not part of the REST API client",
+	"postDiagnosticEvent":           "SDK diagnostic events (/diagnostic) are the SDKs' own endpoint, not part of the REST API client",
+	"postMobileEvents":              "mobile SDK events (/mobile/events/bulk) are the SDKs' own endpoint, not part of the REST API client",
+	"postClientSideEvents":          "client-side SDK events (/events/bulk/{clientSideId}) are the SDKs' own endpoint, not part of the REST API client",
+	"postMobileDiagnosticEvent":     "mobile SDK diagnostic events are the SDKs' own endpoint, not part of the REST API client",
+	"postClientSideDiagnosticEvent": "client-side SDK diagnostic events are the SDKs' own endpoint, not part of the REST API client",
 }
 
 // tier is one run of the client against one server.
