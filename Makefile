@@ -131,7 +131,7 @@ test-e2e: build-e2e node-tools
 
 ## bench-e2e: the cold-start table (every bootstrap), the warm GET latency and the cost of a typical mix quoted in the README
 bench-e2e: build-e2e node-tools
-	$(call with-e2e-emulators,$(GO) test -count=1 -v -run '^TestColdStartOfEveryBootstrap$$' -bench '^(BenchmarkWarmGetEnvironment|BenchmarkTypicalMixCost)$$' -benchtime 300x ./shared/e2e/)
+	$(call with-e2e-emulators,$(GO) test -count=1 -v -run '^(TestColdStartOfEveryBootstrap|TestIngestThroughSQS)$$' -bench '^(BenchmarkWarmGetEnvironment|BenchmarkTypicalMixCost)$$' -benchtime 300x ./shared/e2e/)
 
 ## synth: build the functions and synthesize the CloudFormation template into cdk.out/, offline
 # -trimpath (added to GOFLAGS for cdk.json's go run): the CDK app then
@@ -194,6 +194,8 @@ figures-bench: build-local
 	$(GO) test -run '^$$' -bench '^Benchmark(GetEnvironment|ListFlags|Evaluate)Loopback$$' -benchtime 5s ./shared/localserver/ | tee $(FIGURES_BENCH_DIR)/loopback.txt
 	$(GO) test -run '^$$' -bench '^BenchmarkWebhookDelivery$$' -benchtime 3x ./shared/endpoints/ | tee $(FIGURES_BENCH_DIR)/webhooks.txt
 	$(GO) test -run '^$$' -bench '^BenchmarkEvaluate$$' -benchmem ./shared/policy/ | tee $(FIGURES_BENCH_DIR)/policy.txt
+	$(GO) test -run '^$$' -bench '^BenchmarkSDKPoll$$' ./shared/sdkapi/ | tee $(FIGURES_BENCH_DIR)/sdk.txt
+	$(GO) test -run '^$$' -bench '^BenchmarkIngest$$' -benchtime 2000x ./shared/endpoints/ | tee $(FIGURES_BENCH_DIR)/ingest.txt
 	start=$$(date +%s); $(MAKE) --no-print-directory -B build >/dev/null; echo $$(( $$(date +%s) - start )) > $(FIGURES_BENCH_DIR)/build-seconds.txt
 	$(MAKE) --no-print-directory bench-e2e | tee $(FIGURES_BENCH_DIR)/e2e.txt
 	$(MAKE) --no-print-directory figures FIGURES_BENCH=$(CURDIR)/$(FIGURES_BENCH_DIR)

@@ -23,6 +23,8 @@ const (
 	benchBuild    = "build-seconds.txt" // seconds of make build
 	benchE2E      = "e2e.txt"           // make bench-e2e, verbose
 	benchLoad     = "uptime.txt"        // uptime when the benchmarks began
+	benchSDK      = "sdk.txt"           // BenchmarkSDKPoll
+	benchIngest   = "ingest.txt"        // BenchmarkIngest, 2000 payloads
 )
 
 // benchNames are the figures benchFigures returns.
@@ -32,6 +34,8 @@ var benchNames = []string{
 	"cold-init-groups", "cold-init-all", "cold-init-max", "cold-init-verdict",
 	"cold-first-groups", "cold-first-all", "warm-requests", "warm-p50", "warm-p99",
 	"env-bytes", "list-rps", "list-p99", "list-share", "list-bytes", "eval-rps", "eval-p99",
+	"sdk-poll-rps", "sdk-304-rps", "sdk-poll-query-rps", "sdk-304-query-rps",
+	"ingest-rate", "ingest-contexts", "ingest-heap", "ingest-aws-cost", "ingest-aws-rru", "ingest-aws-wru", "ingest-aws-sqs", "ingest-aws-ms",
 	"cost-billed-ms", "cost-invoke-p50", "cost-rru", "cost-wru", "cost-lambda", "cost-dynamodb", "cost-sqs", "cost-total", "cost-peak-mib",
 }
 
@@ -88,7 +92,32 @@ func benchFigures(t *testing.T, dir string) []figures.Figure {
 	dollars := func(unit string) string {
 		return "$" + strconv.FormatFloat(metric(e2e, "BenchmarkTypicalMixCost", unit), 'f', 2, 64)
 	}
+	sdk, ingest := read(benchSDK), read(benchIngest)
+	ingestCost := "unknown"
+	if m := regexp.MustCompile(`per million events: .*: \$([0-9.]+) in all`).FindStringSubmatch(e2e); m != nil {
+		ingestCost = "$" + m[1]
+	} else {
+		t.Errorf("%s: no \"per million events\" line of TestIngestThroughSQS", benchE2E)
+	}
+	perPayload := []string{"unknown", "unknown", "unknown", "unknown"}
+	if m := regexp.MustCompile(`per payload of 400 events: ([0-9.]+) read units, ([0-9.]+) write units, ([0-9.]+) SQS calls, ([0-9.]+) billed Lambda ms`).FindStringSubmatch(e2e); m != nil {
+		copy(perPayload, m[1:])
+	} else {
+		t.Errorf("%s: no \"per payload\" line of TestIngestThroughSQS", benchE2E)
+	}
 	return []figures.Figure{
+		{Name: "ingest-aws-rru", Text: perPayload[0]},
+		{Name: "ingest-aws-wru", Text: perPayload[1]},
+		{Name: "ingest-aws-sqs", Text: perPayload[2]},
+		{Name: "ingest-aws-ms", Text: perPayload[3]},
+		{Name: "sdk-poll-rps", Text: figures.Round(metric(sdk, "BenchmarkSDKPoll/local/payload", "requests/s"), 3)},
+		{Name: "sdk-304-rps", Text: figures.Round(metric(sdk, "BenchmarkSDKPoll/local/not-modified", "requests/s"), 3)},
+		{Name: "sdk-poll-query-rps", Text: figures.Round(metric(sdk, "BenchmarkSDKPoll/every-poll-reads/payload", "requests/s"), 3)},
+		{Name: "sdk-304-query-rps", Text: figures.Round(metric(sdk, "BenchmarkSDKPoll/every-poll-reads/not-modified", "requests/s"), 3)},
+		{Name: "ingest-rate", Text: figures.Round(metric(ingest, "BenchmarkIngest", "events/s"), 3)},
+		{Name: "ingest-contexts", Text: figures.Round(metric(ingest, "BenchmarkIngest", "contexts"), 3)},
+		{Name: "ingest-heap", Text: figures.Round(metric(ingest, "BenchmarkIngest", "heap-MB"), 2) + " MB"},
+		{Name: "ingest-aws-cost", Text: ingestCost},
 		{Name: "env-bytes", Text: figures.Round(metric(loopback, "BenchmarkGetEnvironmentLoopback", "answer-bytes")/1000, 2) + " KB"},
 		{Name: "list-rps", Text: figures.Round(listRate, 3)},
 		{Name: "list-p99", Text: figures.Round(metric(loopback, "BenchmarkListFlagsLoopback", "p99-ms"), 3) + " ms"},
