@@ -126,6 +126,8 @@ func writeFlagSummaries(w http.ResponseWriter, r *http.Request, links api.Links,
 	}
 	buf.WriteString("]}")
 	w.Header().Set("Content-Type", "application/json")
+	// A known length spares the chunked encoding of a large answer.
+	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(buf.Bytes())
 	return nil

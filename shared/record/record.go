@@ -63,7 +63,7 @@ const maxMemo = 20000
 type Memo[T any] struct {
 	decode func(store.Item) (T, error)
 	mu     sync.Mutex
-	m      map[string]memoEntry[T]
+	m      map[store.Key]memoEntry[T]
 }
 
 type memoEntry[T any] struct {
@@ -79,7 +79,7 @@ func NewMemo[T any](decode func(store.Item) (T, error)) *Memo[T] {
 
 // Decode returns the value stored in it, decoding it only when it changed.
 func (m *Memo[T]) Decode(it store.Item) (T, error) {
-	key := it.PK + "\x00" + it.SK
+	key := it.Key()
 	m.mu.Lock()
 	e, ok := m.m[key]
 	m.mu.Unlock()
@@ -92,7 +92,7 @@ func (m *Memo[T]) Decode(it store.Item) (T, error) {
 	}
 	m.mu.Lock()
 	if m.m == nil || len(m.m) >= maxMemo {
-		m.m = make(map[string]memoEntry[T]) // dropping all is rare and cheap to recover from
+		m.m = make(map[store.Key]memoEntry[T]) // dropping all is rare and cheap to recover from
 	}
 	m.m[key] = memoEntry[T]{version: it.Version, data: bytes.Clone(it.Data), v: v}
 	m.mu.Unlock()

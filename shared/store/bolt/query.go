@@ -38,7 +38,9 @@ func (t *Table) Query(ctx context.Context, q store.Query) (store.Page, error) {
 		}
 	}
 
-	items := []store.Item{} // non-nil, like the DynamoDB backend's pages
+	// Non-nil, like the DynamoDB backend's pages; room for a typical page
+	// up front, since growing copies every item read so far.
+	items := make([]store.Item, 0, min(max(q.Limit, 0)+1, 128))
 	more := false
 	err := t.db.View(func(tx *bbolt.Tx) error {
 		bucket := bucketItems
