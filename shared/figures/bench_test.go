@@ -17,20 +17,19 @@ import (
 
 // The files make figures-bench leaves in the benchmark folder.
 const (
-	benchLoopback = "loopback.txt"      // Benchmark{GetEnvironment,ListFlags,Evaluate}Loopback, one run
-	benchWebhooks = "webhooks.txt"      // BenchmarkWebhookDelivery
-	benchPolicy   = "policy.txt"        // BenchmarkEvaluate, with -benchmem
-	benchBuild    = "build-seconds.txt" // seconds of make build
-	benchE2E      = "e2e.txt"           // make bench-e2e, verbose
-	benchLoad     = "uptime.txt"        // uptime when the benchmarks began
-	benchSDK      = "sdk.txt"           // BenchmarkSDKPoll
-	benchIngest   = "ingest.txt"        // BenchmarkIngest, 2000 payloads
+	benchLoopback = "loopback.txt" // Benchmark{GetEnvironment,ListFlags,Evaluate}Loopback, one run
+	benchWebhooks = "webhooks.txt" // BenchmarkWebhookDelivery
+	benchPolicy   = "policy.txt"   // BenchmarkEvaluate, with -benchmem
+	benchE2E      = "e2e.txt"      // make bench-e2e, verbose
+	benchLoad     = "uptime.txt"   // uptime when the benchmarks began
+	benchSDK      = "sdk.txt"      // BenchmarkSDKPoll
+	benchIngest   = "ingest.txt"   // BenchmarkIngest, 2000 payloads
 )
 
 // benchNames are the figures benchFigures returns.
 var benchNames = []string{
 	"bench-machine", "loopback-rps", "loopback-p99", "webhook-run", "webhook-rate",
-	"policy-decision", "policy-allocs", "policy-access", "build-seconds",
+	"policy-decision", "policy-allocs", "policy-access",
 	"cold-init-groups", "cold-init-all", "cold-init-max", "cold-init-verdict",
 	"cold-first-groups", "cold-first-all", "warm-requests", "warm-p50", "warm-p99",
 	"env-bytes", "list-rps", "list-p99", "list-share", "list-bytes", "eval-rps", "eval-p99",
@@ -81,10 +80,6 @@ func benchFigures(t *testing.T, dir string) []figures.Figure {
 	allocText := "no allocation"
 	if allocs > 0 {
 		allocText = fmt.Sprintf("%g allocations", allocs)
-	}
-	build, err := strconv.Atoi(strings.TrimSpace(read(benchBuild)))
-	if err != nil {
-		t.Fatalf("%s: %v", benchBuild, err)
 	}
 	cold := coldStarts(t, e2e)
 	envRate := metric(loopback, "BenchmarkGetEnvironmentLoopback", "req/s")
@@ -143,7 +138,6 @@ func benchFigures(t *testing.T, dir string) []figures.Figure {
 		{Name: "policy-decision", Text: figures.Span(decisions, 2) + " µs"},
 		{Name: "policy-allocs", Text: allocText},
 		{Name: "policy-access", Text: figures.Round(metric(policy, "BenchmarkEvaluate/compiled/access_for_10_actions", "ns/op")/1000, 2) + " µs"},
-		{Name: "build-seconds", Text: strconv.Itoa(build) + " s"},
 		{Name: "cold-init-groups", Text: figures.Span(cold.initMedians, 2) + " ms"},
 		{Name: "cold-init-all", Text: figures.Round(cold.initAll, 2) + " ms"},
 		{Name: "cold-init-max", Text: figures.Round(cold.initMax, 2) + " ms"},

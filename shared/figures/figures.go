@@ -291,21 +291,37 @@ func NPMPins(path string) (map[string]string, error) {
 var ErrNoBenchmark = errors.New("benchmark result not found")
 
 // BenchMetric finds, in `go test -bench` output, the value of unit (such
-// as "ns/op" or "req/s") on the first result line whose name starts with
-// prefix ("BenchmarkEvaluate/compiled/allowed").
+// as "ns/op" or "req/s") of the first benchmark whose name starts with
+// prefix ("BenchmarkEvaluate/compiled/allowed"): the median of its lines.
 func BenchMetric(output, prefix, unit string) (float64, error) {
+	// With -count N a benchmark prints N lines; the figure is their median,
+	// which one slow run on a shared machine does not move.
+	name := ""
+	var values []float64
 	for line := range strings.Lines(output) {
 		f := strings.Fields(line)
-		if len(f) < 4 || !strings.HasPrefix(f[0], prefix) {
+		if len(f) < 4 || !strings.HasPrefix(f[0], prefix) || name != "" && f[0] != name {
 			continue
 		}
 		for i := 2; i+1 < len(f); i += 2 {
 			if f[i+1] == unit {
-				return strconv.ParseFloat(f[i], 64)
+				v, err := strconv.ParseFloat(f[i], 64)
+				if err != nil {
+					return 0, err
+				}
+				name, values = f[0], append(values, v)
+				break
 			}
 		}
 	}
-	return 0, fmt.Errorf("%s %s: %w", prefix, unit, ErrNoBenchmark)
+	if len(values) == 0 {
+		return 0, fmt.Errorf("%s %s: %w", prefix, unit, ErrNoBenchmark)
+	}
+	slices.Sort(values)
+	if n := len(values); n%2 == 0 {
+		return (values[n/2-1] + values[n/2]) / 2, nil
+	}
+	return values[len(values)/2], nil
 }
 
 // Round formats v with sig significant digits and thousands separators:

@@ -117,6 +117,11 @@ func TestBenchMetric(t *testing.T) {
 	out := `goos: linux
 BenchmarkEvaluate/compiled/allowed_by_the_last_statement-2  	 2000	 478.6 ns/op	 0 B/op	 0 allocs/op
 BenchmarkGetEnvironmentLoopback-2   	    2000	     78325 ns/op	         2.888 p99-ms	     12767 req/s
+BenchmarkListFlagsLoopback-2   	    2000	     1 ns/op	         9.1 p99-ms	     5000 req/s
+BenchmarkListFlagsLoopback-2   	    2000	     1 ns/op	         12.0 p99-ms	     3000 req/s
+BenchmarkListFlagsLoopback-2   	    2000	     1 ns/op	         8.0 p99-ms	     6000 req/s
+BenchmarkSDKPoll/local/payload-2   	    2000	     1 ns/op	     10 requests/s
+BenchmarkSDKPoll/local/payload-2   	    2000	     1 ns/op	     20 requests/s
 `
 	tests := []struct {
 		prefix, unit string
@@ -128,7 +133,11 @@ BenchmarkGetEnvironmentLoopback-2   	    2000	     78325 ns/op	         2.888 p9
 		{"BenchmarkGetEnvironmentLoopback", "req/s", 12767, false},
 		{"BenchmarkGetEnvironmentLoopback", "p99-ms", 2.888, false},
 		{"BenchmarkWebhookDelivery", "ns/op", 0, true},
+		{"BenchmarkListFlagsLoopback", "req/s", 5000, false},
+		{"BenchmarkListFlagsLoopback", "p99-ms", 9.1, false},
+		{"BenchmarkSDKPoll/local/payload", "requests/s", 15, false},
 	}
+	// With -count the figure is the median of a benchmark's lines.
 	for _, tc := range tests {
 		t.Run(tc.prefix+" "+tc.unit, func(t *testing.T) {
 			got, err := BenchMetric(out, tc.prefix, tc.unit)
