@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/flagplane/flagplane/shared/fault"
@@ -139,6 +140,24 @@ type Log struct {
 	// in the same millisecond still list newest first.
 	mu     sync.Mutex
 	lastID string
+
+	// commits counts this process's commits; soleWriter says the process
+	// is its table's only writer (see Generation).
+	commits    atomic.Uint64
+	soleWriter atomic.Bool
+}
+
+// SetSoleWriter says whether this process is the only writer of its table
+// (the local server, which holds the data file's lock).
+func (l *Log) SetSoleWriter(v bool) { l.soleWriter.Store(v) }
+
+// Generation is the number of commits this process has made, and whether
+// that is every change of the table (sole). When sole, an answer computed
+// after reading generation g stays true until the generation moves past g:
+// a cache may keep it under g. Elsewhere (several Lambda instances share
+// the table) it says nothing about other processes' changes.
+func (l *Log) Generation() (gen uint64, sole bool) {
+	return l.commits.Load(), l.soleWriter.Load()
 }
 
 // New returns a Log writing to table and handing records to publisher.
@@ -189,6 +208,7 @@ func (l *Log) Commit(ctx context.Context, c Change) (Entry, error) {
 		}
 		return Entry{}, fmt.Errorf("commit %s %q: %w", c.Kind, c.Resource, err)
 	}
+	l.commits.Add(1)
 	l.handOff(ctx, rec)
 	return e, nil
 }

@@ -76,21 +76,16 @@ func envSignature(envs []*environment.Environment, only []string) string {
 	return b.String()
 }
 
-// writeFlagSummaries writes a page of flags as list summaries, each from
-// the cache when nothing it depends on changed.
-func writeFlagSummaries(w http.ResponseWriter, r *http.Request, links api.Links, total int64, flags []*flag.Flag,
-	envs []*environment.Environment, view flagView) error {
+// flagSummaries encodes a page of flags as list summaries, each from the
+// cache when nothing it depends on changed.
+func flagSummaries(r *http.Request, links api.Links, total int64, flags []*flag.Flag,
+	envs []*environment.Environment, view flagView) ([]byte, error) {
 	linksJSON, err := json.Marshal(links)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	sig := envSignature(envs, view.only)
-	var rights any
-	if p, ok := identity.From(r.Context()); ok {
-		if id, ok := p.Rights.(identified); ok {
-			rights = id.Identity()
-		}
-	}
+	rights := rightsIdentity(r)
 	projectTags := ""
 	if len(flags) > 0 {
 		proj := api.StoredTags(r, policy.NewResource("proj", flags[0].ProjectKey))
@@ -117,7 +112,7 @@ func writeFlagSummaries(w http.ResponseWriter, r *http.Request, links api.Links,
 		}
 		b, err := json.Marshal(newFlagRep(r, f, envs, view))
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if keyed {
 			summaries.put(k, b)
@@ -125,10 +120,63 @@ func writeFlagSummaries(w http.ResponseWriter, r *http.Request, links api.Links,
 		buf.Write(b)
 	}
 	buf.WriteString("]}")
+	return buf.Bytes(), nil
+}
+
+// rightsIdentity names the caller's rights for caches, nil when they
+// cannot be named.
+func rightsIdentity(r *http.Request) any {
+	if p, ok := identity.From(r.Context()); ok {
+		if id, ok := p.Rights.(identified); ok {
+			return id.Identity()
+		}
+	}
+	return nil
+}
+
+// writeJSONBytes answers 200 with body, a JSON document.
+func writeJSONBytes(w http.ResponseWriter, body []byte) {
 	w.Header().Set("Content-Type", "application/json")
 	// A known length spares the chunked encoding of a large answer.
-	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(buf.Bytes())
-	return nil
+	_, _ = w.Write(body)
+}
+
+// The local server is its table's only writer, so a whole list answer
+// stays true until its next commit (audit.Log.Generation): pages keeps
+// answers under the generation read before the list read the table, the
+// project, the query and the caller's rights. A repeated list then costs
+// what a GET of one resource does. Lambda instances share the table with
+// others and never use it.
+type pageCache struct {
+	mu sync.Mutex
+	m  map[pageKey][]byte
+}
+
+type pageKey struct {
+	gen            uint64
+	project, query string
+	rights         any
+}
+
+// maxPages bounds the list answers a process keeps (about 60 KB each).
+const maxPages = 256
+
+var pages pageCache
+
+func (c *pageCache) get(k pageKey) ([]byte, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b, ok := c.m[k]
+	return b, ok
+}
+
+func (c *pageCache) put(k pageKey, b []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxPages {
+		c.m = make(map[pageKey][]byte) // an older generation's answers are never asked for again
+	}
+	c.m[k] = b
 }

@@ -47,7 +47,19 @@ func allowedActions(f listedFlag) []string {
 // Lists keep decoded flags and their encoded summaries between requests;
 // every change a summary depends on must show in the next list.
 func TestFlagListShowsEveryChange(t *testing.T) {
+	for _, sole := range []bool{false, true} {
+		name := "in a process that shares its table"
+		if sole {
+			// As the local server runs: whole list answers are kept until the next commit.
+			name = "in a process that is its table's only writer"
+		}
+		t.Run(name, func(t *testing.T) { testFlagListShowsEveryChange(t, sole) })
+	}
+}
+
+func testFlagListShowsEveryChange(t *testing.T, sole bool) {
 	srv := apptest.New(t)
+	srv.App.Services.Audit.SetSoleWriter(sole)
 	srv.MustCreateProject(t, "p")
 	createRole(t, srv, "renamer", "", map[string]any{"effect": "allow", "resources": []string{"proj/p:env/*:flag/*"}, "actions": []string{"updateName"}})
 	createRole(t, srv, "describer", "", map[string]any{"effect": "allow", "resources": []string{"proj/p:env/*:flag/*"}, "actions": []string{"updateDescription"}})

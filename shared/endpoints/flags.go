@@ -143,6 +143,15 @@ func flagHandlers(s Services) map[string]api.Handler {
 				return err
 			}
 			pk := r.PathValue("projectKey")
+			gen, sole := s.Audit.Generation()
+			page := pageKey{gen: gen, project: pk, query: r.URL.RawQuery, rights: rightsIdentity(r)}
+			cacheable := sole && summary && page.rights != nil
+			if cacheable {
+				if body, ok := pages.get(page); ok {
+					writeJSONBytes(w, body)
+					return nil
+				}
+			}
 			res, err := flags.List(r.Context(), pk, flag.ListQuery{Filter: q.Get("filter"), Sort: q.Get("sort"), Offset: offset, Limit: limit})
 			if err != nil {
 				return err
@@ -150,7 +159,15 @@ func flagHandlers(s Services) map[string]api.Handler {
 			view := flagView{only: q["env"], summary: summary}
 			links := api.OffsetLinks(flag.CollectionHref(pk), q, offset, limit, res.TotalCount)
 			if summary {
-				return writeFlagSummaries(w, r, links, res.TotalCount, res.Items, res.Environments, view)
+				body, err := flagSummaries(r, links, res.TotalCount, res.Items, res.Environments, view)
+				if err != nil {
+					return err
+				}
+				if cacheable {
+					pages.put(page, body)
+				}
+				writeJSONBytes(w, body)
+				return nil
 			}
 			out := flagsRep{TotalCount: res.TotalCount, Items: make([]flagRep, 0, len(res.Items)), Links: links}
 			for _, f := range res.Items {

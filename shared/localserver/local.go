@@ -108,6 +108,7 @@ func RunLocal(ctx context.Context, cfg LocalConfig, logger *slog.Logger) (err er
 	// This process holds the data file: flag data derived for SDKs stays
 	// current until one of its own commits.
 	a.SDK.SetSoleWriter(true)
+	a.Services.Audit.SetSoleWriter(true)
 
 	// The timers stop, and are waited for, before the store closes under them.
 	jobsCtx, stopJobs := context.WithCancel(ctx)
