@@ -36,6 +36,7 @@ Usage:
   flagplane serve [flags]                    serve every API route, with the data in one file
   flagplane token create -name NAME [flags]  make an access token on the data file or the DynamoDB table
   flagplane table create -name NAME          create the DynamoDB table as the AWS stack does
+  flagplane credentials backfill [flags]     index the SDK keys of environments made before this release
   flagplane version                          print the module version and VCS revision of this build
   flagplane help                             print this text
 
@@ -96,6 +97,8 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return tokenCommand(ctx, rest, stdout, stderr)
 	case "table":
 		return tableCommand(ctx, rest, stdout, stderr)
+	case "credentials":
+		return credentialsCommand(ctx, rest, stdout, stderr)
 	case "version":
 		if err := parse(newFlags("version", ""), rest, stdout, stderr); err != nil {
 			return err
@@ -267,6 +270,36 @@ func tableCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return err
 	}
 	return localserver.CreateTable(ctx, *name, stdout)
+}
+
+const credentialsUsage = `Usage:
+  flagplane credentials backfill [-data FILE | -dynamo -table NAME]
+
+Writes the credential items that environments made before this release lack,
+so their SDK keys, mobile keys and client-side ids authenticate. Safe to run
+again and beside a running deployment. Run "flagplane credentials backfill -h" for its flags.
+`
+
+func credentialsCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && isHelp(args[0]) {
+		fmt.Fprint(stdout, credentialsUsage)
+		return errHelp
+	}
+	if len(args) == 0 || args[0] != "backfill" {
+		fmt.Fprint(stderr, credentialsUsage)
+		return errMisused
+	}
+	fs := newFlags("credentials backfill", "[-data FILE | -dynamo -table NAME]")
+	data := fs.String("data", envOr("FLAGPLANE_DATA", "flagplane.db"), "embedded store file (env FLAGPLANE_DATA); a running server backfills it itself")
+	useDynamo := fs.Bool("dynamo", false, "use the DynamoDB table named by -table instead of -data")
+	table := fs.String("table", os.Getenv(app.EnvTable), "DynamoDB table name, with -dynamo (env "+app.EnvTable+")")
+	if err := parse(fs, args[1:], stdout, stderr); err != nil {
+		return err
+	}
+	if *useDynamo && *table == "" {
+		return misused(fs, stderr, errors.New("-dynamo needs -table NAME (or "+app.EnvTable+")"))
+	}
+	return localserver.BackfillCredentials(ctx, localserver.BackfillConfig{DataFile: *data, Dynamo: *useDynamo, Table: *table}, stdout)
 }
 
 func isHelp(arg string) bool {

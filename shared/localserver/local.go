@@ -19,6 +19,7 @@ import (
 	"github.com/flagplane/flagplane/shared/app"
 
 	"github.com/flagplane/flagplane/shared/account"
+	"github.com/flagplane/flagplane/shared/environment"
 	"github.com/flagplane/flagplane/shared/store/bolt"
 	"github.com/flagplane/flagplane/shared/webhook"
 )
@@ -105,6 +106,14 @@ func RunLocal(ctx context.Context, cfg LocalConfig, logger *slog.Logger) (err er
 		fmt.Fprintf(cfg.Out, "\nflagplane created an admin access token. It is shown only this once; keep it:\n\n    %s\n\n", adminToken)
 	}
 	a.Services.Audit.SetAccountID(acct.ID)
+	// Environments made before the credential index get their items, so their SDK keys open them again.
+	backfilled, err := environment.BackfillCredentials(ctx, table)
+	if err != nil {
+		return err
+	}
+	if backfilled > 0 {
+		logger.Info("flagplane wrote missing SDK credential items", "items", backfilled)
+	}
 	// This process holds the data file: flag data derived for SDKs stays
 	// current until one of its own commits.
 	a.SDK.SetSoleWriter(true)
