@@ -23,6 +23,10 @@ import (
 type Need struct {
 	Action string
 	Keys   map[string]string
+	// On, when set, is the resource the right is needed on instead of the
+	// operation's: creating an adaptive trigger needs the flag rights its
+	// instructions use, on proj/p:env/e:flag/f.
+	On *policy.Resource
 }
 
 // Needs reads the rights an operation needs from its request: the body
@@ -81,6 +85,9 @@ func authorize(r *http.Request, op catalog.Operation, p identity.Principal, need
 	}
 	for _, n := range list {
 		res := withKeys(base, n.Keys)
+		if n.On != nil {
+			res = *n.On
+		}
 		if memo != nil {
 			var err error
 			if res, err = memo.tags(r.Context(), res); err != nil {

@@ -41,6 +41,7 @@ import (
 	"github.com/flagplane/flagplane/shared/store/dynamo"
 	"github.com/flagplane/flagplane/shared/team"
 	"github.com/flagplane/flagplane/shared/token"
+	"github.com/flagplane/flagplane/shared/trigger"
 	"github.com/flagplane/flagplane/shared/webhook"
 )
 
@@ -121,6 +122,7 @@ func New(table store.Table, publisher audit.Publisher, s Settings, logger *slog.
 			Ingest:       ingest.Direct{Agg: ingest.NewAggregator(table, logger)},
 			Contexts:     sdkcontext.NewService(table, log, projects, envs),
 			Applications: application.NewService(table, log),
+			Triggers:     trigger.NewService(table, log, flags, envs),
 		},
 		Authn:     authn,
 		Publisher: publisher,

@@ -278,6 +278,9 @@ var operations = []Operation{
 	{ID: "getAdaptiveTrigger", Group: "adaptive-triggers", Method: "GET", Path: "/api/v2/projects/{projectKey}/environments/{environmentKey}/adaptive-triggers/{triggerID}", Scope: Read, Resource: "proj/{projectKey}", Action: "viewProject"},
 	{ID: "patchAdaptiveTrigger", Group: "adaptive-triggers", Method: "PATCH", Path: "/api/v2/projects/{projectKey}/environments/{environmentKey}/adaptive-triggers/{triggerID}", Scope: Write, Resource: "proj/{projectKey}:env/{environmentKey}:adaptive-trigger/{triggerID}", Action: "updateAdaptiveTrigger", BodyActions: true},
 	{ID: "deleteAdaptiveTrigger", Group: "adaptive-triggers", Method: "DELETE", Path: "/api/v2/projects/{projectKey}/environments/{environmentKey}/adaptive-triggers/{triggerID}", Scope: Write, Resource: "proj/{projectKey}:env/{environmentKey}:adaptive-trigger/{triggerID}", Action: "deleteAdaptiveTrigger"},
+	// The alert source fires a trigger with the token the create answer showed once
+	// (Authorization header), not an access token: Public, like the SDK routes.
+	{ID: "postAdaptiveTriggerFire", Group: "adaptive-triggers", Method: "POST", Path: "/api/v2/adaptive-triggers/{triggerID}/fire", Scope: Write, Public: true, Resource: "proj/*:env/*:adaptive-trigger/{triggerID}", Action: "fireAdaptiveTrigger"},
 
 	// insights: spec 4.4 (insight groups), 4.15 (repositories), 4.22 (flag events) and 4.23
 	// "Update deployment", plus scores and deployment events; beta (spec 9.2 and reference).

@@ -29,6 +29,7 @@ import (
 	"github.com/flagplane/flagplane/shared/sdkcontext"
 	"github.com/flagplane/flagplane/shared/team"
 	"github.com/flagplane/flagplane/shared/token"
+	"github.com/flagplane/flagplane/shared/trigger"
 	"github.com/flagplane/flagplane/shared/webhook"
 )
 
@@ -69,6 +70,9 @@ func Needs(s Services) map[string]api.Needs {
 		"postApprovalRequestReview": storedApprovalNeeds(s),
 		"postApprovalRequestApply":  storedApprovalNeeds(s),
 		"deleteApprovalRequest":     storedApprovalNeeds(s),
+
+		"postAdaptiveTrigger":  adaptiveTriggerCreateNeeds,
+		"patchAdaptiveTrigger": adaptiveTriggerPatchNeeds(s),
 	}
 }
 
@@ -181,12 +185,14 @@ type Services struct {
 	Contexts *sdkcontext.Service
 	// Applications are added by SDK events and edited through the API.
 	Applications *application.Service
+	// Triggers are adaptive triggers: flag instructions an alert source fires.
+	Triggers *trigger.Service
 }
 
 // Handlers returns every built operation's handler, by operation id.
 func Handlers(s Services) map[string]api.Handler {
 	h := map[string]api.Handler{}
-	for _, part := range []map[string]api.Handler{projectHandlers(s), environmentHandlers(s), auditHandlers(s), roleHandlers(s), memberHandlers(s), tokenHandlers(s), oauthHandlers(s), teamHandlers(s), webhookHandlers(s), evaluateHandlers(s), flagHandlers(s), expiringHandlers(s), approvalHandlers(s), eventHandlers(s), contextHandlers(s), applicationHandlers(s)} {
+	for _, part := range []map[string]api.Handler{projectHandlers(s), environmentHandlers(s), auditHandlers(s), roleHandlers(s), memberHandlers(s), tokenHandlers(s), oauthHandlers(s), teamHandlers(s), webhookHandlers(s), evaluateHandlers(s), flagHandlers(s), expiringHandlers(s), approvalHandlers(s), eventHandlers(s), contextHandlers(s), applicationHandlers(s), adaptiveTriggerHandlers(s)} {
 		for id, fn := range part {
 			h[id] = fn
 		}

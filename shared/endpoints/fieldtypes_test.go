@@ -132,6 +132,12 @@ var timestampTable = []timestampRow{
 			tsGet(func(w *world) string { return api + "/webhooks/" + w.webhookID }),
 			tsList(func(*world) string { return api + "/webhooks" }),
 		}},
+	{resource: "adaptive triggers", source: "spec 2.14",
+		reads: []timestampRead{
+			tsGet(func(w *world) string { return envPath(w.project, "production") + "/adaptive-triggers/" + w.triggerID }),
+			tsList(func(w *world) string { return envPath(w.project, "production") + "/adaptive-triggers" }),
+		},
+		fields: []timestampField{tsInteger("createdAt"), tsInteger("updatedAt"), tsWhenSet(tsInteger("_lastFiring.at"))}},
 	{resource: "expiring user targets", source: "the reference's ExpiringUserTargetItem",
 		reads: []timestampRead{
 			tsList(func(w *world) string { return userExpiringPath(w.project, w.user, "production") }),

@@ -32,6 +32,7 @@ type world struct {
 	roleKey, roleID         string
 	teamKey, clientID       string
 	webhookID               string
+	triggerID               string // an adaptive trigger in production
 	appliedID, scheduledID  string // approval requests
 	auditID                 string
 }
@@ -110,6 +111,9 @@ func newWorld(tb testing.TB) *world {
 	w.clientID = worldStr(tb, w.must(tb, http.StatusCreated, http.MethodPost, api+"/oauth/clients", map[string]any{"name": "app", "description": "an app", "redirectUri": "https://app.example.com/cb"}), "_clientId")
 	w.webhookID = worldStr(tb, w.must(tb, http.StatusOK, http.MethodPost, api+"/webhooks", map[string]any{"url": "http://127.0.0.1:9/flagplane", "sign": true, "on": false, "name": "hook", "tags": []string{"ops"},
 		"statements": []map[string]any{{"effect": "allow", "resources": []string{"proj/*:env/*:flag/*"}, "actions": []string{"*"}}}}), "_id")
+	w.triggerID = worldStr(tb, w.must(tb, http.StatusCreated, http.MethodPost, envPath(w.project, "production")+"/adaptive-triggers", map[string]any{
+		"name": "errors spike", "resourceKind": "flag", "resourceKey": w.flag, "task": map[string]any{"instructions": []any{instr("turnFlagOff")}},
+		"triggerSource": map[string]any{"type": "observabilityAlert", "alertId": 1}}), "id")
 
 	resource := "proj/" + w.project + ":env/production:flag/" + w.flag
 	w.appliedID = worldStr(tb, w.must(tb, http.StatusCreated, http.MethodPost, api+"/approval-requests", map[string]any{"resourceId": resource, "description": "serve b",

@@ -49,6 +49,13 @@ var notInClient = map[string]string{
 	"postClientSideEvents":          "client-side SDK events (/events/bulk/{clientSideId}) are the SDKs' own endpoint, not part of the REST API client",
 	"postMobileDiagnosticEvent":     "mobile SDK diagnostic events are the SDKs' own endpoint, not part of the REST API client",
 	"postClientSideDiagnosticEvent": "client-side SDK diagnostic events are the SDKs' own endpoint, not part of the REST API client",
+	// Adaptive triggers (spec 4.14): the reference, and so LaunchDarkly's client, has no adaptive-trigger routes.
+	"getAdaptiveTriggers":     "adaptive triggers are not in LaunchDarkly's API (spec 4.14 only), so its client has no call",
+	"postAdaptiveTrigger":     "adaptive triggers are not in LaunchDarkly's API (spec 4.14 only), so its client has no call",
+	"getAdaptiveTrigger":      "adaptive triggers are not in LaunchDarkly's API (spec 4.14 only), so its client has no call",
+	"patchAdaptiveTrigger":    "adaptive triggers are not in LaunchDarkly's API (spec 4.14 only), so its client has no call",
+	"deleteAdaptiveTrigger":   "adaptive triggers are not in LaunchDarkly's API (spec 4.14 only), so its client has no call",
+	"postAdaptiveTriggerFire": "an alert source fires a trigger with the trigger's token, not through the REST API client",
 }
 
 // tier is one run of the client against one server.

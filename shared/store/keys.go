@@ -374,3 +374,22 @@ const SDKSeenPK = sdkSeenPK
 // UsageHourKey holds one environment's event counters and distinct-context
 // sketches for one hour (yyyymmddhh, UTC), for the usage rollup.
 func UsageHourKey(hour, envID string) Key { return Key{PK: usageHourPrefix + hour, SK: envID} }
+
+// Adaptive triggers: one item each, listed (ordered by id) in one GSI1
+// partition per environment; each fired alert event is an item with a TTL.
+const adaptiveTriggerPrefix = "ADAPTIVETRIGGER#"
+
+// AdaptiveTriggerKey is one adaptive trigger, by id.
+func AdaptiveTriggerKey(id string) Key {
+	return Key{PK: adaptiveTriggerPrefix + id, SK: "ADAPTIVETRIGGER"}
+}
+
+// AdaptiveTriggerIndexKeys places a trigger in the list of its environment's triggers.
+func AdaptiveTriggerIndexKeys(projectKey, envKey, id string) (gsi1pk, gsi1sk string) {
+	return "ADAPTIVETRIGGERS#" + projectKey + "#" + envKey, id
+}
+
+// AdaptiveTriggerEventKey is one alert event a trigger has fired for.
+func AdaptiveTriggerEventKey(id, eventID string) Key {
+	return Key{PK: adaptiveTriggerPrefix + id, SK: "EVENT#" + eventID}
+}
