@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/flagplane/flagplane/shared/aiconfig"
 	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/application"
 	"github.com/flagplane/flagplane/shared/approval"
@@ -122,6 +123,7 @@ func New(table store.Table, publisher audit.Publisher, s Settings, logger *slog.
 			Ingest:       ingest.Direct{Agg: ingest.NewAggregator(table, logger)},
 			Contexts:     sdkcontext.NewService(table, log, projects, envs),
 			Applications: application.NewService(table, log),
+			AIConfigs:    aiconfig.NewService(table, log, endpoints.AIConfigProjects(projects, envs)),
 			Triggers:     trigger.NewService(table, log, flags, envs),
 		},
 		Authn:     authn,

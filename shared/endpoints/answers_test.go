@@ -68,6 +68,48 @@ var answerRequests = map[string]func(tb testing.TB, w *world) answerRequest{
 		return postOf(envPath(w.project, w.throwawayEnvironment(tb))+"/mobileKey", nil)
 	},
 
+	"getAIConfigs": func(_ testing.TB, w *world) answerRequest { return answerRequest{path: aiConfigsPath(w.project)} },
+	"getAIConfig": func(_ testing.TB, w *world) answerRequest {
+		return answerRequest{path: aiConfigPath(w.project, "world")}
+	},
+	"postAIConfig": func(_ testing.TB, w *world) answerRequest {
+		return postOf(aiConfigsPath(w.project), map[string]any{"key": w.unique("ai"), "name": "New", "defaultVariation": map[string]any{"key": "d", "name": "D"}})
+	},
+	"patchAIConfig": func(_ testing.TB, w *world) answerRequest {
+		return answerRequest{path: aiConfigPath(w.project, "world"), body: map[string]any{"description": "patched"}}
+	},
+	"deleteAIConfig": func(tb testing.TB, w *world) answerRequest {
+		key := w.unique("ai")
+		w.must(tb, http.StatusCreated, http.MethodPost, aiConfigsPath(w.project), map[string]any{"key": key, "name": "Doomed"})
+		return answerRequest{path: aiConfigPath(w.project, key)}
+	},
+	"postAIConfigVariation": func(_ testing.TB, w *world) answerRequest {
+		return postOf(aiConfigPath(w.project, "world")+"/variations", map[string]any{"key": w.unique("v"), "name": "New", "modelConfigKey": "world"})
+	},
+	"getAIConfigVariation": func(_ testing.TB, w *world) answerRequest {
+		return answerRequest{path: aiVariationPath(w.project, "world", "v")}
+	},
+	"patchAIConfigVariation": func(_ testing.TB, w *world) answerRequest {
+		return answerRequest{path: aiVariationPath(w.project, "world", "v"), body: map[string]any{"comment": "again", "modelConfigVersion": 1}}
+	},
+	"deleteAIConfigVariation": func(tb testing.TB, w *world) answerRequest {
+		key := w.unique("v")
+		w.must(tb, http.StatusCreated, http.MethodPost, aiConfigPath(w.project, "world")+"/variations", map[string]any{"key": key, "name": "Doomed"})
+		return answerRequest{path: aiVariationPath(w.project, "world", key)}
+	},
+	"listModelConfigs": func(_ testing.TB, w *world) answerRequest { return answerRequest{path: aiModelsPath(w.project)} },
+	"getModelConfig": func(_ testing.TB, w *world) answerRequest {
+		return answerRequest{path: aiModelsPath(w.project) + "/world"}
+	},
+	"postModelConfig": func(_ testing.TB, w *world) answerRequest {
+		return postOf(aiModelsPath(w.project), map[string]any{"key": w.unique("model"), "name": "New", "id": "new-1"})
+	},
+	"deleteModelConfig": func(tb testing.TB, w *world) answerRequest {
+		key := w.unique("model")
+		w.must(tb, http.StatusOK, http.MethodPost, aiModelsPath(w.project), map[string]any{"key": key, "name": "Doomed", "id": "doomed-1"})
+		return answerRequest{path: aiModelsPath(w.project) + "/" + key}
+	},
+
 	"getContextKindsByProjectKey": func(_ testing.TB, w *world) answerRequest {
 		return answerRequest{path: projectPath(w.project) + "/context-kinds"}
 	},

@@ -359,6 +359,9 @@ func TestAuthorizationMatrix(t *testing.T) {
 	_, noAccess := srv.MustCreateToken(t, map[string]any{"name": "no access", "role": "no_access"})
 	f.role(t, "only-a", map[string]any{"effect": "allow", "resources": []string{"proj/a", "proj/a:env/*", "proj/a:env/*:flag/*", "proj/a:env/*:adaptive-trigger/*", "proj/a:context-kind/*"}, "actions": []string{"*"}})
 	_, onlyA := srv.MustCreateToken(t, map[string]any{"name": "only a", "customRoleIds": []string{"only-a"}})
+	// The AI Configs and model configs of project a too.
+	wantStatus(t, srv.Do(t, http.MethodPatch, api+"/roles/only-a", []patchOp{add("/policy/-", map[string]any{"effect": "allow",
+		"resources": []string{"proj/a:aiconfig/*", "proj/a:ai-model-config/*"}, "actions": []string{"*"}})}), http.StatusOK)
 	_, expired := srv.MustIssueToken(t, token.Spec{Name: "expired", Role: identity.RoleAdmin, MemberID: f.ownerID, Expiry: time.Now().Add(-time.Minute).UnixMilli()})
 	// Tokens are made for the caller's own member, so a token of another
 	// member is stored directly: an admin token of a reader member.

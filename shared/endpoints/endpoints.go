@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/flagplane/flagplane/shared/aiconfig"
 	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/application"
 	"github.com/flagplane/flagplane/shared/approval"
@@ -187,6 +188,8 @@ type Services struct {
 	Applications *application.Service
 	// Triggers are adaptive triggers: flag instructions an alert source fires.
 	Triggers *trigger.Service
+	// AIConfigs are AI Configs, their variations and model configs.
+	AIConfigs *aiconfig.Service
 }
 
 // Handlers returns every built operation's handler, by operation id.
@@ -196,6 +199,9 @@ func Handlers(s Services) map[string]api.Handler {
 		for id, fn := range part {
 			h[id] = fn
 		}
+	}
+	for id, fn := range aiConfigHandlers(s) {
+		h[id] = fn
 	}
 	return h
 }

@@ -121,6 +121,18 @@ var timestampTable = []timestampRow{
 			tsGet(func(w *world) string { return api + "/roles/" + w.roleKey }),
 			tsList(func(*world) string { return api + "/roles" }),
 		}},
+	{resource: "AI Configs", source: "spec 2.13 (variation createdAt) and the reference's AIConfig",
+		reads: []timestampRead{
+			tsGet(func(w *world) string { return aiConfigPath(w.project, "world") }),
+			tsList(func(w *world) string { return aiConfigsPath(w.project) }),
+		},
+		fields: []timestampField{tsInteger("createdAt"), tsInteger("updatedAt"), tsInteger("variations[].createdAt"),
+			tsWhenSet(tsInteger("variations[]._publishedAt")), tsWhenSet(tsInteger("variations[]._archivedAt"))}},
+	{resource: "AI Config variations", source: "spec 2.13",
+		reads:  []timestampRead{tsList(func(w *world) string { return aiVariationPath(w.project, "world", "v") })},
+		fields: []timestampField{tsInteger("createdAt"), tsInteger("_publishedAt"), tsInteger("_archivedAt")}},
+	{resource: "AI model configs", source: "the reference's ModelConfig (no timestamps)",
+		reads: []timestampRead{tsGet(func(w *world) string { return aiModelsPath(w.project) + "/world" })}},
 	{resource: "OAuth clients", source: "spec 2.3",
 		reads: []timestampRead{
 			tsGet(func(w *world) string { return api + "/oauth/clients/" + w.clientID }),

@@ -74,6 +74,7 @@ func newWorld(tb testing.TB) *world {
 	semantic := []string{"Content-Type", semanticType}
 
 	w.must(tb, http.StatusCreated, http.MethodPost, api+"/projects", map[string]any{"key": w.project, "name": "Project", "tags": []string{"shop"}})
+	w.addAIConfigs(tb)
 	f := w.must(tb, http.StatusCreated, http.MethodPost, flagsPath(w.project), map[string]any{
 		"key": w.flag, "name": "Flag", "description": "every field filled",
 		"variations": []map[string]any{{"value": "a", "name": "A"}, {"value": "b"}, {"value": "c"}},

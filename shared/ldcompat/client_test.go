@@ -259,6 +259,27 @@ func TestLaunchDarklyClient(t *testing.T) {
 	checkEmpty(tr, "deleteApplicationVersion", "delete", http.StatusNoContent, ld.ApplicationsBetaApi.DeleteApplicationVersion(ctx, "ld-app", "1.0").Execute)
 	checkEmpty(tr, "deleteApplication", "delete", http.StatusNoContent, ld.ApplicationsBetaApi.DeleteApplication(ctx, "ld-app").Execute)
 
+	// AI Configs: a model config, an AI Config with a variation, each edit of it a new version.
+	// The client marks them beta (LD-API-Version: beta); the reference no longer does, and flagplane takes them either way.
+	ai := ld.AIConfigsBetaApi
+	check(tr, "postModelConfig", "create", http.StatusOK, ai.PostModelConfig(ctx, proj).LDAPIVersion("beta").ModelConfigPost(*ldapi.NewModelConfigPost("GPT", "gpt", "gpt-4")).Execute)
+	check(tr, "getModelConfig", "get", http.StatusOK, ai.GetModelConfig(ctx, proj, "gpt").LDAPIVersion("beta").Execute)
+	check(tr, "listModelConfigs", "list", http.StatusOK, func() (*[]ldapi.ModelConfig, *http.Response, error) {
+		list, res, err := ai.ListModelConfigs(ctx, proj).LDAPIVersion("beta").Execute()
+		return &list, res, err
+	})
+	check(tr, "postAIConfig", "create", http.StatusCreated, ai.PostAIConfig(ctx, proj).LDAPIVersion("beta").AIConfigPost(*ldapi.NewAIConfigPost("chat", "Chat")).Execute)
+	check(tr, "postAIConfigVariation", "create", http.StatusCreated, ai.PostAIConfigVariation(ctx, proj, "chat").LDAPIVersion("beta").AIConfigVariationPost(
+		*ldapi.NewAIConfigVariationPost("short", []ldapi.Message{{Role: "system", Content: "Be brief."}}, map[string]any{"name": "gpt-4"}, "Short")).Execute)
+	check(tr, "patchAIConfigVariation", "model config and state", http.StatusOK, ai.PatchAIConfigVariation(ctx, proj, "chat", "short").LDAPIVersion("beta").AIConfigVariationPatch(ldapi.AIConfigVariationPatch{ModelConfigKey: ptr("gpt"), State: ptr("archived")}).Execute)
+	check(tr, "getAIConfigVariation", "every version", http.StatusOK, ai.GetAIConfigVariation(ctx, proj, "chat", "short").LDAPIVersion("beta").Execute)
+	check(tr, "patchAIConfig", "description", http.StatusOK, ai.PatchAIConfig(ctx, proj, "chat").LDAPIVersion("beta").AIConfigPatch(ldapi.AIConfigPatch{Description: ptr("talks")}).Execute)
+	check(tr, "getAIConfig", "get", http.StatusOK, ai.GetAIConfig(ctx, proj, "chat").LDAPIVersion("beta").Execute)
+	check(tr, "getAIConfigs", "list", http.StatusOK, ai.GetAIConfigs(ctx, proj).LDAPIVersion("beta").Execute)
+	checkEmpty(tr, "deleteAIConfigVariation", "delete", http.StatusNoContent, ai.DeleteAIConfigVariation(ctx, proj, "chat", "short").LDAPIVersion("beta").Execute)
+	checkEmpty(tr, "deleteModelConfig", "delete once unused", http.StatusNoContent, ai.DeleteModelConfig(ctx, proj, "gpt").LDAPIVersion("beta").Execute)
+	checkEmpty(tr, "deleteAIConfig", "delete", http.StatusNoContent, ai.DeleteAIConfig(ctx, proj, "chat").LDAPIVersion("beta").Execute)
+
 	// The audit log: the list, and each kind of entry in detail.
 	if list := check(tr, "getAuditLogEntries", "list", http.StatusOK, ld.AuditLogApi.GetAuditLogEntries(ctx).Limit(20).Execute); list != nil {
 		kinds := map[string]bool{}

@@ -393,3 +393,44 @@ func AdaptiveTriggerIndexKeys(projectKey, envKey, id string) (gsi1pk, gsi1sk str
 func AdaptiveTriggerEventKey(id, eventID string) Key {
 	return Key{PK: adaptiveTriggerPrefix + id, SK: "EVENT#" + eventID}
 }
+
+// AI Configs, their variation versions and model configs live in their
+// project's partition, so deleting a project removes them with it.
+const (
+	aiConfigSKPrefix    = "AICONFIG#"
+	aiVariationSKPrefix = "AIVAR#"
+	aiModelSKPrefix     = "AIMODEL#"
+)
+
+// AIConfigKey is one AI Config of a project.
+func AIConfigKey(projectKey, configKey string) Key {
+	return Key{PK: ProjectPartition(projectKey), SK: aiConfigSKPrefix + configKey}
+}
+
+// AIConfigPrefix selects a project's AI Configs.
+const AIConfigPrefix = aiConfigSKPrefix
+
+// AIVariationVersionKey is one version of a variation of an AI Config;
+// versions are zero-padded, so a descending query reads the latest first.
+func AIVariationVersionKey(projectKey, configKey, variationKey string, version int64) Key {
+	return Key{PK: ProjectPartition(projectKey), SK: fmt.Sprintf("%s%010d", AIVariationPrefix(configKey, variationKey), version)}
+}
+
+// AIVariationPrefix selects every version of one variation.
+func AIVariationPrefix(configKey, variationKey string) string {
+	return aiVariationSKPrefix + configKey + "#" + variationKey + "#"
+}
+
+// AIConfigVariationsPrefix selects every version of every variation of an AI Config.
+func AIConfigVariationsPrefix(configKey string) string { return aiVariationSKPrefix + configKey + "#" }
+
+// AIVariationsPrefix selects every variation version of a project.
+const AIVariationsPrefix = aiVariationSKPrefix
+
+// AIModelConfigKey is one AI model config of a project.
+func AIModelConfigKey(projectKey, modelKey string) Key {
+	return Key{PK: ProjectPartition(projectKey), SK: aiModelSKPrefix + modelKey}
+}
+
+// AIModelConfigPrefix selects a project's AI model configs.
+const AIModelConfigPrefix = aiModelSKPrefix

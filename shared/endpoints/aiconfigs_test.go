@@ -1,0 +1,244 @@
+package endpoints_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/flagplane/flagplane/shared/app/apptest"
+	"github.com/flagplane/flagplane/shared/environment"
+	"github.com/flagplane/flagplane/shared/store"
+)
+
+func aiConfigsPath(p string) string   { return projectPath(p) + "/ai-configs" }
+func aiConfigPath(p, c string) string { return aiConfigsPath(p) + "/" + c }
+func aiModelsPath(p string) string    { return aiConfigsPath(p) + "/model-configs" }
+func aiVariationPath(p, c, v string) string {
+	return aiConfigPath(p, c) + "/variations/" + v
+}
+
+// aiProject is a project with two model configs and an AI Config "chat" with variation "short".
+func aiProject(tb testing.TB, srv *apptest.Server, key string) {
+	tb.Helper()
+	emptyProject(tb, srv, key)
+	for _, m := range []string{"gpt", "claude"} {
+		wantStatus(tb, srv.Do(tb, http.MethodPost, aiModelsPath(key), map[string]any{"key": m, "name": m, "id": m + "-model", "params": map[string]any{"temperature": 0.2}}), http.StatusOK)
+	}
+	wantStatus(tb, srv.Do(tb, http.MethodPost, aiConfigsPath(key), map[string]any{"key": "chat", "name": "Chat", "tags": []string{"support"},
+		"defaultVariation": map[string]any{"key": "short", "name": "Short", "modelConfigKey": "gpt", "messages": []map[string]any{{"role": "system", "content": "Be brief."}}}}), http.StatusCreated)
+}
+
+func TestAIConfigs(t *testing.T) {
+	srv := apptest.New(t)
+	aiProject(t, srv, "ai")
+
+	t.Run("a created AI Config shows its default variation at version 1 with the model config's latest version", func(t *testing.T) {
+		res := srv.Do(t, http.MethodGet, aiConfigPath("ai", "chat"), nil)
+		wantStatus(t, res, http.StatusOK)
+		m := res.Map(t)
+		vars := m["variations"].([]any)
+		if m["mode"] != "completion" || m["version"] != float64(1) || m["_access"] == nil || len(vars) != 1 {
+			t.Fatalf("want mode completion, version 1, _access and one variation: %s", res.Body)
+		}
+		v := vars[0].(map[string]any)
+		if v["key"] != "short" || v["version"] != float64(1) || v["modelConfigKey"] != "gpt" || v["modelConfigVersion"] != float64(1) || v["state"] != "published" {
+			t.Errorf("want short at version 1 on gpt version 1, published: %v", v)
+		}
+	})
+	t.Run("a second AI Config with the same key is a conflict", func(t *testing.T) {
+		wantError(t, srv.Do(t, http.MethodPost, aiConfigsPath("ai"), map[string]any{"key": "chat", "name": "Again"}), http.StatusConflict, "conflict", "chat")
+	})
+	t.Run("bad input names the field and stores nothing", func(t *testing.T) {
+		wantError(t, srv.Do(t, http.MethodPost, aiConfigsPath("ai"), map[string]any{"key": "x", "name": "X", "mode": "chatty"}), http.StatusBadRequest, "invalid_request", "mode")
+		wantError(t, srv.Do(t, http.MethodPost, aiConfigsPath("ai"), map[string]any{"key": "y", "name": "Y", "defaultVariation": map[string]any{"key": "v", "name": "V", "modelConfigKey": "nope"}}),
+			http.StatusBadRequest, "invalid_request", "defaultVariation.modelConfigKey")
+		wantStatus(t, srv.Do(t, http.MethodGet, aiConfigPath("ai", "y"), nil), http.StatusNotFound)
+	})
+	t.Run("the list holds the AI Configs of the project with their variations", func(t *testing.T) {
+		wantStatus(t, srv.Do(t, http.MethodPost, aiConfigsPath("ai"), map[string]any{"key": "agent", "name": "Agent", "mode": "agent"}), http.StatusCreated)
+		res := srv.Do(t, http.MethodGet, aiConfigsPath("ai")+"?sort=-key&limit=1", nil)
+		wantStatus(t, res, http.StatusOK)
+		if got := itemKeys(t, res); len(got) != 1 || got[0] != "chat" || res.Map(t)["totalCount"] != float64(2) {
+			t.Errorf("want chat first of 2: %s", res.Body)
+		}
+	})
+	t.Run("a patch of an AI Config replaces the fields given, audited", func(t *testing.T) {
+		res := srv.Do(t, http.MethodPatch, aiConfigPath("ai", "chat"), map[string]any{"name": "Chat bot", "description": "talks"})
+		wantStatus(t, res, http.StatusOK)
+		if m := res.Map(t); m["name"] != "Chat bot" || m["description"] != "talks" || m["version"] != float64(2) || len(m["variations"].([]any)) != 1 {
+			t.Errorf("want the new name at version 2 with its variation: %s", res.Body)
+		}
+		if log := srv.Do(t, http.MethodGet, api+"/auditlog?limit=1", nil); !strings.Contains(log.String(), "updated the AI Config") {
+			t.Errorf("want an audit entry: %s", log.Body)
+		}
+		wantError(t, srv.Do(t, http.MethodPatch, aiConfigPath("ai", "chat"), map[string]any{"name": ""}), http.StatusBadRequest, "invalid_request", "name")
+	})
+	t.Run("an unknown project or AI Config is not found", func(t *testing.T) {
+		wantError(t, srv.Do(t, http.MethodGet, aiConfigsPath("nope"), nil), http.StatusNotFound, "not_found")
+		wantError(t, srv.Do(t, http.MethodGet, aiConfigPath("ai", "nope"), nil), http.StatusNotFound, "not_found")
+		wantError(t, srv.Do(t, http.MethodPost, aiConfigPath("ai", "nope")+"/variations", map[string]any{"key": "v", "name": "V"}), http.StatusNotFound, "not_found")
+	})
+}
+
+func TestAIConfigVariations(t *testing.T) {
+	srv := apptest.New(t)
+	aiProject(t, srv, "ai")
+	short := aiVariationPath("ai", "chat", "short")
+
+	t.Run("a variation is created at version 1 and a second with the same key is a conflict", func(t *testing.T) {
+		res := srv.Do(t, http.MethodPost, aiConfigPath("ai", "chat")+"/variations", map[string]any{"key": "long", "name": "Long", "model": map[string]any{"name": "x"}})
+		wantStatus(t, res, http.StatusCreated)
+		if m := res.Map(t); m["version"] != float64(1) || m["_id"] == "" || m["_links"] == nil {
+			t.Errorf("want version 1 with _id and _links: %s", res.Body)
+		}
+		wantError(t, srv.Do(t, http.MethodPost, aiConfigPath("ai", "chat")+"/variations", map[string]any{"key": "long", "name": "Long"}), http.StatusConflict, "conflict", "long")
+	})
+	t.Run("each edit is a new version; the variation answer shows the latest first and keeps the older", func(t *testing.T) {
+		res := srv.Do(t, http.MethodPatch, short, map[string]any{"name": "Shorter", "comment": "tighter"})
+		wantStatus(t, res, http.StatusOK)
+		if m := res.Map(t); m["version"] != float64(2) || m["name"] != "Shorter" || m["comment"] != "tighter" || m["modelConfigKey"] != "gpt" {
+			t.Errorf("want version 2 named Shorter, still on gpt: %s", res.Body)
+		}
+		got := srv.Do(t, http.MethodGet, short, nil)
+		wantStatus(t, got, http.StatusOK)
+		var list struct {
+			Items []struct {
+				Version   int64  `json:"version"`
+				Name      string `json:"name"`
+				CreatedAt int64  `json:"createdAt"`
+			} `json:"items"`
+			TotalCount int `json:"totalCount"`
+		}
+		got.JSON(t, &list)
+		if list.TotalCount != 2 || list.Items[0].Version != 2 || list.Items[0].Name != "Shorter" || list.Items[1].Name != "Short" || list.Items[0].CreatedAt == 0 {
+			t.Errorf("want versions 2 (Shorter) then 1 (Short): %s", got.Body)
+		}
+		cfg := srv.Do(t, http.MethodGet, aiConfigPath("ai", "chat"), nil).String()
+		if !strings.Contains(cfg, `"name":"Shorter"`) || strings.Contains(cfg, `"name":"Short"`) {
+			t.Errorf("the AI Config should show only the latest version: %s", cfg)
+		}
+	})
+	t.Run("state archives and publishes, with the time of each", func(t *testing.T) {
+		m := srv.Do(t, http.MethodPatch, short, map[string]any{"state": "archived"}).Map(t)
+		if m["state"] != "archived" || m["_archivedAt"] == nil {
+			t.Errorf("want archived with _archivedAt: %v", m)
+		}
+		m = srv.Do(t, http.MethodPatch, short, map[string]any{"published": true}).Map(t)
+		if m["state"] != "published" || m["_publishedAt"] == nil {
+			t.Errorf("want published: %v", m)
+		}
+		wantError(t, srv.Do(t, http.MethodPatch, short, map[string]any{"state": "draft"}), http.StatusBadRequest, "invalid_request", "state")
+		wantError(t, srv.Do(t, http.MethodPatch, short, map[string]any{"state": "archived", "published": true}), http.StatusBadRequest, "invalid_request", "published")
+	})
+	t.Run("a new model config key without a version takes that model config's latest", func(t *testing.T) {
+		m := srv.Do(t, http.MethodPatch, short, map[string]any{"modelConfigKey": "claude"}).Map(t)
+		if m["modelConfigKey"] != "claude" || m["modelConfigVersion"] != float64(1) {
+			t.Errorf("want claude version 1: %v", m)
+		}
+	})
+	t.Run("modelConfigVersion must exist and needs a model config key", func(t *testing.T) {
+		before := srv.Do(t, http.MethodGet, short, nil).String()
+		wantError(t, srv.Do(t, http.MethodPatch, short, map[string]any{"modelConfigVersion": 7}), http.StatusBadRequest, "invalid_request", "modelConfigVersion", "claude")
+		wantError(t, srv.Do(t, http.MethodPatch, short, map[string]any{"modelConfigVersion": 0}), http.StatusBadRequest, "invalid_request", "modelConfigVersion")
+		wantError(t, srv.Do(t, http.MethodPatch, short, map[string]any{"modelConfigKey": "nope"}), http.StatusBadRequest, "invalid_request", "modelConfigKey")
+		long := aiVariationPath("ai", "chat", "long")
+		wantError(t, srv.Do(t, http.MethodPatch, long, map[string]any{"modelConfigVersion": 1}), http.StatusBadRequest, "invalid_request", "modelConfigKey")
+		m := srv.Do(t, http.MethodPatch, long, map[string]any{"modelConfigKey": "gpt", "modelConfigVersion": 1}).Map(t)
+		if m["modelConfigKey"] != "gpt" || m["modelConfigVersion"] != float64(1) || m["version"] != float64(2) {
+			t.Errorf("want gpt version 1 at variation version 2: %v", m)
+		}
+		if after := srv.Do(t, http.MethodGet, short, nil).String(); after != before {
+			t.Errorf("refused patches changed the variation:\n%s\n%s", before, after)
+		}
+	})
+	t.Run("a model config in use by a variation cannot be deleted; one no longer in use can", func(t *testing.T) {
+		wantError(t, srv.Do(t, http.MethodDelete, aiModelsPath("ai")+"/claude", nil), http.StatusBadRequest, "invalid_request", "short", "chat")
+		wantStatus(t, srv.Do(t, http.MethodPatch, short, map[string]any{"modelConfigKey": "gpt"}), http.StatusOK)
+		wantStatus(t, srv.Do(t, http.MethodDelete, aiModelsPath("ai")+"/claude", nil), http.StatusNoContent)
+		wantStatus(t, srv.Do(t, http.MethodGet, aiModelsPath("ai")+"/claude", nil), http.StatusNotFound)
+	})
+	t.Run("a deleted variation is gone with every version", func(t *testing.T) {
+		wantStatus(t, srv.Do(t, http.MethodDelete, aiVariationPath("ai", "chat", "long"), nil), http.StatusNoContent)
+		wantError(t, srv.Do(t, http.MethodGet, aiVariationPath("ai", "chat", "long"), nil), http.StatusNotFound, "not_found")
+		wantError(t, srv.Do(t, http.MethodPatch, aiVariationPath("ai", "chat", "long"), map[string]any{"name": "x"}), http.StatusNotFound, "not_found")
+	})
+	t.Run("a deleted AI Config takes its variations with it", func(t *testing.T) {
+		wantStatus(t, srv.Do(t, http.MethodDelete, aiConfigPath("ai", "chat"), nil), http.StatusNoContent)
+		wantStatus(t, srv.Do(t, http.MethodGet, aiConfigPath("ai", "chat"), nil), http.StatusNotFound)
+		wantStatus(t, srv.Do(t, http.MethodPost, aiConfigsPath("ai"), map[string]any{"key": "chat", "name": "Chat again"}), http.StatusCreated)
+		if m := srv.Do(t, http.MethodGet, aiConfigPath("ai", "chat"), nil).Map(t); len(m["variations"].([]any)) != 0 {
+			t.Errorf("old variations came back: %v", m)
+		}
+	})
+}
+
+func TestAIConfigVariationReview(t *testing.T) {
+	srv := apptest.New(t)
+	aiProject(t, srv, "ai")
+	wantStatus(t, srv.Do(t, http.MethodPost, envsPath("ai"), map[string]any{"key": "production", "name": "Production", "color": "336699"}), http.StatusCreated)
+	// No API sets resource approval settings yet; the stored environment is edited directly.
+	k := store.EnvironmentKey("ai", "production")
+	it, err := srv.Table.Get(context.Background(), k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e environment.Environment
+	if err := json.Unmarshal(it.Data, &e); err != nil {
+		t.Fatal(err)
+	}
+	e.ResourceApprovalSettings = map[string]environment.ApprovalSettings{"aiconfig": {Required: true}}
+	if it.Data, err = json.Marshal(&e); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Table.Put(context.Background(), it, store.Cond{}); err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("an environment requiring review of AI Configs refuses the variation edit rather than bypass it", func(t *testing.T) {
+		wantError(t, srv.Do(t, http.MethodPatch, aiVariationPath("ai", "chat", "short"), map[string]any{"name": "x"}), http.StatusForbidden, "forbidden", "production", "approvals for AI Configs are not built")
+		if m := srv.Do(t, http.MethodGet, aiVariationPath("ai", "chat", "short"), nil).Map(t); m["totalCount"] != float64(1) {
+			t.Errorf("a new version was stored: %v", m)
+		}
+	})
+}
+
+func TestAIModelConfigs(t *testing.T) {
+	srv := apptest.New(t)
+	aiProject(t, srv, "ai")
+
+	t.Run("the list holds the project's model configs with _access", func(t *testing.T) {
+		res := srv.Do(t, http.MethodGet, aiModelsPath("ai"), nil)
+		wantStatus(t, res, http.StatusOK)
+		var got []map[string]any
+		res.JSON(t, &got)
+		if len(got) != 2 || got[0]["key"] != "claude" || got[1]["key"] != "gpt" || got[0]["_access"] == nil || got[0]["version"] != float64(1) {
+			t.Errorf("want claude and gpt at version 1 with _access: %s", res.Body)
+		}
+	})
+	t.Run("one model config is read by key", func(t *testing.T) {
+		m := srv.Do(t, http.MethodGet, aiModelsPath("ai")+"/gpt", nil).Map(t)
+		if m["id"] != "gpt-model" || m["global"] != false || m["isRestricted"] != false {
+			t.Errorf("want gpt-model, not global, not restricted: %v", m)
+		}
+	})
+	t.Run("a second model config with the same key is a conflict, a missing id is refused", func(t *testing.T) {
+		wantError(t, srv.Do(t, http.MethodPost, aiModelsPath("ai"), map[string]any{"key": "gpt", "name": "again", "id": "x"}), http.StatusConflict, "conflict", "gpt")
+		wantError(t, srv.Do(t, http.MethodPost, aiModelsPath("ai"), map[string]any{"key": "z", "name": "Z"}), http.StatusBadRequest, "invalid_request", "id")
+		wantError(t, srv.Do(t, http.MethodPost, aiModelsPath("ai"), map[string]any{"key": "z", "name": "Z", "id": "z", "costPerInputToken": -1}), http.StatusBadRequest, "invalid_request", "costPerInputToken")
+	})
+}
+
+// addAIConfigs gives the world a model config "world" and an AI Config
+// "world" whose variation "v" uses it, edited once (version 2).
+func (w *world) addAIConfigs(tb testing.TB) {
+	tb.Helper()
+	w.must(tb, http.StatusOK, http.MethodPost, aiModelsPath(w.project), map[string]any{"key": "world", "name": "World model", "id": "world-1",
+		"provider": "acme", "params": map[string]any{"temperature": 0.5}, "tags": []string{"ai"}, "costPerInputToken": 0.1})
+	w.must(tb, http.StatusCreated, http.MethodPost, aiConfigsPath(w.project), map[string]any{"key": "world", "name": "World", "description": "every field filled",
+		"tags": []string{"ai"}, "evaluationMetricKey": "clicks", "isInverted": false,
+		"defaultVariation": map[string]any{"key": "v", "name": "V", "modelConfigKey": "world", "messages": []map[string]any{{"role": "system", "content": "hi"}},
+			"judgeConfiguration": map[string]any{"judges": []map[string]any{{"samplingRate": 0.5, "judgeConfigKey": "judge"}}}}})
+	w.must(tb, http.StatusOK, http.MethodPatch, aiVariationPath(w.project, "world", "v"), map[string]any{"comment": "archived once", "state": "archived"})
+}
