@@ -2,6 +2,7 @@ package environment
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -36,6 +37,15 @@ func BackfillCredentials(ctx context.Context, table store.Table) (int, error) {
 			projectKey := it.GSI1SK
 			if it.Key() != store.ProjectKey(projectKey) {
 				continue // not a project item
+			}
+			var p struct {
+				Deleting bool `json:"deleting"`
+			}
+			if err := json.Unmarshal(it.Data, &p); err != nil {
+				return written, fmt.Errorf("backfill credentials: decode project %q: %w", projectKey, err)
+			}
+			if p.Deleting {
+				continue // its environments are being removed
 			}
 			n, err := backfillProject(ctx, table, projectKey)
 			written += n
