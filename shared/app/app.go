@@ -32,6 +32,7 @@ import (
 	"github.com/flagplane/flagplane/shared/ingest"
 	"github.com/flagplane/flagplane/shared/member"
 	"github.com/flagplane/flagplane/shared/oauth"
+	"github.com/flagplane/flagplane/shared/pipeline"
 	"github.com/flagplane/flagplane/shared/policy"
 	"github.com/flagplane/flagplane/shared/project"
 	"github.com/flagplane/flagplane/shared/role"
@@ -125,6 +126,7 @@ func New(table store.Table, publisher audit.Publisher, s Settings, logger *slog.
 			Applications: application.NewService(table, log),
 			AIConfigs:    aiconfig.NewService(table, log, endpoints.AIConfigProjects(projects, envs)),
 			Triggers:     trigger.NewService(table, log, flags, envs),
+			Pipelines:    pipeline.NewService(table, log, projects, envs, flags),
 		},
 		Authn:     authn,
 		Publisher: publisher,

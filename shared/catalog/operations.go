@@ -102,6 +102,11 @@ var operations = []Operation{
 	{ID: "putReleasePipeline", Group: "release-pipelines", Method: "PUT", Path: "/api/v2/projects/{projectKey}/release-pipelines/{pipelineKey}", Beta: true, Scope: Write, Resource: "proj/{projectKey}:release-pipeline/{pipelineKey}", Action: "updateReleasePipeline"},
 	{ID: "deleteReleasePipeline", Group: "release-pipelines", Method: "DELETE", Path: "/api/v2/projects/{projectKey}/release-pipelines/{pipelineKey}", Beta: true, Scope: Write, Resource: "proj/{projectKey}:release-pipeline/{pipelineKey}", Action: "deleteReleasePipeline"},
 	{ID: "getAllReleaseProgressionsForReleasePipeline", Group: "release-pipelines", Method: "GET", Path: "/api/v2/projects/{projectKey}/release-pipelines/{pipelineKey}/releases", Beta: true, Scope: Read, Resource: "proj/{projectKey}", Action: "viewProject"},
+	// A flag enters a pipeline through its release (reference: createReleaseForFlag,
+	// getReleaseByFlagKey; "Releases (beta)" there). The reference names no action for
+	// adding a flag to a pipeline; "createRelease" is flagplane's.
+	{ID: "createReleaseForFlag", Group: "release-pipelines", Method: "PUT", Path: "/api/v2/projects/{projectKey}/flags/{flagKey}/release", Beta: true, Scope: Write, Resource: "proj/{projectKey}:env/*:flag/{flagKey}", Action: "createRelease"},
+	{ID: "getReleaseByFlagKey", Group: "release-pipelines", Method: "GET", Path: "/api/v2/flags/{projectKey}/{flagKey}/release", Beta: true, Scope: Read, Resource: "proj/{projectKey}", Action: "viewProject"},
 
 	// events: where LaunchDarkly's SDKs post their events (not part of the REST API v2, so
 	// outside /api/v2; paths and payloads are the SDKs' own). Public: each authenticates its

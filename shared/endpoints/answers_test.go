@@ -214,6 +214,10 @@ var answerRequests = map[string]func(tb testing.TB, w *world) answerRequest{
 	"deleteApprovalRequest": func(tb testing.TB, w *world) answerRequest {
 		return answerRequest{path: approvalPath(w.pendingApproval(tb))}
 	},
+	"patchApprovalRequest": func(tb testing.TB, w *world) answerRequest {
+		return answerRequest{path: approvalPath(w.pendingApproval(tb)), headers: []string{"SVC-API-Version", "beta"},
+			body: map[string]any{"instructions": []any{instr("updateDescription", "value", "New description")}}}
+	},
 
 	"getAuditLogEntries": func(testing.TB, *world) answerRequest { return answerRequest{path: api + "/auditlog"} },
 	"getAuditLogEntry":   func(_ testing.TB, w *world) answerRequest { return answerRequest{path: auditEntryPath(w.auditID)} },
@@ -449,6 +453,7 @@ var specTypes = map[string]map[string]string{
 	// 2.7 Approval request, and its reviews
 	"ApprovalRequestResponse":           {"creationDate": "string", "appliedDate": "string", "executionDate": "string"},
 	"ExpandableApprovalRequestResponse": {"creationDate": "string", "appliedDate": "string", "executionDate": "string"},
+	"FlagConfigApprovalRequestResponse": {"creationDate": "string", "appliedDate": "string", "executionDate": "string"},
 	"ReviewResponse":                    {"creationDate": "string"},
 	// 2.10 Access token
 	"Token": {"creationDate": "string", "lastModified": "string", "lastUsed": "string", "expiry": "string"},

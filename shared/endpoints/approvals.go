@@ -250,6 +250,25 @@ func approvalHandlers(s Services) map[string]api.Handler {
 			w.WriteHeader(http.StatusNoContent)
 			return nil
 		},
+		// The reference's body is a semantic patch (addReviewers,
+		// updateDescription), declared as plain application/json: the
+		// domain-model parameter may be given or left out.
+		"patchApprovalRequest": func(w http.ResponseWriter, r *http.Request) error {
+			body, err := api.ReadBody(w, r)
+			if err != nil {
+				return err
+			}
+			sp, err := semanticpatch.Parse(body)
+			if err != nil {
+				return err
+			}
+			a, err := approvals.Patch(r.Context(), r.PathValue("id"), sp)
+			if err != nil {
+				return err
+			}
+			v, _ := newApprovalView(s, r)
+			return v.write(w, http.StatusOK, a)
+		},
 		"postApprovalRequestReview": func(w http.ResponseWriter, r *http.Request) error {
 			var in approval.ReviewInput
 			if err := api.Decode(w, r, &in); err != nil {

@@ -71,6 +71,7 @@ func Needs(s Services) map[string]api.Needs {
 		"postApprovalRequestReview": storedApprovalNeeds(s),
 		"postApprovalRequestApply":  storedApprovalNeeds(s),
 		"deleteApprovalRequest":     storedApprovalNeeds(s),
+		"patchApprovalRequest":      storedApprovalNeeds(s),
 
 		"postAdaptiveTrigger":  adaptiveTriggerCreateNeeds,
 		"patchAdaptiveTrigger": adaptiveTriggerPatchNeeds(s),

@@ -139,6 +139,18 @@ var timestampTable = []timestampRow{
 			tsList(func(*world) string { return api + "/oauth/clients" }),
 		},
 		fields: []timestampField{tsString("_creationDate")}},
+	{resource: "release pipelines", source: "spec 2.8",
+		reads: []timestampRead{
+			tsGet(func(w *world) string { return pipelinesPath(w.project) + "/world" }),
+			tsList(func(w *world) string { return pipelinesPath(w.project) }),
+		},
+		fields: []timestampField{tsString("createdAt")}},
+	{resource: "release progressions", source: "the reference's ReleaseProgression",
+		reads:  []timestampRead{tsList(func(w *world) string { return pipelinesPath(w.project) + "/world/releases" })},
+		fields: []timestampField{tsInteger("_createdAt"), tsWhenSet(tsInteger("_completedAt"))}},
+	{resource: "flag releases", source: "the reference's Release",
+		reads:  []timestampRead{tsGet(func(w *world) string { return api + "/flags/" + w.project + "/" + w.flag + "/release" })},
+		fields: []timestampField{tsInteger("phases[]._creationDate"), tsWhenSet(tsInteger("phases[]._completionDate")), tsWhenSet(tsInteger("_canceledAt"))}},
 	{resource: "webhooks", source: "spec 2.21 (no timestamps)",
 		reads: []timestampRead{
 			tsGet(func(w *world) string { return api + "/webhooks/" + w.webhookID }),
@@ -254,7 +266,7 @@ func TestTimestampFieldTypes(t *testing.T) {
 				if rd.body != nil {
 					body = rd.body(w)
 				}
-				res := w.srv.Do(t, rd.method, path, body)
+				res := w.srv.Do(t, rd.method, path, body, betaHeader...) // opens beta reads; the others ignore it
 				wantStatus(t, res, http.StatusOK)
 				var doc any
 				if err := json.Unmarshal(res.Body, &doc); err != nil {

@@ -310,7 +310,10 @@ func TestPatchProject(t *testing.T) {
 		}
 	})
 
-	t.Run("the default release pipeline key can be added and then replaced", func(t *testing.T) {
+	t.Run("the default release pipeline key can be added and then replaced by existing pipelines", func(t *testing.T) {
+		for _, key := range []string{"standard", "fast"} {
+			wantStatus(t, doBeta(t, srv, http.MethodPost, pipelinesPath("p"), pipelineBody(key, "production")), http.StatusCreated)
+		}
 		res := srv.Do(t, http.MethodPatch, projectPath("p"), []patchOp{add("/defaultReleasePipelineKey", "standard")})
 		wantStatus(t, res, http.StatusOK)
 		if got := res.Map(t)["defaultReleasePipelineKey"]; got != "standard" {

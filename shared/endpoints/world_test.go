@@ -116,6 +116,9 @@ func newWorld(tb testing.TB) *world {
 		"name": "errors spike", "resourceKind": "flag", "resourceKey": w.flag, "task": map[string]any{"instructions": []any{instr("turnFlagOff")}},
 		"triggerSource": map[string]any{"type": "observabilityAlert", "alertId": 1}}), "id")
 
+	w.must(tb, http.StatusCreated, http.MethodPost, pipelinesPath(w.project), pipelineBody("world", "test", "production"), betaHeader...)
+	w.must(tb, http.StatusOK, http.MethodPut, flagReleasePath(w.project, w.flag), map[string]any{"releasePipelineKey": "world", "releaseVariationId": w.variations[1]}, betaHeader...)
+
 	resource := "proj/" + w.project + ":env/production:flag/" + w.flag
 	w.appliedID = worldStr(tb, w.must(tb, http.StatusCreated, http.MethodPost, api+"/approval-requests", map[string]any{"resourceId": resource, "description": "serve b",
 		"notifyMemberIds": []string{w.memberID}, "notifyTeamKeys": []string{w.teamKey},

@@ -18,6 +18,7 @@ const (
 	approvalTimes = "spec 2.7: approval request timestamps are Unix ms as JSON strings; LaunchDarkly's model has int64"
 	oauthTimes    = "spec 2.3: an OAuth client's _creationDate is Unix ms as a JSON string; LaunchDarkly's Client has int64"
 	auditTimes    = "spec 2.19: an audit log entry's date is Unix ms as a JSON string; LaunchDarkly's model has int64"
+	pipelineTimes = "spec 2.8: a release pipeline's createdAt is Unix ms as a JSON string; LaunchDarkly's client decodes a date-time"
 	auditTarget   = "spec 2.19: an audit log entry's target is a Markdown sentence (string); LaunchDarkly's model has an object (TargetResourceRep)"
 )
 
@@ -47,4 +48,7 @@ var deviations = []deviation{
 	{[]string{"getAuditLogEntries"}, "items[].date", auditTimes},
 	{[]string{"getAuditLogEntry"}, "target", auditTarget},
 	{[]string{"getAuditLogEntries"}, "items[].target", auditTarget},
+
+	{[]string{"postReleasePipeline", "getReleasePipelineByKey", "putReleasePipeline"}, "createdAt", pipelineTimes},
+	{[]string{"getAllReleasePipelines"}, "items[].createdAt", pipelineTimes},
 }

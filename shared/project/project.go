@@ -98,6 +98,15 @@ func Href(key string) string { return "/api/v2/projects/" + key }
 
 func resource(key string) string { return "proj/" + key }
 
+// DefaultPipelineWrite is the write that makes pipelineKey p's default
+// release pipeline, on the version p was read at (for the release pipeline
+// service, which writes it with the pipeline it creates).
+func DefaultPipelineWrite(p *Project, pipelineKey string) (store.Write, error) {
+	next := *p
+	next.DefaultReleasePipelineKey, next.Version = pipelineKey, p.Version+1
+	return next.put(store.IfVersion(p.Version))
+}
+
 // Service manages projects.
 type Service struct {
 	table store.Table
@@ -345,8 +354,16 @@ func (s *Service) Patch(ctx context.Context, key string, p patch.Patch) (*Projec
 	if err != nil {
 		return nil, err
 	}
+	writes := []store.Write{put}
+	if next.DefaultReleasePipelineKey != old.DefaultReleasePipelineKey {
+		check, err := s.defaultPipelineCheck(ctx, key, next.DefaultReleasePipelineKey)
+		if err != nil {
+			return nil, err
+		}
+		writes = append(writes, check)
+	}
 	_, err = s.log.Commit(ctx, audit.Change{
-		Writes: []store.Write{put}, Kind: "project", Resource: resource(key), Actions: actions,
+		Writes: writes, Kind: "project", Resource: resource(key), Actions: actions,
 		Name: next.Name, Href: Href(key), TitleVerb: "updated the project", Comment: p.Comment,
 		Previous: old, Current: &next, Delta: p.Raw,
 		Conflict: fmt.Sprintf("project %q was changed by another request; read it again and retry", key),
@@ -355,6 +372,22 @@ func (s *Service) Patch(ctx context.Context, key string, p patch.Patch) (*Projec
 		return nil, err
 	}
 	return &next, nil
+}
+
+// defaultPipelineCheck refuses a default release pipeline that does not
+// exist (400) and returns the check that it still exists when the project
+// is written (a delete of it in between makes the patch a 409).
+func (s *Service) defaultPipelineCheck(ctx context.Context, key, pipelineKey string) (store.Write, error) {
+	k := store.ReleasePipelineKey(key, pipelineKey)
+	if pipelineKey == "" {
+		return store.Write{}, fault.New(fault.Invalid, "field \"defaultReleasePipelineKey\": a project with a default release pipeline keeps one; name another pipeline")
+	}
+	if _, err := s.table.Get(ctx, k); errors.Is(err, store.ErrNotFound) {
+		return store.Write{}, fault.New(fault.Invalid, "field \"defaultReleasePipelineKey\": release pipeline %q not found in project %q", pipelineKey, key)
+	} else if err != nil {
+		return store.Write{}, fmt.Errorf("read release pipeline %q: %w", pipelineKey, err)
+	}
+	return store.Check(k, store.IfExists()), nil
 }
 
 // Delete removes a project and everything under it. It first marks the

@@ -434,3 +434,33 @@ func AIModelConfigKey(projectKey, modelKey string) Key {
 
 // AIModelConfigPrefix selects a project's AI model configs.
 const AIModelConfigPrefix = aiModelSKPrefix
+
+// Release pipelines, their per-project count and the flags' releases live in
+// the project partition (so a project delete removes them).
+const (
+	releasePipelineSKPrefix = "RELPIPE#"
+	releasePipelineCountSK  = "RELPIPECOUNT"
+	releaseSKPrefix         = "RELEASE#"
+)
+
+// ReleasePipelineKey is one release pipeline of a project.
+func ReleasePipelineKey(projectKey, pipelineKey string) Key {
+	return Key{PK: ProjectPartition(projectKey), SK: releasePipelineSKPrefix + pipelineKey}
+}
+
+// ReleasePipelineSKPrefix selects every release pipeline of a project partition.
+const ReleasePipelineSKPrefix = releasePipelineSKPrefix
+
+// ReleasePipelineCountKey is the project's pipeline count, written with every
+// pipeline create and delete under a version condition.
+func ReleasePipelineCountKey(projectKey string) Key {
+	return Key{PK: ProjectPartition(projectKey), SK: releasePipelineCountSK}
+}
+
+// ReleaseKey is a flag's release (the flag's place in a release pipeline).
+func ReleaseKey(projectKey, flagKey string) Key {
+	return Key{PK: ProjectPartition(projectKey), SK: releaseSKPrefix + flagKey}
+}
+
+// ReleaseSKPrefix selects every flag release of a project partition.
+const ReleaseSKPrefix = releaseSKPrefix

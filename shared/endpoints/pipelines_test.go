@@ -1,0 +1,209 @@
+package endpoints_test
+
+import (
+	"fmt"
+	"net/http"
+	"sync"
+	"testing"
+
+	"github.com/flagplane/flagplane/shared/app/apptest"
+)
+
+func pipelinesPath(p string) string      { return projectPath(p) + "/release-pipelines" }
+func flagReleasePath(p, f string) string { return projectPath(p) + "/flags/" + f + "/release" }
+
+// pipelineBody is a create (and replace) body with one phase per environment.
+func pipelineBody(key string, envs ...string) map[string]any {
+	var phases []map[string]any
+	for _, e := range envs {
+		phases = append(phases, map[string]any{"name": "Phase " + e, "audiences": []map[string]any{{"environmentKey": e, "name": "All of " + e}}})
+	}
+	return map[string]any{"key": key, "name": "Pipeline " + key, "description": "ships " + key, "phases": phases, "tags": []string{"ops"}}
+}
+
+// doBeta sends a request with the beta header the release pipeline operations need.
+func doBeta(tb testing.TB, srv *apptest.Server, method, path string, body any) *apptest.Response {
+	tb.Helper()
+	return srv.Do(tb, method, path, body, betaHeader...)
+}
+
+func TestReleasePipelines(t *testing.T) {
+	srv := apptest.New(t)
+	srv.MustCreateProject(t, "p") // environments test and production
+	defaultOf := func(tb testing.TB) any {
+		tb.Helper()
+		return srv.Do(tb, http.MethodGet, projectPath("p"), nil).Map(tb)["defaultReleasePipelineKey"]
+	}
+
+	t.Run("the first pipeline of a project becomes its default", func(t *testing.T) {
+		res := doBeta(t, srv, http.MethodPost, pipelinesPath("p"), pipelineBody("first", "test", "production"))
+		wantStatus(t, res, http.StatusCreated)
+		got := res.Map(t)
+		if got["isProjectDefault"] != true || got["_access"] == nil || got["_version"] != float64(1) {
+			t.Fatalf("pipeline %v", got)
+		}
+		if _, ok := got["createdAt"].(string); !ok {
+			t.Errorf("createdAt %v is not a string", got["createdAt"])
+		}
+		phases := got["phases"].([]any)
+		env := phases[0].(map[string]any)["audiences"].([]any)[0].(map[string]any)["environment"].(map[string]any)
+		if len(phases) != 2 || env["key"] != "test" || env["name"] != "Test" {
+			t.Errorf("phases %v", phases)
+		}
+		if d := defaultOf(t); d != "first" {
+			t.Errorf("project default %v, want first", d)
+		}
+		entry := srv.Do(t, http.MethodGet, api+"/auditlog", nil).Map(t)["items"].([]any)[0].(map[string]any)
+		if entry["name"] != "Pipeline first" {
+			t.Errorf("latest audit entry %v", entry)
+		}
+	})
+	t.Run("a second pipeline is not the default unless it asks to be", func(t *testing.T) {
+		res := doBeta(t, srv, http.MethodPost, pipelinesPath("p"), pipelineBody("second", "production"))
+		wantStatus(t, res, http.StatusCreated)
+		if got := res.Map(t)["isProjectDefault"]; got != false {
+			t.Errorf("isProjectDefault %v", got)
+		}
+		body := pipelineBody("third", "test")
+		body["isProjectDefault"] = true
+		wantStatus(t, doBeta(t, srv, http.MethodPost, pipelinesPath("p"), body), http.StatusCreated)
+		if d := defaultOf(t); d != "third" {
+			t.Errorf("project default %v, want third", d)
+		}
+		list := doBeta(t, srv, http.MethodGet, pipelinesPath("p"), nil)
+		wantStatus(t, list, http.StatusOK)
+		if got := itemKeys(t, list); fmt.Sprint(got) != "[first second third]" {
+			t.Errorf("list %v", got)
+		}
+	})
+	t.Run("bad input is refused naming the field and stores nothing", func(t *testing.T) {
+		for _, c := range []struct {
+			name  string
+			body  map[string]any
+			field string
+		}{
+			{"an unknown environment", pipelineBody("bad", "test", "staging"), "phases[1].audiences[0].environmentKey"},
+			{"no phases", pipelineBody("bad"), "phases"},
+			{"no name", map[string]any{"key": "bad", "phases": pipelineBody("x", "test")["phases"]}, "name"},
+			{"a bad key", pipelineBody("bad key", "test"), "key"},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				wantError(t, doBeta(t, srv, http.MethodPost, pipelinesPath("p"), c.body), http.StatusBadRequest, "invalid_request", c.field)
+			})
+		}
+		wantStatus(t, doBeta(t, srv, http.MethodGet, pipelinesPath("p")+"/bad", nil), http.StatusNotFound)
+		wantError(t, doBeta(t, srv, http.MethodPost, pipelinesPath("p"), pipelineBody("first", "test")), http.StatusConflict, "conflict")
+	})
+	t.Run("a replace changes the pipeline and keeps phase ids by position", func(t *testing.T) {
+		before := doBeta(t, srv, http.MethodGet, pipelinesPath("p")+"/second", nil).Map(t)
+		body := pipelineBody("second", "production", "test")
+		res := doBeta(t, srv, http.MethodPut, pipelinesPath("p")+"/second", body)
+		wantStatus(t, res, http.StatusOK)
+		after := res.Map(t)
+		id := func(m map[string]any) any { return m["phases"].([]any)[0].(map[string]any)["id"] }
+		if len(after["phases"].([]any)) != 2 || id(after) != id(before) || after["_version"] != float64(2) {
+			t.Errorf("before %v after %v", before, after)
+		}
+		bad := pipelineBody("second", "nowhere")
+		wantError(t, doBeta(t, srv, http.MethodPut, pipelinesPath("p")+"/second", bad), http.StatusBadRequest, "invalid_request", "phases[0].audiences[0].environmentKey")
+		wantStatus(t, doBeta(t, srv, http.MethodPut, pipelinesPath("p")+"/missing", body), http.StatusNotFound)
+	})
+	t.Run("the default pipeline cannot be deleted and the default must name a pipeline", func(t *testing.T) {
+		wantError(t, doBeta(t, srv, http.MethodDelete, pipelinesPath("p")+"/third", nil), http.StatusConflict, "conflict", "default")
+		wantError(t, srv.Do(t, http.MethodPatch, projectPath("p"), []patchOp{replace("/defaultReleasePipelineKey", "nope")}),
+			http.StatusBadRequest, "invalid_request", "defaultReleasePipelineKey")
+		wantStatus(t, srv.Do(t, http.MethodPatch, projectPath("p"), []patchOp{replace("/defaultReleasePipelineKey", "first")}), http.StatusOK)
+		wantStatus(t, doBeta(t, srv, http.MethodDelete, pipelinesPath("p")+"/third", nil), http.StatusNoContent)
+		wantStatus(t, doBeta(t, srv, http.MethodGet, pipelinesPath("p")+"/third", nil), http.StatusNotFound)
+		wantError(t, srv.Do(t, http.MethodPatch, projectPath("p"), []patchOp{replace("/defaultReleasePipelineKey", "third")}),
+			http.StatusBadRequest, "invalid_request", "defaultReleasePipelineKey")
+	})
+	t.Run("progressions are the flags released through the pipeline", func(t *testing.T) {
+		for _, f := range []string{"f1", "f2"} {
+			wantStatus(t, srv.Do(t, http.MethodPost, flagsPath("p"), map[string]any{"key": f, "name": f}), http.StatusCreated)
+		}
+		progress := func(tb testing.TB, pipe, query string) map[string]any {
+			tb.Helper()
+			res := doBeta(tb, srv, http.MethodGet, pipelinesPath("p")+"/"+pipe+"/releases"+query, nil)
+			wantStatus(tb, res, http.StatusOK)
+			return res.Map(tb)
+		}
+		if got := progress(t, "first", ""); got["totalCount"] != float64(0) || len(got["items"].([]any)) != 0 {
+			t.Fatalf("before any release: %v", got)
+		}
+		res := doBeta(t, srv, http.MethodPut, flagReleasePath("p", "f1"), map[string]any{"releasePipelineKey": "first"})
+		wantStatus(t, res, http.StatusOK)
+		if got := res.Map(t); got["releasePipelineKey"] != "first" || len(got["phases"].([]any)) != 2 {
+			t.Fatalf("release %v", got)
+		}
+		wantStatus(t, doBeta(t, srv, http.MethodPut, flagReleasePath("p", "f2"), map[string]any{"releasePipelineKey": "second"}), http.StatusOK)
+		wantError(t, doBeta(t, srv, http.MethodPut, flagReleasePath("p", "f1"), map[string]any{"releasePipelineKey": "second"}), http.StatusConflict, "conflict")
+		wantError(t, doBeta(t, srv, http.MethodPut, flagReleasePath("p", "f2"), map[string]any{"releasePipelineKey": "nope"}), http.StatusBadRequest, "invalid_request", "releasePipelineKey")
+		wantStatus(t, doBeta(t, srv, http.MethodPut, flagReleasePath("p", "ghost"), map[string]any{"releasePipelineKey": "first"}), http.StatusNotFound)
+
+		got := progress(t, "first", "")
+		items := got["items"].([]any)
+		firstPhase := doBeta(t, srv, http.MethodGet, pipelinesPath("p")+"/first", nil).Map(t)["phases"].([]any)[0].(map[string]any)["id"]
+		if got["totalCount"] != float64(1) || got["activeCount"] != float64(1) || len(items) != 1 {
+			t.Fatalf("progressions %v", got)
+		}
+		if item := items[0].(map[string]any); item["flagKey"] != "f1" || item["activePhaseId"] != firstPhase {
+			t.Errorf("progression %v, want f1 active on %v", item, firstPhase)
+		}
+		if phases := got["phases"].([]any); phases[0].(map[string]any)["releaseCount"] != float64(1) {
+			t.Errorf("phases %v", phases)
+		}
+		if got := progress(t, "first", "?filter=status:completed"); got["totalCount"] != float64(0) {
+			t.Errorf("completed %v", got)
+		}
+		wantError(t, doBeta(t, srv, http.MethodGet, pipelinesPath("p")+"/first/releases?filter=status:done", nil), http.StatusBadRequest, "invalid_request", "status")
+		release := doBeta(t, srv, http.MethodGet, api+"/flags/p/f1/release", nil)
+		wantStatus(t, release, http.StatusOK)
+
+		wantStatus(t, doBeta(t, srv, http.MethodDelete, pipelinesPath("p")+"/second", nil), http.StatusNoContent)
+		wantStatus(t, doBeta(t, srv, http.MethodGet, api+"/flags/p/f2/release", nil), http.StatusNotFound)
+	})
+}
+
+func TestReleasePipelineLimit(t *testing.T) {
+	srv := apptest.New(t)
+	t.Run("a project holds at most 20 pipelines", func(t *testing.T) {
+		srv.MustCreateProject(t, "serial")
+		for i := range 20 {
+			wantStatus(t, doBeta(t, srv, http.MethodPost, pipelinesPath("serial"), pipelineBody(fmt.Sprintf("p%d", i), "test")), http.StatusCreated)
+		}
+		wantError(t, doBeta(t, srv, http.MethodPost, pipelinesPath("serial"), pipelineBody("p20", "test")), http.StatusBadRequest, "invalid_request", "20")
+		wantStatus(t, doBeta(t, srv, http.MethodDelete, pipelinesPath("serial")+"/p5", nil), http.StatusNoContent)
+		wantStatus(t, doBeta(t, srv, http.MethodPost, pipelinesPath("serial"), pipelineBody("p20", "test")), http.StatusCreated)
+	})
+	t.Run("25 concurrent creates leave exactly 20 pipelines and one default", func(t *testing.T) {
+		srv.MustCreateProject(t, "race")
+		statuses := make([]int, 25)
+		var wg sync.WaitGroup
+		for i := range statuses {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				statuses[i] = doBeta(t, srv, http.MethodPost, pipelinesPath("race"), pipelineBody(fmt.Sprintf("r%d", i), "production")).Status
+			}()
+		}
+		wg.Wait()
+		counts := map[int]int{}
+		for _, s := range statuses {
+			counts[s]++
+		}
+		if counts[http.StatusCreated] != 20 || counts[http.StatusBadRequest] != 5 {
+			t.Errorf("statuses %v, want 20 created and 5 refused", counts)
+		}
+		list := doBeta(t, srv, http.MethodGet, pipelinesPath("race")+"?limit=100", nil).Map(t)
+		defaults := 0
+		for _, it := range list["items"].([]any) {
+			if it.(map[string]any)["isProjectDefault"] == true {
+				defaults++
+			}
+		}
+		if list["totalCount"] != float64(20) || defaults != 1 {
+			t.Errorf("totalCount %v with %d defaults, want 20 with 1", list["totalCount"], defaults)
+		}
+	})
+}
