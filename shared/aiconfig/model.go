@@ -95,6 +95,9 @@ type ModelConfig struct {
 	CostPerOutputToken      *float64       `json:"costPerOutputToken,omitempty"`
 	CostPerCachedInputToken *float64       `json:"costPerCachedInputToken,omitempty"`
 	IsRestricted            bool           `json:"isRestricted"`
+	// stored is the stored item's version: it moves whenever a variation
+	// starts using the model config (see Service.modelRef).
+	stored int64
 }
 
 // ConfigInput is the body of a create request for an AI Config.

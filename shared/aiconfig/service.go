@@ -104,6 +104,7 @@ func decodeModel(it store.Item) (*ModelConfig, error) {
 	if err := json.Unmarshal(it.Data, &m); err != nil {
 		return nil, fmt.Errorf("decode AI model config %s: %w", it.SK, err)
 	}
+	m.stored = it.Version
 	return &m, nil
 }
 
@@ -401,7 +402,11 @@ func validVariation(v *Variation, field string) error {
 }
 
 // modelRef checks a reference to a model config and returns the version to
-// use (the latest when version is 0) and a check that it still exists at commit.
+// use (the latest when version is 0) and a write that moves the model
+// config's stored version, on condition it is still the one read. A delete
+// of the model config is conditional on the version it read before looking
+// for variations that use it, so a reference landing meanwhile makes one of
+// the two fail (409) instead of leaving a variation on a deleted model config.
 func (s *Service) modelRef(ctx context.Context, projectKey, modelKey string, version int64, field string) (int64, store.Write, error) {
 	m, err := s.GetModel(ctx, projectKey, modelKey)
 	if fault.Is(err, fault.NotFound) {
@@ -416,7 +421,12 @@ func (s *Service) modelRef(ctx context.Context, projectKey, modelKey string, ver
 	if version < 1 || version > m.Version {
 		return 0, store.Write{}, fault.New(fault.Invalid, "field %q: model config %q has no version %d (its latest is %d)", field+"modelConfigVersion", modelKey, version, m.Version)
 	}
-	return version, store.Check(store.AIModelConfigKey(projectKey, modelKey), store.IfExists()), nil
+	data, err := encode(fmt.Sprintf("AI model config %q", modelKey), m)
+	if err != nil {
+		return 0, store.Write{}, err
+	}
+	k := store.AIModelConfigKey(projectKey, modelKey)
+	return version, store.Put(store.Item{PK: k.PK, SK: k.SK, Version: m.stored + 1, Data: data}, store.IfVersion(m.stored)), nil
 }
 
 // newVariation builds version 1 of a variation and the writes that store it.
@@ -520,7 +530,7 @@ func (s *Service) PatchVariation(ctx context.Context, projectKey, configKey, var
 		return nil, err
 	}
 	old := all[0]
-	next, err := s.applyPatch(ctx, projectKey, old, p)
+	next, modelWrite, err := s.applyPatch(ctx, projectKey, old, p)
 	if err != nil {
 		return nil, err
 	}
@@ -532,8 +542,8 @@ func (s *Service) PatchVariation(ctx context.Context, projectKey, configKey, var
 	}
 	writes := []store.Write{store.Check(store.AIConfigKey(projectKey, configKey), store.IfExists()),
 		store.Check(store.AIVariationVersionKey(projectKey, configKey, variationKey, old.Version), store.IfExists())}
-	if next.ModelConfigKey != "" && (next.ModelConfigKey != old.ModelConfigKey || next.ModelConfigVersion != old.ModelConfigVersion) {
-		writes = append(writes, store.Check(store.AIModelConfigKey(projectKey, next.ModelConfigKey), store.IfExists()))
+	if modelWrite != nil {
+		writes = append(writes, *modelWrite)
 	}
 	put, err := next.putVersion(projectKey, configKey)
 	if err != nil {
@@ -552,12 +562,12 @@ func (s *Service) PatchVariation(ctx context.Context, projectKey, configKey, var
 }
 
 // applyPatch builds the next version of a variation from old and the patch.
-func (s *Service) applyPatch(ctx context.Context, projectKey string, old *Variation, p VariationPatch) (*Variation, error) {
+func (s *Service) applyPatch(ctx context.Context, projectKey string, old *Variation, p VariationPatch) (*Variation, *store.Write, error) {
 	if len(p.ToolKeys) > 0 {
-		return nil, fault.New(fault.Invalid, "field \"toolKeys\" is not supported: AI tools are not kept by this service; give tools with key and version")
+		return nil, nil, fault.New(fault.Invalid, "field \"toolKeys\" is not supported: AI tools are not kept by this service; give tools with key and version")
 	}
 	if len(p.Skills) > 0 {
-		return nil, fault.New(fault.Invalid, "field \"skills\" is not supported: AI skills are not kept by this service")
+		return nil, nil, fault.New(fault.Invalid, "field \"skills\" is not supported: AI skills are not kept by this service")
 	}
 	next := *old
 	next.ID = uuid.NewString()
@@ -592,15 +602,16 @@ func (s *Service) applyPatch(ctx context.Context, projectKey string, old *Variat
 		next.OutputFormat = p.OutputFormat
 	}
 	if err := s.applyState(&next, p); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if err := s.applyModel(ctx, projectKey, old, &next, p); err != nil {
-		return nil, err
+	modelWrite, err := s.applyModel(ctx, projectKey, old, &next, p)
+	if err != nil {
+		return nil, nil, err
 	}
 	if err := validVariation(&next, ""); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return &next, nil
+	return &next, modelWrite, nil
 }
 
 func (s *Service) applyState(next *Variation, p VariationPatch) error {
@@ -637,19 +648,19 @@ func (s *Service) applyState(next *Variation, p VariationPatch) error {
 // applyModel follows spec 4.12: modelConfigVersion needs a model config
 // key, in the patch or already set, and an existing version of it; a new
 // key without a version takes that model config's latest version.
-func (s *Service) applyModel(ctx context.Context, projectKey string, old, next *Variation, p VariationPatch) error {
+func (s *Service) applyModel(ctx context.Context, projectKey string, old, next *Variation, p VariationPatch) (*store.Write, error) {
 	if p.ModelConfigKey != nil {
 		next.ModelConfigKey = *p.ModelConfigKey
 	}
 	if p.ModelConfigVersion != nil && *p.ModelConfigVersion < 1 {
-		return fault.New(fault.Invalid, "field \"modelConfigVersion\" must be at least 1")
+		return nil, fault.New(fault.Invalid, "field \"modelConfigVersion\" must be at least 1")
 	}
 	if next.ModelConfigKey == "" {
 		if p.ModelConfigVersion != nil {
-			return fault.New(fault.Invalid, "field \"modelConfigVersion\" needs \"modelConfigKey\": give it in the same request, or set it on the variation first")
+			return nil, fault.New(fault.Invalid, "field \"modelConfigVersion\" needs \"modelConfigKey\": give it in the same request, or set it on the variation first")
 		}
 		next.ModelConfigVersion = 0
-		return nil
+		return nil, nil
 	}
 	var version int64
 	switch {
@@ -658,14 +669,14 @@ func (s *Service) applyModel(ctx context.Context, projectKey string, old, next *
 	case next.ModelConfigKey != old.ModelConfigKey:
 		version = 0 // the latest
 	default:
-		return nil // unchanged
+		return nil, nil // unchanged
 	}
-	got, _, err := s.modelRef(ctx, projectKey, next.ModelConfigKey, version, "")
+	got, w, err := s.modelRef(ctx, projectKey, next.ModelConfigKey, version, "")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	next.ModelConfigVersion = got
-	return nil
+	return &w, nil
 }
 
 // DeleteVariation removes a variation with every version of it.
@@ -722,7 +733,8 @@ func (s *Service) CreateModel(ctx context.Context, projectKey string, in ModelCo
 		}
 	}
 	m := &ModelConfig{Key: in.Key, Name: in.Name, ID: in.ID, Icon: in.Icon, Provider: in.Provider, Params: in.Params, CustomParams: in.CustomParams,
-		Tags: in.Tags, Version: 1, CostPerInputToken: in.CostPerInputToken, CostPerOutputToken: in.CostPerOutputToken, CostPerCachedInputToken: in.CostPerCachedInputToken}
+		Tags: in.Tags, Version: 1, CostPerInputToken: in.CostPerInputToken, CostPerOutputToken: in.CostPerOutputToken, CostPerCachedInputToken: in.CostPerCachedInputToken,
+		stored: 1}
 	data, err := encode(fmt.Sprintf("AI model config %q", m.Key), m)
 	if err != nil {
 		return nil, err
@@ -794,10 +806,10 @@ func (s *Service) DeleteModel(ctx context.Context, projectKey, modelKey string) 
 		}
 	}
 	_, err = s.log.Commit(ctx, audit.Change{
-		Writes: []store.Write{store.Delete(store.AIModelConfigKey(projectKey, modelKey), store.IfExists())},
+		Writes: []store.Write{store.Delete(store.AIModelConfigKey(projectKey, modelKey), store.IfVersion(m.stored))},
 		Kind:   "ai-model-config", Resource: modelResource(projectKey, modelKey), Actions: []string{"deleteAIModelConfig"},
 		Name: m.Name, Href: ModelHref(projectKey, modelKey), TitleVerb: "deleted the AI model config", Previous: m,
-		Conflict: fmt.Sprintf("AI model config %q was changed by another request; try again", modelKey),
+		Conflict: fmt.Sprintf("AI model config %q was changed by another request (a variation may have started using it); try again", modelKey),
 	})
 	return err
 }

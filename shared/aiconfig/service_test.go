@@ -1,9 +1,16 @@
 package aiconfig
 
 import (
+	"context"
+	"io"
+	"log/slog"
+	"path/filepath"
 	"testing"
 
+	"github.com/flagplane/flagplane/shared/audit"
 	"github.com/flagplane/flagplane/shared/fault"
+	"github.com/flagplane/flagplane/shared/store"
+	"github.com/flagplane/flagplane/shared/store/bolt"
 )
 
 func TestLatestKeepsTheHighestVersionOfEachVariation(t *testing.T) {
@@ -62,5 +69,72 @@ func TestApplyState(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// projects is a Projects with every project present and no review required.
+type projects struct{}
+
+func (projects) Check(context.Context, string) error                    { return nil }
+func (projects) ReviewRequired(context.Context, string) (string, error) { return "", nil }
+
+// hookedTable runs afterScan once, just after the first query of a
+// project's variations has been answered: another request landing between
+// a delete's look for users and its write.
+type hookedTable struct {
+	store.Table
+	afterScan func()
+}
+
+func (h *hookedTable) Query(ctx context.Context, q store.Query) (store.Page, error) {
+	page, err := h.Table.Query(ctx, q)
+	if q.SKPrefix == store.AIVariationsPrefix && h.afterScan != nil {
+		run := h.afterScan
+		h.afterScan = nil
+		run()
+	}
+	return page, err
+}
+
+func newTestService(tb testing.TB) (*Service, *hookedTable) {
+	tb.Helper()
+	table, err := bolt.Open(filepath.Join(tb.TempDir(), "aiconfig.db"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { table.Close() })
+	h := &hookedTable{Table: table}
+	return NewService(h, audit.New(h, audit.Discard{}, "acct", slog.New(slog.NewTextHandler(io.Discard, nil))), projects{}), h
+}
+
+func TestAModelConfigDeleteLosesToAVariationStartingToUseIt(t *testing.T) {
+	ctx := context.Background()
+	svc, table := newTestService(t)
+	for _, key := range []string{"old", "new"} {
+		if _, err := svc.CreateModel(ctx, "p", ModelConfigInput{Key: key, Name: key, ID: key}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := svc.CreateConfig(ctx, "p", ConfigInput{Key: "c", Name: "C", DefaultVariation: &VariationInput{Key: "v", Name: "V", ModelConfigKey: "old"}}); err != nil {
+		t.Fatal(err)
+	}
+	newKey := "new"
+	table.afterScan = func() {
+		if _, err := svc.PatchVariation(ctx, "p", "c", "v", VariationPatch{ModelConfigKey: &newKey}); err != nil {
+			t.Errorf("the variation patch: %v", err)
+		}
+	}
+	err := svc.DeleteModel(ctx, "p", "new")
+	if !fault.Is(err, fault.OptimisticLock) {
+		t.Fatalf("the delete should fail with a 409 as a variation started using the model config meanwhile, got %v", err)
+	}
+	if _, err := svc.GetModel(ctx, "p", "new"); err != nil {
+		t.Errorf("the model config the variation uses is gone: %v", err)
+	}
+	if err := svc.DeleteModel(ctx, "p", "new"); !fault.Is(err, fault.Invalid) {
+		t.Errorf("retried, the delete should be refused as the model config is in use, got %v", err)
+	}
+	if err := svc.DeleteModel(ctx, "p", "old"); err != nil {
+		t.Errorf("the model config no longer used should go: %v", err)
 	}
 }
