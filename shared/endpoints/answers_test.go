@@ -302,6 +302,34 @@ var answerRequests = map[string]func(tb testing.TB, w *world) answerRequest{
 		return answerRequest{path: api + "/oauth/clients/" + id}
 	},
 
+	"getAllReleasePipelines": func(_ testing.TB, w *world) answerRequest {
+		return answerRequest{path: pipelinesPath(w.project), headers: betaHeader}
+	},
+	"getReleasePipelineByKey": func(_ testing.TB, w *world) answerRequest {
+		return answerRequest{path: pipelinesPath(w.project) + "/world", headers: betaHeader}
+	},
+	"postReleasePipeline": func(_ testing.TB, w *world) answerRequest {
+		return answerRequest{path: pipelinesPath(w.project), body: pipelineBody(w.unique("pipe"), "production"), headers: betaHeader}
+	},
+	"putReleasePipeline": func(_ testing.TB, w *world) answerRequest {
+		return answerRequest{path: pipelinesPath(w.project) + "/world", body: pipelineBody("world", "test", "production"), headers: betaHeader}
+	},
+	"deleteReleasePipeline": func(tb testing.TB, w *world) answerRequest {
+		key := w.unique("doomed-pipe")
+		w.must(tb, http.StatusCreated, http.MethodPost, pipelinesPath(w.project), pipelineBody(key, "test"), betaHeader...)
+		return answerRequest{path: pipelinesPath(w.project) + "/" + key, headers: betaHeader}
+	},
+	"getAllReleaseProgressionsForReleasePipeline": func(_ testing.TB, w *world) answerRequest {
+		return answerRequest{path: pipelinesPath(w.project) + "/world/releases", headers: betaHeader}
+	},
+	"createReleaseForFlag": func(tb testing.TB, w *world) answerRequest {
+		key := w.unique("flag")
+		w.must(tb, http.StatusCreated, http.MethodPost, flagsPath(w.project), map[string]any{"key": key, "name": key})
+		return answerRequest{path: flagReleasePath(w.project, key), body: map[string]any{"releasePipelineKey": "world"}, headers: betaHeader}
+	},
+	"getReleaseByFlagKey": func(_ testing.TB, w *world) answerRequest {
+		return answerRequest{path: api + "/flags/" + w.project + "/" + w.flag + "/release", headers: betaHeader}
+	},
 	"getAllWebhooks": func(testing.TB, *world) answerRequest { return answerRequest{path: api + "/webhooks"} },
 	"getWebhook": func(_ testing.TB, w *world) answerRequest {
 		return answerRequest{path: api + "/webhooks/" + w.webhookID}

@@ -24,6 +24,7 @@ import (
 	"github.com/flagplane/flagplane/shared/member"
 	"github.com/flagplane/flagplane/shared/oauth"
 	"github.com/flagplane/flagplane/shared/patch"
+	"github.com/flagplane/flagplane/shared/pipeline"
 	"github.com/flagplane/flagplane/shared/policy"
 	"github.com/flagplane/flagplane/shared/project"
 	"github.com/flagplane/flagplane/shared/role"
@@ -189,6 +190,8 @@ type Services struct {
 	Applications *application.Service
 	// Triggers are adaptive triggers: flag instructions an alert source fires.
 	Triggers *trigger.Service
+	// Pipelines are release pipelines and the flags' releases through them (beta).
+	Pipelines *pipeline.Service
 	// AIConfigs are AI Configs, their variations and model configs.
 	AIConfigs *aiconfig.Service
 }
@@ -202,6 +205,9 @@ func Handlers(s Services) map[string]api.Handler {
 		}
 	}
 	for id, fn := range aiConfigHandlers(s) {
+		h[id] = fn
+	}
+	for id, fn := range pipelineHandlers(s) {
 		h[id] = fn
 	}
 	return h
