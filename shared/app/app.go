@@ -35,6 +35,7 @@ import (
 	"github.com/flagplane/flagplane/shared/pipeline"
 	"github.com/flagplane/flagplane/shared/policy"
 	"github.com/flagplane/flagplane/shared/project"
+	"github.com/flagplane/flagplane/shared/releasepolicy"
 	"github.com/flagplane/flagplane/shared/role"
 	"github.com/flagplane/flagplane/shared/sdkapi"
 	"github.com/flagplane/flagplane/shared/sdkcontext"
@@ -120,6 +121,8 @@ func New(table store.Table, publisher audit.Publisher, s Settings, logger *slog.
 			Approvals:    approvals,
 			// The expiry job removes targets with its own flag service: a removal scheduled by an allowed change is not held for approval.
 			Expiring: expiring.NewService(table, log, flag.NewService(table, log), envs),
+			// Release policies are reordered in one transaction over all of a project's.
+			ReleasePolicies: releasepolicy.NewService(table, log, projects),
 			// Payloads are applied before the answer; local mode swaps in the in-process queue.
 			Ingest:       ingest.Direct{Agg: ingest.NewAggregator(table, logger)},
 			Contexts:     sdkcontext.NewService(table, log, projects, envs),

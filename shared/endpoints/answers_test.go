@@ -163,6 +163,26 @@ var answerRequests = map[string]func(tb testing.TB, w *world) answerRequest{
 		w.seenContextFrom(tb, w.unique("u"), key)
 		return answerRequest{path: api + "/applications/" + key + "/versions/1.0", headers: betaHeader}
 	},
+	"GetReleasePolicies": func(_ testing.TB, w *world) answerRequest {
+		return answerRequest{path: releasePoliciesPath(w.project), headers: betaHeader}
+	},
+	"GetReleasePolicy": func(_ testing.TB, w *world) answerRequest {
+		return answerRequest{path: releasePoliciesPath(w.project) + "/world", headers: betaHeader}
+	},
+	"PostReleasePolicy": func(_ testing.TB, w *world) answerRequest {
+		return answerRequest{path: releasePoliciesPath(w.project), body: guardedPolicy(w.unique("policy")), headers: betaHeader}
+	},
+	"PutReleasePolicy": func(_ testing.TB, w *world) answerRequest {
+		return answerRequest{path: releasePoliciesPath(w.project) + "/world", body: guardedPolicy("world"), headers: betaHeader}
+	},
+	"PostReleasePoliciesOrder": func(tb testing.TB, w *world) answerRequest {
+		return answerRequest{path: releasePoliciesPath(w.project) + "/order", body: w.releasePolicyKeysReversed(tb), headers: betaHeader}
+	},
+	"DeleteReleasePolicy": func(tb testing.TB, w *world) answerRequest {
+		key := w.unique("policy")
+		w.must(tb, http.StatusCreated, http.MethodPost, releasePoliciesPath(w.project), progressivePolicy(key), betaHeader...)
+		return answerRequest{path: releasePoliciesPath(w.project) + "/" + key, headers: betaHeader}
+	},
 
 	"getFeatureFlags": func(_ testing.TB, w *world) answerRequest { return answerRequest{path: flagsPath(w.project)} },
 	"getFeatureFlag":  func(_ testing.TB, w *world) answerRequest { return answerRequest{path: flagPath(w.project, w.flag)} },

@@ -27,6 +27,7 @@ import (
 	"github.com/flagplane/flagplane/shared/pipeline"
 	"github.com/flagplane/flagplane/shared/policy"
 	"github.com/flagplane/flagplane/shared/project"
+	"github.com/flagplane/flagplane/shared/releasepolicy"
 	"github.com/flagplane/flagplane/shared/role"
 	"github.com/flagplane/flagplane/shared/sdkcontext"
 	"github.com/flagplane/flagplane/shared/team"
@@ -183,6 +184,8 @@ type Services struct {
 	Flags        *flag.Service
 	Expiring     *expiring.Service
 	Approvals    *approval.Service
+	// ReleasePolicies are a project's ranked release policies (beta).
+	ReleasePolicies *releasepolicy.Service
 	// Ingest takes SDK event payloads to the aggregator.
 	Ingest   ingest.Queue
 	Contexts *sdkcontext.Service
@@ -208,6 +211,9 @@ func Handlers(s Services) map[string]api.Handler {
 		h[id] = fn
 	}
 	for id, fn := range pipelineHandlers(s) {
+		h[id] = fn
+	}
+	for id, fn := range releasePolicyHandlers(s) {
 		h[id] = fn
 	}
 	return h

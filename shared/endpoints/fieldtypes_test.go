@@ -156,6 +156,11 @@ var timestampTable = []timestampRow{
 			tsGet(func(w *world) string { return api + "/webhooks/" + w.webhookID }),
 			tsList(func(*world) string { return api + "/webhooks" }),
 		}},
+	{resource: "release policies", source: "spec 2.2 (no timestamps)",
+		reads: []timestampRead{
+			tsGet(func(w *world) string { return releasePoliciesPath(w.project) + "/world" }),
+			tsList(func(w *world) string { return releasePoliciesPath(w.project) }),
+		}},
 	{resource: "adaptive triggers", source: "spec 2.14",
 		reads: []timestampRead{
 			tsGet(func(w *world) string { return envPath(w.project, "production") + "/adaptive-triggers/" + w.triggerID }),

@@ -112,6 +112,7 @@ func newWorld(tb testing.TB) *world {
 	w.clientID = worldStr(tb, w.must(tb, http.StatusCreated, http.MethodPost, api+"/oauth/clients", map[string]any{"name": "app", "description": "an app", "redirectUri": "https://app.example.com/cb"}), "_clientId")
 	w.webhookID = worldStr(tb, w.must(tb, http.StatusOK, http.MethodPost, api+"/webhooks", map[string]any{"url": "http://127.0.0.1:9/flagplane", "sign": true, "on": false, "name": "hook", "tags": []string{"ops"},
 		"statements": []map[string]any{{"effect": "allow", "resources": []string{"proj/*:env/*:flag/*"}, "actions": []string{"*"}}}}), "_id")
+	w.must(tb, http.StatusCreated, http.MethodPost, releasePoliciesPath(w.project), guardedPolicy("world"), betaHeader...)
 	w.triggerID = worldStr(tb, w.must(tb, http.StatusCreated, http.MethodPost, envPath(w.project, "production")+"/adaptive-triggers", map[string]any{
 		"name": "errors spike", "resourceKind": "flag", "resourceKey": w.flag, "task": map[string]any{"instructions": []any{instr("turnFlagOff")}},
 		"triggerSource": map[string]any{"type": "observabilityAlert", "alertId": 1}}), "id")

@@ -49,6 +49,13 @@ var notInClient = map[string]string{
 	"postClientSideEvents":          "client-side SDK events (/events/bulk/{clientSideId}) are the SDKs' own endpoint, not part of the REST API client",
 	"postMobileDiagnosticEvent":     "mobile SDK diagnostic events are the SDKs' own endpoint, not part of the REST API client",
 	"postClientSideDiagnosticEvent": "client-side SDK diagnostic events are the SDKs' own endpoint, not part of the REST API client",
+	// Release policies came to the reference after v17: the client has no ReleasePolicies API.
+	"GetReleasePolicies":       "release policies are not in api-client-go v17 (no release-policies path)",
+	"PostReleasePolicy":        "release policies are not in api-client-go v17 (no release-policies path)",
+	"PostReleasePoliciesOrder": "release policies are not in api-client-go v17 (no release-policies path)",
+	"GetReleasePolicy":         "release policies are not in api-client-go v17 (no release-policies path)",
+	"PutReleasePolicy":         "release policies are not in api-client-go v17 (no release-policies path)",
+	"DeleteReleasePolicy":      "release policies are not in api-client-go v17 (no release-policies path)",
 	// Adaptive triggers (spec 4.14): the reference, and so LaunchDarkly's client, has no adaptive-trigger routes.
 	"getAdaptiveTriggers":     "adaptive triggers are not in LaunchDarkly's API (spec 4.14 only), so its client has no call",
 	"postAdaptiveTrigger":     "adaptive triggers are not in LaunchDarkly's API (spec 4.14 only), so its client has no call",

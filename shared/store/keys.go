@@ -358,6 +358,28 @@ const ApplicationFlagPrefix = applicationFlagSK
 // ApplicationPartition is the partition of one application.
 func ApplicationPartition(key string) string { return applicationPrefix + key }
 
+// Release policies live in their project's partition. The set item's
+// version moves with every create and delete, so an order of the policies
+// read before one of them can be made conditional on the set as read.
+const (
+	releasePolicySKPrefix = "RELEASEPOLICY#"
+	releasePolicySetSK    = "RELEASEPOLICIES"
+)
+
+// ReleasePolicyKey is one release policy of a project.
+func ReleasePolicyKey(projectKey, policyKey string) Key {
+	return Key{PK: ProjectPartition(projectKey), SK: releasePolicySKPrefix + policyKey}
+}
+
+// ReleasePolicyPrefix selects a project's release policies.
+const ReleasePolicyPrefix = releasePolicySKPrefix
+
+// ReleasePolicySetKey is the item whose version changes when a project's
+// set of release policies does.
+func ReleasePolicySetKey(projectKey string) Key {
+	return Key{PK: ProjectPartition(projectKey), SK: releasePolicySetSK}
+}
+
 // PayloadKey marks one event payload as counted (with a TTL), so a retry counts once.
 func PayloadKey(envID, payloadID string) Key {
 	return Key{PK: payloadPrefix + envID + "#" + payloadID, SK: "PAYLOAD"}
