@@ -518,9 +518,41 @@ func (s *Service) GetVariation(ctx context.Context, projectKey, configKey, varia
 	return all, nil
 }
 
+// reviewCheckOff marks a context whose variation change was reviewed.
+type reviewCheckOff struct{}
+
+// WithoutReviewCheck returns ctx for applying a change that an approval
+// request carried through review: PatchVariationWith then skips the check
+// that environments requiring review of AI Configs make. Only the approval
+// lifecycle uses it.
+func WithoutReviewCheck(ctx context.Context) context.Context {
+	return context.WithValue(ctx, reviewCheckOff{}, true)
+}
+
+// ReviewPath is where a change refused for review goes.
+const ReviewPath = "/api/v2/approval-requests"
+
+// CheckVariationPatch reports whether p applies to the latest version of
+// the variation as it is now (a 400 or 404 naming the problem), storing nothing.
+func (s *Service) CheckVariationPatch(ctx context.Context, projectKey, configKey, variationKey string, p VariationPatch) error {
+	all, err := s.GetVariation(ctx, projectKey, configKey, variationKey)
+	if err != nil {
+		return err
+	}
+	_, _, err = s.applyPatch(ctx, projectKey, all[0], p)
+	return err
+}
+
 // PatchVariation applies the fields the body gives and stores the result as
 // a new version of the variation (spec 4.12).
 func (s *Service) PatchVariation(ctx context.Context, projectKey, configKey, variationKey string, p VariationPatch) (*Variation, error) {
+	return s.PatchVariationWith(ctx, projectKey, configKey, variationKey, p)
+}
+
+// PatchVariationWith is PatchVariation committing extra writes in the same
+// transaction (an approval request marked applied), so of two commits
+// conditional on the same version only one lands (409 for the other).
+func (s *Service) PatchVariationWith(ctx context.Context, projectKey, configKey, variationKey string, p VariationPatch, extra ...store.Write) (*Variation, error) {
 	all, err := s.GetVariation(ctx, projectKey, configKey, variationKey)
 	if err != nil {
 		return nil, err
@@ -534,11 +566,14 @@ func (s *Service) PatchVariation(ctx context.Context, projectKey, configKey, var
 	if err != nil {
 		return nil, err
 	}
-	if env, err := s.projects.ReviewRequired(ctx, projectKey); err != nil {
-		return nil, err
-	} else if env != "" {
-		// Never bypass a required review: the approval flow for AI Configs is not built.
-		return nil, fault.New(fault.Forbidden, "environment %q requires review of AI Config changes, and approvals for AI Configs are not built yet: the variation was not changed", env)
+	if off, _ := ctx.Value(reviewCheckOff{}).(bool); !off {
+		if env, err := s.projects.ReviewRequired(ctx, projectKey); err != nil {
+			return nil, err
+		} else if env != "" {
+			return nil, fault.New(fault.Forbidden, "environment %q requires review of AI Config changes: the variation was not changed; "+
+				"create an approval request with POST %s, resourceId proj/%s:env/%s:aiconfig/%s and an updateAIConfigVariation instruction",
+				env, ReviewPath, projectKey, env, configKey)
+		}
 	}
 	writes := []store.Write{store.Check(store.AIConfigKey(projectKey, configKey), store.IfExists()),
 		store.Check(store.AIVariationVersionKey(projectKey, configKey, variationKey, old.Version), store.IfExists())}
@@ -551,7 +586,7 @@ func (s *Service) PatchVariation(ctx context.Context, projectKey, configKey, var
 	}
 	delta, _ := json.Marshal(p)
 	if _, err := s.log.Commit(ctx, audit.Change{
-		Writes: append(writes, put), Kind: "aiconfig", Resource: resource(projectKey, configKey), Actions: []string{"updateAIConfigVariation"},
+		Writes: append(append(writes, put), extra...), Kind: "aiconfig", Resource: resource(projectKey, configKey), Actions: []string{"updateAIConfigVariation"},
 		Name: c.Name, Href: VariationHref(projectKey, configKey, variationKey), TitleVerb: "updated a variation of the AI Config",
 		Comment: next.Comment, Previous: old, Current: next, Delta: delta,
 		Conflict: fmt.Sprintf("variation %q of AI Config %q was changed by another request; read it again and retry", variationKey, configKey),

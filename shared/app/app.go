@@ -99,6 +99,9 @@ func New(table store.Table, publisher audit.Publisher, s Settings, logger *slog.
 	flags := flag.NewService(table, log)
 	// Approvals installs its check on flags: direct changes in environments requiring approval are refused.
 	approvals := approval.NewService(table, log, flags, envs, projects, members, teams)
+	// Approval requests also carry reviewed changes to AI Config variations.
+	aiconfigs := aiconfig.NewService(table, log, endpoints.AIConfigProjects(projects, envs))
+	approvals.SetAIConfigs(aiconfigs)
 	sdk := sdkdata.NewService(table, envs)
 	if logger != nil {
 		sdk.Streams().SetLogger(logger)
@@ -127,7 +130,7 @@ func New(table store.Table, publisher audit.Publisher, s Settings, logger *slog.
 			Ingest:       ingest.Direct{Agg: ingest.NewAggregator(table, logger)},
 			Contexts:     sdkcontext.NewService(table, log, projects, envs),
 			Applications: application.NewService(table, log),
-			AIConfigs:    aiconfig.NewService(table, log, endpoints.AIConfigProjects(projects, envs)),
+			AIConfigs:    aiconfigs,
 			Triggers:     trigger.NewService(table, log, flags, envs),
 			Pipelines:    pipeline.NewService(table, log, projects, envs, flags),
 		},

@@ -1,5 +1,6 @@
 // Package approval holds approval requests: a semantic patch to one flag
-// in one environment, proposed by a member, reviewed by others and then
+// in one environment (or one change to an AI Config variation, see
+// aiconfig.go), proposed by a member, reviewed by others and then
 // applied (now, or at its execution date by the scheduler). It also gives
 // the flag service the check that refuses direct changes in environments
 // that require approvals.
@@ -15,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flagplane/flagplane/shared/aiconfig"
 	"github.com/flagplane/flagplane/shared/audit"
 	"github.com/flagplane/flagplane/shared/environment"
 	"github.com/flagplane/flagplane/shared/fault"
@@ -71,28 +73,33 @@ type Request struct {
 	ServiceKind  string `json:"serviceKind"`
 	// RequestorID is the requesting member; a service token has none and
 	// is named by RequestorServiceTokenID instead.
-	RequestorID             string                       `json:"requestorId,omitempty"`
-	RequestorServiceTokenID string                       `json:"requestorServiceTokenId,omitempty"`
-	Description             string                       `json:"description"`
-	Comment                 string                       `json:"comment,omitempty"`
-	ReviewStatus            string                       `json:"reviewStatus"`
-	AllReviews              []Review                     `json:"allReviews"`
-	NotifyMemberIDs         []string                     `json:"notifyMemberIds"`
-	NotifyTeamKeys          []string                     `json:"notifyTeamKeys"`
-	AppliedDate             int64                        `json:"appliedDate,omitempty"`
-	AppliedByMemberID       string                       `json:"appliedByMemberId,omitempty"`
-	AppliedByServiceTokenID string                       `json:"appliedByServiceTokenId,omitempty"`
-	Status                  string                       `json:"status"`
-	FailureReason           string                       `json:"failureReason,omitempty"`
-	Instructions            []semanticpatch.Instruction  `json:"instructions"`
-	ExecutionDate           int64                        `json:"executionDate,omitempty"`
-	OperatingOnID           string                       `json:"operatingOnId"`
-	ResourceID              string                       `json:"resourceId"`
-	ProjectKey              string                       `json:"projectKey"`
-	EnvironmentKey          string                       `json:"environmentKey"`
-	FlagKey                 string                       `json:"flagKey"`
-	ApprovalSettings        environment.ApprovalSettings `json:"approvalSettings"`
-	IntegrationConfig       json.RawMessage              `json:"integrationConfig,omitempty"`
+	RequestorID             string                      `json:"requestorId,omitempty"`
+	RequestorServiceTokenID string                      `json:"requestorServiceTokenId,omitempty"`
+	Description             string                      `json:"description"`
+	Comment                 string                      `json:"comment,omitempty"`
+	ReviewStatus            string                      `json:"reviewStatus"`
+	AllReviews              []Review                    `json:"allReviews"`
+	NotifyMemberIDs         []string                    `json:"notifyMemberIds"`
+	NotifyTeamKeys          []string                    `json:"notifyTeamKeys"`
+	AppliedDate             int64                       `json:"appliedDate,omitempty"`
+	AppliedByMemberID       string                      `json:"appliedByMemberId,omitempty"`
+	AppliedByServiceTokenID string                      `json:"appliedByServiceTokenId,omitempty"`
+	Status                  string                      `json:"status"`
+	FailureReason           string                      `json:"failureReason,omitempty"`
+	Instructions            []semanticpatch.Instruction `json:"instructions"`
+	ExecutionDate           int64                       `json:"executionDate,omitempty"`
+	OperatingOnID           string                      `json:"operatingOnId"`
+	ResourceID              string                      `json:"resourceId"`
+	ProjectKey              string                      `json:"projectKey"`
+	EnvironmentKey          string                      `json:"environmentKey"`
+	FlagKey                 string                      `json:"flagKey"`
+	// ResourceKind is aiconfig for a request on an AI Config (AIConfigKey
+	// names it, FlagKey is empty); empty for a flag, as requests made
+	// before AI Configs are stored.
+	ResourceKind      string                       `json:"resourceKind,omitempty"`
+	AIConfigKey       string                       `json:"aiConfigKey,omitempty"`
+	ApprovalSettings  environment.ApprovalSettings `json:"approvalSettings"`
+	IntegrationConfig json.RawMessage              `json:"integrationConfig,omitempty"`
 	// Version is the item version, shown as _version; not stored in the document.
 	Version int64 `json:"-"`
 }
@@ -125,24 +132,6 @@ func decode(it store.Item) (*Request, error) {
 	return &r, nil
 }
 
-// ParseResourceID reads `proj/<p>:env/<e>:flag/<f>`; anything else is a 400.
-func ParseResourceID(id string) (projectKey, envKey, flagKey string, err error) {
-	bad := fault.New(fault.Invalid, "field \"resourceId\" must name a flag in an environment, as proj/<projectKey>:env/<environmentKey>:flag/<flagKey>, not %q", id)
-	parts := strings.Split(id, ":")
-	if len(parts) != 3 {
-		return "", "", "", bad
-	}
-	var keys [3]string
-	for i, want := range []string{"proj/", "env/", "flag/"} {
-		k, ok := strings.CutPrefix(parts[i], want)
-		if !ok || environment.ValidKey("resourceId", k) != nil {
-			return "", "", "", bad
-		}
-		keys[i] = k
-	}
-	return keys[0], keys[1], keys[2], nil
-}
-
 // Service manages approval requests.
 type Service struct {
 	table    store.Table
@@ -152,7 +141,9 @@ type Service struct {
 	projects *project.Service
 	members  *member.Service
 	teams    *team.Service
-	now      func() time.Time
+	// aiconfigs, when set, lets requests act on AI Configs.
+	aiconfigs *aiconfig.Service
+	now       func() time.Time
 }
 
 // NewService returns the approval request service and installs its check
@@ -223,15 +214,12 @@ func (s *Service) Create(ctx context.Context, in Input) (*Request, error) {
 	if len(in.Instructions) == 0 || string(in.Instructions) == "null" {
 		return nil, fault.New(fault.Invalid, "field \"instructions\" is required")
 	}
-	pk, ek, fk, err := ParseResourceID(*in.ResourceID)
+	t, err := ParseTarget(*in.ResourceID)
 	if err != nil {
 		return nil, err
 	}
+	pk, ek, fk := t.ProjectKey, t.EnvironmentKey, t.Key
 	sp, err := semanticpatch.Parse(append(append([]byte(`{"instructions":`), in.Instructions...), '}'))
-	if err != nil {
-		return nil, err
-	}
-	f, err := s.flags.Load(ctx, pk, fk)
 	if err != nil {
 		return nil, err
 	}
@@ -239,8 +227,22 @@ func (s *Service) Create(ctx context.Context, in Input) (*Request, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.validate(ctx, f, ek, sp.Instructions); err != nil {
-		return nil, asInvalid(err)
+	settings := env.ApprovalSettings
+	if t.Kind == KindAIConfig {
+		if err := s.checkAI(ctx, pk, t.Key, sp.Instructions); err != nil {
+			return nil, err
+		}
+		if a, ok := env.ResourceApprovalSettings[KindAIConfig]; ok {
+			settings = a
+		}
+	} else {
+		f, err := s.flags.Load(ctx, pk, fk)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.validate(ctx, f, ek, sp.Instructions); err != nil {
+			return nil, asInvalid(err)
+		}
 	}
 	now := s.now()
 	for i, id := range in.NotifyMemberIDs {
@@ -264,7 +266,10 @@ func (s *Service) Create(ctx context.Context, in Input) (*Request, error) {
 		Description: *in.Description, Comment: in.Comment, ReviewStatus: ReviewPending, AllReviews: []Review{},
 		NotifyMemberIDs: nonNil(in.NotifyMemberIDs), NotifyTeamKeys: nonNil(in.NotifyTeamKeys), Status: StatusPending,
 		Instructions: sp.Instructions, OperatingOnID: fk, ResourceID: *in.ResourceID, ProjectKey: pk, EnvironmentKey: ek,
-		FlagKey: fk, ApprovalSettings: env.ApprovalSettings, Version: 1,
+		FlagKey: fk, ApprovalSettings: settings, Version: 1,
+	}
+	if t.Kind == KindAIConfig {
+		r.FlagKey, r.ResourceKind, r.AIConfigKey = "", KindAIConfig, t.Key
 	}
 	if len(in.IntegrationConfig) > 0 && string(in.IntegrationConfig) != "null" {
 		r.IntegrationConfig = in.IntegrationConfig
@@ -295,13 +300,29 @@ func (s *Service) Create(ctx context.Context, in Input) (*Request, error) {
 func (s *Service) change(r *Request, writes []store.Write, action, verb, comment string, previous *Request) audit.Change {
 	c := audit.Change{
 		Writes: writes, Kind: "approvalRequest", Resource: r.ResourceID, Actions: []string{action},
-		Name: r.FlagKey, Href: Href(r.ID), TitleVerb: verb, Comment: comment,
+		Name: r.Key(), Href: Href(r.ID), TitleVerb: verb, Comment: comment,
 		Parent: &audit.Parent{Name: r.ProjectKey, Resource: "proj/" + r.ProjectKey, Href: project.Href(r.ProjectKey)}, Current: r,
 	}
 	if previous != nil {
 		c.Previous = previous
 	}
 	return c
+}
+
+// Key is the key of the flag or AI Config the request acts on.
+func (r *Request) Key() string {
+	if r.ResourceKind == KindAIConfig {
+		return r.AIConfigKey
+	}
+	return r.FlagKey
+}
+
+// Kind is the kind of resource the request acts on: flag or aiconfig.
+func (r *Request) Kind() string {
+	if r.ResourceKind == KindAIConfig {
+		return KindAIConfig
+	}
+	return KindFlag
 }
 
 // validate runs the instructions on a copy of f.
@@ -333,6 +354,9 @@ func (s *Service) Conflicts(ctx context.Context, r *Request, flags map[string]*f
 	out := []Conflict{}
 	if r.Status != StatusPending && r.Status != StatusScheduled {
 		return out, nil
+	}
+	if r.Kind() == KindAIConfig {
+		return s.aiConflicts(ctx, r)
 	}
 	k := r.ProjectKey + "/" + r.FlagKey
 	f, ok := flags[k]
@@ -524,8 +548,8 @@ func ParseFilter(raw string) (func(*Request) bool, error) {
 			if value != "flag" && value != "segment" && value != "aiConfig" {
 				return nil, fault.New(fault.Invalid, "filter resourceKind must be flag, segment or aiConfig, not %q", value)
 			}
-			// Only flag requests exist.
-			checks = append(checks, func(*Request) bool { return value == "flag" })
+			kind := strings.ToLower(value) // aiConfig in the filter, aiconfig in resourceId
+			checks = append(checks, func(r *Request) bool { return r.Kind() == kind })
 		}
 	}
 	return func(r *Request) bool {

@@ -176,6 +176,9 @@ func (s *Service) run(ctx context.Context, r *Request, comment string) (*Request
 	if err != nil {
 		return nil, err
 	}
+	if r.Kind() == KindAIConfig {
+		return s.runAI(ctx, r, next, put)
+	}
 	if comment == "" {
 		comment = r.Description
 	}

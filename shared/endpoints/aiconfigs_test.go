@@ -197,7 +197,7 @@ func TestAIConfigVariationReview(t *testing.T) {
 	}
 
 	t.Run("an environment requiring review of AI Configs refuses the variation edit rather than bypass it", func(t *testing.T) {
-		wantError(t, srv.Do(t, http.MethodPatch, aiVariationPath("ai", "chat", "short"), map[string]any{"name": "x"}), http.StatusForbidden, "forbidden", "production", "approvals for AI Configs are not built")
+		wantError(t, srv.Do(t, http.MethodPatch, aiVariationPath("ai", "chat", "short"), map[string]any{"name": "x"}), http.StatusForbidden, "forbidden", "production", "approval request")
 		if m := srv.Do(t, http.MethodGet, aiVariationPath("ai", "chat", "short"), nil).Map(t); m["totalCount"] != float64(1) {
 			t.Errorf("a new version was stored: %v", m)
 		}

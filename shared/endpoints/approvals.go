@@ -8,11 +8,13 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/flagplane/flagplane/shared/aiconfig"
 	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/approval"
 	"github.com/flagplane/flagplane/shared/environment"
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/flag"
+	"github.com/flagplane/flagplane/shared/policy"
 	"github.com/flagplane/flagplane/shared/semanticpatch"
 )
 
@@ -118,10 +120,15 @@ func (v *approvalView) rep(a *approval.Request) (approvalRep, error) {
 	if err != nil {
 		return approvalRep{}, err
 	}
+	links := api.Links{"self": api.JSONLink(approval.Href(a.ID)), "parent": api.JSONLink(approval.CollectionHref)}
+	if a.Kind() == approval.KindAIConfig {
+		links["aiConfig"] = api.JSONLink(aiconfig.Href(a.ProjectKey, a.AIConfigKey))
+	} else {
+		links["flag"] = api.JSONLink(flag.Href(a.ProjectKey, a.FlagKey))
+	}
 	rep := approvalRep{
-		Links: api.Links{"self": api.JSONLink(approval.Href(a.ID)), "parent": api.JSONLink(approval.CollectionHref),
-			"flag": api.JSONLink(flag.Href(a.ProjectKey, a.FlagKey))},
-		ID: a.ID, Version: a.Version, CreationDate: msString(a.CreationDate), ServiceKind: a.ServiceKind,
+		Links: links,
+		ID:    a.ID, Version: a.Version, CreationDate: msString(a.CreationDate), ServiceKind: a.ServiceKind,
 		RequestorID: a.RequestorID, RequestorServiceTokenID: a.RequestorServiceTokenID, Description: a.Description,
 		ReviewStatus: a.ReviewStatus, AllReviews: []approvalReviewRep{}, NotifyMemberIDs: a.NotifyMemberIDs, NotifyTeamKeys: a.NotifyTeamKeys,
 		AppliedDate: msString(a.AppliedDate), AppliedByMemberID: a.AppliedByMemberID, AppliedByServiceTokenID: a.AppliedByServiceTokenID,
@@ -139,6 +146,9 @@ func (v *approvalView) rep(a *approval.Request) (approvalRep, error) {
 	for _, e := range v.expand {
 		switch e {
 		case "flag", "resource":
+			if a.Kind() != approval.KindFlag {
+				continue // an AI Config request has no flag to expand
+			}
 			d, err := v.detail(ctx, a)
 			if err != nil {
 				return approvalRep{}, err
@@ -306,11 +316,22 @@ func approvalCreateNeeds(_ *http.Request, body []byte) ([]api.Need, error) {
 		ResourceID string `json:"resourceId"`
 	}
 	_ = json.Unmarshal(body, &probe)
-	pk, ek, fk, err := approval.ParseResourceID(probe.ResourceID)
+	t, err := approval.ParseTarget(probe.ResourceID)
 	if err != nil {
 		return []api.Need{{}}, nil
 	}
-	return []api.Need{{Keys: map[string]string{"proj": pk, "env": ek, "flag": fk}}}, nil
+	return []api.Need{approvalNeed(t.Kind, t.ProjectKey, t.EnvironmentKey, t.Key)}, nil
+}
+
+// approvalNeed is the right an approval request needs: on its flag in its
+// environment (the operation's own resource, proj/*:env/*:flag/*), or for
+// an AI Config on proj/<p>:env/<e>:aiconfig/<key>, named with On.
+func approvalNeed(kind, projectKey, envKey, key string) api.Need {
+	if kind == approval.KindAIConfig {
+		res := policy.NewResource("proj", projectKey).Child("env", envKey).Child("aiconfig", key)
+		return api.Need{On: &res}
+	}
+	return api.Need{Keys: map[string]string{"proj": projectKey, "env": envKey, "flag": key}}
 }
 
 // storedApprovalNeeds authorizes reviewing, applying or deleting a request
@@ -327,7 +348,7 @@ func storedApprovalNeeds(s Services) api.Needs {
 		if err != nil {
 			return nil, err
 		}
-		return []api.Need{{Keys: map[string]string{"proj": a.ProjectKey, "env": a.EnvironmentKey, "flag": a.FlagKey}}}, nil
+		return []api.Need{approvalNeed(a.Kind(), a.ProjectKey, a.EnvironmentKey, a.Key())}, nil
 	}
 }
 

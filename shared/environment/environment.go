@@ -139,11 +139,23 @@ func (e *Environment) validate(prefix string) error {
 	if err := ValidTags(prefix+"tags", e.Tags); err != nil {
 		return err
 	}
-	a := e.ApprovalSettings
-	if a.MinNumApprovals < 1 || a.MinNumApprovals > 5 {
-		return fault.New(fault.Invalid, "field %q must be between 1 and 5", prefix+"approvalSettings.minNumApprovals")
+	if err := validApproval(prefix+"approvalSettings", e.ApprovalSettings); err != nil {
+		return err
 	}
-	return ValidTags(prefix+"approvalSettings.requiredApprovalTags", a.RequiredApprovalTags)
+	for kind, a := range e.ResourceApprovalSettings {
+		if err := validApproval(prefix+"resourceApprovalSettings."+kind, a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validApproval checks one set of approval settings; field names where it sits.
+func validApproval(field string, a ApprovalSettings) error {
+	if a.MinNumApprovals < 1 || a.MinNumApprovals > 5 {
+		return fault.New(fault.Invalid, "field %q must be between 1 and 5", field+".minNumApprovals")
+	}
+	return ValidTags(field+".requiredApprovalTags", a.RequiredApprovalTags)
 }
 
 // newSecret returns "<prefix>-<uuid v4>", the form of SDK and mobile keys.

@@ -3,6 +3,7 @@ package environment
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/flagplane/flagplane/shared/audit"
@@ -23,7 +24,14 @@ var patchable = map[string]string{
 	"tags":               "updateTags",
 	"critical":           "updateCritical",
 	"approvalSettings":   "updateApprovalSettings",
+	// resourceApprovalSettings holds approval settings per resource kind;
+	// only aiconfig is editable (see resourceApprovalKinds).
+	"resourceApprovalSettings": "updateApprovalSettings",
 }
+
+// resourceApprovalKinds are the resource kinds whose approval settings a
+// patch may set under /resourceApprovalSettings/<kind>.
+var resourceApprovalKinds = map[string]bool{"aiconfig": true}
 
 // Actions are the actions `_access` reports on an environment.
 var Actions = []string{"deleteEnvironment", "updateName", "updateColor", "updateTtl", "updateSecureMode",
@@ -47,21 +55,63 @@ func PatchActions(p patch.Patch) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	touchedApproval := map[string]bool{}
+	// touched records, per settings object ("approvalSettings" or
+	// "resourceApprovalSettings.<kind>"), the editable fields a patch sets.
+	touched := map[string]map[string]bool{}
 	for _, path := range p.Touched() {
 		seg := patch.Segments(path)
-		if seg[0] != "approvalSettings" {
+		owner := seg[0]
+		switch seg[0] {
+		case "approvalSettings":
+			seg = seg[1:]
+		case "resourceApprovalSettings":
+			if len(seg) < 2 || !resourceApprovalKinds[seg[1]] {
+				return nil, fault.New(fault.Invalid, "path %q cannot be patched: resourceApprovalSettings takes only the kind aiconfig, as /resourceApprovalSettings/aiconfig/<setting>", path)
+			}
+			owner, seg = "resourceApprovalSettings."+seg[1], seg[2:]
+		default:
 			continue
 		}
-		if len(seg) < 2 || !approvalEditable[seg[1]] {
+		if len(seg) < 1 || !approvalEditable[seg[0]] {
 			return nil, fault.New(fault.Invalid, "path %q cannot be patched: of the approval settings only canReviewOwnRequest, canApplyDeclinedChanges, minNumApprovals, required and requiredApprovalTags are editable", path)
 		}
-		touchedApproval[seg[1]] = true
+		if touched[owner] == nil {
+			touched[owner] = map[string]bool{}
+		}
+		touched[owner][seg[0]] = true
 	}
-	if touchedApproval["required"] && touchedApproval["requiredApprovalTags"] {
-		return nil, fault.New(fault.Invalid, "approvalSettings.required and approvalSettings.requiredApprovalTags cannot be patched in one request: require approvals for every flag, or only for flags with the given tags")
+	for owner, fields := range touched {
+		if fields["required"] && fields["requiredApprovalTags"] {
+			return nil, fault.New(fault.Invalid, "%s.required and %s.requiredApprovalTags cannot be patched in one request: require approvals for every change, or only for resources with the given tags", owner, owner)
+		}
 	}
 	return actions, nil
+}
+
+// withResourceKinds returns e, or a copy of it whose resourceApprovalSettings
+// holds the default settings for every kind p touches that e has none of,
+// so a path such as /resourceApprovalSettings/aiconfig/required applies.
+func withResourceKinds(e *Environment, p patch.Patch) *Environment {
+	c := e
+	for _, path := range p.Touched() {
+		seg := patch.Segments(path)
+		if len(seg) < 3 || seg[0] != "resourceApprovalSettings" {
+			continue
+		}
+		if _, ok := c.ResourceApprovalSettings[seg[1]]; ok {
+			continue
+		}
+		if c == e {
+			cp := *e
+			cp.ResourceApprovalSettings = maps.Clone(e.ResourceApprovalSettings)
+			if cp.ResourceApprovalSettings == nil {
+				cp.ResourceApprovalSettings = map[string]ApprovalSettings{}
+			}
+			c = &cp
+		}
+		c.ResourceApprovalSettings[seg[1]] = DefaultApprovalSettings()
+	}
+	return c
 }
 
 // checkPaths adds to PatchActions what depends on the service's settings.
@@ -87,7 +137,7 @@ func (s *Service) Patch(ctx context.Context, projectKey, envKey string, p patch.
 		return nil, err
 	}
 	var next Environment
-	if err := p.ApplyTo(old, &next); err != nil {
+	if err := p.ApplyTo(withResourceKinds(old, p), &next); err != nil {
 		return nil, err
 	}
 	if next.Tags == nil {

@@ -64,6 +64,8 @@ var shapes = [][]string{
 	{"proj", "env", "destination"},
 	{"proj", "env", "integration"},
 	{"proj", "env", "adaptive-trigger"},
+	// An AI Config in one environment: approval requests for AI Configs act there.
+	{"proj", "env", "aiconfig"},
 	{"proj", "flag"},
 	{"proj", "release-pipeline"},
 	{"proj", "release-policy"},
