@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/app/apptest"
 	"github.com/flagplane/flagplane/shared/catalog"
+	"github.com/flagplane/flagplane/shared/endpoints"
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/identity"
 	"github.com/flagplane/flagplane/shared/token"
@@ -546,12 +548,13 @@ func TestTokensOnTheAPI(t *testing.T) {
 	})
 
 	t.Run("an unbuilt beta operation with the beta header is 501", func(t *testing.T) {
+		unbuilt := unbuiltBetaGET(t, srv)
 		for _, h := range [][]string{
 			{"SVC-API-Version", "beta"},
 			{"SVC-API-Version", "foo", "SVC-API-Version", "beta"},
 			{"SVC-API-Version", "beta, foo"},
 		} {
-			wantCode(t, srv.Do(t, "GET", policy, nil, h...), http.StatusNotImplemented, "not_implemented")
+			wantCode(t, srv.Do(t, "GET", unbuilt, nil, h...), http.StatusNotImplemented, "not_implemented")
 		}
 	})
 
@@ -568,4 +571,19 @@ func TestTokensOnTheAPI(t *testing.T) {
 			t.Errorf("Allow %q", allow)
 		}
 	})
+}
+
+// unbuiltBetaGET is the path of a beta GET operation that still answers
+// 501, taken from the catalog so that building one does not break the test.
+func unbuiltBetaGET(tb testing.TB, srv *apptest.Server) string {
+	tb.Helper()
+	built := endpoints.Handlers(srv.App.Services)
+	param := regexp.MustCompile(`\{[^}]*\}`)
+	for _, op := range catalog.All() {
+		if op.Beta && op.Method == http.MethodGet && !op.Public && built[op.ID] == nil {
+			return param.ReplaceAllString(op.Path, "x")
+		}
+	}
+	tb.Skip("every beta GET operation is built")
+	return ""
 }
