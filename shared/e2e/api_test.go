@@ -401,12 +401,22 @@ func TestErrors(t *testing.T) {
 		{"a body that is not JSON answers 400", "POST", envsPath(p), `{"key":`, nil, 400, "invalid_request"},
 		{"an operation not built yet answers 501 not_implemented", "GET", api + "/code-refs/extinctions", nil, nil, 501, "not_implemented"},
 		{"a beta operation without the beta header answers 403", "GET", projectPath(p) + "/release-policies", nil, nil, 403, "forbidden"},
-		{"a beta operation with the beta header gets past the check", "GET", projectPath(p) + "/release-policies", nil, []string{"SVC-API-Version", "beta"}, 501, "not_implemented"},
-		{"a beta header sent twice is accepted", "GET", projectPath(p) + "/release-policies", nil, []string{"SVC-API-Version", "beta", "SVC-API-Version", "beta"}, 501, "not_implemented"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			wantError(t, s.do(t, c.method, c.path, c.body, c.headers...), c.status, c.code)
+		})
+	}
+	for _, c := range []struct {
+		name    string
+		headers []string
+	}{
+		{"a beta operation with the beta header gets past the check", []string{"SVC-API-Version", "beta"}},
+		{"a beta header sent twice is accepted", []string{"SVC-API-Version", "beta", "SVC-API-Version", "beta"}},
+		{"LaunchDarkly's beta header is accepted", []string{"LD-API-Version", "beta"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			wantStatus(t, s.do(t, http.MethodGet, projectPath(p)+"/release-policies", nil, c.headers...), http.StatusOK)
 		})
 	}
 
