@@ -6,9 +6,9 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/flagplane/flagplane/shared/api"
+	"github.com/flagplane/flagplane/shared/cache"
 	"github.com/flagplane/flagplane/shared/environment"
 	"github.com/flagplane/flagplane/shared/flag"
 	"github.com/flagplane/flagplane/shared/identity"
@@ -17,7 +17,7 @@ import (
 
 // Listing flags was bound by encoding them: a page of 20 is ~50 KB of
 // JSON, and the page is the same from one request to the next until a
-// flag, an environment or the caller's rights change. summaryCache keeps
+// flag, an environment or the caller's rights change. summaries keeps
 // each flag's summary JSON under everything it depends on, so a list
 // encodes only what changed. A key holds:
 //   - the decoded flag, which the flag service's list cache shares between
@@ -25,13 +25,7 @@ import (
 //   - the environments shown, by key and stored version;
 //   - the caller's rights, which decide `_access` from the flag's key and
 //     tags and the project's tags (included when the rights select by tag).
-type summaryCache struct {
-	mu sync.Mutex
-	m  map[summaryKey][]byte
-}
-
-// maxSummaries bounds the summaries a process keeps.
-const maxSummaries = 20000
+var summaries = cache.Bounded[summaryKey, []byte]{Max: 20000}
 
 type summaryKey struct {
 	f           *flag.Flag
@@ -43,24 +37,6 @@ type summaryKey struct {
 // identified is implemented by rights that can name themselves for caches
 // (see token rights' Identity).
 type identified interface{ Identity() any }
-
-var summaries summaryCache
-
-func (c *summaryCache) get(k summaryKey) ([]byte, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	b, ok := c.m[k]
-	return b, ok
-}
-
-func (c *summaryCache) put(k summaryKey, b []byte) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil || len(c.m) >= maxSummaries {
-		c.m = make(map[summaryKey][]byte) // dropping all is rare and cheap to recover from
-	}
-	c.m[k] = b
-}
 
 // envSignature names the environments a summary shows, with their versions.
 func envSignature(envs []*environment.Environment, only []string) string {
@@ -105,7 +81,7 @@ func flagSummaries(r *http.Request, links api.Links, total int64, flags []*flag.
 		k := summaryKey{f: f, envs: sig, rights: rights, projectTags: projectTags}
 		keyed := rights != nil
 		if keyed {
-			if b, ok := summaries.get(k); ok {
+			if b, ok := summaries.Get(k); ok {
 				buf.Write(b)
 				continue
 			}
@@ -115,7 +91,7 @@ func flagSummaries(r *http.Request, links api.Links, total int64, flags []*flag.
 			return nil, err
 		}
 		if keyed {
-			summaries.put(k, b)
+			summaries.Put(k, b)
 		}
 		buf.Write(b)
 	}
@@ -149,34 +125,10 @@ func writeJSONBytes(w http.ResponseWriter, body []byte) {
 // project, the query and the caller's rights. A repeated list then costs
 // what a GET of one resource does. Lambda instances share the table with
 // others and never use it.
-type pageCache struct {
-	mu sync.Mutex
-	m  map[pageKey][]byte
-}
+var pages = cache.Bounded[pageKey, []byte]{Max: 256} // about 60 KB each
 
 type pageKey struct {
 	gen            uint64
 	project, query string
 	rights         any
-}
-
-// maxPages bounds the list answers a process keeps (about 60 KB each).
-const maxPages = 256
-
-var pages pageCache
-
-func (c *pageCache) get(k pageKey) ([]byte, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	b, ok := c.m[k]
-	return b, ok
-}
-
-func (c *pageCache) put(k pageKey, b []byte) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil || len(c.m) >= maxPages {
-		c.m = make(map[pageKey][]byte) // an older generation's answers are never asked for again
-	}
-	c.m[k] = b
 }

@@ -147,7 +147,7 @@ func flagHandlers(s Services) map[string]api.Handler {
 			page := pageKey{gen: gen, project: pk, query: r.URL.RawQuery, rights: rightsIdentity(r)}
 			cacheable := sole && summary && page.rights != nil
 			if cacheable {
-				if body, ok := pages.get(page); ok {
+				if body, ok := pages.Get(page); ok {
 					writeJSONBytes(w, body)
 					return nil
 				}
@@ -164,7 +164,7 @@ func flagHandlers(s Services) map[string]api.Handler {
 					return err
 				}
 				if cacheable {
-					pages.put(page, body)
+					pages.Put(page, body)
 				}
 				writeJSONBytes(w, body)
 				return nil

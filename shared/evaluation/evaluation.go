@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 
 	ldeval "github.com/launchdarkly/go-server-sdk-evaluation/v3"
 	"github.com/launchdarkly/go-server-sdk-evaluation/v3/ldmodel"
@@ -25,6 +24,7 @@ import (
 	"github.com/launchdarkly/go-sdk-common/v3/ldreason"
 	"github.com/launchdarkly/go-sdk-common/v3/ldvalue"
 
+	"github.com/flagplane/flagplane/shared/cache"
 	"github.com/flagplane/flagplane/shared/environment"
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/flag"
@@ -40,7 +40,11 @@ type Service struct {
 }
 
 // NewService returns the evaluation service over table.
-func NewService(table store.Table) *Service { return &Service{table: table, decoded: &flag.Decoded{}} }
+func NewService(table store.Table) *Service {
+	s := &Service{table: table, decoded: &flag.Decoded{}}
+	s.models.c.Max = maxModels
+	return s
+}
 
 // Query selects, orders and pages the flags evaluated.
 type Query struct {
@@ -239,8 +243,7 @@ func (p dataProvider) GetSegment(string) *ldmodel.Segment { return nil }
 // shared decoded flag (a new pointer when the stored flag changes), so an
 // unchanged flag is converted once. The evaluator only reads models.
 type modelCache struct {
-	mu sync.Mutex
-	m  map[modelKey]modelResult
+	c cache.Bounded[modelKey, modelResult]
 }
 
 type modelKey struct {
@@ -258,18 +261,10 @@ const maxModels = 20000
 
 func (c *modelCache) model(f *flag.Flag, envKey string) (*ldmodel.FeatureFlag, error) {
 	k := modelKey{f, envKey}
-	c.mu.Lock()
-	r, ok := c.m[k]
-	c.mu.Unlock()
-	if ok {
+	if r, ok := c.c.Get(k); ok {
 		return r.m, r.err
 	}
 	m, err := Model(f, envKey)
-	c.mu.Lock()
-	if c.m == nil || len(c.m) >= maxModels {
-		c.m = make(map[modelKey]modelResult)
-	}
-	c.m[k] = modelResult{m, err}
-	c.mu.Unlock()
+	c.c.Put(k, modelResult{m, err})
 	return m, err
 }

@@ -8,8 +8,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 
+	"github.com/flagplane/flagplane/shared/cache"
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/store"
 )
@@ -62,8 +62,7 @@ const maxMemo = 20000
 // requests: read them only. A Memo is safe for concurrent use.
 type Memo[T any] struct {
 	decode func(store.Item) (T, error)
-	mu     sync.Mutex
-	m      map[store.Key]memoEntry[T]
+	m      cache.Bounded[store.Key, memoEntry[T]]
 }
 
 type memoEntry[T any] struct {
@@ -74,27 +73,20 @@ type memoEntry[T any] struct {
 
 // NewMemo returns a Memo over decode.
 func NewMemo[T any](decode func(store.Item) (T, error)) *Memo[T] {
-	return &Memo[T]{decode: decode}
+	m := &Memo[T]{decode: decode}
+	m.m.Max = maxMemo
+	return m
 }
 
 // Decode returns the value stored in it, decoding it only when it changed.
 func (m *Memo[T]) Decode(it store.Item) (T, error) {
-	key := it.Key()
-	m.mu.Lock()
-	e, ok := m.m[key]
-	m.mu.Unlock()
-	if ok && e.version == it.Version && bytes.Equal(e.data, it.Data) {
+	if e, ok := m.m.Get(it.Key()); ok && e.version == it.Version && bytes.Equal(e.data, it.Data) {
 		return e.v, nil
 	}
 	v, err := m.decode(it)
 	if err != nil {
 		return v, err
 	}
-	m.mu.Lock()
-	if m.m == nil || len(m.m) >= maxMemo {
-		m.m = make(map[store.Key]memoEntry[T]) // dropping all is rare and cheap to recover from
-	}
-	m.m[key] = memoEntry[T]{version: it.Version, data: bytes.Clone(it.Data), v: v}
-	m.mu.Unlock()
+	m.m.Put(it.Key(), memoEntry[T]{version: it.Version, data: bytes.Clone(it.Data), v: v})
 	return v, nil
 }
