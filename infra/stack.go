@@ -242,8 +242,8 @@ func NewFlagplaneStack(scope constructs.Construct, id string, props *FlagplaneSt
 	stack := awscdk.NewStack(scope, jsii.String(id), &c.StackProps)
 
 	table := newTable(stack, c)
-	queue, dlq := newQueues(stack, c)
-	ingest, ingestDLQ := newIngestQueues(stack, c)
+	queue, dlq := newQueues(stack, c, "Webhook")
+	ingest, ingestDLQ := newQueues(stack, c, "Ingest")
 
 	fns := map[string]awslambda.Function{}
 	for _, s := range c.specs {
@@ -306,37 +306,17 @@ func newTable(stack awscdk.Stack, c config) awsdynamodb.Table {
 	return table
 }
 
-// newQueues makes the webhook dispatch queue and its dead-letter queue,
-// both encrypted at rest with SQS-managed keys (no KMS grants needed) and
-// refusing plain-HTTP access.
-func newQueues(stack awscdk.Stack, c config) (queue, dlq awssqs.Queue) {
-	dlq = awssqs.NewQueue(stack, jsii.String("WebhookDeadLetterQueue"), &awssqs.QueueProps{
+// newQueues makes a work queue and its dead-letter queue, named from
+// prefix ("Webhook", "Ingest"), both encrypted at rest with SQS-managed
+// keys (no KMS grants needed) and refusing plain-HTTP access.
+func newQueues(stack awscdk.Stack, c config, prefix string) (queue, dlq awssqs.Queue) {
+	dlq = awssqs.NewQueue(stack, jsii.String(prefix+"DeadLetterQueue"), &awssqs.QueueProps{
 		Encryption: awssqs.QueueEncryption_SQS_MANAGED,
 		EnforceSSL: jsii.Bool(true),
 		// The longest SQS allows, to leave time to inspect and redrive.
 		RetentionPeriod: awscdk.Duration_Days(jsii.Number(14)),
 	})
-	queue = awssqs.NewQueue(stack, jsii.String("WebhookQueue"), &awssqs.QueueProps{
-		Encryption:        awssqs.QueueEncryption_SQS_MANAGED,
-		EnforceSSL:        jsii.Bool(true),
-		VisibilityTimeout: awscdk.Duration_Seconds(jsii.Number(WebhookQueueVisibility.Seconds())),
-		DeadLetterQueue: &awssqs.DeadLetterQueue{
-			Queue:           dlq,
-			MaxReceiveCount: jsii.Number(float64(c.DeadLetterMaxReceives)),
-		},
-	})
-	return queue, dlq
-}
-
-// newIngestQueues makes the SDK event ingest queue and its dead-letter
-// queue, set up as the webhook queues are.
-func newIngestQueues(stack awscdk.Stack, c config) (queue, dlq awssqs.Queue) {
-	dlq = awssqs.NewQueue(stack, jsii.String("IngestDeadLetterQueue"), &awssqs.QueueProps{
-		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
-		EnforceSSL:      jsii.Bool(true),
-		RetentionPeriod: awscdk.Duration_Days(jsii.Number(14)),
-	})
-	queue = awssqs.NewQueue(stack, jsii.String("IngestQueue"), &awssqs.QueueProps{
+	queue = awssqs.NewQueue(stack, jsii.String(prefix+"Queue"), &awssqs.QueueProps{
 		Encryption:        awssqs.QueueEncryption_SQS_MANAGED,
 		EnforceSSL:        jsii.Bool(true),
 		VisibilityTimeout: awscdk.Duration_Seconds(jsii.Number(WebhookQueueVisibility.Seconds())),

@@ -227,20 +227,16 @@ Run "flagplane token create -h" for its flags.
 `
 
 func tokenCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) > 0 && isHelp(args[0]) {
-		fmt.Fprint(stdout, tokenUsage)
-		return errHelp
-	}
-	if len(args) == 0 || args[0] != "create" {
-		fmt.Fprint(stderr, tokenUsage)
-		return errMisused
+	args, err := subcommand(args, "create", tokenUsage, stdout, stderr)
+	if err != nil {
+		return err
 	}
 	fs := newFlags("token create", "-name NAME [flags]")
 	name := fs.String("name", "", "token name (required)")
 	role := fs.String("role", string(identity.RoleAdmin), "reader, writer or admin")
 	data := fs.String("data", envOr("FLAGPLANE_DATA", "flagplane.db"), "embedded store file (env FLAGPLANE_DATA); a running server holds it, so stop it first")
 	useDynamo := fs.Bool("dynamo", false, "use the DynamoDB table named by "+app.EnvTable+" instead of -data")
-	if err := parse(fs, args[1:], stdout, stderr); err != nil {
+	if err := parse(fs, args, stdout, stderr); err != nil {
 		return err
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
@@ -256,17 +252,13 @@ Creates the DynamoDB table on the endpoint of the standard AWS_ENDPOINT_URL* set
 `
 
 func tableCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) > 0 && isHelp(args[0]) {
-		fmt.Fprint(stdout, tableUsage)
-		return errHelp
-	}
-	if len(args) == 0 || args[0] != "create" {
-		fmt.Fprint(stderr, tableUsage)
-		return errMisused
+	args, err := subcommand(args, "create", tableUsage, stdout, stderr)
+	if err != nil {
+		return err
 	}
 	fs := newFlags("table create", "-name NAME")
 	name := fs.String("name", "", "table name (required)")
-	if err := parse(fs, args[1:], stdout, stderr); err != nil {
+	if err := parse(fs, args, stdout, stderr); err != nil {
 		return err
 	}
 	return localserver.CreateTable(ctx, *name, stdout)
@@ -281,25 +273,36 @@ again and beside a running deployment. Run "flagplane credentials backfill -h" f
 `
 
 func credentialsCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) > 0 && isHelp(args[0]) {
-		fmt.Fprint(stdout, credentialsUsage)
-		return errHelp
-	}
-	if len(args) == 0 || args[0] != "backfill" {
-		fmt.Fprint(stderr, credentialsUsage)
-		return errMisused
+	args, err := subcommand(args, "backfill", credentialsUsage, stdout, stderr)
+	if err != nil {
+		return err
 	}
 	fs := newFlags("credentials backfill", "[-data FILE | -dynamo -table NAME]")
 	data := fs.String("data", envOr("FLAGPLANE_DATA", "flagplane.db"), "embedded store file (env FLAGPLANE_DATA); a running server backfills it itself")
 	useDynamo := fs.Bool("dynamo", false, "use the DynamoDB table named by -table instead of -data")
 	table := fs.String("table", os.Getenv(app.EnvTable), "DynamoDB table name, with -dynamo (env "+app.EnvTable+")")
-	if err := parse(fs, args[1:], stdout, stderr); err != nil {
+	if err := parse(fs, args, stdout, stderr); err != nil {
 		return err
 	}
 	if *useDynamo && *table == "" {
 		return misused(fs, stderr, errors.New("-dynamo needs -table NAME (or "+app.EnvTable+")"))
 	}
 	return localserver.BackfillCredentials(ctx, localserver.BackfillConfig{DataFile: *data, Dynamo: *useDynamo, Table: *table}, stdout)
+}
+
+// subcommand checks that args start with the one subcommand a command has
+// (printing its usage for help, or to stderr when it is missing) and
+// returns the arguments after it.
+func subcommand(args []string, want, usage string, stdout, stderr io.Writer) ([]string, error) {
+	switch {
+	case len(args) > 0 && isHelp(args[0]):
+		fmt.Fprint(stdout, usage)
+		return nil, errHelp
+	case len(args) == 0 || args[0] != want:
+		fmt.Fprint(stderr, usage)
+		return nil, errMisused
+	}
+	return args[1:], nil
 }
 
 func isHelp(arg string) bool {

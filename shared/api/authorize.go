@@ -16,8 +16,9 @@ import (
 )
 
 // Need is one right an operation needs: Action (the catalog's action of
-// the operation when empty) on the operation's resource, where Keys replaces the key of the segments it names (by kind)
-// with the one the request acts on. A flag change in one environment needs
+// the operation when empty) on the operation's resource, where Keys
+// replaces the key of the segments it names (by kind) with the one the
+// request acts on. A flag change in one environment needs
 // {Action: "updateOn", Keys: {"env": "production"}} on
 // proj/p:env/*:flag/f, i.e. updateOn on proj/p:env/production:flag/f.
 type Need struct {

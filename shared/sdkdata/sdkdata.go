@@ -22,6 +22,7 @@ import (
 
 	"github.com/launchdarkly/go-server-sdk-evaluation/v3/ldmodel"
 
+	"github.com/flagplane/flagplane/shared/cache"
 	"github.com/flagplane/flagplane/shared/environment"
 	"github.com/flagplane/flagplane/shared/evaluation"
 	"github.com/flagplane/flagplane/shared/flag"
@@ -85,6 +86,7 @@ const maxCached = 10000
 func NewService(table store.Table, resolver Resolver) *Service {
 	s := &Service{table: table, resolver: resolver, decoded: &flag.Decoded{}, now: time.Now,
 		creds: map[credKey]credEntry{}, snaps: map[EnvRef]snapEntry{}}
+	s.models.c.Max = maxModels
 	s.streams = newStreams(s)
 	return s
 }
@@ -312,8 +314,7 @@ func appendString(b []byte, s string) []byte {
 // modelCache keeps each flag's SDK form per environment, keyed by the
 // shared decoded flag (a new pointer when the stored flag changes).
 type modelCache struct {
-	mu sync.Mutex
-	m  map[modelKey]*Flag
+	c cache.Bounded[modelKey, *Flag]
 }
 
 type modelKey struct {
@@ -326,19 +327,11 @@ const maxModels = 20000
 
 func (c *modelCache) get(f *flag.Flag, envKey string) *Flag {
 	k := modelKey{f, envKey}
-	c.mu.Lock()
-	sf, ok := c.m[k]
-	c.mu.Unlock()
-	if ok {
+	if sf, ok := c.c.Get(k); ok {
 		return sf
 	}
-	sf = convert(f, envKey)
-	c.mu.Lock()
-	if c.m == nil || len(c.m) >= maxModels {
-		c.m = make(map[modelKey]*Flag)
-	}
-	c.m[k] = sf
-	c.mu.Unlock()
+	sf := convert(f, envKey)
+	c.c.Put(k, sf)
 	return sf
 }
 
