@@ -1,6 +1,9 @@
 // Command big-segments is the Lambda function of the big-segments resource group.
 package main
 
-import "github.com/flagplane/flagplane/shared/lambdafn"
+import (
+	_ "github.com/flagplane/flagplane/shared/featurestore/featurestoreapi"
+	"github.com/flagplane/flagplane/shared/lambdafn"
+)
 
 func main() { lambdafn.Serve("big-segments") }

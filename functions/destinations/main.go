@@ -1,6 +1,9 @@
 // Command destinations is the Lambda function of the destinations resource group.
 package main
 
-import "github.com/flagplane/flagplane/shared/lambdafn"
+import (
+	_ "github.com/flagplane/flagplane/shared/destination/destinationapi"
+	"github.com/flagplane/flagplane/shared/lambdafn"
+)
 
 func main() { lambdafn.Serve("destinations") }

@@ -1,6 +1,9 @@
 // Command usage is the Lambda function of the usage resource group.
 package main
 
-import "github.com/flagplane/flagplane/shared/lambdafn"
+import (
+	"github.com/flagplane/flagplane/shared/lambdafn"
+	_ "github.com/flagplane/flagplane/shared/usage/usageapi"
+)
 
 func main() { lambdafn.Serve("usage") }

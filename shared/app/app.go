@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/flagplane/flagplane/shared/aiconfig"
@@ -83,6 +84,9 @@ type App struct {
 	SDK *sdkdata.Service
 
 	settings Settings
+
+	sharedMu sync.Mutex
+	shared   map[any]any // see Shared
 }
 
 // New wires the services over table.
@@ -211,6 +215,20 @@ func (a *App) Handler(group string) (http.Handler, error) {
 	for id, h := range sdkapi.Handlers(a.SDK, sdkapi.Options{Heartbeat: a.settings.SDKHeartbeat, NoStreaming: a.settings.NoSDKStreaming}) {
 		handlers[id] = h
 	}
+	needs := endpoints.Needs(a.Services)
+	for _, g := range Registered() {
+		if group != "" && g.Name != group {
+			continue
+		}
+		for id, h := range g.Handlers(a) {
+			handlers[id] = h
+		}
+		if g.Needs != nil {
+			for id, n := range g.Needs(a) {
+				needs[id] = n
+			}
+		}
+	}
 	routed := map[string]api.Handler{}
 	for _, op := range ops {
 		if h, ok := handlers[op.ID]; ok {
@@ -218,7 +236,7 @@ func (a *App) Handler(group string) (http.Handler, error) {
 		}
 	}
 	h, err := api.NewRouter(ops, api.Routes{
-		Handlers: routed, Needs: endpoints.Needs(a.Services), Authn: a.Authn, Tags: endpoints.Tagger(a.Services),
+		Handlers: routed, Needs: needs, Authn: a.Authn, Tags: endpoints.Tagger(a.Services),
 		Limits: a.settings.RateLimits, CORSOrigins: a.settings.CORSOrigins,
 	})
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/flagplane/flagplane/shared/app"
+	_ "github.com/flagplane/flagplane/shared/app/allgroups" // the local server serves every group
 
 	"github.com/flagplane/flagplane/shared/account"
 	"github.com/flagplane/flagplane/shared/environment"
@@ -124,7 +125,8 @@ func RunLocal(ctx context.Context, cfg LocalConfig, logger *slog.Logger) (err er
 	var jobs sync.WaitGroup
 	defer jobs.Wait()
 	defer stopJobs()
-	for _, job := range []func(context.Context, *app.App, *slog.Logger){sweepOutbox, expireTargets, applyDueApprovals} {
+	// The registered groups' timers stand in for their scheduled functions.
+	for _, job := range []func(context.Context, *app.App, *slog.Logger){sweepOutbox, expireTargets, applyDueApprovals, runGroupJobs} {
 		jobs.Add(1)
 		go func() {
 			defer jobs.Done()
@@ -191,6 +193,8 @@ func RunLocal(ctx context.Context, cfg LocalConfig, logger *slog.Logger) (err er
 	logger.Info("flagplane stopped", "data", cfg.DataFile, "tookMs", time.Since(stopping).Milliseconds())
 	return nil
 }
+
+func runGroupJobs(ctx context.Context, a *app.App, logger *slog.Logger) { a.RunJobs(ctx, logger) }
 
 // onLoopback reports whether addr is a loopback address only (127.0.0.1,
 // ::1), not every interface (0.0.0.0, ::) or a network one.

@@ -24,6 +24,7 @@ import (
 	"github.com/flagplane/flagplane/shared/account"
 	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/app"
+	_ "github.com/flagplane/flagplane/shared/app/allgroups" // a test server serves every group
 	"github.com/flagplane/flagplane/shared/audit"
 	"github.com/flagplane/flagplane/shared/store"
 	"github.com/flagplane/flagplane/shared/store/bolt"

@@ -1,0 +1,12 @@
+// Package destinationapi serves the destinations group over HTTP.
+package destinationapi
+
+import (
+	"github.com/flagplane/flagplane/shared/api"
+	"github.com/flagplane/flagplane/shared/app"
+)
+
+// Registered with no handlers yet: every operation answers 501 until built.
+func init() {
+	app.Register(app.Group{Name: "destinations", Handlers: func(*app.App) map[string]api.Handler { return nil }})
+}
