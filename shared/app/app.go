@@ -370,9 +370,19 @@ func LambdaHandler(ctx context.Context, group string) (http.Handler, error) {
 }
 
 // Dispatcher delivers webhooks for a, sending follow-up messages to queue.
+// Every registered group's consumers read the outbox through it too.
 func (a *App) Dispatcher(queue webhook.Queue, allowPrivate bool) *webhook.Dispatcher {
-	return webhook.NewDispatcher(a.Table, a.Services.Webhooks, a.Services.Audit, queue,
+	d := webhook.NewDispatcher(a.Table, a.Services.Webhooks, a.Services.Audit, queue,
 		webhook.Guard{AllowPrivate: allowPrivate}, endpoints.EntryPayload)
+	for _, g := range Registered() {
+		if g.Consumers == nil {
+			continue
+		}
+		for _, c := range g.Consumers(a) {
+			d.AddConsumer(c)
+		}
+	}
+	return d
 }
 
 // Delivery settings of local mode.

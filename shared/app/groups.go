@@ -9,6 +9,7 @@ import (
 
 	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/catalog"
+	"github.com/flagplane/flagplane/shared/webhook"
 )
 
 // A Group is a resource group whose handlers live in a package of their
@@ -28,6 +29,11 @@ type Group struct {
 	// Jobs, optional, runs in the local server's background until ctx ends:
 	// the timers that stand in for the group's scheduled functions in AWS.
 	Jobs func(ctx context.Context, a *App, logger *slog.Logger)
+	// Consumers, optional, read the outbox beside webhooks: the delivery
+	// worker (the webhook-delivery function in AWS, whose main must import
+	// the group's package; the in-process queue locally) hands each of them
+	// every committed entry, with the queue's retries and dead letters.
+	Consumers func(a *App) []webhook.Consumer
 }
 
 var (

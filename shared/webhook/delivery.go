@@ -38,6 +38,18 @@ type Message struct {
 	EntryID    string `json:"entryId"`
 	HookID     string `json:"hookId,omitempty"`
 	DeliveryID string `json:"deliveryId,omitempty"`
+	// Consumer names the Consumer to hand the entry to (HookID empty).
+	Consumer string `json:"consumer,omitempty"`
+}
+
+// A Consumer is another reader of the outbox than webhooks (feature
+// stores kept filled, integrations' event hooks): the fan-out queues one
+// message per consumer and entry, so each gets the queue's retries and
+// dead letters on its own. Handle must be idempotent: a message can come
+// twice. An error asks for a later retry.
+type Consumer struct {
+	Name   string
+	Handle func(ctx context.Context, e audit.Entry, attempt int) error
 }
 
 // Queue hands messages to the delivery worker.
@@ -75,6 +87,16 @@ type Dispatcher struct {
 	render func(audit.Entry) ([]byte, error)
 	client *http.Client
 	now    func() time.Time
+
+	consumers map[string]Consumer
+}
+
+// AddConsumer hands every entry fanned out from now on to c as well.
+func (d *Dispatcher) AddConsumer(c Consumer) {
+	if d.consumers == nil {
+		d.consumers = map[string]Consumer{}
+	}
+	d.consumers[c.Name] = c
 }
 
 // NewDispatcher returns a dispatcher sending follow-up messages to queue;
@@ -93,10 +115,31 @@ func NewDispatcher(table store.Table, hooks *Service, log *audit.Log, queue Queu
 // Handle runs one message; attempt counts from 1. An error asks the queue
 // to try again later (or dead-letter it when attempts are used up).
 func (d *Dispatcher) Handle(ctx context.Context, m Message, attempt int) error {
-	if m.HookID == "" {
+	switch {
+	case m.Consumer != "":
+		return d.consume(ctx, m, attempt)
+	case m.HookID == "":
 		return d.fanOut(ctx, m.EntryID)
 	}
 	return d.deliver(ctx, m, attempt)
+}
+
+func (d *Dispatcher) consume(ctx context.Context, m Message, attempt int) error {
+	c, ok := d.consumers[m.Consumer]
+	if !ok {
+		return nil // a consumer this process does not link: nothing it could do
+	}
+	e, err := d.log.Get(ctx, m.EntryID)
+	if fault.Is(err, fault.NotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := c.Handle(ctx, e, attempt); err != nil {
+		return fmt.Errorf("consumer %s of entry %s: %w", c.Name, e.ID, err)
+	}
+	return nil
 }
 
 func (d *Dispatcher) fanOut(ctx context.Context, entryID string) error {
@@ -110,6 +153,11 @@ func (d *Dispatcher) fanOut(ctx context.Context, entryID string) error {
 	hooks, err := d.hooks.all(ctx)
 	if err != nil {
 		return err
+	}
+	for name := range d.consumers {
+		if err := d.queue.Send(ctx, Message{EntryID: e.ID, Consumer: name, DeliveryID: e.ID + "." + name}); err != nil {
+			return fmt.Errorf("queue entry %s for consumer %s: %w", e.ID, name, err)
+		}
 	}
 	for _, h := range hooks {
 		if !Matches(h, e) {
