@@ -186,6 +186,9 @@ type batch struct {
 	counts   map[string]int64 // events by kind, this payload's hour
 	sketches map[string]*hyperloglog.Sketch
 	skipped  int
+	// cellSketches (by SketchKey) and aiRuns go to the sender's hour cell (cells.go).
+	cellSketches map[string]*hyperloglog.Sketch
+	aiRuns       int64
 	// learned are what known will remember once the writes land.
 	learned []string
 	// names and values are the attribute index deltas of new instances;
@@ -217,6 +220,7 @@ func newBatch(p Payload, now time.Time) *batch {
 
 func (b *batch) add(e *event) {
 	b.counts[e.Kind]++
+	b.cellAdd(e)
 	when := e.CreationDate
 	if when <= 0 || when > b.now.UnixMilli()+int64(time.Hour/time.Millisecond) {
 		when = b.p.ReceivedAt
@@ -466,6 +470,7 @@ func (b *batch) otherChanges(known *boundedSet) []change {
 	}
 	// The hour's usage: event counts and distinct-context sketches.
 	out = append(out, change{key: store.UsageHourKey(hourOf(now), p.EnvID), merge: b.addUsage()})
+	out = append(out, b.cellChange())
 	return out
 }
 

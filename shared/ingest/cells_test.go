@@ -1,0 +1,72 @@
+package ingest_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/axiomhq/hyperloglog"
+	"github.com/flagplane/flagplane/shared/ingest"
+	"github.com/flagplane/flagplane/shared/store"
+)
+
+func readCell(tb testing.TB, table store.Table, hour, envID, cellID string) ingest.Cell {
+	tb.Helper()
+	it, err := table.Get(context.Background(), store.UsageCellKey(hour, envID, cellID))
+	if err != nil {
+		tb.Fatalf("read cell: %v", err)
+	}
+	var c ingest.Cell
+	if err := json.Unmarshal(it.Data, &c); err != nil {
+		tb.Fatal(err)
+	}
+	if it.TTL == 0 {
+		tb.Errorf("cell has no TTL")
+	}
+	return c
+}
+
+func estimate(tb testing.TB, raw []byte) uint64 {
+	tb.Helper()
+	s := hyperloglog.New14()
+	if err := s.UnmarshalBinary(raw); err != nil {
+		tb.Fatal(err)
+	}
+	return s.Estimate()
+}
+
+func TestCellsCountBySenderKindAndAnonymity(t *testing.T) {
+	agg, table := newAggregator(t)
+	ctx := context.Background()
+	now := time.Now().UTC()
+	body := `[
+	 {"kind":"identify","creationDate":1,"context":{"kind":"user","key":"a"}},
+	 {"kind":"identify","creationDate":1,"context":{"kind":"user","key":"b","anonymous":true}},
+	 {"kind":"custom","key":"$ld:ai:generation","creationDate":1,"context":{"kind":"multi","user":{"key":"a"},"org":{"key":"o1"}}},
+	 {"kind":"custom","key":"$ld:ai:generation","creationDate":1,"context":{"kind":"user","key":"a"}},
+	 {"kind":"custom","key":"clicked","creationDate":1,"context":{"kind":"user","key":"a"}}]`
+	p := ingest.Payload{Source: ingest.SourceClient, ProjectKey: "p", EnvKey: "e", EnvID: "env1", UserAgent: "JSClient/3.1.0",
+		Tags: "application-id/shop", ReceivedAt: now.UnixMilli(), Body: json.RawMessage(body)}
+	for i := 0; i < 2; i++ { // the same events twice: counts double, sketches do not
+		if _, err := agg.Apply(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := readCell(t, table, now.Format("2006010215"), "env1", ingest.CellID("browser", "JSClient", "3.1.0", "shop"))
+	if c.SDKType != "browser" || c.SDKName != "JSClient" || c.SDKVersion != "3.1.0" || c.AppID != "shop" || c.ProjectKey != "p" || c.EnvKey != "e" {
+		t.Errorf("cell sender = %+v", c)
+	}
+	if c.Events["identify"] != 4 || c.Events["custom"] != 6 || c.AIRuns != 4 || c.Payloads != 2 {
+		t.Errorf("counts = %v aiRuns %d payloads %d", c.Events, c.AIRuns, c.Payloads)
+	}
+	want := map[string]uint64{"user|false": 1, "user|true": 1, "org|false": 1}
+	if len(c.Sketches) != len(want) {
+		t.Errorf("sketches = %v", c.Sketches)
+	}
+	for k, n := range want {
+		if got := estimate(t, c.Sketches[k]); got != n {
+			t.Errorf("sketch %s estimates %d, want %d", k, got, n)
+		}
+	}
+}

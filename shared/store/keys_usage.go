@@ -1,0 +1,47 @@
+package store
+
+// Usage statistics (issue 11). Hour cells are written by the ingest
+// aggregator; day items and the rollup watermark only by the usage rollup.
+
+const (
+	usageCellPrefix = "USAGECELL#"
+	usageDayPrefix  = "USAGEDAY#"
+	usageRollupPK   = "USAGEROLLUP"
+)
+
+// UsageCellKey holds one environment's hour (yyyymmddhh, UTC) for one
+// sender: SDK type, name, version and application (cell is a hash of
+// them). All environments of an hour share a partition, so the rollup
+// reads an hour with one Query.
+func UsageCellKey(hour, envID, cell string) Key {
+	return Key{PK: UsageCellPartition(hour), SK: envID + "#" + cell}
+}
+
+// UsageCellPartition is the partition of every cell of one hour.
+func UsageCellPartition(hour string) string { return usageCellPrefix + hour }
+
+// UsageDayKey is one rolled-up day (dd) of one environment's sender cell.
+// A month's days sit in one partition (yyyymm), sorted by project and
+// environment key, so a project's month-to-date is one Query on the
+// prefix UsageDayProjectPrefix.
+func UsageDayKey(month, projectKey, envKey, day, cell string) Key {
+	return Key{PK: UsageDayPartition(month), SK: UsageDayProjectPrefix(projectKey) + envKey + "#" + day + "#" + cell}
+}
+
+// UsageDayPartition is the partition of one month's (yyyymm) rolled-up days.
+func UsageDayPartition(month string) string { return usageDayPrefix + month }
+
+// UsageDayProjectPrefix selects one project's days in a month partition.
+func UsageDayProjectPrefix(projectKey string) string { return "P#" + projectKey + "#" }
+
+// UsageDayExportKey is one environment's rolled-up day of data export
+// counts; the export counters know the environment's id only.
+func UsageDayExportKey(month, envID, day string) Key {
+	return Key{PK: UsageDayPartition(month), SK: UsageDayExportPrefix + envID + "#" + day}
+}
+
+// UsageDayExportPrefix selects the export days of a month partition.
+const UsageDayExportPrefix = "X#"
+
+// UsageRollupWatermarkKey holds the last complete hour the rollup rolled up.
+func UsageRollupWatermarkKey() Key { return Key{PK: usageRollupPK, SK: "WATERMARK"} }
