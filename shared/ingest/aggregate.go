@@ -37,6 +37,8 @@ type Aggregator struct {
 	// perItem writes each aggregate with its own conditional put instead
 	// of atomic batches (see PerItemWrites).
 	perItem bool
+	// exportTap spools events for warehouse destinations (export.go).
+	exportTap exportTap
 }
 
 // PerItemWrites makes the aggregator write each item with its own
@@ -74,6 +76,9 @@ type Result struct {
 // skipped; when aggregation fails the id is released, so the retry counts.
 func (a *Aggregator) Apply(ctx context.Context, p Payload) (Result, error) {
 	now := a.now()
+	if err := a.export(ctx, p); err != nil {
+		return Result{}, err
+	}
 	if p.PayloadID != "" {
 		mark := store.PayloadKey(p.EnvID, p.PayloadID)
 		err := a.table.Put(ctx, store.Item{PK: mark.PK, SK: mark.SK, Version: 1, TTL: now.Add(PayloadTTL).Unix(), Data: []byte("{}")}, store.IfNotExists())
