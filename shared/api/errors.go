@@ -17,6 +17,7 @@ var statusOf = map[fault.Code]int{
 	fault.MethodNotAllowed: http.StatusMethodNotAllowed,
 	fault.Conflict:         http.StatusConflict,
 	fault.OptimisticLock:   http.StatusConflict,
+	fault.SequenceConflict: http.StatusConflict,
 	fault.TooLarge:         http.StatusRequestEntityTooLarge,
 	fault.UnsupportedMedia: http.StatusUnsupportedMediaType,
 	fault.PatchFailed:      http.StatusUnprocessableEntity,

@@ -25,6 +25,9 @@ const (
 	NotImplemented   Code = "not_implemented"
 	Internal         Code = "internal_server_error"
 	Unavailable      Code = "service_unavailable" // the store does not answer (the health check)
+	// SequenceConflict is a code-reference upload older than the stored one
+	// (a 409 whose code ld-find-code-refs reads as a warning, not a failure).
+	SequenceConflict Code = "updateSequenceId_conflict"
 )
 
 // Error is a failure a client can be told about. Message is shown to the

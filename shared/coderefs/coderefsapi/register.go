@@ -1,12 +1,293 @@
-// Package coderefsapi serves the code-refs group over HTTP.
+// Package coderefsapi serves the code-refs group over HTTP: what
+// LaunchDarkly's ld-find-code-refs scanner calls (repositories, branch
+// uploads, extinctions, branch-delete tasks) and the reads of its results.
 package coderefsapi
 
 import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+
 	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/app"
+	"github.com/flagplane/flagplane/shared/coderefs"
+	"github.com/flagplane/flagplane/shared/fault"
+	"github.com/flagplane/flagplane/shared/identity"
+	"github.com/flagplane/flagplane/shared/policy"
 )
 
-// Registered with no handlers yet: every operation answers 501 until built.
 func init() {
-	app.Register(app.Group{Name: "code-refs", Handlers: func(*app.App) map[string]api.Handler { return nil }})
+	app.Register(app.Group{Name: "code-refs", Handlers: handlers, Needs: needs})
+}
+
+type serviceKey struct{}
+
+// Service returns the app's code-references service, built once per app:
+// the read other groups (insights) use through coderefs.Service.FlagReferences.
+func Service(a *app.App) *coderefs.Service {
+	return a.Shared(serviceKey{}, func() any { return coderefs.NewService(a.Table, a.Services.Audit, a.Logger) }).(*coderefs.Service)
+}
+
+const reposPath = "/api/v2/code-refs/repositories"
+
+type repositoryRep struct {
+	Name              string        `json:"name"`
+	SourceLink        string        `json:"sourceLink,omitempty"`
+	CommitURLTemplate string        `json:"commitUrlTemplate,omitempty"`
+	HunkURLTemplate   string        `json:"hunkUrlTemplate,omitempty"`
+	Type              string        `json:"type"`
+	DefaultBranch     string        `json:"defaultBranch"`
+	Enabled           bool          `json:"enabled"`
+	Version           int64         `json:"version"`
+	Branches          []branchRep   `json:"branches,omitempty"`
+	Links             api.Links     `json:"_links"`
+	Access            policy.Access `json:"_access"`
+}
+
+type branchRep struct {
+	Name             string               `json:"name"`
+	Head             string               `json:"head"`
+	UpdateSequenceID *int64               `json:"updateSequenceId,omitempty"`
+	SyncTime         int64                `json:"syncTime"`
+	References       []coderefs.Reference `json:"references,omitempty"`
+	Links            api.Links            `json:"_links"`
+}
+
+type repositoriesRep struct {
+	Links api.Links       `json:"_links"`
+	Items []repositoryRep `json:"items"`
+}
+
+type branchesRep struct {
+	Links api.Links   `json:"_links"`
+	Items []branchRep `json:"items"`
+}
+
+type extinctionRep struct {
+	Revision string `json:"revision"`
+	Message  string `json:"message"`
+	Time     int64  `json:"time"`
+	ProjKey  string `json:"projKey"`
+	FlagKey  string `json:"flagKey"`
+}
+
+type extinctionsRep struct {
+	Links api.Links                  `json:"_links"`
+	Items map[string][]extinctionRep `json:"items"`
+}
+
+func newRepositoryRep(r *http.Request, repo *coderefs.Repository) repositoryRep {
+	p, _ := identity.From(r.Context())
+	return repositoryRep{Name: repo.Name, SourceLink: repo.SourceLink, CommitURLTemplate: repo.CommitURLTemplate,
+		HunkURLTemplate: repo.HunkURLTemplate, Type: repo.Type, DefaultBranch: repo.DefaultBranch, Enabled: repo.Enabled,
+		Version: repo.Version, Links: api.Links{"self": api.JSONLink(coderefs.Href(repo.Name)), "branches": api.JSONLink(coderefs.Href(repo.Name) + "/branches")},
+		Access: p.Access(policy.NewResource("code-reference-repository", repo.Name), coderefs.Actions)}
+}
+
+func newBranchRep(repo string, b *coderefs.Branch) branchRep {
+	return branchRep{Name: b.Name, Head: b.Head, UpdateSequenceID: b.UpdateSequenceID, SyncTime: b.SyncTime,
+		References: b.References, Links: api.Self(coderefs.BranchHref(repo, b.Name))}
+}
+
+// present is "set to any value", as the reference words withBranches.
+func present(r *http.Request, name string) bool { return r.URL.Query().Has(name) }
+
+func handlers(a *app.App) map[string]api.Handler {
+	s := Service(a)
+	return map[string]api.Handler{
+		"getRepositories": func(w http.ResponseWriter, r *http.Request) error {
+			q := r.URL.Query()
+			withRefs := present(r, "withReferencesForDefaultBranch")
+			withBranches := withRefs || present(r, "withBranches")
+			repos, err := s.List(r.Context())
+			if err != nil {
+				return err
+			}
+			out := repositoriesRep{Links: api.Self(reposPath), Items: make([]repositoryRep, 0, len(repos))}
+			for _, repo := range repos {
+				rep := newRepositoryRep(r, repo)
+				if withBranches {
+					branches, err := s.Branches(r.Context(), repo)
+					if err != nil {
+						return err
+					}
+					for _, b := range branches {
+						if withRefs && b.Name == repo.DefaultBranch {
+							if b, err = s.Branch(r.Context(), repo, b.Name, q.Get("projKey"), q.Get("flagKey")); err != nil {
+								return err
+							}
+						}
+						rep.Branches = append(rep.Branches, newBranchRep(repo.Name, b))
+					}
+				}
+				out.Items = append(out.Items, rep)
+			}
+			api.WriteJSON(w, http.StatusOK, out)
+			return nil
+		},
+		"postRepository": func(w http.ResponseWriter, r *http.Request) error {
+			var in coderefs.RepositoryInput
+			if err := api.Decode(w, r, &in); err != nil {
+				return err
+			}
+			repo, err := s.Create(r.Context(), in)
+			if err != nil {
+				return err
+			}
+			api.WriteJSON(w, http.StatusOK, newRepositoryRep(r, repo))
+			return nil
+		},
+		"getRepository": func(w http.ResponseWriter, r *http.Request) error {
+			repo, err := s.Get(r.Context(), r.PathValue("repo"))
+			if err != nil {
+				return err
+			}
+			api.WriteJSON(w, http.StatusOK, newRepositoryRep(r, repo))
+			return nil
+		},
+		"patchRepository": func(w http.ResponseWriter, r *http.Request) error {
+			body, err := api.ReadBody(w, r)
+			if err != nil {
+				return err
+			}
+			e, err := coderefs.ParseEdit(body)
+			if err != nil {
+				return err
+			}
+			repo, err := s.Patch(r.Context(), r.PathValue("repo"), e)
+			if err != nil {
+				return err
+			}
+			api.WriteJSON(w, http.StatusOK, newRepositoryRep(r, repo))
+			return nil
+		},
+		"deleteRepository": func(w http.ResponseWriter, r *http.Request) error {
+			if err := s.Delete(r.Context(), r.PathValue("repo")); err != nil {
+				return err
+			}
+			w.WriteHeader(http.StatusNoContent)
+			return nil
+		},
+		"getBranches": func(w http.ResponseWriter, r *http.Request) error {
+			repo, err := s.Get(r.Context(), r.PathValue("repo"))
+			if err != nil {
+				return err
+			}
+			list, err := s.Branches(r.Context(), repo)
+			if err != nil {
+				return err
+			}
+			out := branchesRep{Links: api.Self(coderefs.Href(repo.Name) + "/branches"), Items: make([]branchRep, 0, len(list))}
+			for _, b := range list {
+				out.Items = append(out.Items, newBranchRep(repo.Name, b))
+			}
+			api.WriteJSON(w, http.StatusOK, out)
+			return nil
+		},
+		"getBranch": func(w http.ResponseWriter, r *http.Request) error {
+			repo, err := s.Get(r.Context(), r.PathValue("repo"))
+			if err != nil {
+				return err
+			}
+			q := r.URL.Query()
+			b, err := s.Branch(r.Context(), repo, r.PathValue("branch"), q.Get("projKey"), q.Get("flagKey"))
+			if err != nil {
+				return err
+			}
+			rep := newBranchRep(repo.Name, b)
+			if rep.References == nil {
+				rep.References = []coderefs.Reference{}
+			}
+			api.WriteJSON(w, http.StatusOK, rep)
+			return nil
+		},
+		"putBranch": func(w http.ResponseWriter, r *http.Request) error {
+			var in coderefs.BranchInput
+			if err := api.Decode(w, r, &in); err != nil {
+				return err
+			}
+			if _, _, err := s.Upload(r.Context(), r.PathValue("repo"), r.PathValue("branch"), in); err != nil {
+				return err
+			}
+			w.WriteHeader(http.StatusOK)
+			return nil
+		},
+		"deleteBranches": func(w http.ResponseWriter, r *http.Request) error {
+			var names []string
+			if err := api.Decode(w, r, &names); err != nil {
+				return err
+			}
+			if err := s.DeleteBranches(r.Context(), r.PathValue("repo"), names); err != nil {
+				return err
+			}
+			w.WriteHeader(http.StatusOK)
+			return nil
+		},
+		"postExtinction": func(w http.ResponseWriter, r *http.Request) error {
+			var in []coderefs.ExtinctionInput
+			if err := api.Decode(w, r, &in); err != nil {
+				return err
+			}
+			if err := s.PostExtinctions(r.Context(), r.PathValue("repo"), r.PathValue("branch"), in); err != nil {
+				return err
+			}
+			w.WriteHeader(http.StatusOK)
+			return nil
+		},
+		"getExtinctions": func(w http.ResponseWriter, r *http.Request) error {
+			q := r.URL.Query()
+			eq := coderefs.ExtinctionQuery{Repo: q.Get("repoName"), Branch: q.Get("branchName"), ProjKey: q.Get("projKey"), FlagKey: q.Get("flagKey")}
+			for name, dst := range map[string]**int64{"from": &eq.From, "to": &eq.To} {
+				if raw := q.Get(name); raw != "" {
+					v, err := strconv.ParseInt(raw, 10, 64)
+					if err != nil {
+						return fault.New(fault.Invalid, "query parameter %q must be Unix milliseconds, not %q", name, raw)
+					}
+					*dst = &v
+				}
+			}
+			found, err := s.Extinctions(r.Context(), eq)
+			if err != nil {
+				return err
+			}
+			out := extinctionsRep{Links: api.Self("/api/v2/code-refs/extinctions"), Items: map[string][]extinctionRep{}}
+			for repo, list := range found {
+				reps := make([]extinctionRep, len(list))
+				for i, e := range list {
+					reps[i] = extinctionRep{Revision: e.Revision, Message: e.Message, Time: e.Time, ProjKey: e.ProjKey, FlagKey: e.FlagKey}
+				}
+				out.Items[repo] = reps
+			}
+			api.WriteJSON(w, http.StatusOK, out)
+			return nil
+		},
+	}
+}
+
+// needs: a create needs its right on the repository it names; a patch
+// needs the action of each field it changes.
+func needs(*app.App) map[string]api.Needs {
+	return map[string]api.Needs{
+		"postRepository": func(r *http.Request, body []byte) ([]api.Need, error) {
+			var in struct {
+				Name string `json:"name"`
+			}
+			if json.Unmarshal(body, &in) != nil || in.Name == "" {
+				return []api.Need{{}}, nil // the handler answers the 400
+			}
+			res := policy.NewResource("code-reference-repository", in.Name)
+			return []api.Need{{On: &res}}, nil
+		},
+		"patchRepository": func(r *http.Request, body []byte) ([]api.Need, error) {
+			e, err := coderefs.ParseEdit(body)
+			if err != nil {
+				return nil, err
+			}
+			out := make([]api.Need, len(e.Actions))
+			for i, a := range e.Actions {
+				out[i] = api.Need{Action: a}
+			}
+			return out, nil
+		},
+	}
 }
