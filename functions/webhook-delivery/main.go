@@ -2,6 +2,10 @@
 // out to webhooks and delivers them.
 package main
 
-import "github.com/flagplane/flagplane/shared/lambdafn"
+import (
+	// Groups whose outbox consumers run here (app.Group.Consumers), one import each.
+	_ "github.com/flagplane/flagplane/shared/integration/integrationapi"
+	"github.com/flagplane/flagplane/shared/lambdafn"
+)
 
 func main() { lambdafn.ServeWebhookDelivery() }

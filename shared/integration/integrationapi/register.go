@@ -1,12 +1,205 @@
-// Package integrationapi serves the integrations group over HTTP.
+// Package integrationapi serves the integrations group over HTTP
+// (integration configurations, spec 2.9 and 4.8) and runs the
+// configurations' event hooks as an outbox consumer.
 package integrationapi
 
 import (
+	"encoding/json"
+	"net/http"
+
 	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/app"
+	"github.com/flagplane/flagplane/shared/endpoints"
+	"github.com/flagplane/flagplane/shared/fault"
+	"github.com/flagplane/flagplane/shared/identity"
+	"github.com/flagplane/flagplane/shared/integration"
+	"github.com/flagplane/flagplane/shared/patch"
+	"github.com/flagplane/flagplane/shared/policy"
+	"github.com/flagplane/flagplane/shared/webhook"
 )
 
-// Registered with no handlers yet: every operation answers 501 until built.
 func init() {
-	app.Register(app.Group{Name: "integrations", Handlers: func(*app.App) map[string]api.Handler { return nil }})
+	app.Register(app.Group{
+		Name:      "integrations",
+		Handlers:  handlers,
+		Needs:     needs,
+		Consumers: func(a *app.App) []webhook.Consumer { return []webhook.Consumer{service(a).Consumer()} },
+	})
+}
+
+type serviceKey struct{}
+
+// service is the app's one integration service: the handlers and the
+// event-hook consumer share it (and its HTTP client).
+func service(a *app.App) *integration.Service {
+	return a.Shared(serviceKey{}, func() any {
+		return integration.NewService(a.Table, a.Services.Audit, a.WebhookGuard(), endpoints.EntryPayload, a.Logger)
+	}).(*integration.Service)
+}
+
+// configRep is a configuration as the reference's IntegrationConfigurationsRep,
+// with capabilityConfig carried as a JSON-encoded string (spec 2.9).
+type configRep struct {
+	Links            api.Links      `json:"_links"`
+	ID               string         `json:"_id"`
+	Name             string         `json:"name"`
+	CreatedAt        int64          `json:"_createdAt"`
+	IntegrationKey   string         `json:"_integrationKey"`
+	Tags             []string       `json:"tags"`
+	Enabled          bool           `json:"enabled"`
+	Access           policy.Access  `json:"_access"`
+	ConfigValues     map[string]any `json:"configValues"`
+	CapabilityConfig string         `json:"capabilityConfig"`
+	MaintainerID     string         `json:"_maintainerId,omitempty"`
+	// Pending is flagplane's own: a two-step setup draft not yet finalized.
+	Pending bool `json:"_pending,omitempty"`
+}
+
+func newConfigRep(r *http.Request, c *integration.Config) configRep {
+	capability := []byte("{}")
+	if c.CapabilityConfig != nil {
+		capability, _ = json.Marshal(c.CapabilityConfig)
+	}
+	p, _ := identity.From(r.Context())
+	return configRep{
+		Links: api.Links{"self": api.JSONLink(integration.Href(c.ID)), "parent": api.JSONLink(integration.ListHref(c.IntegrationKey))},
+		ID:    c.ID, Name: c.Name, CreatedAt: c.CreatedAt, IntegrationKey: c.IntegrationKey, Tags: c.Tags, Enabled: c.Enabled,
+		Access:       p.Access(integration.Resource(c.IntegrationKey, c.Tags), integration.Actions),
+		ConfigValues: c.ConfigValues, CapabilityConfig: string(capability), MaintainerID: c.MaintainerID, Pending: c.Pending,
+	}
+}
+
+type configsRep struct {
+	Links api.Links   `json:"_links"`
+	Items []configRep `json:"items"`
+}
+
+func handlers(a *app.App) map[string]api.Handler {
+	svc := service(a)
+	return map[string]api.Handler{
+		"getAllIntegrationConfigurations": func(w http.ResponseWriter, r *http.Request) error {
+			includePending, err := api.BoolParam(r.URL.Query(), "includePending", false)
+			if err != nil {
+				return err
+			}
+			key := r.PathValue("integrationKey")
+			list, err := svc.List(r.Context(), key, includePending)
+			if err != nil {
+				return err
+			}
+			out := configsRep{Links: api.Self(integration.ListHref(key)), Items: make([]configRep, 0, len(list))}
+			for i := range list {
+				out.Items = append(out.Items, newConfigRep(r, &list[i]))
+			}
+			api.WriteJSON(w, http.StatusOK, out)
+			return nil
+		},
+		"createIntegrationConfiguration": func(w http.ResponseWriter, r *http.Request) error {
+			var in integration.Input
+			if err := api.Decode(w, r, &in); err != nil {
+				return err
+			}
+			p, _ := identity.From(r.Context())
+			c, err := svc.Create(r.Context(), r.PathValue("integrationKey"), in, p.MemberID)
+			if err != nil {
+				return err
+			}
+			api.WriteJSON(w, http.StatusCreated, newConfigRep(r, c))
+			return nil
+		},
+		"getIntegrationConfiguration": func(w http.ResponseWriter, r *http.Request) error {
+			c, err := svc.Get(r.Context(), r.PathValue("integrationConfigurationId"))
+			if err != nil {
+				return err
+			}
+			api.WriteJSON(w, http.StatusOK, newConfigRep(r, c))
+			return nil
+		},
+		"updateIntegrationConfiguration": func(w http.ResponseWriter, r *http.Request) error {
+			p, err := readPatch(w, r)
+			if err != nil {
+				return err
+			}
+			c, err := svc.Patch(r.Context(), r.PathValue("integrationConfigurationId"), p)
+			if err != nil {
+				return err
+			}
+			api.WriteJSON(w, http.StatusOK, newConfigRep(r, c))
+			return nil
+		},
+		"deleteIntegrationConfiguration": func(w http.ResponseWriter, r *http.Request) error {
+			if err := svc.Delete(r.Context(), r.PathValue("integrationConfigurationId")); err != nil {
+				return err
+			}
+			w.WriteHeader(http.StatusNoContent)
+			return nil
+		},
+	}
+}
+
+func readPatch(w http.ResponseWriter, r *http.Request) (patch.Patch, error) {
+	body, err := api.ReadBody(w, r)
+	if err != nil {
+		return patch.Patch{}, err
+	}
+	return parsePatch(r, body)
+}
+
+// parsePatch takes a JSON patch only: configurations have no semantic patch.
+func parsePatch(r *http.Request, body []byte) (patch.Patch, error) {
+	if api.IsSemanticPatch(r) {
+		return patch.Patch{}, fault.New(fault.Invalid, "an integration configuration takes a JSON patch (RFC 6902), not a semantic patch: drop the domain-model parameter from Content-Type")
+	}
+	return patch.Parse(body)
+}
+
+// needs name the resource policies see, integration/<integrationKey>
+// with the configuration's tags (shared/policy/builtin.go), rather than
+// the catalog's two-part name: a configuration read by id is checked
+// against its stored key and tags, a create against the path's key and
+// the body's tags, and a patch needs the action of each field it changes.
+func needs(a *app.App) map[string]api.Needs {
+	svc := service(a)
+	byKey := func(r *http.Request, body []byte) ([]api.Need, error) {
+		var created struct {
+			Tags []string `json:"tags"`
+		}
+		_ = json.Unmarshal(body, &created) // a body that does not decode is the handler's 400
+		res := integration.Resource(r.PathValue("integrationKey"), created.Tags)
+		return []api.Need{{On: &res}}, nil
+	}
+	stored := func(r *http.Request) policy.Resource {
+		key, tags, err := svc.Stored(r.Context(), r.PathValue("integrationConfigurationId"))
+		if err != nil {
+			// Unknown (the handler answers 404 to whoever may look) or unreadable: no key to be granted by.
+			return integration.Resource("*", nil)
+		}
+		return integration.Resource(key, tags)
+	}
+	byID := func(r *http.Request, _ []byte) ([]api.Need, error) {
+		res := stored(r)
+		return []api.Need{{On: &res}}, nil
+	}
+	return map[string]api.Needs{
+		"getAllIntegrationConfigurations": byKey,
+		"createIntegrationConfiguration":  byKey,
+		"getIntegrationConfiguration":     byID,
+		"deleteIntegrationConfiguration":  byID,
+		"updateIntegrationConfiguration": func(r *http.Request, body []byte) ([]api.Need, error) {
+			p, err := parsePatch(r, body)
+			if err != nil {
+				return nil, err
+			}
+			actions, err := integration.PatchActions(p)
+			if err != nil {
+				return nil, err
+			}
+			res := stored(r)
+			out := make([]api.Need, len(actions))
+			for i, action := range actions {
+				out[i] = api.Need{Action: action, On: &res}
+			}
+			return out, nil
+		},
+	}
 }
