@@ -151,4 +151,3 @@ func maskedDelta(p patch.Patch, m *Manifest) (json.RawMessage, error) {
 	}
 	return json.Marshal(ops)
 }
-
