@@ -36,6 +36,9 @@ type CapabilityConfig struct {
 	// AuditLogEventsHook selects the audit log entries sent; no
 	// statements sends every entry, as for webhooks.
 	AuditLogEventsHook *EventsHook `json:"auditLogEventsHook,omitempty"`
+	// Approvals is the reference's other capability, which no shipped
+	// integration offers: kept only to refuse it by name.
+	Approvals json.RawMessage `json:"approvals,omitempty"`
 }
 
 // EventsHook is the events hook capability's configuration.

@@ -25,16 +25,20 @@ type event struct {
 type renderer struct {
 	// endpoint is where requests go, from the configValues (defaults filled in).
 	endpoint func(values map[string]any) (*url.URL, error)
+	// urlField names the configValues field the endpoint is taken from; the
+	// SSRF guard checks such user-chosen hosts. Empty: the host is the
+	// service's own, picked from a fixed list (a site, a region).
+	urlField string
 	// request is the body and headers of the POST (Content-Type included).
 	request func(ev event, values map[string]any) ([]byte, http.Header, error)
 }
 
 var renderers = map[string]renderer{
-	"slack":           {endpoint: urlField("url"), request: slackMessage},
-	"msteams":         {endpoint: urlField("url"), request: teamsCard},
+	"slack":           {endpoint: urlField("url"), urlField: "url", request: slackMessage},
+	"msteams":         {endpoint: urlField("url"), urlField: "url", request: teamsCard},
 	"datadog":         {endpoint: datadogEndpoint, request: datadogEvent},
 	"newrelic":        {endpoint: newRelicEndpoint, request: newRelicEvent},
-	"generic-webhook": {endpoint: urlField("url"), request: signedEntry},
+	"generic-webhook": {endpoint: urlField("url"), urlField: "url", request: signedEntry},
 }
 
 func str(values map[string]any, name string) string {

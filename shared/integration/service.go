@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -72,14 +73,20 @@ func (s *Service) validate(ctx context.Context, m *Manifest, c *Config) error {
 			return fault.Wrap(err, fault.Invalid, "field \"capabilityConfig.auditLogEventsHook.statements\": %s", fault.MessageOf(err))
 		}
 	}
+	if c.CapabilityConfig != nil && len(c.CapabilityConfig.Approvals) > 0 {
+		return fault.New(fault.Invalid, "field \"capabilityConfig.approvals\": the %s integration does not offer the approvals capability (it offers %s)", m.Key, strings.Join(m.Capabilities, ", "))
+	}
 	if r, ok := renderers[m.Key]; ok {
-		// The endpoint is checked now, as a webhook's URL is, and again when each delivery dials.
 		u, err := r.endpoint(m.Defaults(c.ConfigValues))
 		if err != nil {
 			return err
 		}
-		if err := s.guard.Check(ctx, u); err != nil {
-			return fault.New(fault.Invalid, "configValues of the %s integration: %s", m.Key, fault.MessageOf(err))
+		// A user-chosen host is checked now, as a webhook's URL is, and again when each delivery dials.
+		if r.urlField != "" {
+			if err := s.guard.Check(ctx, u); err != nil {
+				msg := strings.Replace(fault.MessageOf(err), `field "url"`, fmt.Sprintf("field %q", "configValues."+r.urlField), 1)
+				return fault.New(fault.Invalid, "%s", msg)
+			}
 		}
 	}
 	return nil
@@ -107,6 +114,8 @@ func (s *Service) Create(ctx context.Context, key string, in Input, maintainerID
 	if err := s.validate(ctx, m, c); err != nil {
 		return nil, err
 	}
+	// Stored with the manifest's defaults, so reads show what is in effect.
+	c.ConfigValues = m.Defaults(c.ConfigValues)
 	existing, err := s.list(ctx, key)
 	if err != nil {
 		return nil, err
