@@ -134,3 +134,7 @@ func MergeSketches(into map[string][]byte, add map[string]*hyperloglog.Sketch) e
 	}
 	return nil
 }
+
+// SetClock replaces the aggregator's clock (tests that span hours and
+// days); call it before the aggregator is in use.
+func (a *Aggregator) SetClock(now func() time.Time) { a.now = now }

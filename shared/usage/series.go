@@ -1,0 +1,496 @@
+package usage
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/axiomhq/hyperloglog"
+	"github.com/flagplane/flagplane/shared/fault"
+	"github.com/flagplane/flagplane/shared/store"
+)
+
+// Metric is what a series counts.
+type Metric int
+
+const (
+	// Contexts are distinct context keys, by context kind.
+	Contexts Metric = iota
+	// MAU are distinct context keys of the primary context kind (user unless filtered).
+	MAU
+	// AIRuns are the AI SDKs' generation events.
+	AIRuns
+	// Events are the events received, all kinds together.
+	Events
+	// Exported are the events the data export destinations sent.
+	Exported
+)
+
+func (m Metric) distinct() bool { return m == Contexts || m == MAU }
+
+// PrimaryKind is the context kind MAU counts when no kind is asked for.
+const PrimaryKind = "user"
+
+// Aggregation types and granularities of the series.
+const (
+	MonthToDate = "month_to_date"
+	Incremental = "incremental"
+	Rolling30d  = "rolling_30d"
+	Daily       = "daily"
+	Monthly     = "monthly"
+	Hourly      = "hourly"
+)
+
+// MaxRange is the longest time range a series covers.
+const MaxRange = 365 * 24 * time.Hour
+
+// MaxHourlyRange bounds hourly series, whose points are many.
+const MaxHourlyRange = 31 * 24 * time.Hour
+
+// Dimensions a series may be grouped by.
+const (
+	DimContextKind = "contextKind"
+	DimProjectID   = "projectId"
+	DimEnvID       = "environmentId"
+	DimSDKName     = "sdkName"
+	DimSDKType     = "sdkType"
+	DimSDKVersion  = "sdkVersion"
+	DimSDKAppID    = "sdkAppId"
+	DimAnonymous   = "anonymousV2"
+	// DimSide is client or server (the legacy MAU's sdktype).
+	DimSide = "side"
+	// DimCategory is browser, mobile or backend (MAU by category).
+	DimCategory = "category"
+)
+
+// Request is one series to compute.
+type Request struct {
+	Metric Metric
+	// Side keeps client-side SDKs (mobile, browser) or server-side ones; "" keeps all.
+	Side        string
+	From, To    time.Time
+	Aggregation string
+	Granularity string
+	// Filters; an empty one keeps everything.
+	Projects, Envs, Kinds, SDKNames, SDKTypes, SDKVersions, AppIDs, Anonymous []string
+	// EnvIDs keeps these environment ids (the export counters know only ids); nil keeps all.
+	EnvIDs  []string
+	GroupBy []string
+	// ProjectID names a project's _id for the projectId dimension.
+	ProjectID func(projectKey string) string
+}
+
+// Series is a computed series: points of time (Unix ms) and one count per
+// group, under the group's index as a string, and what each group is.
+type Series struct {
+	Metadata []map[string]any
+	Points   []map[string]int64
+}
+
+// Check validates the aggregation and granularity and the time range.
+func (r *Request) Check(allowed map[string][]string) error {
+	grans, ok := allowed[r.Aggregation]
+	if !ok {
+		return fault.New(fault.Invalid, "aggregationType %q is not one of %s", r.Aggregation, strings.Join(sortedKeys(allowed), ", "))
+	}
+	okGran := false
+	for _, g := range grans {
+		okGran = okGran || g == r.Granularity
+	}
+	if !okGran {
+		return fault.New(fault.Invalid, "granularity %q is not supported with aggregationType %q (allowed: %s)", r.Granularity, r.Aggregation, strings.Join(grans, ", "))
+	}
+	if r.To.Before(r.From) {
+		return fault.New(fault.Invalid, "from must not be after to")
+	}
+	if r.To.Sub(r.From) > MaxRange {
+		return fault.New(fault.Invalid, "the time range from..to is longer than 365 days")
+	}
+	if r.Granularity == Hourly && r.To.Sub(r.From) > MaxHourlyRange {
+		return fault.New(fault.Invalid, "hourly granularity covers at most 31 days")
+	}
+	if len(r.Envs) > 0 && len(r.Projects) != 1 {
+		return fault.New(fault.Invalid, "an environmentKey filter needs exactly one projectKey")
+	}
+	for _, a := range r.Anonymous {
+		if a != "true" && a != "false" {
+			return fault.New(fault.Invalid, "anonymous %q is not true or false", a)
+		}
+	}
+	return nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Reader computes series from the rolled-up days.
+type Reader struct {
+	table store.Table
+}
+
+// NewReader reads the rolled-up days of table.
+func NewReader(table store.Table) *Reader { return &Reader{table: table} }
+
+// bucket is one group's values by bucket start (Unix ms): a sketch for
+// distinct metrics, a count otherwise.
+type bucket struct {
+	sketches map[int64]*hyperloglog.Sketch
+	counts   map[int64]int64
+}
+
+// Compute answers r: it reads each month partition the window needs, once
+// per project filtered on (or once when none is).
+func (rd *Reader) Compute(ctx context.Context, r Request) (Series, error) {
+	from, to := r.From.UTC(), r.To.UTC()
+	unit := 24 * time.Hour
+	if r.Granularity == Hourly {
+		unit = time.Hour
+	}
+	first := from.Truncate(unit)
+	loadFrom := from.Truncate(24 * time.Hour)
+	switch r.Aggregation {
+	case MonthToDate:
+		loadFrom = monthStart(from)
+	case Rolling30d:
+		loadFrom = loadFrom.Add(-29 * 24 * time.Hour)
+	}
+	loadTo := to.Truncate(24 * time.Hour)
+
+	groups := map[string]*bucket{}
+	meta := map[string]map[string]any{}
+	add := func(dims []dimValue, at int64, s *hyperloglog.Sketch, n int64) error {
+		key, md := groupKey(dims)
+		b := groups[key]
+		if b == nil {
+			b = &bucket{sketches: map[int64]*hyperloglog.Sketch{}, counts: map[int64]int64{}}
+			groups[key], meta[key] = b, md
+		}
+		if s == nil {
+			b.counts[at] += n
+			return nil
+		}
+		if into := b.sketches[at]; into != nil {
+			return into.Merge(s)
+		}
+		b.sketches[at] = s
+		return nil
+	}
+	prefixes := []string{store.UsageDayProjectPrefix("")[:2]}
+	if r.Metric == Exported {
+		prefixes = []string{store.UsageDayExportPrefix}
+	} else if len(r.Projects) > 0 {
+		prefixes = prefixes[:0]
+		for _, p := range dedupe(r.Projects) {
+			prefixes = append(prefixes, store.UsageDayProjectPrefix(p))
+		}
+	}
+	for m := monthStart(loadFrom); !m.After(loadTo); m = m.AddDate(0, 1, 0) {
+		for _, prefix := range prefixes {
+			q := store.Query{PK: store.UsageDayPartition(m.Format(monthLayout)), SKPrefix: prefix}
+			err := queryAll(ctx, rd.table, q, func(it store.Item) error {
+				if r.Metric == Exported {
+					return rd.addExport(r, it, loadFrom, loadTo, add)
+				}
+				return rd.addDay(r, it, loadFrom, loadTo, add)
+			})
+			if err != nil {
+				return Series{}, err
+			}
+		}
+	}
+	return finish(r, groups, meta, first, to, unit)
+}
+
+type dimValue struct {
+	name  string
+	value string
+	// extra metadata shown beside the value (a project's key beside its id).
+	extraName, extra string
+}
+
+func groupKey(dims []dimValue) (string, map[string]any) {
+	var sb strings.Builder
+	md := map[string]any{}
+	for _, d := range dims {
+		sb.WriteString(d.value)
+		sb.WriteByte(0)
+		md[d.name] = d.value
+		if d.extraName != "" {
+			md[d.extraName] = d.extra
+		}
+	}
+	return sb.String(), md
+}
+
+func (rd *Reader) addDay(r Request, it store.Item, loadFrom, loadTo time.Time, add func([]dimValue, int64, *hyperloglog.Sketch, int64) error) error {
+	var d Day
+	if err := json.Unmarshal(it.Data, &d); err != nil {
+		return fmt.Errorf("decode usage day %s: %w", it.SK, err)
+	}
+	day, err := time.Parse(dayLayout, d.Day)
+	if err != nil || day.Before(loadFrom) || day.After(loadTo) {
+		return nil
+	}
+	side := sideOf(d.SDKType)
+	if (r.Side != "" && r.Side != side) || !keep(r.Envs, d.EnvKey) || !keep(r.SDKNames, d.SDKName) ||
+		!keep(r.SDKVersions, d.SDKVersion) || !keep(r.AppIDs, d.AppID) || !keepType(r.SDKTypes, d.SDKType) {
+		return nil
+	}
+	at := day.UnixMilli()
+	switch r.Metric {
+	case AIRuns, Events:
+		hourly, total := d.HourlyAIRuns, d.AIRuns
+		if r.Metric == Events {
+			hourly, total = d.HourlyEvents, 0
+			for _, n := range d.Events {
+				total += n
+			}
+		}
+		dims := r.dims(d, "", "")
+		if r.Granularity != Hourly {
+			return add(dims, at, nil, total)
+		}
+		for hh, n := range hourly {
+			h, _ := strconv.Atoi(hh)
+			if err := add(dims, at+int64(h)*int64(time.Hour/time.Millisecond), nil, n); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	kinds := r.Kinds
+	if r.Metric == MAU && len(kinds) == 0 {
+		kinds = []string{PrimaryKind}
+	}
+	for _, name := range sortedKeys(d.Sketches) {
+		kind, anon, _ := strings.Cut(name, "|")
+		if !keep(kinds, kind) || !keep(r.Anonymous, anon) {
+			continue
+		}
+		s := hyperloglog.New14()
+		if err := s.UnmarshalBinary(d.Sketches[name]); err != nil {
+			return fmt.Errorf("decode sketch %s of %s: %w", name, it.SK, err)
+		}
+		if err := add(r.dims(d, kind, anon), at, s, 0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (rd *Reader) addExport(r Request, it store.Item, loadFrom, loadTo time.Time, add func([]dimValue, int64, *hyperloglog.Sketch, int64) error) error {
+	var x ExportDay
+	if err := json.Unmarshal(it.Data, &x); err != nil {
+		return fmt.Errorf("decode export day %s: %w", it.SK, err)
+	}
+	day, err := time.Parse(dayLayout, x.Day)
+	if err != nil || day.Before(loadFrom) || day.After(loadTo) || (r.EnvIDs != nil && !contains(r.EnvIDs, x.EnvID)) {
+		return nil
+	}
+	var dims []dimValue
+	for _, g := range r.GroupBy {
+		if g == DimEnvID {
+			dims = append(dims, dimValue{name: DimEnvID, value: x.EnvID})
+		}
+	}
+	if r.Granularity != Hourly {
+		return add(dims, day.UnixMilli(), nil, x.Events)
+	}
+	for hh, n := range x.Hourly {
+		h, _ := strconv.Atoi(hh)
+		if err := add(dims, day.UnixMilli()+int64(h)*int64(time.Hour/time.Millisecond), nil, n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dims are a day's values of the requested dimensions; context series
+// always group by context kind first.
+func (r Request) dims(d Day, kind, anon string) []dimValue {
+	var out []dimValue
+	if r.Metric == Contexts {
+		out = append(out, dimValue{name: DimContextKind, value: kind})
+	}
+	for _, g := range r.GroupBy {
+		switch g {
+		case DimContextKind:
+			if r.Metric != Contexts {
+				out = append(out, dimValue{name: DimContextKind, value: kind})
+			}
+		case DimProjectID:
+			id := d.ProjectKey
+			if r.ProjectID != nil {
+				id = r.ProjectID(d.ProjectKey)
+			}
+			out = append(out, dimValue{name: DimProjectID, value: id, extraName: "projectKey", extra: d.ProjectKey})
+		case DimEnvID:
+			out = append(out, dimValue{name: DimEnvID, value: d.EnvID, extraName: "environmentKey", extra: d.EnvKey})
+		case DimSDKName:
+			out = append(out, dimValue{name: DimSDKName, value: d.SDKName})
+		case DimSDKType:
+			out = append(out, dimValue{name: DimSDKType, value: d.SDKType})
+		case DimSDKVersion:
+			out = append(out, dimValue{name: DimSDKVersion, value: d.SDKVersion})
+		case DimSDKAppID:
+			out = append(out, dimValue{name: DimSDKAppID, value: d.AppID})
+		case DimAnonymous:
+			out = append(out, dimValue{name: DimAnonymous, value: anon})
+		case DimSide:
+			out = append(out, dimValue{name: DimSide, value: sideOf(d.SDKType)})
+		case DimCategory:
+			out = append(out, dimValue{name: DimCategory, value: categoryOf(d.SDKType)})
+		}
+	}
+	return out
+}
+
+func sideOf(sdkType string) string {
+	if sdkType == "mobile" || sdkType == "browser" {
+		return "client"
+	}
+	return "server"
+}
+
+func categoryOf(sdkType string) string {
+	if sdkType == "mobile" || sdkType == "browser" {
+		return sdkType
+	}
+	return "backend"
+}
+
+func keep(filter []string, v string) bool {
+	if len(filter) == 0 {
+		return true
+	}
+	for _, f := range filter {
+		if f == v {
+			return true
+		}
+	}
+	return false
+}
+
+func contains(list []string, v string) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// keepType matches an SDK type filter: server, mobile, browser, or client (mobile and browser).
+func keepType(filter []string, sdkType string) bool {
+	if len(filter) == 0 {
+		return true
+	}
+	for _, f := range filter {
+		if f == sdkType || f == sideOf(sdkType) {
+			return true
+		}
+	}
+	return false
+}
+
+func dedupe(in []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, v := range in {
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func monthStart(t time.Time) time.Time {
+	return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
+}
+
+// finish turns the groups' buckets into points from first to to, by the aggregation.
+func finish(r Request, groups map[string]*bucket, meta map[string]map[string]any, first, to time.Time, unit time.Duration) (Series, error) {
+	keys := sortedKeys(groups)
+	out := Series{Metadata: make([]map[string]any, 0, len(keys)), Points: []map[string]int64{}}
+	for _, k := range keys {
+		out.Metadata = append(out.Metadata, meta[k])
+	}
+	var times []time.Time
+	if r.Granularity == Monthly {
+		for m := monthStart(first); !m.After(to); m = m.AddDate(0, 1, 0) {
+			times = append(times, m)
+		}
+	} else {
+		for t := first; !t.After(to); t = t.Add(unit) {
+			times = append(times, t)
+		}
+	}
+	for range times {
+		out.Points = append(out.Points, map[string]int64{})
+	}
+	for i, t := range times {
+		out.Points[i]["time"] = t.UnixMilli()
+	}
+	for gi, k := range keys {
+		b := groups[k]
+		name := strconv.Itoa(gi)
+		for i, t := range times {
+			// The buckets whose union this point counts.
+			var lo, hi time.Time
+			switch {
+			case r.Granularity == Monthly:
+				lo, hi = t, t.AddDate(0, 1, 0).Add(-time.Millisecond)
+			case r.Aggregation == MonthToDate:
+				lo, hi = monthStart(t), t
+			case r.Aggregation == Rolling30d:
+				lo, hi = t.Add(-29*24*time.Hour), t
+			default:
+				lo, hi = t, t
+			}
+			v, err := b.value(lo.UnixMilli(), hi.UnixMilli(), r.Metric.distinct())
+			if err != nil {
+				return Series{}, err
+			}
+			out.Points[i][name] = v
+		}
+	}
+	return out, nil
+}
+
+// value is the count of the union of buckets lo..hi (bucket starts, inclusive).
+func (b *bucket) value(lo, hi int64, distinct bool) (int64, error) {
+	if !distinct {
+		var n int64
+		for at, c := range b.counts {
+			if at >= lo && at <= hi {
+				n += c
+			}
+		}
+		return n, nil
+	}
+	merged := hyperloglog.New14()
+	any := false
+	for at, s := range b.sketches {
+		if at >= lo && at <= hi {
+			if err := merged.Merge(s); err != nil {
+				return 0, fmt.Errorf("merge sketches: %w", err)
+			}
+			any = true
+		}
+	}
+	if !any {
+		return 0, nil
+	}
+	return int64(merged.Estimate()), nil
+}

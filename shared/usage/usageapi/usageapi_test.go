@@ -1,0 +1,435 @@
+package usageapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/flagplane/flagplane/shared/app/apptest"
+	"github.com/flagplane/flagplane/shared/ingest"
+	"github.com/flagplane/flagplane/shared/store"
+	"github.com/flagplane/flagplane/shared/usage"
+	"github.com/flagplane/flagplane/shared/usage/usageapi"
+)
+
+// clock is the injected time of the aggregator and of the usage service.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) set(t time.Time) { c.mu.Lock(); defer c.mu.Unlock(); c.t = t }
+
+type env struct {
+	project, env, id, sdkKey, mobileKey string
+}
+
+type fixture struct {
+	srv   *apptest.Server
+	clock *clock
+	svc   *usage.Service
+	envs  map[string]env // by "project/env"
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	srv := apptest.New(t)
+	c := &clock{}
+	srv.App.Services.Ingest.(ingest.Direct).Agg.SetClock(c.now)
+	svc := usageapi.Service(srv.App)
+	svc.SetClock(c.now)
+	f := &fixture{srv: srv, clock: c, svc: svc, envs: map[string]env{}}
+	for _, p := range []string{"shop", "blog"} {
+		srv.MustCreateProject(t, p)
+		for _, e := range []string{"production", "test"} {
+			res := srv.Do(t, http.MethodGet, "/api/v2/projects/"+p+"/environments/"+e, nil)
+			m := res.Map(t)
+			f.envs[p+"/"+e] = env{project: p, env: e, id: m["_id"].(string), sdkKey: m["apiKey"].(string), mobileKey: m["mobileKey"].(string)}
+		}
+	}
+	return f
+}
+
+// contexts are index events of the keys (kind user unless "kind:key"),
+// anonymous when the key starts with "anon".
+func contexts(keys ...string) []string {
+	var out []string
+	for _, k := range keys {
+		kind := "user"
+		if before, after, ok := strings.Cut(k, ":"); ok {
+			kind, k = before, after
+		}
+		out = append(out, fmt.Sprintf(`{"kind":"index","creationDate":1,"context":{"kind":%q,"key":%q,"anonymous":%t}}`, kind, k, strings.HasPrefix(k, "anon")))
+	}
+	return out
+}
+
+func keys(prefix string, from, to int) []string {
+	var out []string
+	for i := from; i <= to; i++ {
+		out = append(out, fmt.Sprintf("%s%d", prefix, i))
+	}
+	return out
+}
+
+// send posts events at the clock's time t through the route of sdk: "server", "mobile" or "client".
+func (f *fixture) send(t *testing.T, at time.Time, target, sdk, userAgent string, events []string) {
+	t.Helper()
+	f.clock.set(at)
+	e := f.envs[target]
+	body := "[" + strings.Join(events, ",") + "]"
+	var res *apptest.Response
+	switch sdk {
+	case "server":
+		res = f.srv.Do(t, http.MethodPost, "/bulk", body, "Authorization", e.sdkKey, "User-Agent", userAgent, "X-LaunchDarkly-Event-Schema", "4",
+			"X-LaunchDarkly-Tags", "application-id/"+e.project+"-api")
+	case "mobile":
+		res = f.srv.Do(t, http.MethodPost, "/mobile/events/bulk", body, "Authorization", "api_key "+e.mobileKey, "User-Agent", userAgent, "X-LaunchDarkly-Event-Schema", "4")
+	case "client":
+		res = f.srv.Do(t, http.MethodPost, "/events/bulk/"+e.id, body, "Authorization", "", "X-LaunchDarkly-User-Agent", userAgent, "X-LaunchDarkly-Event-Schema", "4",
+			"X-LaunchDarkly-Tags", "application-id/web")
+	}
+	if res.Status != http.StatusAccepted {
+		t.Fatalf("post events: %d %s", res.Status, res.Body)
+	}
+}
+
+type seriesAnswer struct {
+	Links    map[string]any     `json:"_links"`
+	Metadata []map[string]any   `json:"metadata"`
+	Series   []map[string]int64 `json:"series"`
+}
+
+func (f *fixture) get(t *testing.T, path string, q url.Values) *apptest.Response {
+	t.Helper()
+	if len(q) > 0 {
+		path += "?" + q.Encode()
+	}
+	return f.srv.Do(t, http.MethodGet, path, nil, "SVC-API-Version", "beta")
+}
+
+func (f *fixture) series(t *testing.T, path string, q url.Values) seriesAnswer {
+	t.Helper()
+	res := f.get(t, path, q)
+	if res.Status != http.StatusOK {
+		t.Fatalf("GET %s?%s: %d %s", path, q.Encode(), res.Status, res.Body)
+	}
+	var a seriesAnswer
+	res.JSON(t, &a)
+	if a.Links == nil || a.Metadata == nil || a.Series == nil {
+		t.Fatalf("answer lacks _links, metadata or series: %s", res.Body)
+	}
+	return a
+}
+
+// value is the count at time at of the group whose metadata holds every pair of want.
+func (a seriesAnswer) value(t *testing.T, at time.Time, want map[string]string) int64 {
+	t.Helper()
+	idx := -1
+	for i, md := range a.Metadata {
+		ok := true
+		for k, v := range want {
+			ok = ok && fmt.Sprint(md[k]) == v
+		}
+		if ok {
+			if idx >= 0 {
+				t.Fatalf("two groups match %v: %v", want, a.Metadata)
+			}
+			idx = i
+		}
+	}
+	if idx < 0 {
+		return 0
+	}
+	for _, p := range a.Series {
+		if p["time"] == at.UnixMilli() {
+			return p[fmt.Sprint(idx)]
+		}
+	}
+	t.Fatalf("no point at %s in %v", at, a.Series)
+	return 0
+}
+
+// hllTolerance is the error allowed on sketch counts: three standard
+// errors of a precision-14 HyperLogLog (1.04/sqrt(16384) = 0.81%), at least 1.
+func near(got, want int64) bool {
+	tol := math.Max(1, math.Ceil(3*0.0081*float64(want)))
+	return math.Abs(float64(got-want)) <= tol
+}
+
+func q(pairs ...string) url.Values {
+	v := url.Values{}
+	for i := 0; i < len(pairs); i += 2 {
+		v.Add(pairs[i], pairs[i+1])
+	}
+	return v
+}
+
+func ms(t time.Time) string { return fmt.Sprint(t.UnixMilli()) }
+
+var (
+	feb25 = time.Date(2026, 2, 25, 12, 0, 0, 0, time.UTC)
+	mar10 = time.Date(2026, 3, 10, 0, 0, 0, 0, time.UTC)
+	mar11 = time.Date(2026, 3, 11, 0, 0, 0, 0, time.UTC)
+	mar12 = time.Date(2026, 3, 12, 0, 0, 0, 0, time.UTC)
+)
+
+// arrange sends the known payloads and rolls them up.
+func arrange(t *testing.T) *fixture {
+	t.Helper()
+	f := newFixture(t)
+	ai := `{"kind":"custom","key":"$ld:ai:generation","creationDate":1,"context":{"kind":"user","key":"u1"}}`
+	// February: 7 users in blog.
+	f.send(t, feb25, "blog/production", "server", "PythonClient/9.0.0", contexts(keys("r", 1, 7)...))
+	// 10 March, 10:30: 100 server users in shop, three AI runs; 10 in blog.
+	f.send(t, mar10.Add(10*time.Hour+30*time.Minute), "shop/production", "server", "GoClient/7.14.6", append(contexts(keys("u", 1, 100)...), ai, ai, ai))
+	f.send(t, mar10.Add(11*time.Hour), "blog/production", "server", "PythonClient/9.0.0", contexts(keys("b", 1, 10)...))
+	// 10 March, 14:00: a browser: 50 of those users, 20 anonymous ones, 5 orgs.
+	f.send(t, mar10.Add(14*time.Hour), "shop/production", "client", "JSClient/3.1.0",
+		contexts(append(append(keys("u", 1, 50), keys("anon", 1, 20)...), keys("org:o", 1, 5)...)...))
+	// 10 March, 20:00: a mobile app in shop's test environment: 30 users.
+	f.send(t, mar10.Add(20*time.Hour), "shop/test", "mobile", "AndroidClient/5.0.0", contexts(keys("m", 1, 30)...))
+	// 11 March, 09:00: 100 server users, 50 of them seen the day before; an older Go SDK too.
+	f.send(t, mar11.Add(9*time.Hour), "shop/production", "server", "GoClient/7.14.6", contexts(keys("u", 50, 149)...))
+	f.send(t, mar11.Add(9*time.Hour+10*time.Minute), "shop/production", "server", "GoClient/7.2.0", contexts("u1"))
+	f.clock.set(mar12.Add(10 * time.Minute))
+	if _, err := f.svc.Rollup.Run(context.Background()); err != nil {
+		t.Fatalf("rollup: %v", err)
+	}
+	return f
+}
+
+func TestContextSeries(t *testing.T) {
+	f := arrange(t)
+	window := func(pairs ...string) url.Values {
+		return q(append([]string{"from", ms(mar10), "to", ms(mar11.Add(23 * time.Hour))}, pairs...)...)
+	}
+	user, org := map[string]string{"contextKind": "user"}, map[string]string{"contextKind": "org"}
+	cases := []struct {
+		name  string
+		path  string
+		query url.Values
+		at    time.Time
+		group map[string]string
+		want  int64
+	}{
+		{"total contexts of a day count each user once across SDKs", "total-contexts", window("projectKey", "shop", "aggregationType", "incremental"), mar10, user, 150},
+		{"total contexts count other kinds apart", "total-contexts", window("projectKey", "shop", "aggregationType", "incremental"), mar10, org, 5},
+		{"the next day counts only its own users when incremental", "total-contexts", window("projectKey", "shop", "aggregationType", "incremental"), mar11, user, 101},
+		{"month to date merges the days", "total-contexts", window("projectKey", "shop"), mar11, user, 199},
+		{"month to date on its first day equals the day", "total-contexts", window("projectKey", "shop"), mar10, user, 150},
+		{"without a project filter the account is counted", "total-contexts", window(), mar11, user, 209},
+		{"client-side contexts come from browser and mobile SDKs", "clientside-contexts", window("aggregationType", "incremental"), mar10, user, 100},
+		{"server-side contexts come from server SDKs", "serverside-contexts", window("projectKey", "shop"), mar11, user, 149},
+		{"the anonymous filter keeps anonymous contexts", "clientside-contexts", window("anonymous", "true"), mar10, user, 20},
+		{"an environment filter with its project", "clientside-contexts", window("projectKey", "shop", "environmentKey", "test"), mar10, user, 30},
+		{"a context kind filter", "total-contexts", window("contextKind", "org"), mar10, org, 5},
+		{"an SDK name filter", "total-contexts", window("sdkName", "AndroidClient"), mar10, user, 30},
+		{"an SDK type filter", "total-contexts", window("sdkType", "mobile"), mar10, user, 30},
+		{"grouped by anonymity", "clientside-contexts", window("groupBy", "anonymousV2"), mar10, map[string]string{"contextKind": "user", "anonymousV2": "false"}, 80},
+		{"grouped by SDK name", "total-contexts", window("groupBy", "sdkName", "projectKey", "shop"), mar10, map[string]string{"contextKind": "user", "sdkName": "JSClient"}, 70},
+		{"grouped by environment", "total-contexts", window("groupBy", "environmentId", "projectKey", "shop"), mar10,
+			map[string]string{"contextKind": "user", "environmentId": f.envs["shop/test"].id, "environmentKey": "test"}, 30},
+		{"grouped by project id", "total-contexts", window("groupBy", "projectId"), mar11, map[string]string{"contextKind": "user", "projectKey": "blog"}, 10},
+		{"grouped by application", "total-contexts", window("groupBy", "sdkAppId"), mar10, map[string]string{"contextKind": "user", "sdkAppId": "web"}, 70},
+		{"rolling 30 days reaches into the month before", "total-mau", window("projectKey", "blog", "aggregationType", "rolling_30d"), mar11, map[string]string{}, 17},
+		{"month to date stays in its month", "total-mau", window("projectKey", "blog"), mar11, map[string]string{}, 10},
+		{"MAU counts the primary kind only", "total-mau", window("projectKey", "shop", "groupBy", "contextKind"), mar10, org, 0},
+		{"client-side MAU", "clientside-mau", window(), mar11, map[string]string{}, 100},
+		{"monthly month to date is one point per month", "total-mau",
+			q("from", ms(feb25), "to", ms(mar11), "granularity", "monthly"), time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), map[string]string{}, 209},
+		{"monthly includes the earlier month", "total-mau",
+			q("from", ms(feb25), "to", ms(mar11), "granularity", "monthly"), time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC), map[string]string{}, 7},
+		{"the legacy MAU series is rolling 30 days by default", "mau", window(), mar11, map[string]string{}, 216},
+		{"the legacy MAU series filters by SDK type client", "mau", window("sdktype", "client", "aggregationType", "daily_incremental"), mar10, map[string]string{}, 100},
+		{"MAU by category: mobile", "mau/bycategory", window(), mar10, map[string]string{"category": "mobile"}, 30},
+		{"MAU by category: backend", "mau/bycategory", window(), mar10, map[string]string{"category": "backend"}, 117},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			a := f.series(t, "/api/v2/usage/"+c.path, c.query)
+			if got := a.value(t, c.at, c.group); !near(got, c.want) {
+				t.Errorf("%s at %s = %d, want %d (±0.81%%×3): %v %v", c.group, c.at.Format("Jan 2"), got, c.want, a.Metadata, a.Series)
+			}
+		})
+	}
+	t.Run("the series has a point per day of the range, zero where nothing was seen", func(t *testing.T) {
+		a := f.series(t, "/api/v2/usage/total-contexts", q("from", ms(mar10.Add(-48*time.Hour)), "to", ms(mar11), "aggregationType", "incremental"))
+		if len(a.Series) != 4 || a.Series[0]["time"] != mar10.Add(-48*time.Hour).UnixMilli() {
+			t.Fatalf("series = %v", a.Series)
+		}
+		if a.value(t, mar10.Add(-24*time.Hour), user) != 0 {
+			t.Errorf("a day without data counts %v", a.Series[1])
+		}
+	})
+	t.Run("the defaults are month to date from the start of the month to now", func(t *testing.T) {
+		a := f.series(t, "/api/v2/usage/total-contexts", nil)
+		if len(a.Series) != 12 || a.Series[0]["time"] != time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC).UnixMilli() {
+			t.Fatalf("series = %v", a.Series)
+		}
+		if got := a.value(t, mar12, user); !near(got, 209) {
+			t.Errorf("today's month to date = %d", got)
+		}
+	})
+}
+
+func TestCountSeries(t *testing.T) {
+	f := arrange(t)
+	window := func(pairs ...string) url.Values {
+		return q(append([]string{"from", ms(mar10), "to", ms(mar11.Add(23 * time.Hour))}, pairs...)...)
+	}
+	cases := []struct {
+		name  string
+		path  string
+		query url.Values
+		at    time.Time
+		group map[string]string
+		want  int64
+	}{
+		{"AI runs of a day", "ai-runs", window("aggregationType", "incremental"), mar10, map[string]string{}, 3},
+		{"AI runs month to date carry on", "ai-runs", window(), mar11, map[string]string{}, 3},
+		{"AI runs by the hour", "ai-runs", window("aggregationType", "incremental", "granularity", "hourly"), mar10.Add(10 * time.Hour), map[string]string{}, 3},
+		{"AI runs in another hour", "ai-runs", window("aggregationType", "incremental", "granularity", "hourly"), mar10.Add(11 * time.Hour), map[string]string{}, 0},
+		{"AI runs month to date by the hour", "ai-runs", window("granularity", "hourly"), mar11.Add(5 * time.Hour), map[string]string{}, 3},
+		{"AI runs monthly", "ai-runs", window("granularity", "monthly"), time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), map[string]string{}, 3},
+		{"AI runs grouped by SDK", "ai-runs", window("groupBy", "sdkName", "groupBy", "sdkVersion"), mar10, map[string]string{"sdkName": "GoClient", "sdkVersion": "7.14.6"}, 3},
+		{"AI runs filtered to another SDK", "ai-runs", window("sdkName", "JSClient"), mar10, map[string]string{}, 0},
+		{"events received by the hour", "events/received", q("from", ms(mar10.Add(10*time.Hour)), "to", ms(mar10.Add(15*time.Hour))), mar10.Add(14 * time.Hour), map[string]string{}, 75},
+		{"events received by the day beyond two days", "events/received", q("from", ms(mar10.Add(-24*time.Hour)), "to", ms(mar12)), mar10, map[string]string{}, 103 + 10 + 75 + 30},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			a := f.series(t, "/api/v2/usage/"+c.path, c.query)
+			if got := a.value(t, c.at, c.group); got != c.want {
+				t.Errorf("%v at %s = %d, want %d: %v %v", c.group, c.at, got, c.want, a.Metadata, a.Series)
+			}
+		})
+	}
+}
+
+func TestSeriesRejectsBadRequests(t *testing.T) {
+	f := newFixture(t)
+	f.clock.set(mar12)
+	long := q("from", ms(mar12.Add(-366*24*time.Hour)), "to", ms(mar12))
+	cases := []struct {
+		name, path string
+		query      url.Values
+		want       string
+	}{
+		{"a range over 365 days", "total-contexts", long, "365 days"},
+		{"a range over 365 days of AI runs", "ai-runs", long, "365 days"},
+		{"a range over 365 days of evaluations", "events/received", long, "365 days"},
+		{"from after to", "clientside-mau", q("from", ms(mar12), "to", ms(mar11)), "from"},
+		{"a from that is not a number", "total-mau", q("from", "yesterday"), "from"},
+		{"an unknown aggregation type", "total-contexts", q("aggregationType", "weekly"), "aggregationType"},
+		{"monthly incremental contexts", "clientside-contexts", q("aggregationType", "incremental", "granularity", "monthly"), `is not supported with aggregationType`},
+		{"monthly rolling contexts", "serverside-contexts", q("aggregationType", "rolling_30d", "granularity", "monthly"), "rolling_30d"},
+		{"hourly contexts", "total-contexts", q("granularity", "hourly"), "hourly"},
+		{"incremental monthly AI runs", "ai-runs", q("aggregationType", "incremental", "granularity", "monthly"), "monthly"},
+		{"rolling AI runs", "ai-runs", q("aggregationType", "rolling_30d"), "rolling_30d"},
+		{"an environment without a project", "total-contexts", q("environmentKey", "production"), "exactly one projectKey"},
+		{"an environment with two projects", "total-mau", q("environmentKey", "production", "projectKey", "a", "projectKey", "b"), "exactly one projectKey"},
+		{"an unknown group-by", "total-contexts", q("groupBy", "colour"), "groupBy"},
+		{"an anonymous filter that is not a boolean", "clientside-contexts", q("anonymous", "maybe"), "anonymous"},
+		{"an unknown event type", "events/sent", nil, "received or published"},
+		{"an unknown stream source", "streams/edge", nil, "client or server"},
+		{"an unknown MAU SDK type", "mau/sdks", q("sdktype", "edge"), "sdktype"},
+		{"a not-collected series still checks its range", "observability/logs", q("from", "0", "to", fmt.Sprint(mar12.Unix())), "365 days"},
+		{"a not-collected series still checks its granularity", "vega-ai", q("aggregationType", "incremental", "granularity", "monthly"), "monthly"},
+		{"an unknown time zone", "evaluations/shop/production/checkout", q("tz", "Mars/Olympus"), "tz"},
+		{"event kinds of data export", "data-export-events", q("eventKind", "custom"), "eventKind"},
+	}
+	for _, c := range cases {
+		t.Run(c.name+" is a 400", func(t *testing.T) {
+			res := f.get(t, "/api/v2/usage/"+c.path, c.query)
+			if res.Status != http.StatusBadRequest || !strings.Contains(res.String(), c.want) {
+				t.Errorf("status %d, want 400 naming %q: %s", res.Status, c.want, res.Body)
+			}
+		})
+	}
+}
+
+func TestSourcesNotCollectedSaySo(t *testing.T) {
+	f := newFixture(t)
+	f.clock.set(mar12)
+	for _, path := range []string{"observability/errors", "observability/logs", "observability/metrics", "observability/sessions",
+		"observability/traces", "vega-ai", "experimentation-events", "experimentation-keys", "warehouse-export",
+		"service-connections", "streams/client", "streams/server/bysdkversion", "data-export-events", "events/published"} {
+		t.Run(path+" answers an empty series and a metadata entry saying the source is not collected", func(t *testing.T) {
+			a := f.series(t, "/api/v2/usage/"+path, nil)
+			if len(a.Series) != 0 || len(a.Metadata) != 1 || a.Metadata[0]["collected"] != false || a.Metadata[0]["source"] == "" {
+				t.Errorf("answer = %+v", a)
+			}
+		})
+	}
+	t.Run("stream SDK versions are an empty list", func(t *testing.T) {
+		res := f.get(t, "/api/v2/usage/streams/client/sdkversions", nil)
+		if res.Status != http.StatusOK || !strings.Contains(res.String(), `"sdkVersions":[]`) {
+			t.Errorf("%d %s", res.Status, res.Body)
+		}
+	})
+}
+
+func TestDataExportEvents(t *testing.T) {
+	f := newFixture(t)
+	shop := f.envs["shop/production"]
+	blog := f.envs["blog/production"]
+	ctx := context.Background()
+	for _, x := range []struct {
+		hour  time.Time
+		env   string
+		count int64
+	}{{mar10.Add(3 * time.Hour), shop.id, 40}, {mar10.Add(4 * time.Hour), shop.id, 2}, {mar11.Add(1 * time.Hour), blog.id, 7}} {
+		h := x.hour.Format("2006010215")
+		k := store.DataExportHourKey(h, x.env)
+		data, _ := json.Marshal(map[string]any{"hour": h, "environmentId": x.env, "events": x.count})
+		if err := f.srv.Table.Put(ctx, store.Item{PK: k.PK, SK: k.SK, Version: 1, Data: data}, store.Cond{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.clock.set(mar12)
+	if _, err := f.svc.Rollup.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	window := func(pairs ...string) url.Values {
+		return q(append([]string{"from", ms(mar10), "to", ms(mar11)}, pairs...)...)
+	}
+	cases := []struct {
+		name  string
+		path  string
+		query url.Values
+		at    time.Time
+		group map[string]string
+		want  int64
+	}{
+		{"a day's exported events", "data-export-events", window("aggregationType", "incremental"), mar10, map[string]string{}, 42},
+		{"month to date", "data-export-events", window(), mar11, map[string]string{}, 49},
+		{"filtered to a project", "data-export-events", window("projectKey", "shop"), mar11, map[string]string{}, 42},
+		{"filtered to an environment", "data-export-events", window("projectKey", "blog", "environmentKey", "production"), mar11, map[string]string{}, 7},
+		{"grouped by environment", "data-export-events", window("groupBy", "environmentId", "aggregationType", "incremental"), mar11, map[string]string{"environmentId": blog.id}, 7},
+		{"by the hour", "data-export-events", window("granularity", "hourly", "aggregationType", "incremental"), mar10.Add(3 * time.Hour), map[string]string{}, 40},
+		{"events published", "events/published", q("from", ms(mar10), "to", ms(mar10.Add(20*time.Hour))), mar10.Add(4 * time.Hour), map[string]string{}, 2},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			a := f.series(t, "/api/v2/usage/"+c.path, c.query)
+			if got := a.value(t, c.at, c.group); got != c.want {
+				t.Errorf("%v at %s = %d, want %d: %v %v", c.group, c.at, got, c.want, a.Metadata, a.Series)
+			}
+		})
+	}
+	t.Run("an environment of a project that exported nothing says no destination exported", func(t *testing.T) {
+		a := f.series(t, "/api/v2/usage/data-export-events", window("projectKey", "blog", "environmentKey", "test"))
+		if len(a.Series) != 0 || a.Metadata[0]["collected"] != false {
+			t.Errorf("answer = %+v", a)
+		}
+	})
+}
