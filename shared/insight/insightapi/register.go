@@ -1,12 +1,635 @@
-// Package insightapi serves the insights group over HTTP.
+// Package insightapi serves the insights group over HTTP: deployments,
+// flag events, insight groups and their scores, and the repositories
+// insights read code references from.
 package insightapi
 
 import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
 	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/app"
+	"github.com/flagplane/flagplane/shared/audit"
+	"github.com/flagplane/flagplane/shared/environment"
+	"github.com/flagplane/flagplane/shared/fault"
+	"github.com/flagplane/flagplane/shared/identity"
+	"github.com/flagplane/flagplane/shared/insight"
+	"github.com/flagplane/flagplane/shared/patch"
+	"github.com/flagplane/flagplane/shared/policy"
 )
 
-// Registered with no handlers yet: every operation answers 501 until built.
 func init() {
-	app.Register(app.Group{Name: "insights", Handlers: func(*app.App) map[string]api.Handler { return nil }})
+	app.Register(app.Group{Name: "insights", Handlers: handlers, Needs: needs})
+}
+
+type serviceKey struct{}
+
+// service is the app's one insight service.
+func service(a *app.App) *insight.Service {
+	return a.Shared(serviceKey{}, func() any {
+		s := a.Services
+		return insight.NewService(a.Table, s.Audit, s.Projects, s.Environments, s.Flags, s.Members, codeRefsOf(a))
+	}).(*insight.Service)
+}
+
+func needs(*app.App) map[string]api.Needs {
+	patchNeeds := func(actions func(patch.Patch) ([]string, error)) api.Needs {
+		return func(r *http.Request, body []byte) ([]api.Need, error) {
+			p, err := parsePatch(r, body)
+			if err != nil {
+				return nil, err
+			}
+			list, err := actions(p)
+			if err != nil {
+				return nil, err
+			}
+			out := make([]api.Need, len(list))
+			for i, a := range list {
+				out[i] = api.Need{Action: a}
+			}
+			return out, nil
+		}
+	}
+	return map[string]api.Needs{
+		"patchInsightGroup": patchNeeds(insight.GroupPatchActions),
+		"updateDeployment":  patchNeeds(insight.DeploymentPatchActions),
+		// Each mapping needs the right on its own project and repository.
+		// The router reads bodies for needs only of PATCHes and creates, so
+		// this PUT's body is read here and put back for the handler.
+		"associateRepositoriesAndProjects": func(r *http.Request, _ []byte) ([]api.Need, error) {
+			body, err := rereadBody(r)
+			if err != nil {
+				return nil, err
+			}
+			var in mappingsInput
+			if err := json.Unmarshal(body, &in); err != nil {
+				return nil, fault.New(fault.Invalid, "body must be {\"mappings\": [{\"repositoryKey\", \"projectKey\"}, ...]}: %s", err.Error())
+			}
+			out := []api.Need{}
+			for _, m := range in.Mappings {
+				res := policy.NewResource("proj", m.ProjectKey).Child("insight-repository", m.RepositoryKey)
+				out = append(out, api.Need{On: &res})
+			}
+			if len(out) == 0 {
+				out = append(out, api.Need{})
+			}
+			return out, nil
+		},
+	}
+}
+
+// rereadBody reads the request's body (bounded like every body) and puts
+// an unread copy back.
+func rereadBody(r *http.Request) ([]byte, error) {
+	if r.Body == nil {
+		return nil, nil
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, api.MaxBody+1))
+	if err != nil {
+		return nil, fault.Wrap(err, fault.Invalid, "request body could not be read")
+	}
+	if len(body) > api.MaxBody {
+		return nil, fault.New(fault.TooLarge, "request body is larger than %d bytes", api.MaxBody)
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return body, nil
+}
+
+type mappingsInput struct {
+	Mappings []insight.Mapping `json:"mappings"`
+}
+
+func parsePatch(r *http.Request, body []byte) (patch.Patch, error) {
+	if api.IsSemanticPatch(r) {
+		return patch.Patch{}, fault.New(fault.Invalid, "this resource takes a JSON patch (RFC 6902), not a semantic patch: drop the domain-model parameter from Content-Type")
+	}
+	return patch.Parse(body)
+}
+
+func readPatch(w http.ResponseWriter, r *http.Request) (patch.Patch, error) {
+	body, err := api.ReadBody(w, r)
+	if err != nil {
+		return patch.Patch{}, err
+	}
+	return parsePatch(r, body)
+}
+
+// required returns a query parameter that must be present.
+func required(q url.Values, name string) (string, error) {
+	v := strings.TrimSpace(q.Get(name))
+	if v == "" {
+		return "", fault.New(fault.Invalid, "query parameter %q is required", name)
+	}
+	return v, nil
+}
+
+// keyList reads a comma-separated list of keys.
+func keyList(q url.Values, name string) ([]string, error) {
+	raw := strings.TrimSpace(q.Get(name))
+	if raw == "" {
+		return nil, nil
+	}
+	var out []string
+	for _, k := range strings.Split(raw, ",") {
+		k = strings.TrimSpace(k)
+		if err := environment.ValidKey(name, k); err != nil {
+			return nil, fault.New(fault.Invalid, "query parameter %q must be a comma-separated list of keys; %q is not one", name, k)
+		}
+		out = append(out, k)
+	}
+	return out, nil
+}
+
+// expands reads the expand parameter, refusing options the operation lacks.
+func expands(q url.Values, allowed ...string) (map[string]bool, error) {
+	out := map[string]bool{}
+	raw := strings.TrimSpace(q.Get("expand"))
+	if raw == "" {
+		return out, nil
+	}
+	for _, e := range strings.Split(raw, ",") {
+		e = strings.TrimSpace(e)
+		ok := false
+		for _, a := range allowed {
+			ok = ok || a == e
+		}
+		if !ok {
+			return nil, fault.New(fault.Invalid, "query parameter \"expand\": %q is not one of %s", e, strings.Join(allowed, ", "))
+		}
+		out[e] = true
+	}
+	return out, nil
+}
+
+// window reads from and to (Unix ms), defaulting to the last 7 days.
+func window(q url.Values, now time.Time) (from, to int64, err error) {
+	to, err = api.IntParam(q, "to", now.UnixMilli(), 0, 1<<53)
+	if err != nil {
+		return 0, 0, err
+	}
+	from, err = api.IntParam(q, "from", to-insight.DefaultFlagEventsWindow.Milliseconds(), 0, 1<<53)
+	if err != nil {
+		return 0, 0, err
+	}
+	if from > to {
+		return 0, 0, fault.New(fault.Invalid, "query parameter \"from\" (%d) must not be after \"to\" (%d)", from, to)
+	}
+	return from, to, nil
+}
+
+func handlers(a *app.App) map[string]api.Handler {
+	s := service(a)
+	return map[string]api.Handler{
+		"createDeploymentEvent": func(w http.ResponseWriter, r *http.Request) error {
+			var in insight.EventInput
+			if err := api.Decode(w, r, &in); err != nil {
+				return err
+			}
+			if _, err := s.RecordEvent(r.Context(), in); err != nil {
+				return err
+			}
+			w.WriteHeader(http.StatusCreated)
+			return nil
+		},
+		"getDeployments": func(w http.ResponseWriter, r *http.Request) error {
+			q := r.URL.Query()
+			dq, err := deploymentQuery(q)
+			if err != nil {
+				return err
+			}
+			if _, err := expands(q, "pullRequests", "flagReferences"); err != nil {
+				return err
+			}
+			page, err := s.Deployments(r.Context(), dq)
+			if err != nil {
+				return err
+			}
+			out := deploymentsRep{TotalCount: page.TotalCount, Items: make([]deploymentRep, 0, len(page.Items))}
+			for _, d := range page.Items {
+				out.Items = append(out.Items, newDeploymentRep(d))
+			}
+			q.Del("after")
+			out.Links = api.CursorLinks(base+"/deployments", q, "after", page.Next)
+			api.WriteJSON(w, http.StatusOK, out)
+			return nil
+		},
+		"getDeployment": func(w http.ResponseWriter, r *http.Request) error {
+			if _, err := expands(r.URL.Query(), "pullRequests", "flagReferences"); err != nil {
+				return err
+			}
+			d, err := s.Deployment(r.Context(), r.PathValue("deploymentID"))
+			if err != nil {
+				return err
+			}
+			api.WriteJSON(w, http.StatusOK, newDeploymentRep(d))
+			return nil
+		},
+		"updateDeployment": func(w http.ResponseWriter, r *http.Request) error {
+			p, err := readPatch(w, r)
+			if err != nil {
+				return err
+			}
+			d, err := s.PatchDeployment(r.Context(), r.PathValue("deploymentID"), p)
+			if err != nil {
+				return err
+			}
+			api.WriteJSON(w, http.StatusOK, newDeploymentRep(d))
+			return nil
+		},
+		"getFlagEvents": func(w http.ResponseWriter, r *http.Request) error {
+			q := r.URL.Query()
+			fq, exp, err := flagEventQuery(q, time.Now())
+			if err != nil {
+				return err
+			}
+			page, err := s.FlagEvents(r.Context(), fq)
+			if err != nil {
+				return err
+			}
+			out := flagEventsRep{TotalCount: page.TotalCount, Items: make([]flagEventRep, 0, len(page.Items))}
+			for _, e := range page.Items {
+				out.Items = append(out.Items, newFlagEventRep(e, exp))
+			}
+			q.Del("after")
+			q.Del("before")
+			out.Links = api.CursorLinks(base+"/flag-events", q, "after", page.Next)
+			if page.Prev != "" {
+				v := url.Values{}
+				for k, vals := range q {
+					v[k] = vals
+				}
+				v.Set("before", page.Prev)
+				out.Links["prev"] = api.JSONLink(base + "/flag-events?" + v.Encode())
+			}
+			api.WriteJSON(w, http.StatusOK, out)
+			return nil
+		},
+		"getInsightsScores": func(w http.ResponseWriter, r *http.Request) error {
+			q := r.URL.Query()
+			sq, err := scoreQuery(q)
+			if err != nil {
+				return err
+			}
+			sc, err := s.Scores(r.Context(), sq)
+			if err != nil {
+				return err
+			}
+			api.WriteJSON(w, http.StatusOK, insightScoresRep{
+				Period:     periodRep{StartTime: sc.Period.Start, EndTime: sc.Period.End},
+				LastPeriod: periodRep{StartTime: sc.LastPeriod.Start, EndTime: sc.LastPeriod.End},
+				Scores:     newScoresRep(sc), Links: api.Self(base + "/insights/scores?" + q.Encode()),
+			})
+			return nil
+		},
+		"createInsightGroup": func(w http.ResponseWriter, r *http.Request) error {
+			var in insight.GroupInput
+			if err := api.Decode(w, r, &in); err != nil {
+				return err
+			}
+			g, err := s.CreateGroup(r.Context(), in)
+			if err != nil {
+				return err
+			}
+			api.WriteJSON(w, http.StatusCreated, newGroupRep(g))
+			return nil
+		},
+		"getInsightGroups": func(w http.ResponseWriter, r *http.Request) error {
+			q := r.URL.Query()
+			offset, limit, err := api.OffsetParams(q, 20, 20)
+			if err != nil {
+				return err
+			}
+			exp, err := expands(q, "scores", "environment", "metadata")
+			if err != nil {
+				return err
+			}
+			list, total, err := s.Groups(r.Context(), insight.GroupQuery{Query: q.Get("query"), Sort: q.Get("sort"), Offset: int(offset), Limit: int(limit)})
+			if err != nil {
+				return err
+			}
+			out := groupsRep{TotalCount: total, Items: make([]groupRep, 0, len(list)), Links: api.OffsetLinks(base+"/insights/groups", q, offset, limit, int64(total))}
+			for _, g := range list {
+				rep, err := expandGroup(r, a, s, g, exp)
+				if err != nil {
+					return err
+				}
+				out.Items = append(out.Items, rep)
+			}
+			if exp["scores"] || exp["metadata"] {
+				cur, last := s.Periods()
+				out.ScoreMetadata = &scoreMetadataRep{Period: stringPeriod(cur), LastPeriod: stringPeriod(last)}
+			}
+			if exp["metadata"] {
+				md, err := countByIndicator(r, s, q)
+				if err != nil {
+					return err
+				}
+				out.Metadata = md
+			}
+			api.WriteJSON(w, http.StatusOK, out)
+			return nil
+		},
+		"getInsightGroup": func(w http.ResponseWriter, r *http.Request) error {
+			exp, err := expands(r.URL.Query(), "scores", "environment")
+			if err != nil {
+				return err
+			}
+			g, err := s.Group(r.Context(), r.PathValue("insightGroupKey"))
+			if err != nil {
+				return err
+			}
+			rep, err := expandGroup(r, a, s, g, exp)
+			if err != nil {
+				return err
+			}
+			api.WriteJSON(w, http.StatusOK, rep)
+			return nil
+		},
+		"patchInsightGroup": func(w http.ResponseWriter, r *http.Request) error {
+			p, err := readPatch(w, r)
+			if err != nil {
+				return err
+			}
+			g, err := s.PatchGroup(r.Context(), r.PathValue("insightGroupKey"), p)
+			if err != nil {
+				return err
+			}
+			api.WriteJSON(w, http.StatusOK, newGroupRep(g))
+			return nil
+		},
+		"deleteInsightGroup": func(w http.ResponseWriter, r *http.Request) error {
+			if err := s.DeleteGroup(r.Context(), r.PathValue("insightGroupKey")); err != nil {
+				return err
+			}
+			w.WriteHeader(http.StatusNoContent)
+			return nil
+		},
+		"getInsightsRepositories": func(w http.ResponseWriter, r *http.Request) error {
+			exp, err := expands(r.URL.Query(), "projects")
+			if err != nil {
+				return err
+			}
+			repos, err := s.Repositories(r.Context())
+			if err != nil {
+				return err
+			}
+			var mappings map[string][]string
+			if exp["projects"] {
+				if mappings, err = s.Mappings(r.Context()); err != nil {
+					return err
+				}
+			}
+			out := repositoriesRep{TotalCount: len(repos), Items: make([]repositoryRep, 0, len(repos)), Links: api.Self(base + "/repositories")}
+			for _, rp := range repos {
+				rep := repositoryRep{ID: rp.ID, Version: rp.Version, Key: rp.Key, Type: rp.Type, URL: rp.URL, MainBranch: rp.MainBranch}
+				if exp["projects"] {
+					ps := &projectSummariesRep{Items: []projectSummaryRep{}, Links: api.Links{}}
+					for _, pk := range mappings[rp.Key] {
+						p, err := a.Services.Projects.Get(r.Context(), pk)
+						if fault.Is(err, fault.NotFound) {
+							continue // the project was deleted since
+						}
+						if err != nil {
+							return err
+						}
+						ps.Items = append(ps.Items, projectSummaryRep{ID: p.ID, Key: p.Key, Name: p.Name, Links: api.Self("/api/v2/projects/" + p.Key)})
+					}
+					ps.TotalCount = len(ps.Items)
+					rep.Projects = ps
+				}
+				out.Items = append(out.Items, rep)
+			}
+			api.WriteJSON(w, http.StatusOK, out)
+			return nil
+		},
+		"associateRepositoriesAndProjects": func(w http.ResponseWriter, r *http.Request) error {
+			var in mappingsInput
+			if err := api.Decode(w, r, &in); err != nil {
+				return err
+			}
+			list, err := s.Associate(r.Context(), in.Mappings)
+			if err != nil {
+				return err
+			}
+			api.WriteJSON(w, http.StatusOK, mappingsRep{TotalCount: len(list), Items: list, Links: api.Self(base + "/repositories")})
+			return nil
+		},
+		"deleteRepositoryProject": func(w http.ResponseWriter, r *http.Request) error {
+			if err := s.DeleteMapping(r.Context(), r.PathValue("repositoryKey"), r.PathValue("projectKey")); err != nil {
+				return err
+			}
+			w.WriteHeader(http.StatusNoContent)
+			return nil
+		},
+	}
+}
+
+func deploymentQuery(q url.Values) (insight.DeploymentQuery, error) {
+	var dq insight.DeploymentQuery
+	var err error
+	if dq.ProjectKey, err = required(q, "projectKey"); err != nil {
+		return dq, err
+	}
+	if dq.EnvironmentKey, err = required(q, "environmentKey"); err != nil {
+		return dq, err
+	}
+	if dq.Applications, err = keyList(q, "applicationKey"); err != nil {
+		return dq, err
+	}
+	limit, err := api.IntParam(q, "limit", 20, 1, 100)
+	if err != nil {
+		return dq, err
+	}
+	dq.Limit = int(limit)
+	if dq.From, dq.To, err = window(q, time.Now()); err != nil {
+		return dq, err
+	}
+	dq.After = q.Get("after")
+	if dq.After != "" && !insight.ValidDeploymentCursor(dq.After) {
+		return dq, fault.New(fault.Invalid, "query parameter \"after\" %q is not a cursor this list gave", dq.After)
+	}
+	if q.Get("before") != "" {
+		return dq, fault.New(fault.Invalid, "query parameter \"before\" is not supported: follow the list's next links with \"after\"")
+	}
+	dq.Kind = q.Get("kind")
+	dq.Status = q.Get("status")
+	switch dq.Status {
+	case "", insight.StatusStarted, insight.StatusFinished, insight.StatusFailed:
+	default:
+		return dq, fault.New(fault.Invalid, "query parameter \"status\" must be started, finished or failed, not %q", dq.Status)
+	}
+	return dq, nil
+}
+
+func flagEventQuery(q url.Values, now time.Time) (insight.FlagEventQuery, bool, error) {
+	var fq insight.FlagEventQuery
+	var err error
+	if fq.ProjectKey, err = required(q, "projectKey"); err != nil {
+		return fq, false, err
+	}
+	if fq.EnvironmentKey, err = required(q, "environmentKey"); err != nil {
+		return fq, false, err
+	}
+	if fq.Applications, err = keyList(q, "applicationKey"); err != nil {
+		return fq, false, err
+	}
+	fq.FlagQuery = q.Get("query")
+	switch fq.ImpactSize = q.Get("impactSize"); fq.ImpactSize {
+	case "", insight.ImpactNone, insight.ImpactSmall, insight.ImpactMedium, insight.ImpactLarge:
+	default:
+		return fq, false, fault.New(fault.Invalid, "query parameter \"impactSize\" must be none, small, medium or large, not %q", fq.ImpactSize)
+	}
+	if q.Get("hasExperiments") != "" {
+		v, err := api.BoolParam(q, "hasExperiments", false)
+		if err != nil {
+			return fq, false, err
+		}
+		fq.HasExperiments = &v
+	}
+	switch g := q.Get("global"); g {
+	case "", "include":
+	case "exclude":
+		fq.ExcludeGlobal = true
+	default:
+		return fq, false, fault.New(fault.Invalid, "query parameter \"global\" must be include or exclude, not %q", g)
+	}
+	exp, err := expands(q, "experiments")
+	if err != nil {
+		return fq, false, err
+	}
+	limit, err := api.IntParam(q, "limit", insight.FlagEventsDefaultLimit, 1, insight.FlagEventsMaxLimit)
+	if err != nil {
+		return fq, false, err
+	}
+	fq.Limit = int(limit)
+	if fq.From, fq.To, err = window(q, now); err != nil {
+		return fq, false, err
+	}
+	fq.After, fq.Before = q.Get("after"), q.Get("before")
+	for name, v := range map[string]string{"after": fq.After, "before": fq.Before} {
+		if v != "" && !audit.ValidID(v) {
+			return fq, false, fault.New(fault.Invalid, "query parameter %q %q is not a flag event id", name, v)
+		}
+	}
+	if fq.After != "" && fq.Before != "" {
+		return fq, false, fault.New(fault.Invalid, "query parameters \"after\" and \"before\" cannot be used together")
+	}
+	return fq, exp["experiments"], nil
+}
+
+func scoreQuery(q url.Values) (insight.ScoreQuery, error) {
+	var sq insight.ScoreQuery
+	var err error
+	if sq.ProjectKey, err = required(q, "projectKey"); err != nil {
+		return sq, err
+	}
+	if sq.EnvironmentKey, err = required(q, "environmentKey"); err != nil {
+		return sq, err
+	}
+	sq.Applications, err = keyList(q, "applicationKey")
+	return sq, err
+}
+
+// expandGroup builds a group's answer with the expansions asked for.
+func expandGroup(r *http.Request, a *app.App, s *insight.Service, g *insight.Group, exp map[string]bool) (groupRep, error) {
+	rep := newGroupRep(g)
+	if exp["scores"] {
+		sc, err := s.Scores(r.Context(), insight.ScoreQuery{ProjectKey: g.ProjectKey, EnvironmentKey: g.EnvironmentKey, Applications: g.ApplicationKeys})
+		if err != nil && !fault.Is(err, fault.NotFound) {
+			return rep, err
+		}
+		if err == nil {
+			rep.Scores = newScoresRep(sc)
+			rep.ScoreMetadata = &scoreMetadataRep{Period: stringPeriod(sc.Period), LastPeriod: stringPeriod(sc.LastPeriod)}
+		}
+	}
+	if exp["environment"] {
+		env, err := a.Services.Environments.Get(r.Context(), g.ProjectKey, g.EnvironmentKey)
+		if err != nil && !fault.Is(err, fault.NotFound) {
+			return rep, err
+		}
+		if err == nil {
+			rep.Environment = newEnvironmentRep(r, env)
+		}
+	}
+	return rep, nil
+}
+
+// environmentRep is the group's environment. Its SDK and mobile keys are
+// shown only to callers who may read the environment itself: reading an
+// insight group must not hand out an environment's secrets.
+type environmentRep struct {
+	Links              api.Links `json:"_links"`
+	ID                 string    `json:"_id"`
+	Key                string    `json:"key"`
+	Name               string    `json:"name"`
+	APIKey             string    `json:"apiKey"`
+	MobileKey          string    `json:"mobileKey"`
+	Color              string    `json:"color"`
+	DefaultTTL         int       `json:"defaultTtl"`
+	SecureMode         bool      `json:"secureMode"`
+	DefaultTrackEvents bool      `json:"defaultTrackEvents"`
+	RequireComments    bool      `json:"requireComments"`
+	ConfirmChanges     bool      `json:"confirmChanges"`
+	Tags               []string  `json:"tags"`
+	Critical           bool      `json:"critical"`
+}
+
+func newEnvironmentRep(r *http.Request, e *environment.Environment) environmentRep {
+	rep := environmentRep{Links: api.Self(e.Href()), ID: e.ID, Key: e.Key, Name: e.Name, Color: e.Color,
+		DefaultTTL: e.DefaultTTL, SecureMode: e.SecureMode, DefaultTrackEvents: e.DefaultTrackEvents,
+		RequireComments: e.RequireComments, ConfirmChanges: e.ConfirmChanges, Tags: e.Tags, Critical: e.Critical}
+	if rep.Tags == nil {
+		rep.Tags = []string{}
+	}
+	p, _ := identity.From(r.Context())
+	res := policy.NewResource("proj", e.ProjectKey).Child("env", e.Key, e.Tags...)
+	if p.Decide(res, identity.ViewAction).Allowed {
+		rep.APIKey, rep.MobileKey = e.APIKey, e.MobileKey
+	}
+	return rep
+}
+
+// maxIndicatorGroups bounds the groups whose scores one metadata answer computes.
+const maxIndicatorGroups = 100
+
+// countByIndicator counts the groups the query matches by the indicator of
+// their overall score. Scores are computed per group, so past
+// maxIndicatorGroups groups the rest count as unknown.
+func countByIndicator(r *http.Request, s *insight.Service, q url.Values) (*groupsMetadataRep, error) {
+	all, total, err := s.Groups(r.Context(), insight.GroupQuery{Query: q.Get("query"), Limit: maxIndicatorGroups})
+	if err != nil {
+		return nil, err
+	}
+	var c countByIndicatorRep
+	c.Total = total
+	c.Unknown = total - len(all)
+	for _, g := range all {
+		sc, err := s.Scores(r.Context(), insight.ScoreQuery{ProjectKey: g.ProjectKey, EnvironmentKey: g.EnvironmentKey, Applications: g.ApplicationKeys})
+		if fault.Is(err, fault.NotFound) {
+			c.Unknown++
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		switch sc.Metrics[insight.MetricOverall].IndicatorOf() {
+		case insight.IndicatorExcellent:
+			c.Excellent++
+		case insight.IndicatorGood:
+			c.Good++
+		case insight.IndicatorFair:
+			c.Fair++
+		case insight.IndicatorNeedsAttention:
+			c.NeedsAttention++
+		default:
+			c.NotCalculated++
+		}
+	}
+	return &groupsMetadataRep{CountByIndicator: c}, nil
 }
