@@ -21,6 +21,8 @@ type ListQuery struct {
 	Limit  int
 	// Cursor is the id of the last entry of the previous page.
 	Cursor string
+	// Match, when set, keeps only the entries it accepts (a search's policy statements).
+	Match func(Entry) bool
 }
 
 // ListResult is one page; Next is the cursor of the following page, or "".
@@ -29,8 +31,13 @@ type ListResult struct {
 	Next    string
 }
 
-// maxScannedPages bounds the work of one text-filtered page.
+// maxScannedPages bounds the work of one filtered page: at most
+// MaxScannedEntries entries are examined per request.
 const maxScannedPages = 10
+
+// MaxScannedEntries is how many entries one filtered list request examines
+// at most before it answers with what it found and a cursor below them.
+const MaxScannedEntries = maxScannedPages * 100
 
 // List returns one page of entries.
 func (l *Log) List(ctx context.Context, q ListQuery) (ListResult, error) {
@@ -56,7 +63,7 @@ func (l *Log) List(ctx context.Context, q ListQuery) (ListResult, error) {
 	}
 	needle := strings.ToLower(strings.TrimSpace(q.Q))
 	pageSize := q.Limit
-	if needle != "" {
+	if needle != "" || q.Match != nil {
 		pageSize = 100
 	}
 	sq.Limit = pageSize
@@ -74,7 +81,7 @@ func (l *Log) List(ctx context.Context, q ListQuery) (ListResult, error) {
 			// The cursor means "continue below this id", so it may name an
 			// entry that was examined but not returned.
 			res.Next = it.SK
-			if needle != "" && !matches(e, needle) {
+			if needle != "" && !matches(e, needle) || q.Match != nil && !q.Match(e) {
 				continue
 			}
 			res.Entries = append(res.Entries, e)
@@ -156,4 +163,136 @@ func ValidID(s string) bool {
 	}
 	_, err := hex.DecodeString(s)
 	return err == nil
+}
+
+// ScanQuery selects a window of the log for Scan.
+type ScanQuery struct {
+	// From and To bound the entries' times (Unix ms, both inclusive; 0 = open).
+	From, To int64
+	// Below, when set, keeps entries with ids strictly below it (newest
+	// first walks); Above keeps ids strictly above it.
+	Below, Above string
+	// Ascending walks oldest first; the default is newest first.
+	Ascending bool
+	// Budget is the most entries examined; 0 means MaxScannedEntries.
+	Budget int
+}
+
+// ScanResult says where a Scan stopped: Last is the id of the last entry
+// examined, More whether the window holds entries beyond it.
+type ScanResult struct {
+	Last     string
+	More     bool
+	Examined int
+}
+
+// Scan walks a time window of the log, handing each entry to visit until
+// visit returns false, the window ends or the budget is spent. It reads
+// one partition range sorted by time-ordered ids, so its cost is bounded
+// by the budget whatever the log's size.
+func (l *Log) Scan(ctx context.Context, q ScanQuery, visit func(Entry) bool) (ScanResult, error) {
+	for _, c := range []string{q.Below, q.Above} {
+		if c != "" && !ValidID(c) {
+			return ScanResult{}, fault.New(fault.Invalid, "cursor %q is not a valid audit log entry id", c)
+		}
+	}
+	sq := store.Query{PK: store.AuditPK, Descending: !q.Ascending, Limit: 100}
+	if q.From > 0 {
+		sq.SKFrom = fmt.Sprintf("%012x000000000000", q.From)
+	}
+	if q.To > 0 {
+		sq.SKTo = fmt.Sprintf("%012xffffffffffff", q.To)
+	}
+	if q.Below != "" {
+		if p := predecessor(q.Below); sq.SKTo == "" || p < sq.SKTo {
+			sq.SKTo = p
+		}
+	}
+	if q.Above != "" {
+		if n := successor(q.Above); n > sq.SKFrom {
+			sq.SKFrom = n
+		}
+	}
+	budget := q.Budget
+	if budget <= 0 {
+		budget = MaxScannedEntries
+	}
+	var res ScanResult
+	if sq.SKFrom != "" && sq.SKTo != "" && sq.SKFrom > sq.SKTo {
+		return res, nil
+	}
+	for {
+		sq.Limit = min(100, budget-res.Examined)
+		page, err := l.table.Query(ctx, sq)
+		if err != nil {
+			return res, fmt.Errorf("scan audit log: %w", err)
+		}
+		for i, it := range page.Items {
+			var e Entry
+			if err := json.Unmarshal(it.Data, &e); err != nil {
+				return res, fmt.Errorf("decode audit entry %s: %w", it.SK, err)
+			}
+			res.Last = it.SK
+			res.Examined++
+			if !visit(e) {
+				res.More = i < len(page.Items)-1 || page.Cursor != ""
+				return res, nil
+			}
+		}
+		if page.Cursor == "" {
+			return res, nil
+		}
+		if res.Examined >= budget {
+			res.More = true
+			return res, nil
+		}
+		sq.Cursor = page.Cursor
+	}
+}
+
+// CountQuery asks how many entries made strictly between After and Before
+// (Unix ms) fall in each of Buckets equal spans; bucket i starts at
+// After + i*IntervalMs.
+type CountQuery struct {
+	After, Before int64
+	Buckets       int
+	Match         func(Entry) bool
+}
+
+// CountResult is the count of each bucket, their total and the span of one.
+type CountResult struct {
+	Counts     []int64
+	Total      int64
+	IntervalMs int64
+}
+
+// MaxCountedEntries is how many entries one count request reads at most;
+// a range holding more is refused, so no count is ever silently short.
+const MaxCountedEntries = 20000
+
+// Counts counts the entries between After and Before per bucket, reading
+// that range of the time-ordered partition once.
+func (l *Log) Counts(ctx context.Context, q CountQuery) (CountResult, error) {
+	if q.Before <= q.After {
+		return CountResult{}, fault.New(fault.Invalid, "\"before\" (%d) must be after \"after\" (%d)", q.Before, q.After)
+	}
+	span := q.Before - q.After
+	interval := (span + int64(q.Buckets) - 1) / int64(q.Buckets)
+	res := CountResult{Counts: make([]int64, q.Buckets), IntervalMs: interval}
+	scan, err := l.Scan(ctx, ScanQuery{From: q.After + 1, To: q.Before - 1, Ascending: true, Budget: MaxCountedEntries}, func(e Entry) bool {
+		if q.Match != nil && !q.Match(e) {
+			return true
+		}
+		i := min(int((e.Date-q.After)/interval), q.Buckets-1)
+		res.Counts[max(i, 0)]++
+		res.Total++
+		return true
+	})
+	if err != nil {
+		return CountResult{}, err
+	}
+	if scan.More {
+		return CountResult{}, fault.New(fault.Invalid, "the range holds more than %d audit log entries, more than one request counts: narrow it with \"after\" and \"before\"", MaxCountedEntries)
+	}
+	return res, nil
 }

@@ -1,12 +1,16 @@
 package endpoints
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/audit"
+	"github.com/flagplane/flagplane/shared/fault"
+	"github.com/flagplane/flagplane/shared/policy"
 )
 
 type subjectRep struct {
@@ -127,6 +131,69 @@ func auditHandlers(s Services) map[string]api.Handler {
 			api.WriteJSON(w, http.StatusOK, out)
 			return nil
 		},
+		"postAuditLogEntries": func(w http.ResponseWriter, r *http.Request) error {
+			q := r.URL.Query()
+			match, err := readStatements(w, r, false)
+			if err != nil {
+				return err
+			}
+			limit, err := api.IntParam(q, "limit", 10, 1, 20)
+			if err != nil {
+				return err
+			}
+			before, err := api.IntParam(q, "before", 0, 0, 1<<62)
+			if err != nil {
+				return err
+			}
+			after, err := api.IntParam(q, "after", 0, 0, 1<<62)
+			if err != nil {
+				return err
+			}
+			res, err := s.Audit.List(r.Context(), audit.ListQuery{Before: before, After: after, Q: q.Get("q"), Limit: int(limit), Cursor: q.Get("cursor"), Match: match})
+			if err != nil {
+				return err
+			}
+			q.Del("cursor")
+			// The next link repeats the search: it is a POST with the same body.
+			out := entriesRep{Links: api.CursorLinks("/api/v2/auditlog", q, "cursor", res.Next), Items: make([]entryRep, 0, len(res.Entries))}
+			for _, e := range res.Entries {
+				out.Items = append(out.Items, newEntryRep(e, false))
+			}
+			api.WriteJSON(w, http.StatusOK, out)
+			return nil
+		},
+		"postAuditLogEntryCounts": func(w http.ResponseWriter, r *http.Request) error {
+			q := r.URL.Query()
+			match, err := readStatements(w, r, true)
+			if err != nil {
+				return err
+			}
+			if q.Get("after") == "" {
+				return fault.New(fault.Invalid, "query parameter \"after\" is required (Unix ms)")
+			}
+			after, err := api.IntParam(q, "after", 0, 0, 1<<53)
+			if err != nil {
+				return err
+			}
+			before, err := api.IntParam(q, "before", time.Now().UnixMilli(), 0, 1<<53)
+			if err != nil {
+				return err
+			}
+			buckets, err := api.IntParam(q, "buckets", 50, 1, 500)
+			if err != nil {
+				return err
+			}
+			res, err := s.Audit.Counts(r.Context(), audit.CountQuery{After: after, Before: before, Buckets: int(buckets), Match: match})
+			if err != nil {
+				return err
+			}
+			out := countsRep{TotalCount: res.Total, BucketIntervalMs: res.IntervalMs, Buckets: make([]countBucketRep, len(res.Counts))}
+			for i, n := range res.Counts {
+				out.Buckets[i] = countBucketRep{Timestamp: after + int64(i)*res.IntervalMs, Count: n}
+			}
+			api.WriteJSON(w, http.StatusOK, out)
+			return nil
+		},
 		"getAuditLogEntry": func(w http.ResponseWriter, r *http.Request) error {
 			e, err := s.Audit.Get(r.Context(), r.PathValue("id"))
 			if err != nil {
@@ -136,4 +203,73 @@ func auditHandlers(s Services) map[string]api.Handler {
 			return nil
 		},
 	}
+}
+
+type countBucketRep struct {
+	Timestamp int64 `json:"timestamp"`
+	Count     int64 `json:"count"`
+}
+
+// countsRep is the reference's CountBucketsResult: bucket i starts at
+// after + i*bucketIntervalMs.
+type countsRep struct {
+	Buckets          []countBucketRep `json:"buckets"`
+	TotalCount       int64            `json:"totalCount"`
+	BucketIntervalMs int64            `json:"bucketIntervalMs"`
+}
+
+// readStatements reads a search body, a list of policy statements, and
+// returns the filter keeping entries one of whose accesses they allow (the
+// matcher webhooks use). No body or an empty list keeps every entry,
+// unless required.
+func readStatements(w http.ResponseWriter, r *http.Request, required bool) (func(audit.Entry) bool, error) {
+	body, err := api.ReadBody(w, r)
+	if err != nil {
+		return nil, err
+	}
+	var stmts []policy.Statement
+	if len(bytes.TrimSpace(body)) > 0 {
+		if err := json.Unmarshal(body, &stmts); err != nil {
+			return nil, fault.New(fault.Invalid, "body must be a JSON array of policy statements (resources or notResources, actions or notActions, effect): %s", err.Error())
+		}
+	} else if required {
+		return nil, fault.New(fault.Invalid, "body is required: a JSON array of policy statements ([] for every entry)")
+	}
+	if len(stmts) == 0 {
+		return nil, nil
+	}
+	if err := policy.Validate(stmts); err != nil {
+		return nil, err
+	}
+	pol, err := policy.Compile([]policy.Grant{{RoleName: "search", Statements: stmts}})
+	if err != nil {
+		return nil, fault.New(fault.Invalid, "statements do not compile: %s", err.Error())
+	}
+	return func(e audit.Entry) bool {
+		for _, a := range e.Accesses {
+			res, ok := resourceOfSpecifier(a.Resource)
+			if ok && pol.Evaluate(res, a.Action).Allowed {
+				return true
+			}
+		}
+		return false
+	}, nil
+}
+
+// resourceOfSpecifier turns an entry's concrete specifier, such as
+// "proj/p:env/e:flag/f", into the resource statements are matched against.
+func resourceOfSpecifier(s string) (policy.Resource, bool) {
+	sp, err := policy.ParseSpecifier(s)
+	if err != nil || len(sp.Segments) == 0 {
+		return policy.Resource{}, false
+	}
+	var r policy.Resource
+	for i, seg := range sp.Segments {
+		if i == 0 {
+			r = policy.NewResource(seg.Kind, seg.Name, seg.Tags...)
+		} else {
+			r = r.Child(seg.Kind, seg.Name, seg.Tags...)
+		}
+	}
+	return r, true
 }
