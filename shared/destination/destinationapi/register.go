@@ -1,12 +1,309 @@
-// Package destinationapi serves the destinations group over HTTP.
+// Package destinationapi serves the destinations group over HTTP:
+// warehouse destinations per environment, their key pairs, setup scripts
+// and trust policies, and (locally) the timer that exports spooled events
+// to the stage folder.
 package destinationapi
 
 import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
 	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/app"
+	"github.com/flagplane/flagplane/shared/destination"
+	"github.com/flagplane/flagplane/shared/fault"
+	"github.com/flagplane/flagplane/shared/identity"
+	"github.com/flagplane/flagplane/shared/patch"
+	"github.com/flagplane/flagplane/shared/policy"
 )
 
-// Registered with no handlers yet: every operation answers 501 until built.
 func init() {
-	app.Register(app.Group{Name: "destinations", Handlers: func(*app.App) map[string]api.Handler { return nil }})
+	app.Register(app.Group{Name: "destinations", Handlers: handlers, Needs: needs, Jobs: exportJob})
+}
+
+// Configuration, from the environment.
+const (
+	// EnvExportBucket names the S3 bucket of the stage (AWS).
+	EnvExportBucket = "FLAGPLANE_EXPORT_BUCKET"
+	// EnvExportAccount is the AWS account of the bucket, for role ARNs.
+	EnvExportAccount = "FLAGPLANE_EXPORT_ACCOUNT_ID"
+	// EnvExportDir is the stage folder locally; by default the folder
+	// flagplane-export beside the data file.
+	EnvExportDir = "FLAGPLANE_EXPORT_DIR"
+)
+
+type serviceKey struct{}
+
+// Service returns the app's destination service, built once.
+func Service(a *app.App) *destination.Service {
+	return a.Shared(serviceKey{}, func() any {
+		sealer, err := sealerFor(a)
+		if err != nil && a.Logger != nil {
+			a.Logger.Error("destination key pairs are off", "err", err)
+		}
+		return destination.NewService(a.Table, a.Services.Audit, a.Services.Environments, sealer, StageFromEnv(a))
+	}).(*destination.Service)
+}
+
+// pathed is a table kept in a file (the local store).
+type pathed interface{ Path() string }
+
+// sealerFor reads the key-encryption secret from the environment; a local
+// store without one gets a random secret in a file beside the data file
+// (mode 0600), made on first use.
+func sealerFor(a *app.App) (*destination.Sealer, error) {
+	if secret := os.Getenv(destination.EnvKeySecret); secret != "" {
+		return destination.NewSealer(secret)
+	}
+	p, ok := a.Table.(pathed)
+	if !ok {
+		return nil, fmt.Errorf("%s is not set", destination.EnvKeySecret)
+	}
+	file := p.Path() + ".destination-key"
+	secret, err := os.ReadFile(file)
+	if errors.Is(err, os.ErrNotExist) {
+		var b [32]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return nil, err
+		}
+		secret = []byte(hex.EncodeToString(b[:]))
+		f, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, os.ErrExist) {
+			return sealerFor(a) // made meanwhile: read it
+		}
+		if err != nil {
+			return nil, fmt.Errorf("create %s: %w", file, err)
+		}
+		_, werr := f.Write(secret)
+		if cerr := f.Close(); werr == nil {
+			werr = cerr
+		}
+		if werr != nil {
+			return nil, fmt.Errorf("write %s: %w", file, werr)
+		}
+	} else if err != nil {
+		return nil, fmt.Errorf("read %s: %w", file, err)
+	}
+	return destination.NewSealer(strings.TrimSpace(string(secret)))
+}
+
+// StageFromEnv says where exports land: the S3 bucket when one is
+// configured, else the configured folder, else flagplane-export beside
+// the local data file.
+func StageFromEnv(a *app.App) destination.StageInfo {
+	if bucket := os.Getenv(EnvExportBucket); bucket != "" {
+		region := os.Getenv("AWS_REGION")
+		return destination.StageInfo{Kind: destination.StageS3, Bucket: bucket, Region: region, AccountID: os.Getenv(EnvExportAccount)}
+	}
+	dir := os.Getenv(EnvExportDir)
+	if dir == "" {
+		if p, ok := a.Table.(pathed); ok {
+			dir = filepath.Join(filepath.Dir(p.Path()), "flagplane-export")
+		} else {
+			dir = filepath.Join(os.TempDir(), "flagplane-export")
+		}
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	return destination.StageInfo{Kind: destination.StageFolder, Dir: dir}
+}
+
+// exportJob moves spooled events to the stage folder every
+// destination.ExportInterval: the local stand-in of the
+// destinations-export function. With an S3 stage that function exports.
+func exportJob(ctx context.Context, a *app.App, logger *slog.Logger) {
+	stage := StageFromEnv(a)
+	if stage.Kind != destination.StageFolder {
+		logger.Info("data export to S3 runs in the destinations-export function; the local timer is off", "bucket", stage.Bucket)
+		return
+	}
+	x := destination.NewExporter(a.Table, destination.Folder{Dir: stage.Dir}, logger)
+	tick := time.NewTicker(destination.ExportInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			if r, err := x.Run(ctx); err != nil {
+				logger.Warn("data export failed; the next run retries", "err", err.Error())
+			} else if r.Batches > 0 {
+				logger.Info("data export wrote batches", "batches", r.Batches, "events", r.Events, "folder", stage.Dir)
+			}
+		}
+	}
+}
+
+// rep is a destination as the reference's Destination: config as a
+// JSON-encoded string, createdAt as a string of Unix milliseconds.
+type rep struct {
+	ID                 string                 `json:"_id"`
+	Links              api.Links              `json:"_links"`
+	Name               string                 `json:"name"`
+	Kind               string                 `json:"kind"`
+	Version            int64                  `json:"version"`
+	Config             string                 `json:"config"`
+	On                 bool                   `json:"on"`
+	CreatedAt          string                 `json:"createdAt"`
+	MaintainerID       string                 `json:"maintainerId,omitempty"`
+	Access             policy.Access          `json:"_access"`
+	CompletedArtifacts *destination.Artifacts `json:"completedArtifacts,omitempty"`
+}
+
+type listRep struct {
+	Links api.Links `json:"_links"`
+	Items []rep     `json:"items"`
+}
+
+func newRep(r *http.Request, d *destination.Destination) rep {
+	cfg, _ := json.Marshal(d.Config)
+	p, _ := identity.From(r.Context())
+	res := policy.NewResource("proj", d.ProjectKey).Child("env", d.EnvKey).Child("destination", d.ID)
+	return rep{ID: d.ID, Name: d.Name, Kind: d.Kind, Version: d.Version, Config: string(cfg), On: d.On,
+		CreatedAt: strconv.FormatInt(d.CreatedAt, 10), MaintainerID: d.MaintainerID,
+		Access: p.Access(api.StoredTags(r, res), destination.Actions), CompletedArtifacts: d.CompletedArtifacts,
+		Links: api.Links{"self": api.JSONLink(destination.Href(d.ProjectKey, d.EnvKey, d.ID)), "parent": api.JSONLink(destination.ListHref)}}
+}
+
+// readPatch parses a JSON patch; destinations take no semantic patch.
+func readPatch(r *http.Request, body []byte) (patch.Patch, error) {
+	if api.IsSemanticPatch(r) {
+		return patch.Patch{}, fault.New(fault.Invalid, "destinations take a JSON patch (RFC 6902), not a semantic patch: drop the domain-model parameter from Content-Type")
+	}
+	return patch.Parse(body)
+}
+
+func needs(*app.App) map[string]api.Needs {
+	return map[string]api.Needs{
+		"patchDestination": func(r *http.Request, body []byte) ([]api.Need, error) {
+			p, err := readPatch(r, body)
+			if err != nil {
+				return nil, err
+			}
+			actions, err := destination.PatchActions(p)
+			if err != nil {
+				return nil, err
+			}
+			out := make([]api.Need, len(actions))
+			for i, a := range actions {
+				out[i] = api.Need{Action: a}
+			}
+			return out, nil
+		},
+	}
+}
+
+func handlers(a *app.App) map[string]api.Handler {
+	svc := Service(a)
+	keyPair := func(w http.ResponseWriter, r *http.Request) error {
+		k, err := svc.GenerateKeyPair(r.Context(), r.PathValue("projKey"), r.PathValue("envKey"))
+		if err != nil {
+			return err
+		}
+		api.WriteJSON(w, http.StatusCreated, k.Public())
+		return nil
+	}
+	return map[string]api.Handler{
+		"getDestinations": func(w http.ResponseWriter, r *http.Request) error {
+			list, err := svc.List(r.Context())
+			if err != nil {
+				return err
+			}
+			out := listRep{Links: api.Self(destination.ListHref), Items: make([]rep, 0, len(list))}
+			for _, d := range list {
+				out.Items = append(out.Items, newRep(r, d))
+			}
+			api.WriteJSON(w, http.StatusOK, out)
+			return nil
+		},
+		"postDestination": func(w http.ResponseWriter, r *http.Request) error {
+			var in destination.Input
+			if err := api.Decode(w, r, &in); err != nil {
+				return err
+			}
+			d, err := svc.Create(r.Context(), r.PathValue("projectKey"), r.PathValue("environmentKey"), in)
+			if err != nil {
+				return err
+			}
+			api.WriteJSON(w, http.StatusCreated, newRep(r, d))
+			return nil
+		},
+		"getDestination": func(w http.ResponseWriter, r *http.Request) error {
+			d, err := svc.Get(r.Context(), r.PathValue("projectKey"), r.PathValue("environmentKey"), r.PathValue("id"))
+			if err != nil {
+				return err
+			}
+			api.WriteJSON(w, http.StatusOK, newRep(r, d))
+			return nil
+		},
+		"patchDestination": func(w http.ResponseWriter, r *http.Request) error {
+			body, err := api.ReadBody(w, r)
+			if err != nil {
+				return err
+			}
+			p, err := readPatch(r, body)
+			if err != nil {
+				return err
+			}
+			d, err := svc.Patch(r.Context(), r.PathValue("projectKey"), r.PathValue("environmentKey"), r.PathValue("id"), p)
+			if err != nil {
+				return err
+			}
+			api.WriteJSON(w, http.StatusOK, newRep(r, d))
+			return nil
+		},
+		"deleteDestination": func(w http.ResponseWriter, r *http.Request) error {
+			if err := svc.Delete(r.Context(), r.PathValue("projectKey"), r.PathValue("environmentKey"), r.PathValue("id")); err != nil {
+				return err
+			}
+			w.WriteHeader(http.StatusNoContent)
+			return nil
+		},
+		"postGenerateWarehouseDestinationKeyPair":           keyPair,
+		"postGenerateProjectEnvWarehouseDestinationKeyPair": keyPair,
+		"postGenerateTrustPolicy": func(w http.ResponseWriter, r *http.Request) error {
+			tp, err := svc.TrustPolicy(r.Context(), r.PathValue("projKey"), r.PathValue("envKey"))
+			if err != nil {
+				return err
+			}
+			api.WriteJSON(w, http.StatusCreated, tp)
+			return nil
+		},
+		"postGenerateWarehouseDestinationSetupScript": func(w http.ResponseWriter, r *http.Request) error {
+			body, err := api.ReadBody(w, r)
+			if err != nil {
+				return err
+			}
+			res, err := svc.Setup(r.Context(), r.PathValue("projKey"), r.PathValue("envKey"), r.PathValue("kind"), body)
+			if err != nil {
+				return err
+			}
+			api.WriteJSON(w, http.StatusCreated, res)
+			return nil
+		},
+		"postCompleteWarehouseDestinationSetup": func(w http.ResponseWriter, r *http.Request) error {
+			var in destination.CompleteInput
+			if err := api.Decode(w, r, &in); err != nil {
+				return err
+			}
+			d, err := svc.CompleteSetup(r.Context(), r.PathValue("projKey"), r.PathValue("envKey"), r.PathValue("kind"), in)
+			if err != nil {
+				return err
+			}
+			api.WriteJSON(w, http.StatusCreated, newRep(r, d))
+			return nil
+		},
+	}
 }
