@@ -89,6 +89,10 @@ func NewService(table store.Table, log *audit.Log, guard Guard) *Service {
 	return &Service{table: table, log: log, guard: guard, now: time.Now}
 }
 
+// Guard is the guard the service was wired with: other outbound URLs
+// (a flag import's source) pass the same SSRF check as webhooks.
+func (s *Service) Guard() Guard { return s.guard }
+
 func (s *Service) validate(ctx context.Context, h *Webhook) error {
 	u, err := CheckURL(h.URL)
 	if err != nil {
