@@ -51,6 +51,9 @@ type Worker struct {
 	// ConsumesIngestQueue subscribes the function to the SDK event ingest
 	// queue, reporting failures per message (partial batch responses).
 	ConsumesIngestQueue bool
+	// Timeout, when set, replaces WorkerTimeout: a batch job with a budget
+	// of its own (the usage rollup), never a queue consumer.
+	Timeout time.Duration
 }
 
 // workers is the ONE list of functions that are not API groups. When a
@@ -74,7 +77,15 @@ var workers = []Worker{
 	// Aggregates the SDK event payloads the events function queues; it
 	// commits no audited change, so it publishes no webhooks.
 	{Name: "events-ingest", ConsumesIngestQueue: true, Access: ReadWrite},
+	// Rolls the hour cells of SDK events up into the usage days, hourly
+	// at :05 (an hour is complete two minutes after it ends); it reads and
+	// writes the table and nothing else. A day of a large account takes
+	// well under Lambda's 15 minutes (see README, Usage statistics).
+	{Name: "usage-rollup", Schedule: "cron(5 * * * ? *)", Access: ReadWrite, Timeout: UsageRollupTimeout},
 }
+
+// UsageRollupTimeout is the usage rollup's budget: Lambda's maximum.
+const UsageRollupTimeout = 15 * time.Minute
 
 // IngestGroup is the catalog group SDKs post events to; its function
 // queues payloads for the events-ingest worker.
@@ -183,8 +194,12 @@ func specs(ws []Worker) []Spec {
 		out = append(out, spec)
 	}
 	for _, w := range ws {
+		timeout := WorkerTimeout
+		if w.Timeout > 0 {
+			timeout = w.Timeout
+		}
 		out = append(out, Spec{
-			Name: w.Name, Access: w.Access, Timeout: WorkerTimeout,
+			Name: w.Name, Access: w.Access, Timeout: timeout,
 			PublishesWebhooks: w.PublishesWebhooks, Schedule: w.Schedule,
 			ConsumesWebhookQueue: w.ConsumesWebhookQueue, ConsumesIngestQueue: w.ConsumesIngestQueue,
 		})

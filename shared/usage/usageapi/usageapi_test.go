@@ -433,3 +433,116 @@ func TestDataExportEvents(t *testing.T) {
 		}
 	})
 }
+
+func TestSDKVersions(t *testing.T) {
+	f := arrange(t)
+	type item struct {
+		Name, Version, Type, ProjectKey, ProjectName, EnvironmentKey, EnvironmentName, EnvironmentID, ProjectID string
+		ApplicationID, SvcLatestVersion, EolStatus, LatestReleaseURL, ConnectionType                            string
+	}
+	list := func(t *testing.T, path string, query url.Values) []item {
+		t.Helper()
+		res := f.get(t, path, query)
+		if res.Status != http.StatusOK {
+			t.Fatalf("%d %s", res.Status, res.Body)
+		}
+		var out []item
+		res.JSON(t, &out)
+		return out
+	}
+	t.Run("all lists every version seen in the last 24 hours", func(t *testing.T) {
+		got := list(t, "/api/v2/usage/sdk-versions/all", nil)
+		if len(got) != 2 || got[0].Version != "7.2.0" || got[1].Version != "7.14.6" {
+			t.Fatalf("items = %+v", got)
+		}
+		g := got[1]
+		if g.Name != "GoClient" || g.Type != "server" || g.ProjectKey != "shop" || g.ProjectName == "" || g.EnvironmentKey != "production" ||
+			g.EnvironmentName == "" || g.EnvironmentID != f.envs["shop/production"].id || g.ProjectID == "" || g.ApplicationID != "shop-api" ||
+			g.SvcLatestVersion != usage.Versions.SDKs["GoClient"].LatestVersion || g.EolStatus != usage.EolAllClear || g.ConnectionType != "direct" {
+			t.Errorf("item = %+v", g)
+		}
+	})
+	t.Run("details keeps the highest version of each SDK", func(t *testing.T) {
+		got := list(t, "/api/v2/usage/sdk-versions/details", nil)
+		if len(got) != 1 || got[0].Version != "7.14.6" {
+			t.Errorf("items = %+v", got)
+		}
+	})
+	t.Run("an SDK seen more than 24 hours ago is left out, and filters apply", func(t *testing.T) {
+		f.clock.set(mar10.Add(23 * time.Hour))
+		defer f.clock.set(mar12.Add(10 * time.Minute))
+		if got := list(t, "/api/v2/usage/sdk-versions/all", q("sdkType", "browser")); len(got) != 1 || got[0].Name != "JSClient" {
+			t.Errorf("browser SDKs = %+v", got)
+		}
+		if got := list(t, "/api/v2/usage/sdk-versions/all", q("environmentId", f.envs["shop/test"].id)); len(got) != 1 || got[0].Name != "AndroidClient" {
+			t.Errorf("SDKs of shop/test = %+v", got)
+		}
+		all := list(t, "/api/v2/usage/sdk-versions/all", nil)
+		blogID := ""
+		for _, it := range all {
+			if it.ProjectKey == "blog" {
+				blogID = it.ProjectID
+			}
+		}
+		if got := list(t, "/api/v2/usage/sdk-versions/all", q("projectId", blogID)); blogID == "" || len(got) != 1 || got[0].Name != "PythonClient" {
+			t.Errorf("SDKs of blog = %+v", got)
+		}
+		if got := list(t, "/api/v2/usage/sdk-versions/all", q("sdkAppId", "web", "connectionType", "direct")); len(got) != 1 || got[0].Name != "JSClient" {
+			t.Errorf("SDKs of app web = %+v", got)
+		}
+	})
+	t.Run("MAU SDKs by type", func(t *testing.T) {
+		res := f.get(t, "/api/v2/usage/mau/sdks", q("sdktype", "client"))
+		var got struct {
+			Links map[string]any `json:"_links"`
+			SDKs  []string       `json:"sdks"`
+		}
+		res.JSON(t, &got)
+		if res.Status != http.StatusOK || fmt.Sprint(got.SDKs) != "[AndroidClient JSClient]" || got.Links == nil {
+			t.Errorf("%d %s", res.Status, res.Body)
+		}
+	})
+}
+
+func TestEvaluationsSeries(t *testing.T) {
+	f := newFixture(t)
+	res := f.srv.Do(t, http.MethodPost, "/api/v2/flags/shop", map[string]any{"key": "checkout", "name": "Checkout"})
+	if res.Status != http.StatusCreated {
+		t.Fatalf("create flag: %d %s", res.Status, res.Body)
+	}
+	summary := func(end time.Time, on, off int) string {
+		return fmt.Sprintf(`{"kind":"summary","startDate":%d,"endDate":%d,"features":{"checkout":{"default":false,"contextKinds":["user"],"counters":[{"variation":1,"version":1,"value":true,"count":%d},{"variation":0,"version":1,"value":false,"count":%d},{"value":false,"count":1}]}}}`,
+			end.UnixMilli()-1000, end.UnixMilli(), on, off)
+	}
+	f.send(t, mar10.Add(10*time.Hour), "shop/production", "server", "GoClient/7.14.6", []string{summary(mar10.Add(10*time.Hour), 5, 2)})
+	f.send(t, mar10.Add(13*time.Hour), "shop/production", "server", "GoClient/7.14.6", []string{summary(mar10.Add(13*time.Hour), 1, 0)})
+	f.send(t, mar11.Add(2*time.Hour), "shop/production", "server", "GoClient/7.14.6", []string{summary(mar11.Add(2*time.Hour), 4, 0)})
+	f.clock.set(mar12)
+	path := "/api/v2/usage/evaluations/shop/production/checkout"
+	t.Run("within two days the series is hourly, by variation", func(t *testing.T) {
+		a := f.series(t, path, q("from", ms(mar10), "to", ms(mar11)))
+		if len(a.Series) != 25 || len(a.Metadata) != 3 || a.Metadata[0]["variation"] != "0" || a.Metadata[1]["variation"] != "1" || a.Metadata[2]["variation"] != "default" {
+			t.Fatalf("answer = %+v", a)
+		}
+		if got := a.value(t, mar10.Add(10*time.Hour), map[string]string{"variation": "1"}); got != 5 {
+			t.Errorf("variation 1 at 10:00 = %d", got)
+		}
+	})
+	t.Run("beyond two days it is daily, and tz moves the day breaks", func(t *testing.T) {
+		a := f.series(t, path, q("from", ms(mar10.Add(-48*time.Hour)), "to", ms(mar12)))
+		if got := a.value(t, mar10, map[string]string{"variation": "1"}); got != 6 {
+			t.Errorf("variation 1 on 10 March = %d", got)
+		}
+		tz := f.series(t, path, q("from", ms(mar10.Add(-48*time.Hour)), "to", ms(mar12), "tz", "Pacific/Auckland"))
+		// 11 March 02:00 UTC is 11 March 15:00 in Auckland; 10 March 13:00 UTC is 11 March 02:00 there.
+		nz, _ := time.LoadLocation("Pacific/Auckland")
+		if got := tz.value(t, time.Date(2026, 3, 11, 0, 0, 0, 0, nz), map[string]string{"variation": "1"}); got != 5 {
+			t.Errorf("variation 1 on 11 March in Auckland = %d: %v", got, tz.Series)
+		}
+	})
+	t.Run("an unknown flag is a 404", func(t *testing.T) {
+		if res := f.get(t, "/api/v2/usage/evaluations/shop/production/nope", nil); res.Status != http.StatusNotFound {
+			t.Errorf("%d %s", res.Status, res.Body)
+		}
+	})
+}
