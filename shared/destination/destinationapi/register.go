@@ -282,7 +282,11 @@ func handlers(a *app.App) map[string]api.Handler {
 			return nil
 		},
 		"postGenerateWarehouseDestinationSetupScript": func(w http.ResponseWriter, r *http.Request) error {
+			// The body is optional: without custom names the defaults apply.
 			body, err := api.ReadBody(w, r)
+			if fault.Is(err, fault.Invalid) && len(body) == 0 && r.ContentLength <= 0 {
+				body, err = nil, nil
+			}
 			if err != nil {
 				return err
 			}
