@@ -1,12 +1,216 @@
-// Package flagimportapi serves the flag-imports group over HTTP.
+// Package flagimportapi serves the flag-imports group over HTTP: flag
+// import configurations (spec 2.18, 4.18) and the trigger that runs one.
 package flagimportapi
 
 import (
+	"context"
+	"net/http"
+	"strconv"
+	"time"
+
 	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/app"
+	"github.com/flagplane/flagplane/shared/fault"
+	"github.com/flagplane/flagplane/shared/flagimport"
+	"github.com/flagplane/flagplane/shared/identity"
+	"github.com/flagplane/flagplane/shared/patch"
+	"github.com/flagplane/flagplane/shared/policy"
+	"github.com/flagplane/flagplane/shared/project"
 )
 
-// Registered with no handlers yet: every operation answers 501 until built.
 func init() {
-	app.Register(app.Group{Name: "flag-imports", Handlers: func(*app.App) map[string]api.Handler { return nil }})
+	app.Register(app.Group{Name: "flag-imports", Handlers: handlers, Needs: needs})
+}
+
+type serviceKey struct{}
+
+// service is the group's service, built once per app.
+func service(a *app.App) *flagimport.Service {
+	return a.Shared(serviceKey{}, func() any {
+		return flagimport.NewService(flagimport.Deps{
+			Table: a.Table, Log: a.Services.Audit, Projects: a.Services.Projects, Flags: a.Services.Flags,
+			Member: func(ctx context.Context, id string) error {
+				_, err := a.Services.Members.Get(ctx, id)
+				return err
+			},
+			Guard: a.Services.Webhooks.Guard(), StatusOf: api.Status, Logger: a.Logger,
+		})
+	}).(*flagimport.Service)
+}
+
+// configRep is a configuration as the reference's FlagImportIntegration.
+type configRep struct {
+	Links          api.Links         `json:"_links"`
+	ID             string            `json:"_id"`
+	IntegrationKey string            `json:"integrationKey"`
+	ProjectKey     string            `json:"projectKey"`
+	Config         flagimport.Config `json:"config"`
+	Tags           []string          `json:"tags"`
+	Name           string            `json:"name"`
+	Version        int64             `json:"version"`
+	Access         policy.Access     `json:"_access"`
+	Status         statusRep         `json:"_status"`
+}
+
+// statusRep is `_status`: lastImport and lastError are Unix ms as JSON
+// strings (spec 2.18), absent before the first import or error.
+type statusRep struct {
+	Status     string                `json:"status"`
+	LastImport string                `json:"lastImport,omitempty"`
+	LastError  string                `json:"lastError,omitempty"`
+	Errors     []flagimport.RunError `json:"errors"`
+}
+
+func millis(ms int64) string {
+	if ms == 0 {
+		return ""
+	}
+	return strconv.FormatInt(ms, 10)
+}
+
+func newConfigRep(r *http.Request, c *flagimport.Configuration, run *flagimport.Run) configRep {
+	m := c.Masked()
+	v := run.View(time.Now(), c.ID)
+	p, _ := identity.From(r.Context())
+	res := policy.NewResource("proj", c.ProjectKey).Child("integration", c.IntegrationKey+"/"+c.ID)
+	return configRep{
+		Links: api.Links{
+			"self":    api.JSONLink(flagimport.Href(c.ProjectKey, c.IntegrationKey, c.ID)),
+			"parent":  api.JSONLink(flagimport.CollectionHref),
+			"project": api.JSONLink(project.Href(c.ProjectKey)),
+		},
+		ID: m.ID, IntegrationKey: m.IntegrationKey, ProjectKey: m.ProjectKey, Config: m.Config, Tags: m.Tags, Name: m.Name,
+		Version: m.Version, Access: p.Access(api.StoredTags(r, res), flagimport.Actions),
+		Status: statusRep{Status: v.Status, LastImport: millis(v.LastImport), LastError: millis(v.LastError), Errors: v.Errors},
+	}
+}
+
+type collectionRep struct {
+	Links api.Links   `json:"_links"`
+	Items []configRep `json:"items"`
+}
+
+// importActions are the flag rights a run uses, in every environment of
+// the project: the caller triggering an import must hold them, since the
+// flags' audit entries name the caller.
+var importActions = []string{"createFlag", "updateName", "updateDescription", "updateTags", "updateTemporary", "updateMaintainer",
+	"updateFlagVariations", "updateFlagDefaultVariations", "updateOn", "updateTargets", "updateRules", "updateFallthrough", "updateOffVariation"}
+
+func needs(*app.App) map[string]api.Needs {
+	return map[string]api.Needs{
+		"triggerFlagImportJob": func(r *http.Request, _ []byte) ([]api.Need, error) {
+			flags := policy.NewResource("proj", r.PathValue("projectKey")).Child("env", "*").Child("flag", "*")
+			out := []api.Need{{Action: "triggerFlagImport"}}
+			for _, a := range importActions {
+				out = append(out, api.Need{Action: a, On: &flags})
+			}
+			return out, nil
+		},
+		"patchFlagImportConfiguration": func(r *http.Request, body []byte) ([]api.Need, error) {
+			p, err := parsePatch(r, body)
+			if err != nil {
+				return nil, err
+			}
+			if _, err := flagimport.PatchActions(p); err != nil {
+				return nil, err
+			}
+			return []api.Need{{Action: "updateIntegration"}}, nil
+		},
+	}
+}
+
+func parsePatch(r *http.Request, body []byte) (patch.Patch, error) {
+	if api.IsSemanticPatch(r) {
+		return patch.Patch{}, fault.New(fault.Invalid, "a flag import configuration takes a JSON patch (RFC 6902), not a semantic patch: drop the domain-model parameter from Content-Type")
+	}
+	return patch.Parse(body)
+}
+
+func handlers(a *app.App) map[string]api.Handler {
+	s := service(a)
+	path := func(r *http.Request) (string, string, string) {
+		return r.PathValue("projectKey"), r.PathValue("integrationKey"), r.PathValue("integrationId")
+	}
+	return map[string]api.Handler{
+		"getFlagImportConfigurations": func(w http.ResponseWriter, r *http.Request) error {
+			all, err := s.List(r.Context())
+			if err != nil {
+				return err
+			}
+			out := collectionRep{Links: api.Links{"self": api.JSONLink(flagimport.CollectionHref), "parent": api.JSONLink("/api/v2")},
+				Items: []configRep{}}
+			for _, e := range all {
+				// Configurations of projects the caller may not view are left out.
+				p, _ := identity.From(r.Context())
+				if !p.Decide(policy.NewResource("proj", e.Config.ProjectKey), "viewProject").Allowed {
+					continue
+				}
+				out.Items = append(out.Items, newConfigRep(r, e.Config, e.Run))
+			}
+			api.WriteJSON(w, http.StatusOK, out)
+			return nil
+		},
+		// The reference answers a create with 200.
+		"createFlagImportConfiguration": func(w http.ResponseWriter, r *http.Request) error {
+			var in flagimport.Input
+			if err := api.Decode(w, r, &in); err != nil {
+				return err
+			}
+			c, err := s.Create(r.Context(), r.PathValue("projectKey"), r.PathValue("integrationKey"), in)
+			if err != nil {
+				return err
+			}
+			api.WriteJSON(w, http.StatusOK, newConfigRep(r, c, nil))
+			return nil
+		},
+		"getFlagImportConfiguration": func(w http.ResponseWriter, r *http.Request) error {
+			p, k, id := path(r)
+			c, run, err := s.Get(r.Context(), p, k, id)
+			if err != nil {
+				return err
+			}
+			api.WriteJSON(w, http.StatusOK, newConfigRep(r, c, run))
+			return nil
+		},
+		"patchFlagImportConfiguration": func(w http.ResponseWriter, r *http.Request) error {
+			body, err := api.ReadBody(w, r)
+			if err != nil {
+				return err
+			}
+			pt, err := parsePatch(r, body)
+			if err != nil {
+				return err
+			}
+			p, k, id := path(r)
+			c, err := s.Patch(r.Context(), p, k, id, pt)
+			if err != nil {
+				return err
+			}
+			_, run, err := s.Get(r.Context(), p, k, id)
+			if err != nil {
+				return err
+			}
+			api.WriteJSON(w, http.StatusOK, newConfigRep(r, c, run))
+			return nil
+		},
+		"deleteFlagImportConfiguration": func(w http.ResponseWriter, r *http.Request) error {
+			p, k, id := path(r)
+			if err := s.Delete(r.Context(), p, k, id); err != nil {
+				return err
+			}
+			w.WriteHeader(http.StatusNoContent)
+			return nil
+		},
+		// The reference answers 201 with no schema; the run is over when
+		// this answers, so the body is the configuration with its _status.
+		"triggerFlagImportJob": func(w http.ResponseWriter, r *http.Request) error {
+			p, k, id := path(r)
+			c, run, err := s.Trigger(r.Context(), p, k, id)
+			if err != nil {
+				return err
+			}
+			api.WriteJSON(w, http.StatusCreated, newConfigRep(r, c, run))
+			return nil
+		},
+	}
 }

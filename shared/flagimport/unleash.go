@@ -1,0 +1,307 @@
+package flagimport
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/flagplane/flagplane/shared/environment"
+	"github.com/flagplane/flagplane/shared/flag"
+)
+
+// unleashSource reads a project's features from Unleash's admin API: the
+// project's feature list (with tags), then each feature with its
+// environments' strategies.
+type unleashSource struct {
+	client  *http.Client
+	base    string
+	token   string
+	project string
+}
+
+type unleashFeature struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Type        string `json:"type"`
+	Archived    bool   `json:"archived"`
+	Tags        []struct {
+		Type  string `json:"type"`
+		Value string `json:"value"`
+	} `json:"tags"`
+	Environments []unleashEnv      `json:"environments"`
+	Variants     []json.RawMessage `json:"variants"`
+}
+
+type unleashEnv struct {
+	Name       string            `json:"name"`
+	Enabled    bool              `json:"enabled"`
+	Strategies []unleashStrategy `json:"strategies"`
+	Variants   []json.RawMessage `json:"variants"`
+}
+
+type unleashStrategy struct {
+	ID          string              `json:"id"`
+	Name        string              `json:"name"`
+	Title       *string             `json:"title"`
+	Disabled    bool                `json:"disabled"`
+	SortOrder   int                 `json:"sortOrder"`
+	Constraints []unleashConstraint `json:"constraints"`
+	Parameters  map[string]any      `json:"parameters"`
+	Segments    []json.RawMessage   `json:"segments"`
+	Variants    []json.RawMessage   `json:"variants"`
+}
+
+type unleashConstraint struct {
+	ContextName     string   `json:"contextName"`
+	Operator        string   `json:"operator"`
+	Values          []string `json:"values"`
+	Value           string   `json:"value"`
+	Inverted        bool     `json:"inverted"`
+	CaseInsensitive bool     `json:"caseInsensitive"`
+}
+
+func (s *unleashSource) Flags(ctx context.Context) ([]SourceFlag, error) {
+	headers := map[string]string{"Authorization": s.token}
+	base := "/api/admin/projects/" + url.PathEscape(s.project) + "/features"
+	var list struct {
+		Features []unleashFeature `json:"features"`
+	}
+	if err := getJSON(ctx, s.client, s.base, base, headers, &list); err != nil {
+		return nil, err
+	}
+	if len(list.Features) > MaxFlagsPerRun {
+		return nil, &SourceError{Status: 413, Message: fmt.Sprintf("Unleash project %q holds %d features, more than the %d one configuration imports", s.project, len(list.Features), MaxFlagsPerRun)}
+	}
+	out := make([]SourceFlag, 0, len(list.Features))
+	for _, summary := range list.Features {
+		if summary.Archived {
+			continue
+		}
+		var f unleashFeature
+		if err := getJSON(ctx, s.client, s.base, base+"/"+url.PathEscape(summary.Name), headers, &f); err != nil {
+			return nil, err
+		}
+		f.Tags = summary.Tags // the list carries them; the single read may not
+		out = append(out, fromUnleash(f))
+	}
+	return out, nil
+}
+
+// Variations of a flag imported from Unleash: a feature is on or off.
+const (
+	unleashOn  = 0
+	unleashOff = 1
+)
+
+// fromUnleash maps an Unleash feature to a boolean flag. In each
+// environment the flag is on when the feature is enabled, and serves true
+// to contexts a strategy enables it for: every active strategy becomes a
+// rule in the strategies' order (its constraints the clauses; a gradual
+// rollout a percentage rollout), and the first strategy matching everyone
+// becomes the default rule. Contexts no strategy enables it for get false,
+// and an enabled feature without strategies serves true to everyone.
+// What flagplane cannot express (segments, variants, custom strategies,
+// case-insensitive string operators, the current time) is a Problem.
+func fromUnleash(f unleashFeature) SourceFlag {
+	temporary := f.Type == "release" || f.Type == "experiment" || f.Type == ""
+	sf := SourceFlag{Key: f.Name, Name: f.Name, Description: f.Description, Temporary: &temporary,
+		Variations: []flag.VariationInput{{Value: json.RawMessage("true"), Name: "Enabled"}, {Value: json.RawMessage("false"), Name: "Disabled"}},
+		Defaults:   &flag.Defaults{OnVariation: unleashOn, OffVariation: unleashOff}, Envs: map[string]*flag.EnvConfig{}}
+	for _, t := range f.Tags {
+		name := t.Value
+		if t.Type != "" && t.Type != "simple" {
+			name = t.Type + ":" + t.Value
+		}
+		// A tag flagplane cannot hold (a space, say) is left out rather than failing the flag.
+		if environment.ValidTags("tags", []string{name}) == nil && !slices.Contains(sf.Tags, name) {
+			sf.Tags = append(sf.Tags, name)
+		}
+	}
+	if len(f.Variants) > 0 {
+		sf.Problem = "the feature has variants; only on/off features are imported"
+		return sf
+	}
+	for _, e := range f.Environments {
+		c, problem := unleashTargeting(e)
+		if problem != "" {
+			sf.Problem = fmt.Sprintf("environment %q: %s", e.Name, problem)
+			return sf
+		}
+		sf.Envs[e.Name] = c
+	}
+	return sf
+}
+
+func unleashTargeting(e unleashEnv) (*flag.EnvConfig, string) {
+	on, off := unleashOn, unleashOff
+	c := &flag.EnvConfig{On: e.Enabled, OffVariation: &off, Rules: []flag.Rule{}, Targets: []flag.Target{}, ContextTargets: []flag.Target{}}
+	if len(e.Variants) > 0 {
+		return nil, "the environment has variants; only on/off features are imported"
+	}
+	strategies := slices.Clone(e.Strategies)
+	slices.SortStableFunc(strategies, func(a, b unleashStrategy) int { return a.SortOrder - b.SortOrder })
+	active := 0
+	for _, st := range strategies {
+		if st.Disabled {
+			continue
+		}
+		active++
+		serve, clauses, problem := unleashStrategyRule(st)
+		if problem != "" {
+			return nil, fmt.Sprintf("strategy %q (%s): %s", st.ID, st.Name, problem)
+		}
+		if serve == nil {
+			continue // enables the feature for nobody
+		}
+		if len(clauses) == 0 {
+			// Matches everyone: the default rule; later strategies cannot add to it.
+			c.Fallthrough = *serve
+			return c, ""
+		}
+		desc := st.Name
+		if st.Title != nil && *st.Title != "" {
+			desc = *st.Title
+		}
+		c.Rules = append(c.Rules, flag.Rule{ID: st.ID, Description: desc, Clauses: clauses, VariationOrRoll: *serve})
+	}
+	if active == 0 {
+		c.Fallthrough = flag.VariationOrRoll{Variation: &on}
+	} else {
+		c.Fallthrough = flag.VariationOrRoll{Variation: &off}
+	}
+	return c, ""
+}
+
+// unleashStrategyRule returns what a strategy serves (nil: nothing) and
+// to whom (no clauses: everyone).
+func unleashStrategyRule(st unleashStrategy) (*flag.VariationOrRoll, []flag.Clause, string) {
+	if len(st.Segments) > 0 {
+		return nil, nil, "segments are not imported"
+	}
+	if len(st.Variants) > 0 {
+		return nil, nil, "strategy variants are not imported; only on/off features are"
+	}
+	if st.ID == "" {
+		return nil, nil, "the strategy has no id"
+	}
+	var clauses []flag.Clause
+	for i, k := range st.Constraints {
+		cl, problem := unleashClause(k)
+		if problem != "" {
+			return nil, nil, fmt.Sprintf("constraint %d: %s", i, problem)
+		}
+		cl.ID = fmt.Sprintf("%s-c%d", st.ID, i) // stable, so a rerun changes nothing
+		clauses = append(clauses, cl)
+	}
+	on := unleashOn
+	list := func(attr, param string) {
+		var vals []json.RawMessage
+		for _, v := range strings.Split(param, ",") {
+			if v = strings.TrimSpace(v); v != "" {
+				b, _ := json.Marshal(v)
+				vals = append(vals, b)
+			}
+		}
+		clauses = append(clauses, flag.Clause{ID: fmt.Sprintf("%s-%s", st.ID, attr), Attribute: attr, Op: "in", Values: vals})
+	}
+	switch st.Name {
+	case "default":
+		return &flag.VariationOrRoll{Variation: &on}, clauses, ""
+	case "userWithId":
+		list("key", param(st.Parameters, "userIds"))
+		return &flag.VariationOrRoll{Variation: &on}, clauses, ""
+	case "remoteAddress":
+		ips := param(st.Parameters, "IPs")
+		if strings.Contains(ips, "/") {
+			return nil, nil, "IP ranges (CIDR) are not imported; only single addresses are"
+		}
+		list("remoteAddress", ips)
+		return &flag.VariationOrRoll{Variation: &on}, clauses, ""
+	case "applicationHostname":
+		list("hostname", param(st.Parameters, "hostNames"))
+		return &flag.VariationOrRoll{Variation: &on}, clauses, ""
+	case "flexibleRollout":
+		pct, err := strconv.Atoi(strings.TrimSpace(param(st.Parameters, "rollout")))
+		if err != nil || pct < 0 || pct > 100 {
+			return nil, nil, fmt.Sprintf("rollout %q is not a percentage from 0 to 100", param(st.Parameters, "rollout"))
+		}
+		switch pct {
+		case 0:
+			return nil, clauses, ""
+		case 100:
+			return &flag.VariationOrRoll{Variation: &on}, clauses, ""
+		}
+		bucketBy := ""
+		switch s := param(st.Parameters, "stickiness"); s {
+		case "", "default", "userId", "random":
+		default:
+			bucketBy = s // sessionId or a custom context field
+		}
+		share := pct * flag.RolloutTotal / 100
+		return &flag.VariationOrRoll{Rollout: &flag.Rollout{BucketBy: bucketBy, Variations: []flag.WeightedVariation{
+			{Variation: unleashOn, Weight: share}, {Variation: unleashOff, Weight: flag.RolloutTotal - share}}}}, clauses, ""
+	}
+	return nil, nil, "custom strategies are not imported"
+}
+
+// param reads a strategy parameter, which Unleash keeps as a string (older
+// servers may send a number).
+func param(p map[string]any, name string) string {
+	switch v := p[name].(type) {
+	case string:
+		return v
+	case float64:
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	return ""
+}
+
+// unleashOps maps Unleash's constraint operators to clause operators.
+var unleashOps = map[string]string{
+	"IN": "in", "NOT_IN": "in",
+	"STR_CONTAINS": "contains", "STR_STARTS_WITH": "startsWith", "STR_ENDS_WITH": "endsWith",
+	"NUM_EQ": "in", "NUM_GT": "greaterThan", "NUM_GTE": "greaterThanOrEqual", "NUM_LT": "lessThan", "NUM_LTE": "lessThanOrEqual",
+	"DATE_AFTER": "after", "DATE_BEFORE": "before",
+	"SEMVER_EQ": "semVerEqual", "SEMVER_GT": "semVerGreaterThan", "SEMVER_LT": "semVerLessThan",
+}
+
+func unleashClause(k unleashConstraint) (flag.Clause, string) {
+	op, ok := unleashOps[k.Operator]
+	if !ok {
+		return flag.Clause{}, fmt.Sprintf("operator %q is not imported", k.Operator)
+	}
+	if k.ContextName == "currentTime" {
+		return flag.Clause{}, "constraints on the current time are not imported"
+	}
+	if k.CaseInsensitive && strings.HasPrefix(k.Operator, "STR_") {
+		return flag.Clause{}, "case-insensitive string constraints are not imported"
+	}
+	attr := k.ContextName
+	if attr == "userId" {
+		attr = "key" // Unleash's user id is the context key
+	}
+	values := k.Values
+	if len(values) == 0 && k.Value != "" {
+		values = []string{k.Value}
+	}
+	cl := flag.Clause{Attribute: attr, Op: op, Negate: k.Inverted != (k.Operator == "NOT_IN")}
+	for _, v := range values {
+		if strings.HasPrefix(k.Operator, "NUM_") {
+			n, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return flag.Clause{}, fmt.Sprintf("value %q of a numeric constraint is not a number", v)
+			}
+			b, _ := json.Marshal(n)
+			cl.Values = append(cl.Values, b)
+			continue
+		}
+		b, _ := json.Marshal(v)
+		cl.Values = append(cl.Values, b)
+	}
+	return cl, ""
+}
