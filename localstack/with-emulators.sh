@@ -2,14 +2,14 @@
 # Run a command with emulators of its own, stopped afterwards whatever
 # happens:
 #
-#   localstack/with-emulators.sh [dynamodb] [goaws] -- command [args...]
+#   localstack/with-emulators.sh [dynamodb] [goaws] [redis] -- command [args...]
 #
 # Each emulator gets the port in its usual variable (DYNAMODB_LOCAL_PORT,
-# GOAWS_PORT) when that is set, else a free port picked for this run, so
+# GOAWS_PORT, REDIS_PORT) when that is set, else a free port picked for this run, so
 # two runs on one machine (two checkouts, or one twice) never share or stop
 # each other's servers. When another process takes a picked port first,
 # another is picked. The command sees FLAGPLANE_DYNAMODB_ENDPOINT and
-# FLAGPLANE_SQS_ENDPOINT. A start that fails fails the run: nothing skips.
+# FLAGPLANE_SQS_ENDPOINT (and FLAGPLANE_TEST_REDIS, host:port). A start that fails fails the run: nothing skips.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -21,12 +21,12 @@ source "$here/emulator.sh"
 wanted=()
 while (($#)) && [[ "$1" != -- ]]; do
 	case "$1" in
-	dynamodb | goaws) wanted+=("$1") ;;
-	*) die "unknown emulator '$1' (dynamodb, goaws)" ;;
+	dynamodb | goaws | redis) wanted+=("$1") ;;
+	*) die "unknown emulator '$1' (dynamodb, goaws, redis)" ;;
 	esac
 	shift
 done
-(($# >= 2)) || die "usage: $0 [dynamodb] [goaws] -- command [args...]"
+(($# >= 2)) || die "usage: $0 [dynamodb] [goaws] [redis] -- command [args...]"
 shift
 
 started=() # "script setting port" of every emulator up, stopped last first
@@ -96,6 +96,10 @@ for e in "${wanted[@]}"; do
 	goaws)
 		up goaws.sh GOAWS_PORT
 		export FLAGPLANE_SQS_ENDPOINT="http://127.0.0.1:$up_port"
+		;;
+	redis)
+		up redis.sh REDIS_PORT
+		export FLAGPLANE_TEST_REDIS="127.0.0.1:$up_port"
 		;;
 	esac
 done

@@ -1,0 +1,236 @@
+package featurestoreapi
+
+import (
+	"net/http"
+
+	"github.com/flagplane/flagplane/shared/api"
+	"github.com/flagplane/flagplane/shared/app"
+	"github.com/flagplane/flagplane/shared/fault"
+	"github.com/flagplane/flagplane/shared/featurestore"
+	"github.com/flagplane/flagplane/shared/identity"
+	"github.com/flagplane/flagplane/shared/policy"
+)
+
+var faultSemantic = fault.New(fault.Invalid, "this resource takes a JSON patch (RFC 6902), not a semantic patch: drop the domain-model parameter from Content-Type")
+
+// configRep is a configuration as the API shows it: config secrets masked.
+type configRep struct {
+	Links          api.Links      `json:"_links"`
+	ID             string         `json:"_id"`
+	IntegrationKey string         `json:"integrationKey"`
+	ProjectKey     string         `json:"projectKey"`
+	EnvironmentKey string         `json:"environmentKey"`
+	Config         map[string]any `json:"config"`
+	On             bool           `json:"on"`
+	Tags           []string       `json:"tags"`
+	Name           string         `json:"name"`
+	Version        int            `json:"version"`
+	Access         policy.Access  `json:"_access"`
+	Status         any            `json:"_status"`
+}
+
+func newRep(r *http.Request, c *featurestore.Config, status any) configRep {
+	m := c.Masked()
+	env := "/api/v2/projects/" + c.ProjectKey + "/environments/" + c.EnvironmentKey
+	parent := "/api/v2/integration-capabilities/featureStore/" + c.ProjectKey + "/" + c.EnvironmentKey
+	if c.Capability == featurestore.BigSegmentStore {
+		parent = "/api/v2/integration-capabilities/big-segment-store"
+	}
+	p, _ := identity.From(r.Context())
+	res := policy.NewResource("proj", c.ProjectKey).Child("env", c.EnvironmentKey).Child("integration", c.IntegrationKey+"/"+c.ID)
+	return configRep{
+		Links: api.Links{"self": api.JSONLink(c.Href()), "parent": api.JSONLink(parent),
+			"project": api.JSONLink("/api/v2/projects/" + c.ProjectKey), "environment": api.JSONLink(env)},
+		ID: c.ID, IntegrationKey: c.IntegrationKey, ProjectKey: c.ProjectKey, EnvironmentKey: c.EnvironmentKey,
+		Config: m.Config, On: c.On, Tags: m.Tags, Name: c.Name, Version: c.Version,
+		Access: p.Access(res, featurestore.Actions), Status: status,
+	}
+}
+
+type collectionRep struct {
+	Links api.Links   `json:"_links"`
+	Items []configRep `json:"items"`
+}
+
+// pathArgs are the path's keys: project, environment, store, id.
+func pathArgs(r *http.Request, idName string) (string, string, string, string) {
+	return r.PathValue("projectKey"), r.PathValue("environmentKey"), r.PathValue("integrationKey"), r.PathValue(idName)
+}
+
+func deliveryHandlers(a *app.App) map[string]api.Handler {
+	const c = featurestore.FeatureStore
+	svc := func() *featurestore.Service { return Service(a) }
+	rep := func(r *http.Request, cfg *featurestore.Config) (configRep, error) {
+		st, err := svc().Status(r.Context(), cfg.ID)
+		if err != nil {
+			return configRep{}, err
+		}
+		return newRep(r, cfg, st), nil
+	}
+	list := func(w http.ResponseWriter, r *http.Request, proj, env string, links api.Links) error {
+		if proj != "" {
+			if _, err := a.Services.Environments.Get(r.Context(), proj, env); err != nil {
+				return err
+			}
+		}
+		all, err := svc().List(r.Context(), c, proj, env)
+		if err != nil {
+			return err
+		}
+		out := collectionRep{Links: links, Items: []configRep{}}
+		for _, cfg := range all {
+			item, err := rep(r, cfg)
+			if err != nil {
+				return err
+			}
+			out.Items = append(out.Items, item)
+		}
+		api.WriteJSON(w, http.StatusOK, out)
+		return nil
+	}
+	return map[string]api.Handler{
+		"getIntegrationDeliveryConfigurations": func(w http.ResponseWriter, r *http.Request) error {
+			return list(w, r, "", "", api.Self("/api/v2/integration-capabilities/featureStore"))
+		},
+		"getIntegrationDeliveryConfigurationByEnvironment": func(w http.ResponseWriter, r *http.Request) error {
+			proj, env := r.PathValue("projectKey"), r.PathValue("environmentKey")
+			return list(w, r, proj, env, api.Links{
+				"self":   api.JSONLink("/api/v2/integration-capabilities/featureStore/" + proj + "/" + env),
+				"parent": api.JSONLink("/api/v2/integration-capabilities/featureStore")})
+		},
+		"createIntegrationDeliveryConfiguration": func(w http.ResponseWriter, r *http.Request) error {
+			return create(w, r, svc(), c, rep)
+		},
+		"getIntegrationDeliveryConfigurationById": func(w http.ResponseWriter, r *http.Request) error {
+			proj, env, key, id := pathArgs(r, "id")
+			cfg, err := svc().Get(r.Context(), c, proj, env, key, id)
+			if err != nil {
+				return err
+			}
+			return write(w, r, http.StatusOK, cfg, rep)
+		},
+		"patchIntegrationDeliveryConfiguration": func(w http.ResponseWriter, r *http.Request) error {
+			return patchOne(w, r, svc(), c, "id", rep)
+		},
+		"deleteIntegrationDeliveryConfiguration": func(w http.ResponseWriter, r *http.Request) error {
+			proj, env, key, id := pathArgs(r, "id")
+			if err := svc().Delete(r.Context(), c, proj, env, key, id); err != nil {
+				return err
+			}
+			w.WriteHeader(http.StatusNoContent)
+			return nil
+		},
+		"validateIntegrationDeliveryConfiguration": func(w http.ResponseWriter, r *http.Request) error {
+			proj, env, key, id := pathArgs(r, "id")
+			cfg, err := svc().Get(r.Context(), c, proj, env, key, id)
+			if err != nil {
+				return err
+			}
+			api.WriteJSON(w, http.StatusOK, svc().Validate(r.Context(), cfg))
+			return nil
+		},
+	}
+}
+
+func bigSegmentHandlers(a *app.App) map[string]api.Handler {
+	const c = featurestore.BigSegmentStore
+	svc := func() *featurestore.Service { return Service(a) }
+	rep := func(r *http.Request, cfg *featurestore.Config) (configRep, error) {
+		st, err := svc().BigSegmentStatus(r.Context(), cfg)
+		if err != nil {
+			return configRep{}, err
+		}
+		return newRep(r, cfg, st), nil
+	}
+	return map[string]api.Handler{
+		"getBigSegmentStoreIntegrations": func(w http.ResponseWriter, r *http.Request) error {
+			all, err := svc().List(r.Context(), c, "", "")
+			if err != nil {
+				return err
+			}
+			out := collectionRep{Links: api.Self("/api/v2/integration-capabilities/big-segment-store"), Items: make([]configRep, len(all))}
+			// Each status checks its store: in parallel, so a list costs one check's time.
+			errs := make([]error, len(all))
+			done := make(chan int, len(all))
+			for i, cfg := range all {
+				go func() {
+					out.Items[i], errs[i] = rep(r, cfg)
+					done <- i
+				}()
+			}
+			for range all {
+				<-done
+			}
+			for _, err := range errs {
+				if err != nil {
+					return err
+				}
+			}
+			api.WriteJSON(w, http.StatusOK, out)
+			return nil
+		},
+		"createBigSegmentStoreIntegration": func(w http.ResponseWriter, r *http.Request) error {
+			return create(w, r, svc(), c, rep)
+		},
+		"getBigSegmentStoreIntegration": func(w http.ResponseWriter, r *http.Request) error {
+			proj, env, key, id := pathArgs(r, "integrationId")
+			cfg, err := svc().Get(r.Context(), c, proj, env, key, id)
+			if err != nil {
+				return err
+			}
+			return write(w, r, http.StatusOK, cfg, rep)
+		},
+		"patchBigSegmentStoreIntegration": func(w http.ResponseWriter, r *http.Request) error {
+			return patchOne(w, r, svc(), c, "integrationId", rep)
+		},
+		"deleteBigSegmentStoreIntegration": func(w http.ResponseWriter, r *http.Request) error {
+			proj, env, key, id := pathArgs(r, "integrationId")
+			if err := svc().Delete(r.Context(), c, proj, env, key, id); err != nil {
+				return err
+			}
+			w.WriteHeader(http.StatusNoContent)
+			return nil
+		},
+	}
+}
+
+type repFunc func(r *http.Request, cfg *featurestore.Config) (configRep, error)
+
+func write(w http.ResponseWriter, r *http.Request, status int, cfg *featurestore.Config, rep repFunc) error {
+	out, err := rep(r, cfg)
+	if err != nil {
+		return err
+	}
+	api.WriteJSON(w, status, out)
+	return nil
+}
+
+func create(w http.ResponseWriter, r *http.Request, svc *featurestore.Service, capability string, rep repFunc) error {
+	var in featurestore.Input
+	if err := api.Decode(w, r, &in); err != nil {
+		return err
+	}
+	proj, env, key, _ := pathArgs(r, "")
+	cfg, err := svc.Create(r.Context(), capability, proj, env, key, in)
+	if err != nil {
+		return err
+	}
+	return write(w, r, http.StatusCreated, cfg, rep)
+}
+
+func patchOne(w http.ResponseWriter, r *http.Request, svc *featurestore.Service, capability, idName string, rep repFunc) error {
+	body, err := api.ReadBody(w, r)
+	if err != nil {
+		return err
+	}
+	p, err := parsePatch(r, body)
+	if err != nil {
+		return err
+	}
+	proj, env, key, id := pathArgs(r, idName)
+	cfg, err := svc.Patch(r.Context(), capability, proj, env, key, id, p)
+	if err != nil {
+		return err
+	}
+	return write(w, r, http.StatusOK, cfg, rep)
+}

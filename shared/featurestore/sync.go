@@ -1,0 +1,478 @@
+package featurestore
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/flagplane/flagplane/shared/audit"
+	"github.com/flagplane/flagplane/shared/fault"
+	"github.com/flagplane/flagplane/shared/sdkdata"
+	"github.com/flagplane/flagplane/shared/store"
+)
+
+// The data kinds of the SDKs' persistent stores.
+const (
+	KindFeatures = "features"
+	KindSegments = "segments"
+)
+
+// Item is one stored item: its version and its JSON as SDKs read it.
+type Item struct {
+	Version int
+	JSON    []byte
+}
+
+// Store is one external persistent store, in the layout of LaunchDarkly's
+// SDK integration for it. Implementations: redisstore, dynamostore.
+type Store interface {
+	// Items returns the stored items of a kind, by key.
+	Items(ctx context.Context, kind string) (map[string]Item, error)
+	// Put writes the item when the stored one is absent or has a lower
+	// version (expect < 0: the SDK's own upsert rule), or, for expect >= 0,
+	// only when the stored one has version expect. It reports whether it
+	// wrote.
+	Put(ctx context.Context, kind, key string, it Item, expect int) (bool, error)
+	// Delete removes the item when the stored one has version expect.
+	Delete(ctx context.Context, kind, key string, expect int) (bool, error)
+	// MarkInitialized writes the key SDKs check to know the store was filled.
+	MarkInitialized(ctx context.Context) error
+	// SetSynchronizedOn writes the big segments' synchronized-on time (Unix ms).
+	SetSynchronizedOn(ctx context.Context, ms int64) error
+	// SynchronizedOn reads it; 0 when never written.
+	SynchronizedOn(ctx context.Context) (int64, error)
+	// Probe writes a probe key, reads it back and removes it.
+	Probe(ctx context.Context) error
+	// Close releases the connection.
+	Close() error
+}
+
+// Timing of syncs.
+const (
+	// syncTimeout bounds one sync; leaseTTL outlives it, so a lease is
+	// never taken over from a sync still writing.
+	syncTimeout = 45 * time.Second
+	leaseTTL    = 60 * time.Second
+	// leaseWait is how long a sync waits for another one to finish.
+	leaseWait = 30 * time.Second
+	// StaleAfter is when the SDKs call big segment data stale (their
+	// default StaleAfter): a store whose synchronized-on time is older is
+	// potentially stale.
+	StaleAfter = 2 * time.Minute
+	// maxErrors is how many recent errors a status keeps.
+	maxErrors = 5
+)
+
+// StoreError is one failed sync or connection check.
+type StoreError struct {
+	StatusCode int    `json:"statusCode"`
+	Message    string `json:"message"`
+	Timestamp  int64  `json:"timestamp"`
+}
+
+// Status is a configuration's sync state, kept apart from it.
+type Status struct {
+	// LastSync is when the store was last written in full (Unix ms).
+	LastSync int64 `json:"lastSync,omitempty,string"`
+	// LastError is when the last sync or check failed (Unix ms).
+	LastError int64 `json:"lastError,omitempty,string"`
+	// Errors are the latest failures, newest first.
+	Errors []StoreError `json:"errors"`
+	// Items is how many items the last sync left in the store.
+	Items int `json:"items"`
+}
+
+// Status returns the configuration's recorded sync state.
+func (s *Service) Status(ctx context.Context, id string) (Status, error) {
+	it, err := s.table.Get(ctx, store.FeatureStoreStatusKey(id))
+	if errors.Is(err, store.ErrNotFound) {
+		return Status{Errors: []StoreError{}}, nil
+	}
+	if err != nil {
+		return Status{}, fmt.Errorf("load status of %s: %w", id, err)
+	}
+	var st Status
+	if err := json.Unmarshal(it.Data, &st); err != nil {
+		return Status{}, fmt.Errorf("decode status of %s: %w", id, err)
+	}
+	if st.Errors == nil {
+		st.Errors = []StoreError{}
+	}
+	return st, nil
+}
+
+// record notes a sync's outcome in the status item.
+func (s *Service) record(ctx context.Context, c *Config, items int, syncErr error) {
+	st, err := s.Status(ctx, c.ID)
+	if err != nil {
+		s.logger.Warn("featurestore: read status", "config", c.ID, "err", err)
+		st = Status{}
+	}
+	now := s.now().UnixMilli()
+	if syncErr == nil {
+		st.LastSync, st.Items = now, items
+	} else {
+		st.LastError = now
+		st.Errors = append([]StoreError{{StatusCode: 503, Message: syncErr.Error(), Timestamp: now}}, st.Errors...)
+		if len(st.Errors) > maxErrors {
+			st.Errors = st.Errors[:maxErrors]
+		}
+	}
+	data, err := json.Marshal(st)
+	if err == nil {
+		k := store.FeatureStoreStatusKey(c.ID)
+		err = s.table.Put(ctx, store.Item{PK: k.PK, SK: k.SK, Data: data}, store.Cond{})
+	}
+	if err != nil {
+		s.logger.Warn("featurestore: write status", "config", c.ID, "err", err)
+	}
+}
+
+// Sync writes the configuration's store: for a delivery configuration
+// the environment's flag data (every flag SDKs receive, absent ones
+// removed, then the initialized marker), for a big segment store the
+// synchronized-on time. Syncs of one configuration never overlap (a lease
+// in the table), and each reads the flag data after taking the lease, so
+// a sync never writes an older state than the one before it. The outcome
+// is recorded in the status; the error is also returned, so the outbox
+// consumer retries.
+func (s *Service) Sync(ctx context.Context, c *Config) error {
+	ctx, cancel := context.WithTimeout(ctx, syncTimeout)
+	defer cancel()
+	items, err := s.sync(ctx, c)
+	if err != nil {
+		err = fmt.Errorf("sync %s store of %s/%s: %w", c.IntegrationKey, c.ProjectKey, c.EnvironmentKey, err)
+		s.logger.Warn("featurestore: sync failed", "config", c.ID, "err", err)
+	}
+	s.record(context.WithoutCancel(ctx), c, items, err)
+	return err
+}
+
+func (s *Service) sync(ctx context.Context, c *Config) (int, error) {
+	st, err := s.open(ctx, c.IntegrationKey, c.Settings())
+	if err != nil {
+		return 0, err
+	}
+	defer st.Close()
+	items := 0
+	err = s.withLease(ctx, c.ID, func() error {
+		if c.Capability == BigSegmentStore {
+			// flagplane models no segments, so the store's memberships are
+			// the empty set: synchronized as of now.
+			return st.SetSynchronizedOn(ctx, s.now().UnixMilli())
+		}
+		snap, err := s.flags.Flags(ctx, sdkdata.EnvRef{ProjectKey: c.ProjectKey, EnvKey: c.EnvironmentKey})
+		if err != nil {
+			return fmt.Errorf("read flag data: %w", err)
+		}
+		want, err := flagItems(snap)
+		if err != nil {
+			return err
+		}
+		if err := write(ctx, st, KindFeatures, want); err != nil {
+			return err
+		}
+		// flagplane models no segments: none may linger from another writer.
+		if err := write(ctx, st, KindSegments, map[string]Item{}); err != nil {
+			return err
+		}
+		items = len(want)
+		return st.MarkInitialized(ctx)
+	})
+	return items, err
+}
+
+// flagItems are the snapshot's flags as store items.
+func flagItems(snap *sdkdata.Snapshot) (map[string]Item, error) {
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(snap.FlagsJSON(), &all); err != nil {
+		return nil, fmt.Errorf("decode flag data: %w", err)
+	}
+	out := make(map[string]Item, len(all))
+	for key, raw := range all {
+		f, ok := snap.Flag(key)
+		if !ok {
+			continue
+		}
+		out[key] = Item{Version: f.Version, JSON: raw}
+	}
+	return out, nil
+}
+
+// write makes the store's items of kind those of want. An item is written
+// when the stored one is older (the SDKs' rule, so a concurrent writer's
+// newer item wins), and, when the stored one is as new or newer but
+// differs, only if it is still the one read: under the lease that is a
+// flag deleted and created again, whose version starts over. Items want
+// has not are removed the same way.
+func write(ctx context.Context, st Store, kind string, want map[string]Item) error {
+	have, err := st.Items(ctx, kind)
+	if err != nil {
+		return fmt.Errorf("read stored %s: %w", kind, err)
+	}
+	for key, it := range want {
+		old, ok := have[key]
+		if ok && old.Version == it.Version && bytes.Equal(old.JSON, it.JSON) {
+			continue
+		}
+		expect := -1
+		if ok && old.Version >= it.Version {
+			expect = old.Version
+		}
+		if _, err := st.Put(ctx, kind, key, it, expect); err != nil {
+			return fmt.Errorf("write %s %q: %w", kind, key, err)
+		}
+	}
+	for key, old := range have {
+		if _, ok := want[key]; ok {
+			continue
+		}
+		if _, err := st.Delete(ctx, kind, key, old.Version); err != nil {
+			return fmt.Errorf("remove %s %q: %w", kind, key, err)
+		}
+	}
+	return nil
+}
+
+var errLeaseHeld = errors.New("lease held")
+
+// withLease runs fn while holding the configuration's sync lease, waiting
+// up to leaseWait for another holder. A crashed holder's lease expires.
+func (s *Service) withLease(ctx context.Context, id string, fn func() error) error {
+	k := store.FeatureStoreLeaseKey(id)
+	deadline := s.now().Add(leaseWait)
+	for {
+		now := s.now()
+		var version int64
+		it, err := s.table.Get(ctx, k)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			version = 1
+			err = s.table.Put(ctx, store.Item{PK: k.PK, SK: k.SK, Version: version, TTL: now.Add(leaseTTL).Unix()}, store.IfNotExists())
+		case err != nil:
+			return fmt.Errorf("read sync lease: %w", err)
+		case it.TTL <= now.Unix():
+			version = it.Version + 1
+			err = s.table.Put(ctx, store.Item{PK: k.PK, SK: k.SK, Version: version, TTL: now.Add(leaseTTL).Unix()}, store.IfVersion(it.Version))
+		default:
+			err = errLeaseHeld
+		}
+		if err == nil {
+			defer func() {
+				if err := s.table.Delete(context.WithoutCancel(ctx), k, store.IfVersion(version)); err != nil && !errors.Is(err, store.ErrConditionFailed) {
+					s.logger.Warn("featurestore: release sync lease", "config", id, "err", err)
+				}
+			}()
+			return fn()
+		}
+		if !errors.Is(err, errLeaseHeld) && !errors.Is(err, store.ErrConditionFailed) {
+			return fmt.Errorf("take sync lease: %w", err)
+		}
+		if s.now().After(deadline) {
+			return errors.New("another sync of this configuration is still running")
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// Validation is the answer of a validate: what a connection, a write and
+// a read back of a probe key gave.
+type Validation struct {
+	StatusCode   int    `json:"statusCode"`
+	Error        string `json:"error,omitempty"`
+	Timestamp    int64  `json:"timestamp"`
+	ResponseBody string `json:"responseBody"`
+}
+
+// Validate connects to the configuration's store, writes a probe key,
+// reads it back and removes it, answering which step failed.
+func (s *Service) Validate(ctx context.Context, c *Config) Validation {
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	v := Validation{StatusCode: 200, Timestamp: s.now().UnixMilli()}
+	step := "connect"
+	fail := func(err error) Validation {
+		v.StatusCode = 503
+		v.Error = fmt.Sprintf("%s: %v", step, err)
+		v.ResponseBody = fmt.Sprintf(`{"ok":false,"step":%q}`, step)
+		return v
+	}
+	st, err := s.open(ctx, c.IntegrationKey, c.Settings())
+	if err != nil {
+		return fail(err)
+	}
+	defer st.Close()
+	step = "write and read back a probe key"
+	if err := st.Probe(ctx); err != nil {
+		return fail(err)
+	}
+	v.ResponseBody = `{"ok":true}`
+	return v
+}
+
+// BigSegmentStatus is a big segment store's `_status`.
+type BigSegmentStatus struct {
+	Available        bool         `json:"available"`
+	PotentiallyStale bool         `json:"potentiallyStale"`
+	LastSync         int64        `json:"lastSync,omitempty,string"`
+	LastError        int64        `json:"lastError,omitempty,string"`
+	Errors           []StoreError `json:"errors"`
+}
+
+// BigSegmentStatus checks the store now: it is available when it answers
+// and holds a synchronized-on time, and potentially stale when that time
+// is older than StaleAfter (as the SDKs judge it) or missing.
+func (s *Service) BigSegmentStatus(ctx context.Context, c *Config) (BigSegmentStatus, error) {
+	rec, err := s.Status(ctx, c.ID)
+	if err != nil {
+		return BigSegmentStatus{}, err
+	}
+	out := BigSegmentStatus{LastSync: rec.LastSync, LastError: rec.LastError, Errors: rec.Errors}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	now := s.now()
+	synced, err := s.synchronizedOn(ctx, c)
+	if err != nil {
+		out.LastError = now.UnixMilli()
+		out.Errors = append([]StoreError{{StatusCode: 503, Message: "connection check: " + err.Error(), Timestamp: out.LastError}}, out.Errors...)
+		if len(out.Errors) > maxErrors {
+			out.Errors = out.Errors[:maxErrors]
+		}
+		out.PotentiallyStale = true
+		return out, nil
+	}
+	out.LastSync = synced
+	out.Available = synced > 0
+	out.PotentiallyStale = synced == 0 || now.Sub(time.UnixMilli(synced)) > StaleAfter
+	return out, nil
+}
+
+func (s *Service) synchronizedOn(ctx context.Context, c *Config) (int64, error) {
+	st, err := s.open(ctx, c.IntegrationKey, c.Settings())
+	if err != nil {
+		return 0, err
+	}
+	defer st.Close()
+	return st.SynchronizedOn(ctx)
+}
+
+// dataKinds are the audit entry kinds whose changes can change the flag
+// data SDKs receive.
+var dataKinds = map[string]bool{"flag": true, "segment": true, "environment": true, "project": true}
+
+// Consume is the outbox consumer: an entry changing flag data of a
+// project syncs that project's delivery configurations (of the entry's
+// environment when it names one); an entry creating or changing a
+// configuration syncs it when it is on. Syncs are idempotent, so a
+// redelivered entry only rewrites what changed since.
+func (s *Service) Consume(ctx context.Context, e audit.Entry, _ int) error {
+	var targets []*Config
+	for _, a := range e.Accesses {
+		proj, env, integration := parseResource(a.Resource)
+		if proj == "" {
+			continue
+		}
+		switch {
+		case e.Kind == "integration" && integration != "":
+			c, err := s.byResource(ctx, proj, env, integration)
+			if err != nil {
+				return err
+			}
+			if c != nil && c.On {
+				targets = append(targets, c)
+			}
+		case dataKinds[e.Kind]:
+			if env == "*" {
+				env = ""
+			}
+			list, err := s.onIn(ctx, proj, env)
+			if err != nil {
+				return err
+			}
+			for _, c := range list {
+				if c.Capability == FeatureStore {
+					targets = append(targets, c)
+				}
+			}
+		}
+	}
+	seen := map[string]bool{}
+	var errs []error
+	for _, c := range targets {
+		if seen[c.ID] {
+			continue
+		}
+		seen[c.ID] = true
+		if err := s.Sync(ctx, c); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// byResource loads the configuration an integration resource names
+// ("redis/<id>"), or nil when it is gone or not a store configuration.
+func (s *Service) byResource(ctx context.Context, proj, env, integration string) (*Config, error) {
+	key, id, ok := strings.Cut(integration, "/")
+	if !ok || checkStore(key) != nil {
+		return nil, nil
+	}
+	for _, capability := range []string{FeatureStore, BigSegmentStore} {
+		c, err := s.Get(ctx, capability, proj, env, key, id)
+		if err == nil {
+			return c, nil
+		}
+		if !isNotFound(err) {
+			return nil, err
+		}
+	}
+	return nil, nil
+}
+
+// parseResource reads project, environment and integration keys from a
+// resource specifier such as proj/p:env/e:integration/redis/<id>.
+func parseResource(res string) (proj, env, integration string) {
+	for _, part := range strings.Split(res, ":") {
+		kind, rest, _ := strings.Cut(part, "/")
+		rest, _, _ = strings.Cut(rest, ";") // tags
+		switch kind {
+		case "proj":
+			proj = rest
+		case "env":
+			env = rest
+		case "integration":
+			integration = rest
+		}
+	}
+	if proj == "*" {
+		proj = ""
+	}
+	return proj, env, integration
+}
+
+// RefreshBigSegments writes the synchronized-on time of every big segment
+// store that is on: the SDKs call the data stale once it is older than
+// StaleAfter, so it is refreshed well within that.
+func (s *Service) RefreshBigSegments(ctx context.Context) error {
+	list, err := s.List(ctx, BigSegmentStore, "", "")
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, c := range list {
+		if c.On {
+			errs = append(errs, s.Sync(ctx, c))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func isNotFound(err error) bool { return fault.Is(err, fault.NotFound) }
