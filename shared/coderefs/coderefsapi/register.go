@@ -194,7 +194,11 @@ func handlers(a *app.App) map[string]api.Handler {
 			if err != nil {
 				return err
 			}
-			rep := newBranchRep(repo.Name, b)
+			// One branch always shows its references, an empty list too.
+			rep := struct {
+				branchRep
+				References []coderefs.Reference `json:"references"`
+			}{branchRep: newBranchRep(repo.Name, b), References: b.References}
 			if rep.References == nil {
 				rep.References = []coderefs.Reference{}
 			}
