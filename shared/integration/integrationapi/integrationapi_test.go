@@ -522,3 +522,56 @@ func TestARetryDoesNotResendToConfigurationsAlreadyServed(t *testing.T) {
 		}
 	}
 }
+
+func TestPoliciesNameAConfigurationByItsIntegrationKeyAndTags(t *testing.T) {
+	srv := apptest.New(t)
+	role := func(key string, statements ...map[string]any) string {
+		wantStatus(t, srv.Do(t, http.MethodPost, "/api/v2/roles", map[string]any{"key": key, "name": key, "policy": statements}), http.StatusCreated)
+		_, tok := srv.MustCreateToken(t, map[string]any{"name": key, "customRoleIds": []string{key}})
+		return tok
+	}
+	datadogOnly := role("datadog-only", map[string]any{"effect": "allow", "resources": []string{"integration/datadog"}, "actions": []string{"*"}})
+	notProd := role("not-prod",
+		map[string]any{"effect": "allow", "resources": []string{"integration/*"}, "actions": []string{"*"}},
+		map[string]any{"effect": "deny", "resources": []string{"integration/*;prod"}, "actions": []string{"*"}})
+	body := func(tags ...string) map[string]any {
+		return map[string]any{"name": "DD", "tags": tags, "configValues": map[string]any{"apiKey": ddKey}}
+	}
+	newRelic := map[string]any{"name": "NR", "configValues": map[string]any{"insertKey": "NRAK-0123456789abcdef", "accountId": "42"}}
+
+	t.Run("a role on integration/datadog creates Datadog configurations only", func(t *testing.T) {
+		wantStatus(t, do(t, srv, http.MethodPost, keyPath("datadog"), body(), "Authorization", datadogOnly), http.StatusCreated)
+		wantError(t, do(t, srv, http.MethodPost, keyPath("newrelic"), newRelic, "Authorization", datadogOnly), http.StatusForbidden, "integration/newrelic")
+	})
+	prod := create(t, srv, "datadog", body("prod"))["_id"].(string)
+	dev := create(t, srv, "datadog", body("dev"))["_id"].(string)
+	rename := []any{map[string]any{"op": "replace", "path": "/name", "value": "Renamed"}}
+	t.Run("a deny on the prod tag holds for the stored configuration's tags", func(t *testing.T) {
+		wantError(t, do(t, srv, http.MethodPatch, idPath(prod), rename, "Authorization", notProd), http.StatusForbidden, "updateName", "integration/datadog;prod")
+		wantError(t, do(t, srv, http.MethodDelete, idPath(prod), nil, "Authorization", notProd), http.StatusForbidden, "deleteIntegration")
+		wantStatus(t, do(t, srv, http.MethodPatch, idPath(dev), rename, "Authorization", notProd), http.StatusOK)
+	})
+	t.Run("a create carrying the denied tag is refused", func(t *testing.T) {
+		wantStatus(t, do(t, srv, http.MethodPost, keyPath("datadog"), body("prod"), "Authorization", notProd), http.StatusForbidden)
+	})
+	t.Run("the deny covers reading too, while _access of another configuration allows every action", func(t *testing.T) {
+		wantStatus(t, do(t, srv, http.MethodGet, idPath(prod), nil, "Authorization", notProd), http.StatusForbidden)
+		var got struct {
+			Access struct {
+				Allowed []struct{ Action string } `json:"allowed"`
+				Denied  []struct{ Action string } `json:"denied"`
+			} `json:"_access"`
+		}
+		res := do(t, srv, http.MethodGet, idPath(dev), nil, "Authorization", notProd)
+		wantStatus(t, res, http.StatusOK)
+		res.JSON(t, &got)
+		if len(got.Access.Allowed) != 6 || len(got.Access.Denied) != 0 {
+			t.Errorf("_access %+v", got.Access)
+		}
+		res = do(t, srv, http.MethodGet, idPath(dev), nil, "Authorization", datadogOnly)
+		res.JSON(t, &got)
+		if len(got.Access.Allowed) != 6 {
+			t.Errorf("_access for the datadog role %+v", got.Access)
+		}
+	})
+}
