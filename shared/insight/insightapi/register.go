@@ -37,27 +37,10 @@ func service(a *app.App) *insight.Service {
 	}).(*insight.Service)
 }
 
+// needs: every path of a deployment or insight group patch is the
+// operation's own action, so only the repository mappings need more.
 func needs(*app.App) map[string]api.Needs {
-	patchNeeds := func(actions func(patch.Patch) ([]string, error)) api.Needs {
-		return func(r *http.Request, body []byte) ([]api.Need, error) {
-			p, err := parsePatch(r, body)
-			if err != nil {
-				return nil, err
-			}
-			list, err := actions(p)
-			if err != nil {
-				return nil, err
-			}
-			out := make([]api.Need, len(list))
-			for i, a := range list {
-				out[i] = api.Need{Action: a}
-			}
-			return out, nil
-		}
-	}
 	return map[string]api.Needs{
-		"patchInsightGroup": patchNeeds(insight.GroupPatchActions),
-		"updateDeployment":  patchNeeds(insight.DeploymentPatchActions),
 		// Each mapping needs the right on its own project and repository.
 		// The router reads bodies for needs only of PATCHes and creates, so
 		// this PUT's body is read here and put back for the handler.
@@ -280,9 +263,8 @@ func handlers(a *app.App) map[string]api.Handler {
 				return err
 			}
 			api.WriteJSON(w, http.StatusOK, insightScoresRep{
-				Period:     periodRep{StartTime: sc.Period.Start, EndTime: sc.Period.End},
-				LastPeriod: periodRep{StartTime: sc.LastPeriod.Start, EndTime: sc.LastPeriod.End},
-				Scores:     newScoresRep(sc), Links: api.Self(base + "/insights/scores?" + q.Encode()),
+				Period: stringPeriod(sc.Period), LastPeriod: stringPeriod(sc.LastPeriod),
+				Scores: newScoresRep(sc), Links: api.Self(base + "/insights/scores?" + q.Encode()),
 			})
 			return nil
 		},

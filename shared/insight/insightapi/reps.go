@@ -49,13 +49,9 @@ type deploymentsRep struct {
 	Links      api.Links       `json:"_links"`
 }
 
-// periodRep is the reference's InsightPeriod (integers) for the scores
-// read; periodStringRep is the spec's scoreMetadata period (strings, 2.5).
-type periodRep struct {
-	StartTime int64 `json:"startTime"`
-	EndTime   int64 `json:"endTime"`
-}
-
+// periodStringRep is a period as the spec's scoreMetadata has it (2.5:
+// strings of Unix ms). The scores read uses it too: it is the same
+// reference schema (InsightPeriod), so one type for both.
 type periodStringRep struct {
 	StartTime string `json:"startTime"`
 	EndTime   string `json:"endTime"`
@@ -116,10 +112,10 @@ func newScoresRep(s *insight.Scores) *scoresRep {
 }
 
 type insightScoresRep struct {
-	Period     periodRep  `json:"period"`
-	LastPeriod periodRep  `json:"lastPeriod"`
-	Scores     *scoresRep `json:"scores"`
-	Links      api.Links  `json:"_links"`
+	Period     periodStringRep `json:"period"`
+	LastPeriod periodStringRep `json:"lastPeriod"`
+	Scores     *scoresRep      `json:"scores"`
+	Links      api.Links       `json:"_links"`
 }
 
 type scoreMetadataRep struct {
