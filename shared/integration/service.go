@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"strings"
 	"time"
 
@@ -239,9 +240,17 @@ func (s *Service) Patch(ctx context.Context, id string, p patch.Patch) (*Config,
 		return nil, err
 	}
 	verb := "updated the integration configuration"
-	if old.Pending && s.verify(ctx, m, &next) == nil {
-		next.Pending = false
-		verb = "finished the setup of the integration configuration"
+	switch {
+	case old.Pending:
+		if s.verify(ctx, m, &next) == nil {
+			next.Pending = false
+			verb = "finished the setup of the integration configuration"
+		}
+	case m.Setup == SetupVerifyEndpoint && !reflect.DeepEqual(old.ConfigValues, next.ConfigValues):
+		// An active configuration keeps sending only to an endpoint that proved it holds the secret.
+		if err := s.verify(ctx, m, &next); err != nil {
+			return nil, fault.New(fault.Invalid, "configValues of the %s integration: the new endpoint did not answer the verification challenge (%s); nothing was changed", m.Key, fault.MessageOf(err))
+		}
 	}
 	after := next.Masked(m)
 	actions := patch.ChangedFields(old, &next, patchable)

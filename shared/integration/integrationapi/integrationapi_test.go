@@ -429,6 +429,16 @@ func TestPendingDraftsAreListedOnlyOnRequest(t *testing.T) {
 			t.Errorf("answer %v", got)
 		}
 	})
+	t.Run("moving an active configuration to an endpoint that does not answer the challenge is refused", func(t *testing.T) {
+		silent := newReceiver(t, false)
+		res := do(t, srv, http.MethodPatch, idPath(id), []any{map[string]any{"op": "replace", "path": "/configValues/url", "value": silent.URL}})
+		wantError(t, res, http.StatusBadRequest, "verification challenge", "nothing was changed")
+		var got struct{ ConfigValues map[string]any }
+		do(t, srv, http.MethodGet, idPath(id), nil).JSON(t, &got)
+		if got.ConfigValues["url"] != values["url"] {
+			t.Errorf("url %v after the refused patch", got.ConfigValues["url"])
+		}
+	})
 }
 
 func TestEventHooksDeliverThroughTheOutbox(t *testing.T) {
