@@ -113,6 +113,14 @@ test-dynamodb: node-tools
 	DYNAMODB_LOCAL_PORT=$(DYNAMODB_PORT) localstack/with-emulators.sh dynamodb -- \
 		env FLAGPLANE_REQUIRE_DYNAMODB=1 $(GOTEST) ./shared/store/dynamo/... ./shared/app/...
 
+## test-flagimports: flag imports from a real Unleash (npm unleash-server, pinned in localstack/unleash) on Debian's PostgreSQL, both on free 127.0.0.1 ports
+# The script installs PostgreSQL with apt-get when it is missing (as root),
+# runs npm ci when localstack/unleash/node_modules is not the lockfile's,
+# and fails, never skips, when either server cannot start.
+.PHONY: test-flagimports
+test-flagimports:
+	localstack/with-unleash.sh -- $(GOTEST) -run '^TestImport' ./shared/flagimport/...
+
 ## test-emulators: the emulator scripts: two runs side by side, busy ports refused, stop kills only its own
 test-emulators: node-tools
 	localstack/emulators-test.sh
