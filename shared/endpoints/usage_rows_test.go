@@ -1,0 +1,71 @@
+package endpoints_test
+
+import (
+	"net/http"
+	"testing"
+)
+
+// The usage group's rows in the cross-cutting tables: every operation is a
+// GET with the beta header. The world's project gets one SDK payload, so
+// the SDK version lists and evaluation series answer with items.
+
+// usageWorld posts one Go SDK payload to the world's production
+// environment (an SDK seen now, evaluations of the world's flag).
+func usageWorld(tb testing.TB, w *world) {
+	tb.Helper()
+	e := getEnv(tb, w.srv, w.project, "production")
+	body := `[{"kind":"index","creationDate":1,"context":{"kind":"user","key":"usage-u1"}},` +
+		`{"kind":"summary","startDate":1,"endDate":1700000000000,"features":{"` + w.flag + `":{"default":false,"contextKinds":["user"],"counters":[{"variation":0,"version":1,"value":true,"count":2}]}}}]`
+	res := w.srv.Do(tb, http.MethodPost, "/bulk", body, "Authorization", e["apiKey"].(string), "User-Agent", "GoClient/7.14.6", "X-LaunchDarkly-Event-Schema", "4")
+	if res.Status != http.StatusAccepted {
+		tb.Fatalf("post SDK events: %d %s", res.Status, res.Body)
+	}
+}
+
+func init() {
+	get := func(path string) func(testing.TB, *world) answerRequest {
+		return func(testing.TB, *world) answerRequest {
+			return answerRequest{path: api + "/usage/" + path, headers: betaHeader}
+		}
+	}
+	for id, path := range map[string]string{
+		"getAIRunsUsage":                "ai-runs",
+		"getContextsClientsideUsage":    "clientside-contexts",
+		"getContextsServersideUsage":    "serverside-contexts?groupBy=sdkName",
+		"getContextsTotalUsage":         "total-contexts?aggregationType=rolling_30d",
+		"getMAUClientsideUsage":         "clientside-mau?granularity=monthly",
+		"getMAUTotalUsage":              "total-mau?aggregationType=incremental",
+		"getMauUsage":                   "mau",
+		"getMauUsageByCategory":         "mau/bycategory",
+		"getMauSdksByType":              "mau/sdks?sdktype=server",
+		"getDataExportEventsUsage":      "data-export-events",
+		"getEventsUsage":                "events/received",
+		"getExperimentationEventsUsage": "experimentation-events",
+		"getExperimentationKeysUsage":   "experimentation-keys",
+		"getObservabilityErrorsUsage":   "observability/errors",
+		"getObservabilityLogsUsage":     "observability/logs",
+		"getObservabilityMetricsUsage":  "observability/metrics",
+		"getObservabilitySessionsUsage": "observability/sessions",
+		"getObservabilityTracesUsage":   "observability/traces",
+		"getServiceConnectionsUsage":    "service-connections",
+		"getStreamUsage":                "streams/server",
+		"getStreamUsageBySdkVersion":    "streams/client/bysdkversion",
+		"getStreamUsageSdkversion":      "streams/server/sdkversions",
+		"getVegaAIUsage":                "vega-ai",
+		"getWarehouseExportUsage":       "warehouse-export",
+	} {
+		answerRequests[id] = get(path)
+	}
+	answerRequests["getSdkAllVersions"] = func(tb testing.TB, w *world) answerRequest {
+		usageWorld(tb, w)
+		return answerRequest{path: api + "/usage/sdk-versions/all", headers: betaHeader}
+	}
+	answerRequests["getSdkVersionsDetails"] = func(tb testing.TB, w *world) answerRequest {
+		usageWorld(tb, w)
+		return answerRequest{path: api + "/usage/sdk-versions/details", headers: betaHeader}
+	}
+	answerRequests["getEvaluationsUsage"] = func(tb testing.TB, w *world) answerRequest {
+		usageWorld(tb, w)
+		return answerRequest{path: api + "/usage/evaluations/" + w.project + "/production/" + w.flag + "?from=1699000000000&to=1700100000000", headers: betaHeader}
+	}
+}
