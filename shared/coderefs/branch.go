@@ -431,7 +431,7 @@ func (s *Service) DeleteBranches(ctx context.Context, repoName string, names []s
 		}
 		_, err := s.log.Commit(ctx, audit.Change{
 			Writes: writes, Kind: kind, Resource: Resource(repo.Name), Actions: []string{"updateCodeRefsRepositoryBranches"},
-			Name: repo.Name, Href: Href(repo.Name), TitleVerb: fmt.Sprintf("deleted branches %s of", strings.Join(gone, ", ")),
+			Name: repo.Name, Href: Href(repo.Name), TitleVerb: fmt.Sprintf("deleted %s of", branchList(gone)),
 			Previous: gone,
 			Conflict: fmt.Sprintf("a branch of code-reference repository %q was changed by another request; try again", repo.Name),
 		})
@@ -463,6 +463,17 @@ func (s *Service) DeleteBranches(ctx context.Context, repoName string, names []s
 		gone = append(gone, n)
 	}
 	return flush()
+}
+
+// branchList names branches for an entry's title, the first ten of them.
+func branchList(names []string) string {
+	if len(names) == 1 {
+		return "branch " + names[0]
+	}
+	if len(names) <= 10 {
+		return "branches " + strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("branches %s and %d more", strings.Join(names[:10], ", "), len(names)-10)
 }
 
 // FlagReferences counts, per flag of a project, the code references

@@ -139,6 +139,7 @@ func TestCodeRefsRights(t *testing.T) {
 	wantStatus(t, srv.Do(t, http.MethodPost, repos, map[string]any{"name": "mine"}), http.StatusOK)
 	wantStatus(t, srv.Do(t, http.MethodPost, repos, map[string]any{"name": "theirs"}), http.StatusOK)
 	_, reader := srv.MustCreateToken(t, map[string]any{"name": "reader", "role": "reader"})
+	_, noAccess := srv.MustCreateToken(t, map[string]any{"name": "nothing", "role": "no_access"})
 	// A scanner's token: uploads to one repository, no other change.
 	_, scanner := srv.MustCreateToken(t, map[string]any{"name": "scanner", "inlineRole": []map[string]any{
 		{"effect": "allow", "resources": []string{"code-reference-repository/mine"}, "actions": []string{"updateCodeRefsRepositoryBranches", "updateCodeRefsRepositoryConfiguration"}},
@@ -154,6 +155,9 @@ func TestCodeRefsRights(t *testing.T) {
 	}{
 		{"a reader lists repositories", reader, http.MethodGet, repos, nil, http.StatusOK},
 		{"a reader may not create one", reader, http.MethodPost, repos, map[string]any{"name": "r"}, http.StatusForbidden},
+		{"without rights, a patch of test operations only is refused too (it would read the repository)", noAccess, http.MethodPatch, repos + "/mine",
+			[]map[string]any{{"op": "test", "path": "/name", "value": "mine"}}, http.StatusForbidden},
+		{"without rights, a repository cannot be read", noAccess, http.MethodGet, repos + "/mine", nil, http.StatusForbidden},
 		{"a reader may not upload", reader, http.MethodPut, repos + "/mine/branches/main", branchBody("main", "c1", 0), http.StatusForbidden},
 		{"the scanner uploads to its repository", scanner, http.MethodPut, repos + "/mine/branches/main", branchBody("main", "c1", 0, "alpha"), http.StatusOK},
 		{"the scanner's merge patch of its repository's configuration passes", scanner, http.MethodPatch, repos + "/mine", map[string]any{"defaultBranch": "main"}, http.StatusOK},
