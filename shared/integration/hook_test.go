@@ -1,0 +1,104 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/flagplane/flagplane/shared/audit"
+	"github.com/flagplane/flagplane/shared/store"
+	"github.com/flagplane/flagplane/shared/store/bolt"
+	"github.com/flagplane/flagplane/shared/webhook"
+)
+
+// hookService is a service over an embedded store whose HTTP requests go
+// to rt, logging into logs.
+func hookService(tb testing.TB, rt http.RoundTripper, logs *bytes.Buffer) *Service {
+	tb.Helper()
+	table, err := bolt.Open(filepath.Join(tb.TempDir(), "t.db"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { table.Close() })
+	s := NewService(table, nil, webhook.Guard{}, func(e audit.Entry) ([]byte, error) { return []byte(`{"_id":"` + e.ID + `"}`), nil },
+		slog.New(slog.NewTextHandler(logs, nil)))
+	s.client = &http.Client{Transport: rt}
+	return s
+}
+
+// storeConfig puts a configuration as Create would have.
+func storeConfig(tb testing.TB, s *Service, c *Config) {
+	tb.Helper()
+	c.Version = 1
+	w, err := c.put(store.IfNotExists())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := s.table.Transact(context.Background(), []store.Write{w}); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+func TestDeliverySendsEachServiceItsRequestAndLogsNoSecret(t *testing.T) {
+	const ddSecret, nrSecret, slackSecret = "dd0123456789abcdef0123456789abcd", "NRAK-secret-insert-key", "slack-token-in-the-path"
+	var logs bytes.Buffer
+	rt := &roundTripper{status: http.StatusInternalServerError}
+	s := hookService(t, rt, &logs)
+	storeConfig(t, s, &Config{ID: "c-dd", IntegrationKey: "datadog", Name: "DD", Enabled: true, CreatedAt: 1,
+		ConfigValues: map[string]any{"apiKey": ddSecret, "site": "datadoghq.eu"}})
+	storeConfig(t, s, &Config{ID: "c-nr", IntegrationKey: "newrelic", Name: "NR", Enabled: true, CreatedAt: 2,
+		ConfigValues: map[string]any{"insertKey": nrSecret, "accountId": "42", "region": "us"}})
+	storeConfig(t, s, &Config{ID: "c-slack", IntegrationKey: "slack", Name: "S", Enabled: true, CreatedAt: 3,
+		ConfigValues: map[string]any{"url": "https://hooks.slack.com/services/T/B/" + slackSecret}})
+	storeConfig(t, s, &Config{ID: "c-off", IntegrationKey: "slack", Name: "Off", Enabled: false, CreatedAt: 4,
+		ConfigValues: map[string]any{"url": "https://off.example/x"}})
+
+	err := s.Deliver(context.Background(), entry(), 1)
+	t.Run("every failure is returned, so the queue retries it", func(t *testing.T) {
+		if err == nil || strings.Count(err.Error(), "status 500") != 3 {
+			t.Fatalf("error %v, want three failures", err)
+		}
+	})
+	t.Run("each service got its request with its credential in a header, the disabled one nothing", func(t *testing.T) {
+		got := map[string]*http.Request{}
+		for _, r := range rt.seen {
+			got[r.URL.Host] = r
+		}
+		if len(rt.seen) != 3 || got["off.example"] != nil {
+			t.Fatalf("requests to %v", got)
+		}
+		if r := got["api.datadoghq.eu"]; r == nil || r.Header.Get("DD-API-KEY") != ddSecret {
+			t.Errorf("Datadog request %v", r)
+		}
+		if r := got["insights-collector.newrelic.com"]; r == nil || r.Header.Get("Api-Key") != nrSecret || r.URL.Path != "/v1/accounts/42/events" {
+			t.Errorf("New Relic request %v", r)
+		}
+	})
+	t.Run("neither the error nor the log lines carry a secret", func(t *testing.T) {
+		for _, secret := range []string{ddSecret, nrSecret, slackSecret} {
+			if strings.Contains(err.Error(), secret) || strings.Contains(logs.String(), secret) {
+				t.Errorf("%q leaked: error %v; logs %s", secret, err, logs.String())
+			}
+		}
+		if !strings.Contains(logs.String(), "integration event hook failed") {
+			t.Errorf("the failures were not logged: %s", logs.String())
+		}
+	})
+	t.Run("once the services answer, a retry sends each once more and then nothing", func(t *testing.T) {
+		rt.status = http.StatusAccepted
+		before := len(rt.seen)
+		if err := s.Deliver(context.Background(), entry(), 2); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Deliver(context.Background(), entry(), 3); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(rt.seen) - before; n != 3 {
+			t.Errorf("%d requests after the retries, want 3", n)
+		}
+	})
+}
