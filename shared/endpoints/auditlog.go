@@ -1,7 +1,6 @@
 package endpoints
 
 import (
-	"bytes"
 	"encoding/json"
 	"net/http"
 	"strconv"
@@ -224,16 +223,17 @@ type countsRep struct {
 // unless required.
 func readStatements(w http.ResponseWriter, r *http.Request, required bool) (func(audit.Entry) bool, error) {
 	body, err := api.ReadBody(w, r)
+	if fault.Is(err, fault.Invalid) && !required && (r.ContentLength == 0 || r.Body == http.NoBody) {
+		body, err = nil, nil // the search's body is optional: no statements
+	}
 	if err != nil {
 		return nil, err
 	}
 	var stmts []policy.Statement
-	if len(bytes.TrimSpace(body)) > 0 {
+	if len(body) > 0 {
 		if err := json.Unmarshal(body, &stmts); err != nil {
 			return nil, fault.New(fault.Invalid, "body must be a JSON array of policy statements (resources or notResources, actions or notActions, effect): %s", err.Error())
 		}
-	} else if required {
-		return nil, fault.New(fault.Invalid, "body is required: a JSON array of policy statements ([] for every entry)")
 	}
 	if len(stmts) == 0 {
 		return nil, nil

@@ -1,0 +1,150 @@
+package endpoints_test
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flagplane/flagplane/shared/app/apptest"
+)
+
+// The audit log search (postAuditLogEntries) and counts
+// (postAuditLogEntryCounts): statements select entries by their accesses,
+// and counts fall in the buckets of their times.
+
+func auditSearchServer(tb testing.TB) *apptest.Server {
+	tb.Helper()
+	srv := apptest.New(tb)
+	srv.MustCreateProject(tb, "a")
+	srv.MustCreateProject(tb, "b")
+	for _, p := range []string{"a", "b"} {
+		wantStatus(tb, srv.Do(tb, http.MethodPost, api+"/flags/"+p, map[string]any{"key": "f", "name": "F"}), http.StatusCreated)
+	}
+	wantStatus(tb, srv.Do(tb, http.MethodPatch, envPath("a", "production"), []patchOp{replace("/name", "Prod")}), http.StatusOK)
+	return srv
+}
+
+func statement(effect string, resources []string, actions ...string) map[string]any {
+	if len(actions) == 0 {
+		actions = []string{"*"}
+	}
+	return map[string]any{"effect": effect, "resources": resources, "actions": actions}
+}
+
+func searchKinds(tb testing.TB, res *apptest.Response) []string {
+	tb.Helper()
+	wantStatus(tb, res, http.StatusOK)
+	var out []string
+	for _, it := range res.Map(tb)["items"].([]any) {
+		e := it.(map[string]any)
+		out = append(out, e["kind"].(string)+" "+e["accesses"].([]any)[0].(map[string]any)["resource"].(string))
+	}
+	return out
+}
+
+func TestAuditLogSearchKeepsWhatTheStatementsAllow(t *testing.T) {
+	srv := auditSearchServer(t)
+	cases := []struct {
+		name  string
+		body  any
+		query string
+		want  []string
+	}{
+		{"flags of project a", []any{statement("allow", []string{"proj/a:env/*:flag/*"})}, "", []string{"flag proj/a:env/*:flag/f"}},
+		{"every flag but a denied project", []any{statement("allow", []string{"proj/*:env/*:flag/*"}), statement("deny", []string{"proj/b:env/*:flag/*"})}, "",
+			[]string{"flag proj/a:env/*:flag/f"}},
+		{"one action on environments", []any{statement("allow", []string{"proj/*:env/*"}, "updateName")}, "", []string{"environment proj/a:env/production"}},
+		{"an action nothing did", []any{statement("allow", []string{"proj/*"}, "deleteProject")}, "", nil},
+		{"text and statements together", []any{statement("allow", []string{"proj/*:env/*:flag/*"})}, "?q=proj/b", []string{"flag proj/b:env/*:flag/f"}},
+	}
+	for _, c := range cases {
+		t.Run("a search for "+c.name+" finds exactly those entries", func(t *testing.T) {
+			got := searchKinds(t, srv.Do(t, http.MethodPost, api+"/auditlog"+c.query, c.body))
+			if strings.Join(got, ",") != strings.Join(c.want, ",") {
+				t.Errorf("found %q, want %q", got, c.want)
+			}
+		})
+	}
+	t.Run("no statements keep every entry, newest first, paged by the cursor", func(t *testing.T) {
+		all := searchKinds(t, srv.Do(t, http.MethodPost, api+"/auditlog?limit=20", nil))
+		if len(all) < 5 || !strings.HasPrefix(all[0], "environment") {
+			t.Fatalf("entries: %q", all)
+		}
+		res := srv.Do(t, http.MethodPost, api+"/auditlog?limit=2", []any{})
+		wantStatus(t, res, http.StatusOK)
+		next := res.Map(t)["_links"].(map[string]any)["next"].(map[string]any)["href"].(string)
+		page2 := searchKinds(t, srv.Do(t, http.MethodPost, next, []any{}))
+		if len(page2) != 2 || page2[0] != all[2] {
+			t.Errorf("second page %q, want it to start at %q", page2, all[2])
+		}
+	})
+	t.Run("a time window bounds the search", func(t *testing.T) {
+		got := searchKinds(t, srv.Do(t, http.MethodPost, api+"/auditlog?before=1000", nil))
+		if len(got) != 0 {
+			t.Errorf("entries before 1970+1s: %q", got)
+		}
+	})
+	refused := []struct {
+		name string
+		body string
+	}{
+		{"a statement without an effect", `[{"resources":["proj/*"],"actions":["*"]}]`},
+		{"a statement with a bad specifier", `[{"effect":"allow","resources":["proj/a:env"],"actions":["*"]}]`},
+		{"an object instead of a list", `{"effect":"allow"}`},
+	}
+	for _, c := range refused {
+		t.Run("a search with "+c.name+" is refused", func(t *testing.T) {
+			wantStatus(t, srv.Do(t, http.MethodPost, api+"/auditlog", c.body), http.StatusBadRequest)
+		})
+	}
+}
+
+func TestAuditLogCountsFallInTheirBuckets(t *testing.T) {
+	srv := auditSearchServer(t)
+	now := time.Now().UnixMilli()
+	after := now - 60*60*1000
+	counts := func(tb testing.TB, query string, body any) map[string]any {
+		tb.Helper()
+		res := srv.Do(tb, http.MethodPost, api+"/auditlog/counts?after="+strconv.FormatInt(after, 10)+query, body)
+		wantStatus(tb, res, http.StatusOK)
+		return res.Map(tb)
+	}
+	t.Run("every entry of the last hour is in the last of six buckets", func(t *testing.T) {
+		before := strconv.FormatInt(now+1000, 10)
+		m := counts(t, "&buckets=6&before="+before, []any{})
+		buckets := m["buckets"].([]any)
+		if len(buckets) != 6 || m["bucketIntervalMs"] != float64((now+1000-after+5)/6) {
+			t.Fatalf("buckets: %v", m)
+		}
+		if buckets[0].(map[string]any)["timestamp"] != float64(after) {
+			t.Errorf("first bucket starts at %v, want %d", buckets[0], after)
+		}
+		last := buckets[5].(map[string]any)["count"].(float64)
+		if last < 5 || m["totalCount"] != last {
+			t.Errorf("counts: %v", m)
+		}
+	})
+	t.Run("statements count only what they allow", func(t *testing.T) {
+		m := counts(t, "", []any{statement("allow", []string{"proj/*:env/*:flag/*"}, "createFlag")})
+		if m["totalCount"] != float64(2) || len(m["buckets"].([]any)) != 50 {
+			t.Errorf("flag creations: %v", m)
+		}
+	})
+	t.Run("a window with nothing in it counts zero", func(t *testing.T) {
+		res := srv.Do(t, http.MethodPost, api+"/auditlog/counts?after=1000&before=2000", []any{})
+		wantStatus(t, res, http.StatusOK)
+		if res.Map(t)["totalCount"] != float64(0) {
+			t.Errorf("counts: %s", res.Body)
+		}
+	})
+	for _, q := range []string{"", "?after=5&before=5", "?after=1&buckets=501", "?after=1&buckets=0", "?after=x"} {
+		t.Run("counts with "+q+" are refused", func(t *testing.T) {
+			wantStatus(t, srv.Do(t, http.MethodPost, api+"/auditlog/counts"+q, []any{}), http.StatusBadRequest)
+		})
+	}
+	t.Run("counts without a body are refused", func(t *testing.T) {
+		wantStatus(t, srv.Do(t, http.MethodPost, api+"/auditlog/counts?after=1", nil), http.StatusBadRequest)
+	})
+}
