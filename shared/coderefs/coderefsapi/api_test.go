@@ -142,7 +142,7 @@ func TestCodeRefsRights(t *testing.T) {
 	_, noAccess := srv.MustCreateToken(t, map[string]any{"name": "nothing", "role": "no_access"})
 	// A scanner's token: uploads to one repository, no other change.
 	_, scanner := srv.MustCreateToken(t, map[string]any{"name": "scanner", "inlineRole": []map[string]any{
-		{"effect": "allow", "resources": []string{"code-reference-repository/mine"}, "actions": []string{"updateCodeRefsRepositoryBranches", "updateCodeRefsRepositoryConfiguration"}},
+		{"effect": "allow", "resources": []string{"code-reference-repository/mine"}, "actions": []string{"updateCodeRefsRepositoryBranches", "updateCodeRefsRepositoryConfiguration", "viewProject"}},
 		{"effect": "allow", "resources": []string{"proj/*"}, "actions": []string{"viewProject"}},
 	}})
 	cases := []struct {
@@ -158,6 +158,9 @@ func TestCodeRefsRights(t *testing.T) {
 		{"without rights, a patch of test operations only is refused too (it would read the repository)", noAccess, http.MethodPatch, repos + "/mine",
 			[]map[string]any{{"op": "test", "path": "/name", "value": "mine"}}, http.StatusForbidden},
 		{"without rights, a repository cannot be read", noAccess, http.MethodGet, repos + "/mine", nil, http.StatusForbidden},
+		{"the scanner reads its repository's extinctions", scanner, http.MethodGet, "/api/v2/code-refs/extinctions?repoName=mine", nil, http.StatusOK},
+		{"the scanner may not read another's", scanner, http.MethodGet, "/api/v2/code-refs/extinctions?repoName=theirs", nil, http.StatusForbidden},
+		{"the scanner may not list every repository's extinctions", scanner, http.MethodGet, "/api/v2/code-refs/extinctions", nil, http.StatusForbidden},
 		{"a reader may not upload", reader, http.MethodPut, repos + "/mine/branches/main", branchBody("main", "c1", 0), http.StatusForbidden},
 		{"the scanner uploads to its repository", scanner, http.MethodPut, repos + "/mine/branches/main", branchBody("main", "c1", 0, "alpha"), http.StatusOK},
 		{"the scanner's merge patch of its repository's configuration passes", scanner, http.MethodPatch, repos + "/mine", map[string]any{"defaultBranch": "main"}, http.StatusOK},

@@ -282,6 +282,16 @@ func needs(*app.App) map[string]api.Needs {
 			res := policy.NewResource("code-reference-repository", in.Name)
 			return []api.Need{{On: &res}}, nil
 		},
+		// Extinctions of one named repository need the right on it, so a
+		// token held to one repository reads them.
+		"getExtinctions": func(r *http.Request, _ []byte) ([]api.Need, error) {
+			name := r.URL.Query().Get("repoName")
+			if name == "" {
+				return []api.Need{{}}, nil
+			}
+			res := policy.NewResource("code-reference-repository", name)
+			return []api.Need{{On: &res}}, nil
+		},
 		"patchRepository": func(r *http.Request, body []byte) ([]api.Need, error) {
 			e, err := coderefs.ParseEdit(body)
 			if err != nil {
