@@ -3,6 +3,7 @@ package integration
 import (
 	"bytes"
 	"context"
+	"io"
 	"log/slog"
 	"net/http"
 	"path/filepath"
@@ -17,13 +18,16 @@ import (
 
 // hookService is a service over an embedded store whose HTTP requests go
 // to rt, logging into logs.
-func hookService(tb testing.TB, rt http.RoundTripper, logs *bytes.Buffer) *Service {
+func hookService(tb testing.TB, rt http.RoundTripper, logs io.Writer) *Service {
 	tb.Helper()
 	table, err := bolt.Open(filepath.Join(tb.TempDir(), "t.db"))
 	if err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { table.Close() })
+	if logs == nil {
+		logs = io.Discard
+	}
 	s := NewService(table, nil, webhook.Guard{}, func(e audit.Entry) ([]byte, error) { return []byte(`{"_id":"` + e.ID + `"}`), nil },
 		slog.New(slog.NewTextHandler(logs, nil)))
 	s.client = &http.Client{Transport: rt}
