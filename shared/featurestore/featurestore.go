@@ -201,10 +201,6 @@ func (s *Service) Create(ctx context.Context, capability, projectKey, envKey, in
 	if len(existing) >= MaxPerEnvironment {
 		return nil, fault.New(fault.Invalid, "environment %s/%s already has %d %s configurations, the most it may have", projectKey, envKey, len(existing), capability)
 	}
-	if capability == BigSegmentStore && len(existing) > 0 {
-		// SDKs read big segments from one store: a second would compete for its metadata.
-		return nil, fault.New(fault.Conflict, "environment %s/%s already has a big segment store integration (%s); delete it first", projectKey, envKey, existing[0].ID)
-	}
 	item, err := encode(c)
 	if err != nil {
 		return nil, err

@@ -20,13 +20,13 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 
+	"github.com/flagplane/flagplane/shared/awsenv"
 	"github.com/flagplane/flagplane/shared/featurestore"
 )
 
@@ -53,34 +53,38 @@ type Store struct {
 // else the function's own credentials, through the role (with its
 // external id) when one is named; control, when set, vets the addresses
 // dialled (the SSRF guard, for an endpoint override).
-func Open(ctx context.Context, s featurestore.Settings, control func(network, address string, c syscall.RawConn) error) (*Store, error) {
+func Open(_ context.Context, s featurestore.Settings, control func(network, address string, c syscall.RawConn) error) (*Store, error) {
 	dialer := &net.Dialer{Timeout: Timeout, Control: control}
 	// A buildable client, so the SDK can still add a custom CA bundle (AWS_CA_BUNDLE).
 	httpClient := awshttp.NewBuildableClient().WithTimeout(Timeout).WithDialerOptions(func(d *net.Dialer) {
 		d.Timeout, d.Control = dialer.Timeout, dialer.Control
 	}).WithTransportOptions(func(t *http.Transport) { t.ResponseHeaderTimeout = Timeout })
-	opts := []func(*config.LoadOptions) error{config.WithRegion(s.Region), config.WithHTTPClient(httpClient)}
+	// Not the SDK's full configuration loader: it weighs megabytes in
+	// every bootstrap (see package awsenv).
+	var creds aws.CredentialsProvider
 	if s.AccessKeyID != "" {
-		opts = append(opts, config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider(s.AccessKeyID, s.SecretAccessKey, "")))
-	}
-	cfg, err := config.LoadDefaultConfig(ctx, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("load AWS configuration: %w", err)
+		creds = credentials.NewStaticCredentialsProvider(s.AccessKeyID, s.SecretAccessKey, "")
+	} else {
+		own, err := awsenv.Config()
+		if err != nil {
+			return nil, fmt.Errorf("no credentials: give accessKeyId and secretAccessKey, or run flagplane with AWS credentials (%v)", err)
+		}
+		creds = own.Credentials
 	}
 	if s.RoleARN != "" {
-		provider := stscreds.NewAssumeRoleProvider(sts.NewFromConfig(cfg), s.RoleARN, func(o *stscreds.AssumeRoleOptions) {
+		stsClient := sts.New(sts.Options{Region: s.Region, Credentials: creds, HTTPClient: httpClient})
+		creds = aws.NewCredentialsCache(stscreds.NewAssumeRoleProvider(stsClient, s.RoleARN, func(o *stscreds.AssumeRoleOptions) {
 			o.RoleSessionName = "flagplane-featurestore"
 			if s.ExternalID != "" {
 				o.ExternalID = aws.String(s.ExternalID)
 			}
-		})
-		cfg.Credentials = aws.NewCredentialsCache(provider)
+		}))
 	}
-	client := dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
-		if s.Endpoint != "" {
-			o.BaseEndpoint = aws.String(s.Endpoint)
-		}
-	})
+	opts := dynamodb.Options{Region: s.Region, Credentials: creds, HTTPClient: httpClient}
+	if s.Endpoint != "" {
+		opts.BaseEndpoint = aws.String(s.Endpoint)
+	}
+	client := dynamodb.New(opts)
 	return &Store{client: client, table: s.TableName, prefix: s.Prefix}, nil
 }
 
