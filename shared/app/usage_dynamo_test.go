@@ -1,0 +1,156 @@
+package app_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flagplane/flagplane/shared/account"
+	"github.com/flagplane/flagplane/shared/app"
+	"github.com/flagplane/flagplane/shared/audit"
+	"github.com/flagplane/flagplane/shared/ingest"
+	"github.com/flagplane/flagplane/shared/store/dynamo"
+	"github.com/flagplane/flagplane/shared/store/dynamo/dynamotest"
+	"github.com/flagplane/flagplane/shared/usage/usageapi"
+)
+
+// usageOnDynamo is an app on a fresh DynamoDB table whose projects
+// "shop" and "blog" received SDK events on days 1..days of March 2026,
+// rolled up; now is 10 minutes into the next day.
+type usageOnDynamo struct {
+	h       http.Handler
+	token   string
+	counter *dynamo.CallCounter
+	now     time.Time
+}
+
+func newUsageOnDynamo(tb testing.TB, days int) *usageOnDynamo {
+	tb.Helper()
+	table, counter := dynamotest.NewTable(tb)
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	acct, adminToken, err := account.Bootstrap(tb.Context(), table, audit.Discard{}, logger)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	a := app.New(table, audit.Discard{}, app.Settings{Approvals: true, AccountID: acct.ID}, logger)
+	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	agg := ingest.NewAggregator(table, logger).PerItemWrites()
+	agg.SetClock(clock)
+	a.Services.Ingest = ingest.Direct{Agg: agg}
+	svc := usageapi.Service(a)
+	svc.SetClock(clock)
+	h, err := a.Handler("")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	u := &usageOnDynamo{h: h, token: adminToken, counter: counter}
+	for _, p := range []string{"shop", "blog"} {
+		u.do(tb, http.MethodPost, "/api/v2/projects", "", fmt.Sprintf(`{"key":%q,"name":%q}`, p, p), http.StatusCreated)
+	}
+	var keys map[string]string
+	json.Unmarshal(u.do(tb, http.MethodGet, "/api/v2/projects/shop/environments/production", "", "", http.StatusOK), &keys)
+	var blogKeys map[string]string
+	json.Unmarshal(u.do(tb, http.MethodGet, "/api/v2/projects/blog/environments/production", "", "", http.StatusOK), &blogKeys)
+	for d := 0; d < days; d++ {
+		now = time.Date(2026, 3, 1+d, 9, 0, 0, 0, time.UTC)
+		for _, env := range []map[string]string{keys, blogKeys} {
+			var ev []string
+			for i := 0; i < 20; i++ {
+				ev = append(ev, fmt.Sprintf(`{"kind":"index","creationDate":1,"context":{"kind":"user","key":"d%d-u%d"}}`, d, i))
+			}
+			u.do(tb, http.MethodPost, "/bulk", env["apiKey"], "["+strings.Join(ev, ",")+"]", http.StatusAccepted, "User-Agent", "GoClient/7.14.6")
+		}
+	}
+	now = time.Date(2026, 3, 1+days, 0, 10, 0, 0, time.UTC)
+	u.now = now
+	if _, err := svc.Rollup.Run(tb.Context()); err != nil {
+		tb.Fatal(err)
+	}
+	return u
+}
+
+func (u *usageOnDynamo) do(tb testing.TB, method, path, auth, body string, want int, headers ...string) []byte {
+	tb.Helper()
+	req := httptest.NewRequest(method, path, bytes.NewBufferString(body))
+	if auth == "" {
+		auth = u.token
+	}
+	req.Header.Set("Authorization", auth)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-LaunchDarkly-Event-Schema", "4")
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	rec := httptest.NewRecorder()
+	u.h.ServeHTTP(rec, req)
+	if rec.Code != want {
+		tb.Fatalf("%s %s: status %d, want %d: %s", method, path, rec.Code, want, rec.Body)
+	}
+	return rec.Body.Bytes()
+}
+
+// monthToDate asks shop's month-to-date contexts and returns the answer
+// and the DynamoDB calls it made.
+func (u *usageOnDynamo) monthToDate(tb testing.TB, query string) ([]byte, map[string]int) {
+	tb.Helper()
+	u.counter.Reset()
+	body := u.do(tb, http.MethodGet, "/api/v2/usage/total-contexts?"+query, "", "", http.StatusOK, "SVC-API-Version", "beta")
+	return body, u.counter.Counts()
+}
+
+// TestUsageSeriesOnDynamoDB: the rolled-up days of a project's month sit in
+// one partition, so its month-to-date series is one Query (two for a
+// rolling window reaching into the month before), and never a Scan.
+func TestUsageSeriesOnDynamoDB(t *testing.T) {
+	u := newUsageOnDynamo(t, 28)
+	cases := []struct {
+		name, query     string
+		queries, points int
+	}{
+		{"month to date for one project is one Query", "projectKey=shop", 1, 29},
+		{"month to date for one environment is one Query", "projectKey=shop&environmentKey=production&groupBy=environmentId", 1, 29},
+		{"month to date for the account is one Query", "", 1, 29},
+		{"rolling 30 days from mid-month is two Queries, this month's and the last", "projectKey=shop&aggregationType=rolling_30d&from=" +
+			fmt.Sprint(time.Date(2026, 3, 15, 0, 0, 0, 0, time.UTC).UnixMilli()), 2, 15},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			body, calls := u.monthToDate(t, c.query)
+			if calls["Query"] != c.queries || calls["Scan"] != 0 {
+				t.Errorf("calls %v, want %d Query", calls, c.queries)
+			}
+			var got struct {
+				Series []map[string]int64 `json:"series"`
+			}
+			if err := json.Unmarshal(body, &got); err != nil || len(got.Series) != c.points {
+				t.Fatalf("answer %s", body)
+			}
+			if c.query == "projectKey=shop" && got.Series[27]["0"] != 28*20 {
+				t.Errorf("28 days of 20 new users each read %d", got.Series[27]["0"])
+			}
+		})
+	}
+}
+
+// BenchmarkUsageMonthToDateOnDynamoDB: a project's month-to-date series
+// (28 days rolled up) on DynamoDB Local, with the Query calls per answer.
+func BenchmarkUsageMonthToDateOnDynamoDB(b *testing.B) {
+	u := newUsageOnDynamo(b, 28)
+	b.ReportAllocs()
+	b.ResetTimer()
+	queries := 0
+	for i := 0; i < b.N; i++ {
+		_, calls := u.monthToDate(b, "projectKey=shop")
+		queries += calls["Query"]
+	}
+	b.ReportMetric(float64(queries)/float64(b.N), "queries/op")
+}
+
