@@ -153,4 +153,3 @@ func BenchmarkUsageMonthToDateOnDynamoDB(b *testing.B) {
 	}
 	b.ReportMetric(float64(queries)/float64(b.N), "queries/op")
 }
-
