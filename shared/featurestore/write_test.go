@@ -1,0 +1,144 @@
+package featurestore
+
+import (
+	"context"
+	"fmt"
+	"testing"
+)
+
+// memStore is a Store in memory with the same conditions as the real ones.
+type memStore struct {
+	items map[string]map[string]Item
+	puts  int
+}
+
+func newMemStore() *memStore { return &memStore{items: map[string]map[string]Item{}} }
+
+func (m *memStore) Items(_ context.Context, kind string) (map[string]Item, error) {
+	out := map[string]Item{}
+	for k, v := range m.items[kind] {
+		out[k] = v
+	}
+	return out, nil
+}
+
+func (m *memStore) Put(_ context.Context, kind, key string, it Item, expect int) (bool, error) {
+	old, ok := m.items[kind][key]
+	if expect < 0 && ok && old.Version >= it.Version || expect >= 0 && (!ok || old.Version != expect) {
+		return false, nil
+	}
+	if m.items[kind] == nil {
+		m.items[kind] = map[string]Item{}
+	}
+	m.items[kind][key] = it
+	m.puts++
+	return true, nil
+}
+
+func (m *memStore) Delete(_ context.Context, kind, key string, expect int) (bool, error) {
+	old, ok := m.items[kind][key]
+	if !ok || old.Version != expect {
+		return false, nil
+	}
+	delete(m.items[kind], key)
+	return true, nil
+}
+
+func (m *memStore) MarkInitialized(context.Context) error          { return nil }
+func (m *memStore) SetSynchronizedOn(context.Context, int64) error { return nil }
+func (m *memStore) SynchronizedOn(context.Context) (int64, error)  { return 0, nil }
+func (m *memStore) Probe(context.Context) error                    { return nil }
+func (m *memStore) Close() error                                   { return nil }
+
+func item(v int, body string) Item {
+	return Item{Version: v, JSON: []byte(fmt.Sprintf(`{"version":%d,"v":%q}`, v, body))}
+}
+
+func TestWriteKeepsTheStoreEqualToTheDataSet(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name     string
+		stored   map[string]Item
+		want     map[string]Item
+		result   map[string]Item
+		wantPuts int
+	}{
+		{"an empty store gets every item",
+			nil, map[string]Item{"a": item(1, "a"), "b": item(4, "b")},
+			map[string]Item{"a": item(1, "a"), "b": item(4, "b")}, 2},
+		{"an unchanged item is not written again",
+			map[string]Item{"a": item(2, "a")}, map[string]Item{"a": item(2, "a")},
+			map[string]Item{"a": item(2, "a")}, 0},
+		{"a newer version replaces the stored one",
+			map[string]Item{"a": item(2, "old")}, map[string]Item{"a": item(3, "new")},
+			map[string]Item{"a": item(3, "new")}, 1},
+		{"a flag deleted and created again replaces the higher stored version",
+			map[string]Item{"a": item(7, "first life")}, map[string]Item{"a": item(1, "second life")},
+			map[string]Item{"a": item(1, "second life")}, 1},
+		{"an item the data set lacks is removed",
+			map[string]Item{"a": item(2, "a"), "gone": item(5, "gone")}, map[string]Item{"a": item(2, "a")},
+			map[string]Item{"a": item(2, "a")}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := newMemStore()
+			st.items[KindFeatures] = map[string]Item{}
+			for k, v := range tc.stored {
+				st.items[KindFeatures][k] = v
+			}
+			if err := write(ctx, st, KindFeatures, tc.want); err != nil {
+				t.Fatal(err)
+			}
+			got := st.items[KindFeatures]
+			if len(got) != len(tc.result) {
+				t.Fatalf("store holds %d items, want %d: %v", len(got), len(tc.result), got)
+			}
+			for k, w := range tc.result {
+				if g := got[k]; g.Version != w.Version || string(g.JSON) != string(w.JSON) {
+					t.Fatalf("%s: stored %d %s, want %d %s", k, g.Version, g.JSON, w.Version, w.JSON)
+				}
+			}
+			if st.puts != tc.wantPuts {
+				t.Fatalf("%d writes, want %d", st.puts, tc.wantPuts)
+			}
+		})
+	}
+}
+
+// raceStore changes an item between write's read and its put, as another
+// writer of the same store would.
+type raceStore struct {
+	*memStore
+	before func()
+}
+
+func (r raceStore) Put(ctx context.Context, kind, key string, it Item, expect int) (bool, error) {
+	if r.before != nil {
+		r.before()
+	}
+	return r.memStore.Put(ctx, kind, key, it, expect)
+}
+
+func TestWriteNeverReplacesANewerItemWrittenMeanwhile(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name   string
+		stored Item
+		ours   Item
+		theirs Item
+	}{
+		{"an upsert loses to a newer version written meanwhile", item(1, "old"), item(2, "ours"), item(3, "theirs")},
+		{"a replacement of a recreated flag loses to any change meanwhile", item(7, "first life"), item(1, "ours"), item(8, "theirs")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := newMemStore()
+			st.items[KindFeatures] = map[string]Item{"a": tc.stored}
+			rs := raceStore{memStore: st, before: func() { st.items[KindFeatures]["a"] = tc.theirs }}
+			if err := write(ctx, rs, KindFeatures, map[string]Item{"a": tc.ours}); err != nil {
+				t.Fatal(err)
+			}
+			if got := st.items[KindFeatures]["a"]; got.Version != tc.theirs.Version {
+				t.Fatalf("stored version %d, want the newer %d kept", got.Version, tc.theirs.Version)
+			}
+		})
+	}
+}
