@@ -5,6 +5,7 @@ import (
 
 	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/app"
+	"github.com/flagplane/flagplane/shared/destination"
 )
 
 // Resources names what a deployment's functions are pointed at.
@@ -17,6 +18,11 @@ type Resources struct {
 	// RateLimits, when set, are the limits each instance of an API
 	// function applies; unset, the functions apply api.DefaultRateLimits.
 	RateLimits *api.RateLimits
+	// ExportBucket and ExportAccountID are the data export's S3 stage.
+	ExportBucket, ExportAccountID string
+	// DestinationKeySecret seals destination key pairs (a dynamic
+	// reference to the generated secret, resolved at deploy time).
+	DestinationKeySecret string
 }
 
 // EnvWebhookQueueURL names the webhook dispatch queue for the functions.
@@ -35,6 +41,13 @@ func FunctionEnv(r Resources) map[string]string {
 	}
 	if r.IngestQueueURL != "" {
 		env[app.EnvIngestQueueURL] = r.IngestQueueURL
+	}
+	if r.ExportBucket != "" {
+		env[destination.EnvExportBucket] = r.ExportBucket
+		env[destination.EnvExportAccount] = r.ExportAccountID
+	}
+	if r.DestinationKeySecret != "" {
+		env[destination.EnvKeySecret] = r.DestinationKeySecret
 	}
 	if r.RateLimits != nil {
 		env[app.EnvRateLimitGlobal] = strconv.Itoa(r.RateLimits.Global)

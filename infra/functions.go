@@ -54,6 +54,9 @@ type Worker struct {
 	// Timeout, when set, replaces WorkerTimeout: a batch job with a budget
 	// of its own (the usage rollup), never a queue consumer.
 	Timeout time.Duration
+	// WritesExportStage grants s3:PutObject under the data export
+	// bucket's events/ prefix, and nothing else of it.
+	WritesExportStage bool
 }
 
 // workers is the ONE list of functions that are not API groups. When a
@@ -82,7 +85,16 @@ var workers = []Worker{
 	// writes the table and nothing else. A day of a large account takes
 	// well under Lambda's 15 minutes (see README, Usage statistics).
 	{Name: "usage-rollup", Schedule: "cron(5 * * * ? *)", Access: ReadWrite, Timeout: UsageRollupTimeout},
+	// Moves the SDK events spooled for warehouse destinations to the S3
+	// stage: it reads and writes the table (spool, batches, counters) and
+	// puts objects in the stage, nothing else.
+	{Name: "destinations-export", Schedule: "rate(5 minutes)", Access: ReadWrite, WritesExportStage: true},
 }
+
+// DestinationsGroup is the catalog group of warehouse destinations: its
+// function names the stage in setup scripts (no S3 access) and seals key
+// pairs with the secret the stack generates.
+const DestinationsGroup = "destinations"
 
 // UsageRollupTimeout is the usage rollup's budget: Lambda's maximum.
 const UsageRollupTimeout = 15 * time.Minute
@@ -123,6 +135,14 @@ type Spec struct {
 	// its URL; ConsumesIngestQueue subscribes the function to it.
 	PublishesIngest     bool
 	ConsumesIngestQueue bool
+	// NamesExportStage passes the data export bucket's name (and account)
+	// in the environment; WritesExportStage also grants s3:PutObject under
+	// its events/ prefix.
+	NamesExportStage  bool
+	WritesExportStage bool
+	// SealsDestinationKeys passes the secret destination key pairs are
+	// sealed with.
+	SealsDestinationKeys bool
 }
 
 // Env is the function's environment: FunctionEnv, with the webhook queue
@@ -137,6 +157,12 @@ func (s Spec) Env(r Resources) map[string]string {
 	}
 	if !s.API {
 		r.RateLimits = nil // workers serve no requests
+	}
+	if !s.NamesExportStage && !s.WritesExportStage {
+		r.ExportBucket, r.ExportAccountID = "", ""
+	}
+	if !s.SealsDestinationKeys {
+		r.DestinationKeySecret = ""
 	}
 	return FunctionEnv(r)
 }
@@ -186,6 +212,9 @@ func specs(ws []Worker) []Spec {
 			Name: g, API: true, Access: access, Timeout: APIFunctionTimeout,
 			PublishesWebhooks: access == ReadWrite,
 		}
+		if g == DestinationsGroup {
+			spec.NamesExportStage, spec.SealsDestinationKeys = true, true
+		}
 		if g == IngestGroup {
 			// The events function resolves the SDK credential (reads) and
 			// queues the payload; the ingest worker writes the aggregates.
@@ -202,6 +231,7 @@ func specs(ws []Worker) []Spec {
 			Name: w.Name, Access: w.Access, Timeout: timeout,
 			PublishesWebhooks: w.PublishesWebhooks, Schedule: w.Schedule,
 			ConsumesWebhookQueue: w.ConsumesWebhookQueue, ConsumesIngestQueue: w.ConsumesIngestQueue,
+			WritesExportStage: w.WritesExportStage,
 		})
 	}
 	return out

@@ -174,7 +174,7 @@ func TestStackFunctions(t *testing.T) {
 				{"memory", p["MemorySize"], float64(FunctionMemoryMB)},
 				{"timeout", p["Timeout"], s.Timeout.Seconds()},
 				{"reserved concurrency", p["ReservedConcurrentExecutions"], nil},
-				{"environment", envOf(p), expectedEnv(s, tableID, queueID, ingestQueue(t, tpl))},
+				{"environment", envOf(p), withExportEnv(t, tpl, s, expectedEnv(s, tableID, queueID, ingestQueue(t, tpl)))},
 			}
 			for _, c := range checks {
 				if !jsonEqual(c.got, c.want) {

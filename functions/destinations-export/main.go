@@ -21,7 +21,7 @@ import (
 )
 
 func main() {
-	table, bucket := os.Getenv("FLAGPLANE_TABLE"), os.Getenv("FLAGPLANE_EXPORT_BUCKET")
+	table, bucket := os.Getenv("FLAGPLANE_TABLE"), os.Getenv(destination.EnvExportBucket)
 	if table == "" || bucket == "" {
 		log.Fatal("flagplane destinations-export: FLAGPLANE_TABLE and FLAGPLANE_EXPORT_BUCKET must name the table and the stage bucket")
 	}

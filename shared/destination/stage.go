@@ -8,6 +8,14 @@ import (
 	"strings"
 )
 
+// Where the stage is, from the environment (the stack sets the bucket;
+// locally the folder defaults to flagplane-export beside the data file).
+const (
+	EnvExportBucket  = "FLAGPLANE_EXPORT_BUCKET"
+	EnvExportAccount = "FLAGPLANE_EXPORT_ACCOUNT_ID"
+	EnvExportDir     = "FLAGPLANE_EXPORT_DIR"
+)
+
 // Stage kinds.
 const (
 	StageS3     = "s3"

@@ -32,17 +32,6 @@ func init() {
 	app.Register(app.Group{Name: "destinations", Handlers: handlers, Needs: needs, Jobs: exportJob})
 }
 
-// Configuration, from the environment.
-const (
-	// EnvExportBucket names the S3 bucket of the stage (AWS).
-	EnvExportBucket = "FLAGPLANE_EXPORT_BUCKET"
-	// EnvExportAccount is the AWS account of the bucket, for role ARNs.
-	EnvExportAccount = "FLAGPLANE_EXPORT_ACCOUNT_ID"
-	// EnvExportDir is the stage folder locally; by default the folder
-	// flagplane-export beside the data file.
-	EnvExportDir = "FLAGPLANE_EXPORT_DIR"
-)
-
 type serviceKey struct{}
 
 // Service returns the app's destination service, built once.
@@ -102,11 +91,11 @@ func sealerFor(a *app.App) (*destination.Sealer, error) {
 // configured, else the configured folder, else flagplane-export beside
 // the local data file.
 func StageFromEnv(a *app.App) destination.StageInfo {
-	if bucket := os.Getenv(EnvExportBucket); bucket != "" {
+	if bucket := os.Getenv(destination.EnvExportBucket); bucket != "" {
 		region := os.Getenv("AWS_REGION")
-		return destination.StageInfo{Kind: destination.StageS3, Bucket: bucket, Region: region, AccountID: os.Getenv(EnvExportAccount)}
+		return destination.StageInfo{Kind: destination.StageS3, Bucket: bucket, Region: region, AccountID: os.Getenv(destination.EnvExportAccount)}
 	}
-	dir := os.Getenv(EnvExportDir)
+	dir := os.Getenv(destination.EnvExportDir)
 	if dir == "" {
 		if p, ok := a.Table.(pathed); ok {
 			dir = filepath.Join(filepath.Dir(p.Path()), "flagplane-export")
