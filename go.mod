@@ -18,6 +18,7 @@ require (
 	github.com/awslabs/aws-lambda-go-api-proxy v0.16.2
 	github.com/evanphx/json-patch/v5 v5.9.11
 	github.com/gomodule/redigo v1.8.2
+	github.com/google/jsonschema-go v0.3.0
 	github.com/google/uuid v1.6.0
 	github.com/launchdarkly/api-client-go/v17 v17.2.0
 	github.com/launchdarkly/go-sdk-common/v3 v3.4.0
@@ -25,9 +26,7 @@ require (
 	github.com/launchdarkly/go-server-sdk-evaluation/v3 v3.0.1
 	github.com/launchdarkly/go-server-sdk-redis-redigo/v3 v3.0.0
 	github.com/launchdarkly/go-server-sdk/v7 v7.14.6
-	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2
 	go.etcd.io/bbolt v1.4.3
-	golang.org/x/text v0.41.0
 	gopkg.in/yaml.v3 v3.0.1
 )
 

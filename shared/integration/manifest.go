@@ -9,15 +9,13 @@ import (
 	"embed"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"sort"
 	"strings"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-	"github.com/santhosh-tekuri/jsonschema/v6/kind"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
+	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/flagplane/flagplane/shared/fault"
 )
@@ -36,8 +34,9 @@ const (
 )
 
 // Manifest describes one integration: what its configValues hold (a JSON
-// Schema; properties marked writeOnly are secrets, never shown after
-// creation) and what it can do.
+// Schema 2020-12 object schema, closed with additionalProperties false;
+// properties marked writeOnly are secrets, never shown after creation) and
+// what it can do.
 type Manifest struct {
 	Key          string          `json:"key"`
 	Name         string          `json:"name"`
@@ -46,9 +45,11 @@ type Manifest struct {
 	Setup        string          `json:"setup,omitempty"`
 	ConfigSchema json.RawMessage `json:"configSchema"`
 
-	schema  *jsonschema.Schema
-	secrets []string // the writeOnly properties, sorted
-	fields  []string // every property, sorted
+	schema   *jsonschema.Schema
+	resolved *jsonschema.Resolved            // the whole object: the last word
+	fieldOf  map[string]*jsonschema.Resolved // each property alone, to name the field that fails
+	secrets  []string                        // the writeOnly properties, sorted
+	fields   []string                        // every property, sorted
 }
 
 // Offers reports whether the integration has the capability.
@@ -71,8 +72,11 @@ func (m *Manifest) Defaults(values map[string]any) map[string]any {
 		out[k] = v
 	}
 	for name, p := range m.schema.Properties {
-		if _, ok := out[name]; !ok && p.Default != nil {
-			out[name] = *p.Default
+		if _, ok := out[name]; !ok && len(p.Default) > 0 {
+			var v any
+			if json.Unmarshal(p.Default, &v) == nil {
+				out[name] = v
+			}
 		}
 	}
 	return out
@@ -149,8 +153,13 @@ func loadManifests() (map[string]*Manifest, error) {
 	return out, nil
 }
 
-// parseManifest reads one manifest and compiles its schema (checked
-// against the JSON Schema meta-schema by the compiler).
+// jsonTypes are the type names a property may have.
+var jsonTypes = []string{"array", "boolean", "integer", "null", "number", "object", "string"}
+
+// parseManifest reads one manifest and resolves its schema. The library
+// does not check a schema against the meta-schema, so the shape flagplane
+// relies on is checked here: a closed object of typed properties, with no
+// keyword the library would ignore.
 func parseManifest(raw []byte) (*Manifest, error) {
 	var m Manifest
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -171,27 +180,42 @@ func parseManifest(raw []byte) (*Manifest, error) {
 			return nil, fmt.Errorf("capability %q is not one flagplane runs (%s)", c, CapabilityEventsHook)
 		}
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(m.ConfigSchema))
-	if err != nil {
+	m.schema = new(jsonschema.Schema)
+	if err := json.Unmarshal(m.ConfigSchema, m.schema); err != nil {
 		return nil, fmt.Errorf("configSchema: %w", err)
 	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.AssertFormat()
-	url := "flagplane:integration/" + m.Key + ".json"
-	if err := c.AddResource(url, doc); err != nil {
-		return nil, fmt.Errorf("configSchema: %w", err)
-	}
-	if m.schema, err = c.Compile(url); err != nil {
-		return nil, fmt.Errorf("configSchema: %w", err)
-	}
-	if m.schema.Types == nil || m.schema.Types.String() != "[object]" || len(m.schema.Properties) == 0 {
+	sch := m.schema
+	switch {
+	case sch.Type != "object" || len(sch.Properties) == 0:
 		return nil, fmt.Errorf("configSchema must be an object schema with properties")
+	case sch.AdditionalProperties == nil || sch.AdditionalProperties.Not == nil:
+		return nil, fmt.Errorf("configSchema must set additionalProperties to false: a field no manifest names is refused")
+	case len(sch.Extra) > 0:
+		return nil, fmt.Errorf("configSchema has keywords the validator does not know: %v", slices.Sorted(maps.Keys(sch.Extra)))
 	}
-	for name, p := range m.schema.Properties {
+	var err error
+	if m.resolved, err = sch.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true}); err != nil {
+		return nil, fmt.Errorf("configSchema: %w", err)
+	}
+	m.fieldOf = map[string]*jsonschema.Resolved{}
+	for name, p := range sch.Properties {
+		switch {
+		case !slices.Contains(jsonTypes, p.Type):
+			return nil, fmt.Errorf("configSchema property %q: type %q is not a JSON type", name, p.Type)
+		case len(p.Extra) > 0:
+			return nil, fmt.Errorf("configSchema property %q has keywords the validator does not know: %v", name, slices.Sorted(maps.Keys(p.Extra)))
+		}
+		if m.fieldOf[name], err = p.Resolve(nil); err != nil {
+			return nil, fmt.Errorf("configSchema property %q: %w", name, err)
+		}
 		m.fields = append(m.fields, name)
 		if p.WriteOnly {
 			m.secrets = append(m.secrets, name)
+		}
+	}
+	for _, r := range sch.Required {
+		if _, ok := sch.Properties[r]; !ok {
+			return nil, fmt.Errorf("configSchema requires %q, which is not a property", r)
 		}
 	}
 	sort.Strings(m.fields)
@@ -199,12 +223,9 @@ func parseManifest(raw []byte) (*Manifest, error) {
 	return &m, nil
 }
 
-// printer renders the schema library's messages.
-var printer = message.NewPrinter(language.English)
-
 // Validate checks configValues against the manifest's schema; the 400
 // names every field that is missing, unknown or wrong, as
-// configValues.<field>, and never echoes a value (it may be a secret).
+// configValues.<field>, and never echoes a secret's value.
 func (m *Manifest) Validate(values map[string]any) error {
 	if values == nil {
 		return fault.New(fault.Invalid, "field \"configValues\" is required: an object with the fields of the %s integration (%s)", m.Key, strings.Join(m.fields, ", "))
@@ -214,60 +235,57 @@ func (m *Manifest) Validate(values map[string]any) error {
 	if err != nil {
 		return fault.New(fault.Invalid, "field \"configValues\" is not a JSON object")
 	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
+	var inst map[string]any
+	if err := json.Unmarshal(raw, &inst); err != nil {
 		return fault.New(fault.Invalid, "field \"configValues\" is not a JSON object")
 	}
-	err = m.schema.Validate(inst)
-	if err == nil {
-		return nil
-	}
-	ve, ok := err.(*jsonschema.ValidationError)
-	if !ok {
-		return fmt.Errorf("validate configValues of %s: %w", m.Key, err)
-	}
 	var problems []string
-	m.describe(ve, &problems)
-	sort.Strings(problems)
-	problems = slices.Compact(problems)
-	return fault.New(fault.Invalid, "configValues of the %s integration: %s", m.Key, strings.Join(problems, "; "))
+	for _, name := range m.schema.Required {
+		if _, ok := inst[name]; !ok {
+			problems = append(problems, fmt.Sprintf("field %q is required", "configValues."+name))
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(inst)) {
+		r, ok := m.fieldOf[name]
+		if !ok {
+			problems = append(problems, fmt.Sprintf("field %q is not a field of the %s integration (its fields: %s)", "configValues."+name, m.Key, strings.Join(m.fields, ", ")))
+			continue
+		}
+		if err := r.Validate(inst[name]); err != nil {
+			if m.Secret(name) {
+				// The library's message quotes the value: a secret is never echoed.
+				problems = append(problems, fmt.Sprintf("field %q is not a valid %s", "configValues."+name, m.title(name)))
+			} else {
+				problems = append(problems, fmt.Sprintf("field %q: %s", "configValues."+name, reason(err)))
+			}
+		}
+	}
+	if len(problems) > 0 {
+		return fault.New(fault.Invalid, "configValues of the %s integration: %s", m.Key, strings.Join(problems, "; "))
+	}
+	// The whole object, for what no single field shows; its message may quote a secret, so it is not passed on.
+	if err := m.resolved.Validate(inst); err != nil {
+		return fault.New(fault.Invalid, "configValues of the %s integration do not match its manifest", m.Key)
+	}
+	return nil
 }
 
-// describe collects the leaf errors of a validation error as sentences
-// naming the field.
-func (m *Manifest) describe(ve *jsonschema.ValidationError, out *[]string) {
-	if len(ve.Causes) > 0 {
-		for _, c := range ve.Causes {
-			m.describe(c, out)
+// reason is the library's message without the schema locations it
+// prefixes ("validating root: ").
+func reason(err error) string {
+	msg := err.Error()
+	for strings.HasPrefix(msg, "validating ") {
+		_, rest, ok := strings.Cut(msg, ": ")
+		if !ok {
+			break
 		}
-		return
+		msg = rest
 	}
-	at := "configValues"
-	for _, p := range ve.InstanceLocation {
-		at += "." + p
-	}
-	switch k := ve.ErrorKind.(type) {
-	case *kind.Required:
-		for _, f := range k.Missing {
-			*out = append(*out, fmt.Sprintf("field %q is required", at+"."+f))
-		}
-		return
-	case *kind.AdditionalProperties:
-		for _, f := range k.Properties {
-			*out = append(*out, fmt.Sprintf("field %q is not a field of the %s integration (its fields: %s)", at+"."+f, m.Key, strings.Join(m.fields, ", ")))
-		}
-		return
-	}
-	if len(ve.InstanceLocation) == 1 && m.Secret(ve.InstanceLocation[0]) {
-		// The library's message may quote the value: a secret is never echoed.
-		*out = append(*out, fmt.Sprintf("field %q is not a valid %s", at, m.title(ve.InstanceLocation[0])))
-		return
-	}
-	*out = append(*out, fmt.Sprintf("field %q: %s", at, ve.ErrorKind.LocalizedString(printer)))
+	return msg
 }
 
 func (m *Manifest) title(field string) string {
-	if p, ok := m.schema.Properties[field]; ok && p.Title != "" {
+	if p := m.schema.Properties[field]; p != nil && p.Title != "" {
 		return p.Title
 	}
 	return field

@@ -44,7 +44,13 @@ func TestAManifestThatIsWrongIsRefusedAtLoad(t *testing.T) {
 	tests := []struct{ name, raw, want string }{
 		{"an unknown top-level field", `{"key":"x","name":"X","configSchema":{"type":"object","properties":{"a":{}}},"colour":1}`, "unknown field"},
 		{"a capability flagplane does not run", `{"key":"x","name":"X","capabilities":["approvals"],"configSchema":{"type":"object","properties":{"a":{}}}}`, "approvals"},
-		{"a schema that is not a JSON Schema", `{"key":"x","name":"X","configSchema":{"type":"objekt","properties":{"a":{}}}}`, "configSchema"},
+		{"a schema that is not an object of properties", `{"key":"x","name":"X","configSchema":{"type":"objekt","properties":{"a":{}}}}`, "configSchema"},
+		{"a schema open to fields no manifest names", `{"key":"x","name":"X","configSchema":{"type":"object","properties":{"a":{"type":"string"}}}}`, "additionalProperties"},
+		{"a property of no JSON type", `{"key":"x","name":"X","configSchema":{"type":"object","additionalProperties":false,"properties":{"a":{"type":"text"}}}}`, "not a JSON type"},
+		{"a keyword the validator would ignore", `{"key":"x","name":"X","configSchema":{"type":"object","additionalProperties":false,"properties":{"a":{"type":"string","secret":true}}}}`, "secret"},
+		{"a required field that is not a property", `{"key":"x","name":"X","configSchema":{"type":"object","additionalProperties":false,"required":["b"],"properties":{"a":{"type":"string"}}}}`, "requires \"b\""},
+		{"a pattern that does not compile", `{"key":"x","name":"X","configSchema":{"type":"object","additionalProperties":false,"properties":{"a":{"type":"string","pattern":"("}}}}`, "pattern"},
+		{"a default its own schema refuses", `{"key":"x","name":"X","configSchema":{"type":"object","additionalProperties":false,"properties":{"a":{"type":"string","enum":["x"],"default":"y"}}}}`, "does not equal any of"},
 		{"a schema that is not an object", `{"key":"x","name":"X","configSchema":{"type":"string"}}`, "object schema"},
 		{"an unknown setup", `{"key":"x","name":"X","setup":"later","configSchema":{"type":"object","properties":{"a":{}}}}`, "setup"},
 	}
