@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/patch"
 	"github.com/flagplane/flagplane/shared/policy"
 	"github.com/flagplane/flagplane/shared/store"
@@ -39,6 +40,24 @@ type CapabilityConfig struct {
 	// Approvals is the reference's other capability, which no shipped
 	// integration offers: kept only to refuse it by name.
 	Approvals json.RawMessage `json:"approvals,omitempty"`
+}
+
+// UnmarshalJSON takes the capability configuration as an object (the
+// reference's request) or as the JSON-encoded string answers carry (spec
+// 2.9), so what a read shows can be sent back as it is.
+func (c *CapabilityConfig) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return fault.New(fault.Invalid, "field \"capabilityConfig\" must be an object or a JSON-encoded object")
+		}
+		b = []byte(s)
+	}
+	type plain CapabilityConfig // without this method
+	if err := json.Unmarshal(b, (*plain)(c)); err != nil {
+		return fault.New(fault.Invalid, "field \"capabilityConfig\" must be an object with auditLogEventsHook.statements, a list of policy statements: %s", err.Error())
+	}
+	return nil
 }
 
 // EventsHook is the events hook capability's configuration.

@@ -185,6 +185,20 @@ func TestCreateAndReadAConfiguration(t *testing.T) {
 			t.Errorf("msteams list %v", list.Items)
 		}
 	})
+	t.Run("the capabilityConfig string a read shows can be sent back as it is", func(t *testing.T) {
+		narrowed := `{"auditLogEventsHook":{"statements":[{"resources":["proj/p:env/*:flag/*"],"actions":["updateOn"],"effect":"allow"}]}}`
+		res := do(t, srv, http.MethodPatch, idPath(id), []any{map[string]any{"op": "replace", "path": "/capabilityConfig", "value": narrowed}})
+		wantStatus(t, res, http.StatusOK)
+		if got := res.Map(t)["capabilityConfig"]; got != narrowed {
+			t.Errorf("capabilityConfig %v, want %s", got, narrowed)
+		}
+		body := map[string]any{"name": "From a read", "configValues": map[string]any{"url": rc.URL + "/x"}, "capabilityConfig": narrowed}
+		if got := create(t, srv, "slack", body)["capabilityConfig"]; got != narrowed {
+			t.Errorf("created with capabilityConfig %v", got)
+		}
+		res = do(t, srv, http.MethodPost, keyPath("slack"), map[string]any{"name": "x", "configValues": map[string]any{"url": rc.URL}, "capabilityConfig": "{not json"})
+		wantError(t, res, http.StatusBadRequest, "capabilityConfig")
+	})
 	t.Run("without the beta header the group is refused", func(t *testing.T) {
 		wantStatus(t, srv.Do(t, http.MethodGet, keyPath("slack"), nil), http.StatusForbidden)
 	})
