@@ -1,0 +1,93 @@
+package app_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/flagplane/flagplane/shared/account"
+	"github.com/flagplane/flagplane/shared/app"
+	"github.com/flagplane/flagplane/shared/audit"
+	_ "github.com/flagplane/flagplane/shared/integration/integrationapi"
+	"github.com/flagplane/flagplane/shared/store/dynamo/dynamotest"
+)
+
+// TestIntegrationConfigurationsOnDynamoDB holds the integrations group to
+// its access patterns on DynamoDB: its list index (GSI1) read with one
+// Query, no Scan, and what a read by id costs (the stored integration key
+// and tags policies check, then the answer).
+func TestIntegrationConfigurationsOnDynamoDB(t *testing.T) {
+	table, counter := dynamotest.NewTable(t)
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	acct, adminToken, err := account.Bootstrap(t.Context(), table, audit.Discard{}, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := app.New(table, audit.Discard{}, app.Settings{AccountID: acct.ID}, logger).Handler("integrations")
+	if err != nil {
+		t.Fatal(err)
+	}
+	do := func(tb testing.TB, method, path, body string, want int) []byte {
+		tb.Helper()
+		req := httptest.NewRequest(method, path, bytes.NewBufferString(body))
+		req.Header.Set("Authorization", adminToken)
+		req.Header.Set("SVC-API-Version", "beta")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != want {
+			tb.Fatalf("%s %s: status %d, want %d: %s", method, path, rec.Code, want, rec.Body.String())
+		}
+		return rec.Body.Bytes()
+	}
+	const list = "/api/v2/integration-configurations/keys/datadog"
+	create := `{"name":"DD","tags":["ops"],"configValues":{"apiKey":"0123456789abcdef0123456789abcdef"}}`
+	var made struct {
+		ID string `json:"_id"`
+	}
+	if err := json.Unmarshal(do(t, "POST", list, create, http.StatusCreated), &made); err != nil || made.ID == "" {
+		t.Fatalf("create: %v", err)
+	}
+	one := "/api/v2/integration-configurations/" + made.ID
+
+	cases := []struct {
+		name, method, path, body string
+		status                   int
+		want                     map[string]int
+	}{
+		{"a list is one Query of the integration key's index", "GET", list, "", 200, map[string]int{"Query": 1}},
+		{"a read is two GetItems: the stored key and tags to authorize, then the answer", "GET", one, "", 200, map[string]int{"GetItem": 2}},
+		{"a create counts the key's configurations and writes in one transaction", "POST", list, create, 201,
+			map[string]int{"Query": 1, "TransactWriteItems": 1, "DeleteItem": 1}},
+		{"a patch is the two reads and one transaction", "PATCH", one, `[{"op":"replace","path":"/name","value":"DD2"}]`, 200,
+			map[string]int{"GetItem": 2, "TransactWriteItems": 1, "DeleteItem": 1}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			counter.Reset()
+			do(t, tc.method, tc.path, tc.body, tc.status)
+			got := counter.Counts()
+			if len(got) != len(tc.want) {
+				t.Fatalf("calls %v, want %v", got, tc.want)
+			}
+			for op, n := range tc.want {
+				if got[op] != n {
+					t.Fatalf("calls %v, want %v", got, tc.want)
+				}
+			}
+		})
+	}
+	t.Run("the list shows both configurations, oldest first", func(t *testing.T) {
+		var got struct {
+			Items []struct {
+				ID string `json:"_id"`
+			} `json:"items"`
+		}
+		if err := json.Unmarshal(do(t, "GET", list, "", http.StatusOK), &got); err != nil || len(got.Items) != 2 || got.Items[0].ID != made.ID {
+			t.Fatalf("list %+v %v", got, err)
+		}
+	})
+}
