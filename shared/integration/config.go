@@ -28,8 +28,11 @@ type Config struct {
 	MaintainerID     string            `json:"_maintainerId,omitempty"`
 	// Pending marks a two-step setup draft: listed only on request, and
 	// sent nothing, until its setup is finalized.
-	Pending bool  `json:"_pending,omitempty"`
-	Version int64 `json:"-"`
+	Pending bool `json:"_pending,omitempty"`
+	// SetupError is why a draft's endpoint failed its last verification
+	// (hosts only, never a URL or a secret).
+	SetupError string `json:"_setupError,omitempty"`
+	Version    int64  `json:"-"`
 }
 
 // CapabilityConfig configures what the integration's capabilities do.

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -125,7 +126,9 @@ func (s *Service) Create(ctx context.Context, key string, in Input, maintainerID
 		return nil, fault.New(fault.Invalid, "the %s integration already has %d configurations, the most allowed", key, MaxPerKey)
 	}
 	if m.Setup == SetupVerifyEndpoint {
-		c.Pending = s.verify(ctx, m, c) != nil
+		if err := s.verify(ctx, m, c); err != nil {
+			c.Pending, c.SetupError = true, setupError(err)
+		}
 	}
 	put, err := c.put(store.IfNotExists())
 	if err != nil {
@@ -232,7 +235,8 @@ func (s *Service) Patch(ctx context.Context, id string, p patch.Patch) (*Config,
 		}
 	}
 	// Read-only fields stay as stored whatever the document said.
-	next.ID, next.IntegrationKey, next.CreatedAt, next.MaintainerID, next.Pending = old.ID, old.IntegrationKey, old.CreatedAt, old.MaintainerID, old.Pending
+	next.ID, next.IntegrationKey, next.CreatedAt, next.MaintainerID = old.ID, old.IntegrationKey, old.CreatedAt, old.MaintainerID
+	next.Pending, next.SetupError = old.Pending, old.SetupError
 	if next.Tags == nil {
 		next.Tags = []string{}
 	}
@@ -242,19 +246,22 @@ func (s *Service) Patch(ctx context.Context, id string, p patch.Patch) (*Config,
 	verb := "updated the integration configuration"
 	switch {
 	case old.Pending:
-		if s.verify(ctx, m, &next) == nil {
-			next.Pending = false
+		if err := s.verify(ctx, m, &next); err != nil {
+			next.SetupError = setupError(err)
+		} else {
+			next.Pending, next.SetupError = false, ""
 			verb = "finished the setup of the integration configuration"
 		}
 	case m.Setup == SetupVerifyEndpoint && !reflect.DeepEqual(old.ConfigValues, next.ConfigValues):
 		// An active configuration keeps sending only to an endpoint that proved it holds the secret.
 		if err := s.verify(ctx, m, &next); err != nil {
-			return nil, fault.New(fault.Invalid, "configValues of the %s integration: the new endpoint did not answer the verification challenge (%s); nothing was changed", m.Key, fault.MessageOf(err))
+			return nil, fault.New(fault.Invalid, "configValues of the %s integration: the new endpoint did not answer the verification challenge (%s); nothing was changed", m.Key, setupError(err))
 		}
 	}
 	after := next.Masked(m)
 	actions := patch.ChangedFields(old, &next, patchable)
 	if len(actions) == 0 && next.Pending == old.Pending {
+		before.SetupError = next.SetupError // what this try found, though nothing is written
 		return &before, nil
 	}
 	if next.Pending != old.Pending {
@@ -293,4 +300,14 @@ func (s *Service) Delete(ctx context.Context, id string) error {
 		Conflict: fmt.Sprintf("integration configuration %q was changed by another request; try again", id),
 	})
 	return err
+}
+
+// setupError is a failed verification as reads show it: its own errors
+// name the endpoint's host only, so they are shown as they are.
+func setupError(err error) string {
+	var f *fault.Error
+	if errors.As(err, &f) {
+		return f.Message
+	}
+	return err.Error()
 }

@@ -393,6 +393,9 @@ func TestPendingDraftsAreListedOnlyOnRequest(t *testing.T) {
 	if draft["_pending"] != true {
 		t.Fatalf("a setup whose endpoint did not answer the challenge is not pending: %v", draft)
 	}
+	if msg, _ := draft["_setupError"].(string); !strings.Contains(msg, "status 404") || strings.Contains(msg, "/in") {
+		t.Errorf("_setupError %q: want the failure, naming the host only", msg)
+	}
 	ids := func(query string) []string {
 		var list struct {
 			Items []struct {
@@ -430,7 +433,7 @@ func TestPendingDraftsAreListedOnlyOnRequest(t *testing.T) {
 		rc.setEcho(true)
 		res := do(t, srv, http.MethodPatch, idPath(id), []any{map[string]any{"op": "replace", "path": "/name", "value": "Verified"}})
 		wantStatus(t, res, http.StatusOK)
-		if res.Map(t)["_pending"] != nil {
+		if got := res.Map(t); got["_pending"] != nil || got["_setupError"] != nil {
 			t.Errorf("still pending: %s", res.Body)
 		}
 		if got := ids(""); len(got) != 1 || got[0] != id {
@@ -446,7 +449,7 @@ func TestPendingDraftsAreListedOnlyOnRequest(t *testing.T) {
 	t.Run("moving an active configuration to an endpoint that does not answer the challenge is refused", func(t *testing.T) {
 		silent := newReceiver(t, false)
 		res := do(t, srv, http.MethodPatch, idPath(id), []any{map[string]any{"op": "replace", "path": "/configValues/url", "value": silent.URL}})
-		wantError(t, res, http.StatusBadRequest, "verification challenge", "nothing was changed")
+		wantError(t, res, http.StatusBadRequest, "verification challenge", "status 404", "nothing was changed")
 		var got struct{ ConfigValues map[string]any }
 		do(t, srv, http.MethodGet, idPath(id), nil).JSON(t, &got)
 		if got.ConfigValues["url"] != values["url"] {

@@ -51,8 +51,10 @@ type configRep struct {
 	ConfigValues     map[string]any `json:"configValues"`
 	CapabilityConfig string         `json:"capabilityConfig"`
 	MaintainerID     string         `json:"_maintainerId,omitempty"`
-	// Pending is flagplane's own: a two-step setup draft not yet finalized.
-	Pending bool `json:"_pending,omitempty"`
+	// Pending and SetupError are flagplane's own: a two-step setup draft
+	// not yet finalized, and why its endpoint's last verification failed.
+	Pending    bool   `json:"_pending,omitempty"`
+	SetupError string `json:"_setupError,omitempty"`
 }
 
 func newConfigRep(r *http.Request, c *integration.Config) configRep {
@@ -65,7 +67,7 @@ func newConfigRep(r *http.Request, c *integration.Config) configRep {
 		Links: api.Links{"self": api.JSONLink(integration.Href(c.ID)), "parent": api.JSONLink(integration.ListHref(c.IntegrationKey))},
 		ID:    c.ID, Name: c.Name, CreatedAt: c.CreatedAt, IntegrationKey: c.IntegrationKey, Tags: c.Tags, Enabled: c.Enabled,
 		Access:       p.Access(integration.Resource(c.IntegrationKey, c.Tags), integration.Actions),
-		ConfigValues: c.ConfigValues, CapabilityConfig: string(capability), MaintainerID: c.MaintainerID, Pending: c.Pending,
+		ConfigValues: c.ConfigValues, CapabilityConfig: string(capability), MaintainerID: c.MaintainerID, Pending: c.Pending, SetupError: c.SetupError,
 	}
 }
 
