@@ -38,9 +38,8 @@ type CodeRefs interface {
 	// Repository returns one repository; a missing one is a fault.NotFound.
 	Repository(ctx context.Context, key string) (Repository, error)
 	// ReferencedFlags returns the keys of the project's flags that some
-	// repository's default branch references, and whether any repository
-	// has uploaded references for the project at all.
-	ReferencedFlags(ctx context.Context, projectKey string) (flags map[string]bool, known bool, err error)
+	// repository's default branch references.
+	ReferencedFlags(ctx context.Context, projectKey string) (map[string]bool, error)
 }
 
 // Service records deployments and computes insights.

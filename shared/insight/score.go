@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/flagplane/flagplane/shared/audit"
@@ -140,12 +141,9 @@ func (s *Service) Scores(ctx context.Context, q ScoreQuery) (*Scores, error) {
 	if err != nil {
 		return nil, err
 	}
-	var refs map[string]bool
-	refsKnown := false
-	if s.codeRefs != nil {
-		if refs, refsKnown, err = s.codeRefs.ReferencedFlags(ctx, q.ProjectKey); err != nil {
-			return nil, err
-		}
+	refs, refsKnown, err := s.references(ctx, q.ProjectKey)
+	if err != nil {
+		return nil, err
 	}
 	compute := func(p Period) (map[string]*Score, error) {
 		in := periodInput{period: p, flags: flags, refs: refs, refsKnown: refsKnown}
@@ -176,6 +174,32 @@ func (s *Service) Scores(ctx context.Context, q ScoreQuery) (*Scores, error) {
 		}
 	}
 	return &Scores{Period: cur, LastPeriod: last, Metrics: now}, nil
+}
+
+// references returns the project's flags referenced in code, and whether
+// code references count for the project: some flag of it is referenced,
+// or a repository is mapped to it (then an unreferenced flag is unhealthy).
+func (s *Service) references(ctx context.Context, projectKey string) (map[string]bool, bool, error) {
+	if s.codeRefs == nil {
+		return nil, false, nil
+	}
+	refs, err := s.codeRefs.ReferencedFlags(ctx, projectKey)
+	if err != nil {
+		return nil, false, err
+	}
+	if len(refs) > 0 {
+		return refs, true, nil
+	}
+	page, err := s.table.Query(ctx, store.Query{Index: store.IndexGSI1, PK: store.InsightReposIndexPK, Limit: 1000})
+	if err != nil {
+		return nil, false, fmt.Errorf("list repository mappings: %w", err)
+	}
+	for _, it := range page.Items {
+		if strings.HasSuffix(it.GSI1SK, "#"+projectKey) {
+			return refs, true, nil
+		}
+	}
+	return refs, false, nil
 }
 
 // periodInput is what one period's scores are computed from.

@@ -439,11 +439,46 @@ func TestInsightGroups(t *testing.T) {
 	})
 }
 
-func TestRepositoryMappingsNeedARepository(t *testing.T) {
+func TestRepositoriesAndCodeReferences(t *testing.T) {
 	f := newFixture(t)
 	res := f.do(t, http.MethodPut, base+"/repositories/projects", map[string]any{"mappings": []any{map[string]any{"repositoryKey": "nope", "projectKey": proj}}})
 	want(t, res, http.StatusNotFound)
 	want(t, f.do(t, http.MethodPut, base+"/repositories/projects", map[string]any{"mappings": []any{}}), http.StatusBadRequest)
 	want(t, f.do(t, http.MethodDelete, base+"/repositories/nope/projects/"+proj, nil), http.StatusNotFound)
-	want(t, f.do(t, http.MethodGet, base+"/repositories?expand=projects", nil), http.StatusOK)
+
+	want(t, f.srv.Do(t, http.MethodPost, "/api/v2/code-refs/repositories", map[string]any{"name": "shop-web", "sourceLink": "https://git.example.com/shop-web"}), http.StatusOK)
+	want(t, f.do(t, http.MethodPut, base+"/repositories/projects", map[string]any{"mappings": []any{map[string]any{"repositoryKey": "nope", "projectKey": proj},
+		map[string]any{"repositoryKey": "shop-web", "projectKey": proj}}}), http.StatusNotFound)
+	res = f.do(t, http.MethodPut, base+"/repositories/projects", map[string]any{"mappings": []any{map[string]any{"repositoryKey": "shop-web", "projectKey": proj}}})
+	want(t, res, http.StatusOK)
+	if m := res.Map(t); m["totalCount"] != float64(1) {
+		t.Errorf("mappings: %v", m)
+	}
+	list := f.do(t, http.MethodGet, base+"/repositories?expand=projects", nil).Map(t)
+	repos := items(list)
+	if len(repos) != 1 || repos[0]["key"] != "shop-web" || repos[0]["url"] != "https://git.example.com/shop-web" ||
+		repos[0]["projects"].(map[string]any)["items"].([]any)[0].(map[string]any)["key"] != proj {
+		t.Fatalf("repositories: %v", list)
+	}
+
+	t.Run("a mapped repository without the flag's references makes the flag unhealthy", func(t *testing.T) {
+		f.evaluate(t, 0, 5, time.Now().UnixMilli())
+		if s, _ := metric(scores(t, f, ""), "flagHealth"); s != 0 {
+			t.Errorf("flag health of an unreferenced flag: %v", s)
+		}
+		hunk := map[string]any{"startingLineNumber": 1, "lines": "checkout()", "projKey": proj, "flagKey": flag}
+		want(t, f.srv.Do(t, http.MethodPut, "/api/v2/code-refs/repositories/shop-web/branches/main", map[string]any{"name": "main", "head": "c1",
+			"syncTime": time.Now().UnixMilli(), "references": []any{map[string]any{"path": "app.js", "hunks": []any{hunk}}}}), http.StatusOK)
+		if s, _ := metric(scores(t, f, ""), "flagHealth"); s != 100 {
+			t.Errorf("flag health once referenced: %v", s)
+		}
+	})
+	t.Run("an unmapped repository no longer lists the project", func(t *testing.T) {
+		want(t, f.do(t, http.MethodDelete, base+"/repositories/shop-web/projects/"+proj, nil), http.StatusNoContent)
+		want(t, f.do(t, http.MethodDelete, base+"/repositories/shop-web/projects/"+proj, nil), http.StatusNotFound)
+		list := f.do(t, http.MethodGet, base+"/repositories?expand=projects", nil).Map(t)
+		if n := items(list)[0]["projects"].(map[string]any)["totalCount"]; n != float64(0) {
+			t.Errorf("projects after the unmapping: %v", list)
+		}
+	})
 }

@@ -31,9 +31,12 @@ type serviceKey struct{}
 
 // service is the app's one insight service.
 func service(a *app.App) *insight.Service {
+	// Built before: App.Shared holds its lock while building, and the
+	// code-refs service is itself an App.Shared value.
+	refs := codeRefsOf(a)
 	return a.Shared(serviceKey{}, func() any {
 		s := a.Services
-		return insight.NewService(a.Table, s.Audit, s.Projects, s.Environments, s.Flags, s.Members, codeRefsOf(a))
+		return insight.NewService(a.Table, s.Audit, s.Projects, s.Environments, s.Flags, s.Members, refs)
 	}).(*insight.Service)
 }
 
