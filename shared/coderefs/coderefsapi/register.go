@@ -20,12 +20,13 @@ func init() {
 	app.Register(app.Group{Name: "code-refs", Handlers: handlers, Needs: needs})
 }
 
-type serviceKey struct{}
-
-// Service returns the app's code-references service, built once per app:
-// the read other groups (insights) use through coderefs.Service.FlagReferences.
+// Service returns a code-references service over the app: what the
+// handlers use, and the read other groups (insights) use through
+// coderefs.Service.FlagReferences. It holds no state (no cache), so it is
+// made per call rather than kept with App.Shared: another group's Shared
+// builder calls it, and Shared holds its lock while it builds.
 func Service(a *app.App) *coderefs.Service {
-	return a.Shared(serviceKey{}, func() any { return coderefs.NewService(a.Table, a.Services.Audit, a.Logger) }).(*coderefs.Service)
+	return coderefs.NewService(a.Table, a.Services.Audit, a.Logger)
 }
 
 const reposPath = "/api/v2/code-refs/repositories"

@@ -235,6 +235,29 @@ func TestLDFindCodeRefsAgainstFlagplane(t *testing.T) {
 		}
 	})
 
+	t.Run("an older update sequence id is refused and the scanner only warns", func(t *testing.T) {
+		scan(t, bin, srv, g, "--updateSequenceId", "100")
+		var before branch
+		getJSON(t, srv, "/api/v2/code-refs/repositories/shop-app/branches/main", &before)
+		g.write("web/theme.js", "const dark = ldClient.variation('dark-mode', true);\n")
+		g.commit("Bring dark-mode back")
+		out := scan(t, bin, srv, g, "--updateSequenceId", "50")
+		if !strings.Contains(out, "updateSequenceId (50) must be greater") {
+			t.Errorf("the scanner did not report the sequence conflict:\n%s", out)
+		}
+		var after branch
+		getJSON(t, srv, "/api/v2/code-refs/repositories/shop-app/branches/main", &after)
+		if after.Head != before.Head || len(after.flagsOf()["dark-mode"]) != 0 {
+			t.Errorf("the refused upload changed the branch: head %q (was %q), flags %v", after.Head, before.Head, after.flagsOf())
+		}
+		scan(t, bin, srv, g, "--updateSequenceId", "101")
+		getJSON(t, srv, "/api/v2/code-refs/repositories/shop-app/branches/main", &after)
+		if len(after.flagsOf()["dark-mode"]) != 1 {
+			t.Errorf("a newer sequence id did not land: flags %v", after.flagsOf())
+		}
+		g.git("push", "-q", "origin", "main")
+	})
+
 	t.Run("a branch gone from the remote is pruned by the scanner's branch-delete task", func(t *testing.T) {
 		g.git("checkout", "-q", "-b", "feature/promo")
 		g.write("web/promo.js", "if (ldClient.variation('never-used', false)) { promo(); }\n")
