@@ -114,9 +114,14 @@ func handlers(a *app.App) map[string]api.Handler {
 					}
 					for _, b := range branches {
 						if withRefs && b.Name == repo.DefaultBranch {
-							if b, err = s.Branch(r.Context(), repo, b.Name, q.Get("projKey"), q.Get("flagKey")); err != nil {
+							full, err := s.Branch(r.Context(), repo, b.Name, q.Get("projKey"), q.Get("flagKey"))
+							if fault.Is(err, fault.NotFound) {
+								continue // deleted since the list was read
+							}
+							if err != nil {
 								return err
 							}
+							b = full
 						}
 						rep.Branches = append(rep.Branches, newBranchRep(repo.Name, b))
 					}
