@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"regexp"
 	"strings"
 	"sync"
 
@@ -171,6 +172,9 @@ func readBodyOnce(r *http.Request) ([]byte, error) {
 	return body, nil
 }
 
+// pathParam matches a {param} of a catalog resource.
+var pathParam = regexp.MustCompile(`\{[^}]*\}`)
+
 // resourceOf fills op's resource specifier from the path; the last segment
 // of a create takes the new key, and its tags, from the body when there is one.
 func resourceOf(r *http.Request, op catalog.Operation, body []byte) policy.Resource {
@@ -179,8 +183,10 @@ func resourceOf(r *http.Request, op catalog.Operation, body []byte) policy.Resou
 	for i, part := range parts {
 		var tagsOf []string
 		kind, name, _ := strings.Cut(part, "/")
-		if strings.HasPrefix(name, "{") && strings.HasSuffix(name, "}") {
-			name = r.PathValue(name[1 : len(name)-1])
+		if strings.Contains(name, "{") {
+			// Every {param} of the name: an integration's is two, <integrationKey>/<id>
+			// (or <integrationKey>/* for its creates and lists).
+			name = pathParam.ReplaceAllStringFunc(name, func(p string) string { return r.PathValue(p[1 : len(p)-1]) })
 		} else if name == "*" && i == len(parts)-1 && len(body) > 0 {
 			var created struct {
 				Key  string   `json:"key"`

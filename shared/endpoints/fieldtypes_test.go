@@ -180,7 +180,7 @@ var timestampTable = []timestampRow{
 }
 
 // timestampName matches field names that carry a time.
-var timestampName = regexp.MustCompile(`(?i)(date|modified|lastused|expiry|seen|at|checked|time)$`)
+var timestampName = regexp.MustCompile(`(?i)(date|modified|lastused|expiry|seen|at|checked|time|lastimport|lasterror|timestamp)$`)
 
 // looksLikeMillis reports whether a value could be Unix ms: an integer, or
 // a string of digits.

@@ -234,7 +234,7 @@ func TestASecondTriggerWhileOneRunsIsRefused(t *testing.T) {
 		if res.Status != http.StatusCreated {
 			t.Fatalf("status %d: %s", res.Status, res.Body)
 		}
-		if got := decodeConfig(t, res); got.Status.Status != "complete" {
+		if got := decodeConfig(t, must(t, srv, http.StatusOK, http.MethodGet, configPath(c), nil)); got.Status.Status != "complete" {
 			t.Errorf("_status %+v", got.Status)
 		}
 	})

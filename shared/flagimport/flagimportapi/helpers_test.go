@@ -89,9 +89,14 @@ func createConfig(tb testing.TB, srv *apptest.Server, project, integration strin
 	return decodeConfig(tb, must(tb, srv, http.StatusOK, http.MethodPost, base+"/"+project+"/"+integration, body))
 }
 
+// trigger runs an import (201 without a body, as the reference answers)
+// and returns the configuration read afterwards, with its _status.
 func trigger(tb testing.TB, srv *apptest.Server, c config) config {
 	tb.Helper()
-	return decodeConfig(tb, must(tb, srv, http.StatusCreated, http.MethodPost, configPath(c)+"/trigger", nil))
+	if res := must(tb, srv, http.StatusCreated, http.MethodPost, configPath(c)+"/trigger", nil); len(res.Body) != 0 {
+		tb.Errorf("the trigger answered a body: %s", res.Body)
+	}
+	return decodeConfig(tb, must(tb, srv, http.StatusOK, http.MethodGet, configPath(c), nil))
 }
 
 // flagJSON is the part of a flag the import sets.

@@ -201,15 +201,14 @@ func handlers(a *app.App) map[string]api.Handler {
 			w.WriteHeader(http.StatusNoContent)
 			return nil
 		},
-		// The reference answers 201 with no schema; the run is over when
-		// this answers, so the body is the configuration with its _status.
+		// The reference answers 201 without a body. The run is over by
+		// then: a read of the configuration shows its _status.
 		"triggerFlagImportJob": func(w http.ResponseWriter, r *http.Request) error {
 			p, k, id := path(r)
-			c, run, err := s.Trigger(r.Context(), p, k, id)
-			if err != nil {
+			if _, _, err := s.Trigger(r.Context(), p, k, id); err != nil {
 				return err
 			}
-			api.WriteJSON(w, http.StatusCreated, newConfigRep(r, c, run))
+			w.WriteHeader(http.StatusCreated)
 			return nil
 		},
 	}

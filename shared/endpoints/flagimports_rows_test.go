@@ -1,0 +1,100 @@
+package endpoints_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"sync"
+	"testing"
+)
+
+// The flag-imports group (shared/flagimport/flagimportapi) in the
+// cross-cutting tables. The world's server may reach loopback, so a
+// configuration imports the world project's flags from the world server
+// itself (its LaunchDarkly-compatible API) into a project of its own.
+
+const flagImportsPath = api + "/integration-capabilities/flag-import"
+
+// flagImportTarget is the project the world's imports write to.
+const flagImportTarget = "imports"
+
+// worldFlagImports are each world's configuration path, made (and run
+// once, so its _status has a lastImport) on first use.
+var worldFlagImports sync.Map // *world → path
+
+// flagImportBody is a configuration reading the world project.
+func flagImportBody(w *world, name string) map[string]any {
+	return map[string]any{"name": name, "tags": []string{"migration"}, "config": map[string]any{
+		"baseUrl": w.srv.URL, "apiKey": w.srv.Token, "sourceProjectKey": w.project, "ldTag": "imported"}}
+}
+
+// worldFlagImport returns the world's configuration path, creating it
+// through plain HTTP (the timestamp table's paths get no testing.TB).
+func worldFlagImport(w *world) string {
+	if p, ok := worldFlagImports.Load(w); ok {
+		return p.(string)
+	}
+	send := func(method, path string, body any) *http.Response {
+		raw, _ := json.Marshal(body)
+		req, _ := http.NewRequest(method, w.srv.URL+path, bytes.NewReader(raw))
+		req.Header.Set("Authorization", w.srv.Token)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("SVC-API-Version", "beta")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return nil
+		}
+		return res
+	}
+	if res := send(http.MethodPost, api+"/projects", map[string]any{"key": flagImportTarget, "name": "Imports"}); res != nil {
+		res.Body.Close()
+	}
+	var out struct {
+		ID string `json:"_id"`
+	}
+	if res := send(http.MethodPost, flagImportsPath+"/"+flagImportTarget+"/launchdarkly", flagImportBody(w, "World import")); res != nil {
+		_ = json.NewDecoder(res.Body).Decode(&out)
+		res.Body.Close()
+	}
+	path := flagImportsPath + "/" + flagImportTarget + "/launchdarkly/" + out.ID
+	if res := send(http.MethodPost, path+"/trigger", nil); res != nil {
+		res.Body.Close()
+	}
+	worldFlagImports.Store(w, path)
+	return path
+}
+
+func init() {
+	answerRequests["getFlagImportConfigurations"] = func(_ testing.TB, w *world) answerRequest {
+		worldFlagImport(w)
+		return answerRequest{path: flagImportsPath, headers: betaHeader}
+	}
+	answerRequests["createFlagImportConfiguration"] = func(_ testing.TB, w *world) answerRequest {
+		worldFlagImport(w)
+		return answerRequest{path: flagImportsPath + "/" + flagImportTarget + "/launchdarkly", body: flagImportBody(w, w.unique("import")), headers: betaHeader}
+	}
+	answerRequests["getFlagImportConfiguration"] = func(_ testing.TB, w *world) answerRequest {
+		return answerRequest{path: worldFlagImport(w), headers: betaHeader}
+	}
+	answerRequests["patchFlagImportConfiguration"] = func(_ testing.TB, w *world) answerRequest {
+		return answerRequest{path: worldFlagImport(w), body: []patchOp{replace("/name", w.unique("Renamed"))}, headers: betaHeader}
+	}
+	answerRequests["deleteFlagImportConfiguration"] = func(tb testing.TB, w *world) answerRequest {
+		worldFlagImport(w)
+		id := worldStr(tb, w.must(tb, http.StatusOK, http.MethodPost, flagImportsPath+"/"+flagImportTarget+"/launchdarkly", flagImportBody(w, "Doomed"), betaHeader...), "_id")
+		return answerRequest{path: flagImportsPath + "/" + flagImportTarget + "/launchdarkly/" + id, headers: betaHeader}
+	}
+	answerRequests["triggerFlagImportJob"] = func(_ testing.TB, w *world) answerRequest {
+		return answerRequest{path: worldFlagImport(w) + "/trigger", headers: betaHeader}
+	}
+
+	// 2.18: a flag import configuration's lastImport and lastError are Unix ms as JSON strings.
+	specTypes["FlagImportStatus"] = map[string]string{"lastImport": "string", "lastError": "string"}
+
+	timestampTable = append(timestampTable, timestampRow{resource: "flag import configurations", source: "spec 2.18",
+		reads: []timestampRead{
+			tsGet(func(w *world) string { return worldFlagImport(w) }),
+			tsList(func(w *world) string { worldFlagImport(w); return flagImportsPath }),
+		},
+		fields: []timestampField{tsString("_status.lastImport"), tsWhenSet(tsString("_status.lastError")), tsWhenSet(tsInteger("_status.errors[].timestamp"))}})
+}
