@@ -121,6 +121,15 @@ test-dynamodb: node-tools
 test-flagimports:
 	localstack/with-unleash.sh -- $(GOTEST) -run '^TestImport' ./shared/flagimport/...
 
+## test-featurestores: LaunchDarkly's Go SDK in daemon mode reads the flags flagplane wrote to Redis (Debian's redis-server) and DynamoDB Local
+# Both start on free 127.0.0.1 ports (localstack/with-emulators.sh: redis.sh
+# installs redis-server with apt-get when it is missing) and stop afterwards;
+# the tests fail, never skip, when either is missing.
+.PHONY: test-featurestores
+test-featurestores: node-tools
+	DYNAMODB_LOCAL_PORT=$(DYNAMODB_PORT) localstack/with-emulators.sh redis dynamodb -- \
+		env FLAGPLANE_REQUIRE_FEATURESTORES=1 $(GOTEST) -run '^TestTheSDKInDaemonMode' ./shared/featurestore/...
+
 ## test-emulators: the emulator scripts: two runs side by side, busy ports refused, stop kills only its own
 test-emulators: node-tools
 	localstack/emulators-test.sh

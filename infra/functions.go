@@ -89,6 +89,11 @@ var workers = []Worker{
 	// stage: it reads and writes the table (spool, batches, counters) and
 	// puts objects in the stage, nothing else.
 	{Name: "destinations-export", Schedule: "rate(5 minutes)", Access: ReadWrite, WritesExportStage: true},
+	// Rewrites big segment stores' synchronized-on time, which SDKs call
+	// stale after two minutes; it reads the table and writes only the
+	// stores' status (and a sync lease), and reaches the stores over the
+	// network, not through AWS permissions of its own.
+	{Name: "big-segments-refresh", Schedule: "rate(1 minute)", Access: ReadWrite},
 }
 
 // DestinationsGroup is the catalog group of warehouse destinations: its
