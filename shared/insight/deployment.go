@@ -156,6 +156,21 @@ func (s *Service) RecordEvent(ctx context.Context, in EventInput) (*Deployment, 
 	if _, err := s.envs.Get(ctx, in.ProjectKey, in.EnvironmentKey); err != nil {
 		return nil, err
 	}
+	// Events of one deployment often come together (a pipeline's steps, its
+	// retries): one that lost the race is applied again on what won.
+	for attempt := 1; ; attempt++ {
+		d, err := s.recordOnce(ctx, in, t)
+		if err != nil && fault.Is(err, fault.OptimisticLock) && attempt < maxEventAttempts {
+			continue
+		}
+		return d, err
+	}
+}
+
+// maxEventAttempts bounds how often an event is applied again after losing a race.
+const maxEventAttempts = 5
+
+func (s *Service) recordOnce(ctx context.Context, in EventInput, t int64) (*Deployment, error) {
 	id := DeploymentID(in.ProjectKey, in.EnvironmentKey, in.ApplicationKey, in.Version)
 	old, err := s.Deployment(ctx, id)
 	if err != nil && !fault.Is(err, fault.NotFound) {

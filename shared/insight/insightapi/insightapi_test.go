@@ -482,3 +482,29 @@ func TestRepositoriesAndCodeReferences(t *testing.T) {
 		}
 	})
 }
+
+func TestConcurrentEventsOfOneDeploymentAllLand(t *testing.T) {
+	f := newFixture(t)
+	start := time.Now().Add(-time.Hour).UnixMilli()
+	done := make(chan int, 8)
+	for i := range 8 {
+		go func() {
+			event := "started"
+			if i%2 == 1 {
+				event = "finished"
+			}
+			res := f.do(t, http.MethodPost, base+"/deployment-events", map[string]any{"projectKey": proj, "environmentKey": env,
+				"applicationKey": "web", "version": "2.0", "eventType": event, "eventTime": start + int64(i%2)*60_000})
+			done <- res.Status
+		}()
+	}
+	for range 8 {
+		if status := <-done; status != http.StatusCreated {
+			t.Errorf("an event answered %d", status)
+		}
+	}
+	d := f.do(t, http.MethodGet, base+"/deployments/"+insight.DeploymentID(proj, env, "web", "2.0"), nil).Map(t)
+	if d["status"] != "finished" || d["startedAt"] != float64(start) || d["endedAt"] != float64(start+60_000) || d["active"] != true {
+		t.Errorf("deployment after concurrent events: %v", d)
+	}
+}
