@@ -4,7 +4,9 @@
 // kinds, the attribute index, applications and their versions, the flags
 // each application evaluated, per-flag evaluation counters by variation
 // and hour, the SDKs seen, and hourly counters with distinct-context
-// sketches. Raw events are never stored.
+// sketches. Raw events are not stored, except those of environments
+// exporting to a warehouse destination, which the export tap spools until
+// the export job has written them to the stage (export.go).
 //
 // A payload travels as one message (one per payload, never per event):
 // through an in-process queue locally, through SQS in AWS; the Aggregator
