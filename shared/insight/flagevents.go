@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/flagplane/flagplane/shared/audit"
@@ -319,9 +320,12 @@ type evaluator struct {
 	s             *Service
 	proj, env     string
 	projID, envID string
-	flags         map[string]*flag.Flag
-	members       map[string]*EventMember
-	counters      map[string]map[string]int64
+	// mu guards the caches: a score measures impacts in parallel. Reads
+	// happen outside it; two may fetch the same item, harmlessly.
+	mu       sync.Mutex
+	flags    map[string]*flag.Flag
+	members  map[string]*EventMember
+	counters map[string]map[string]int64
 }
 
 func (s *Service) newEvaluator(proj, env, projID, envID string) *evaluator {
@@ -351,7 +355,10 @@ func (ev *evaluator) fill(ctx context.Context, fe *FlagEvent) error {
 }
 
 func (ev *evaluator) member(ctx context.Context, m *EventMember) (*EventMember, error) {
-	if got, ok := ev.members[m.ID]; ok {
+	ev.mu.Lock()
+	got, ok := ev.members[m.ID]
+	ev.mu.Unlock()
+	if ok {
 		return got, nil
 	}
 	out := &EventMember{ID: m.ID, Email: m.Email}
@@ -360,7 +367,9 @@ func (ev *evaluator) member(ctx context.Context, m *EventMember) (*EventMember, 
 	} else if !fault.Is(err, fault.NotFound) {
 		return nil, err
 	}
+	ev.mu.Lock()
 	ev.members[m.ID] = out
+	ev.mu.Unlock()
 	return out, nil
 }
 
@@ -370,11 +379,13 @@ func hourOf(ms int64) string { return time.UnixMilli(ms).UTC().Format("200601021
 // counts returns the evaluations of a flag in the environment in one hour, by variation.
 func (ev *evaluator) counts(ctx context.Context, flagKey, hour string) (map[string]int64, error) {
 	id := flagKey + "\x00" + hour
-	if c, ok := ev.counters[id]; ok {
+	ev.mu.Lock()
+	c, ok := ev.counters[id]
+	ev.mu.Unlock()
+	if ok {
 		return c, nil
 	}
 	it, err := ev.s.table.Get(ctx, store.FlagEvalKey(ev.proj, ev.env, flagKey, hour))
-	var c map[string]int64
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		c = map[string]int64{}
@@ -387,19 +398,26 @@ func (ev *evaluator) counts(ctx context.Context, flagKey, hour string) (map[stri
 		}
 		c = doc.Counts
 	}
+	ev.mu.Lock()
 	ev.counters[id] = c
+	ev.mu.Unlock()
 	return c, nil
 }
 
 func (ev *evaluator) flag(ctx context.Context, key string) *flag.Flag {
-	if f, ok := ev.flags[key]; ok {
+	ev.mu.Lock()
+	f, ok := ev.flags[key]
+	ev.mu.Unlock()
+	if ok {
 		return f
 	}
 	f, err := ev.s.flags.Load(ctx, ev.proj, key)
 	if err != nil {
 		f = nil // a deleted flag: variations are shown by index
 	}
+	ev.mu.Lock()
 	ev.flags[key] = f
+	ev.mu.Unlock()
 	return f
 }
 

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/flagplane/flagplane/shared/audit"
@@ -237,8 +238,7 @@ func (s *Service) periodFlagEvents(ctx context.Context, q ScoreQuery, p Period, 
 	if err != nil {
 		return err
 	}
-	ev := s.newEvaluator(q.ProjectKey, q.EnvironmentKey, projID, envID)
-	var fillErr error
+	var measured []FlagEvent
 	_, err = s.log.Scan(ctx, audit.ScanQuery{From: p.Start, To: p.End, Budget: maxScoreAuditEntries}, func(e audit.Entry) bool {
 		fe, ok := sel.event(e)
 		if !ok {
@@ -247,26 +247,39 @@ func (s *Service) periodFlagEvents(ctx context.Context, q ScoreQuery, p Period, 
 		switch fe.EventType {
 		case EventFlagCreated:
 			in.created++
-			return true
 		case EventFlagDeleted, EventFlagArchived:
 			in.removed++
-			return true
+		default:
+			if fe.EnvironmentKey != "" && len(measured) < maxScoreImpacts {
+				measured = append(measured, fe)
+			}
 		}
-		if fe.EnvironmentKey == "" || len(in.impacts) >= maxScoreImpacts {
-			return true
-		}
-		imp, err := ev.impact(ctx, fe.FlagKey, fe.EventTime)
-		if err != nil {
-			fillErr = err
-			return false
-		}
-		in.impacts = append(in.impacts, imp)
 		return true
 	})
-	if fillErr != nil {
-		return fillErr
+	if err != nil {
+		return err
 	}
-	return err
+	// The impacts are measured evalReaders at a time: each reads two counters.
+	ev := s.newEvaluator(q.ProjectKey, q.EnvironmentKey, projID, envID)
+	in.impacts = make([]Impact, len(measured))
+	errs := make([]error, len(measured))
+	sem := make(chan struct{}, evalReaders)
+	var wg sync.WaitGroup
+	for i, fe := range measured {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			in.impacts[i], errs[i] = ev.impact(ctx, fe.FlagKey, fe.EventTime)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // healthFlags are the flags scored for health: the project's live flags
@@ -293,20 +306,41 @@ func (s *Service) healthFlags(ctx context.Context, q ScoreQuery) ([]*flag.Flag, 
 }
 
 // evaluatedFlags reads, for each flag, whether any hourly counter of the
-// environment falls in the period: one bounded Query per flag.
+// environment falls in the period: one bounded Query (Limit 1) per flag,
+// evalReaders at a time.
 func (s *Service) evaluatedFlags(ctx context.Context, q ScoreQuery, flags []*flag.Flag, p Period) (map[string]bool, error) {
-	out := map[string]bool{}
-	for _, f := range flags {
-		prefix := store.FlagEvalPrefix(q.EnvironmentKey, f.Key)
-		page, err := s.table.Query(ctx, store.Query{PK: store.ProjectPartition(q.ProjectKey),
-			SKFrom: prefix + hourOf(p.Start), SKTo: prefix + hourOf(p.End), Limit: 1})
-		if err != nil {
-			return nil, fmt.Errorf("read evaluations of flag %q: %w", f.Key, err)
+	found := make([]bool, len(flags))
+	errs := make([]error, len(flags))
+	sem := make(chan struct{}, evalReaders)
+	var wg sync.WaitGroup
+	for i, f := range flags {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			prefix := store.FlagEvalPrefix(q.EnvironmentKey, f.Key)
+			page, err := s.table.Query(ctx, store.Query{PK: store.ProjectPartition(q.ProjectKey),
+				SKFrom: prefix + hourOf(p.Start), SKTo: prefix + hourOf(p.End), Limit: 1})
+			if err != nil {
+				errs[i] = fmt.Errorf("read evaluations of flag %q: %w", f.Key, err)
+				return
+			}
+			found[i] = len(page.Items) > 0
+		}()
+	}
+	wg.Wait()
+	out := make(map[string]bool, len(flags))
+	for i, f := range flags {
+		if errs[i] != nil {
+			return nil, errs[i]
 		}
-		out[f.Key] = len(page.Items) > 0
+		out[f.Key] = found[i]
 	}
 	return out, nil
 }
+
+// evalReaders is how many flags' counters a score reads at once.
+const evalReaders = 16
 
 func calculated(v int) *Score { return &Score{Score: clamp(v), Calculated: true} }
 
