@@ -120,6 +120,8 @@ func TestUsageSeriesOnDynamoDB(t *testing.T) {
 		{"month to date for the account is one Query", "", 1, 29},
 		{"rolling 30 days from mid-month is two Queries, this month's and the last", "projectKey=shop&aggregationType=rolling_30d&from=" +
 			fmt.Sprint(time.Date(2026, 3, 15, 0, 0, 0, 0, time.UTC).UnixMilli()), 2, 15},
+		{"a year by the month reads the rolled-up months: one Query per calendar year", "projectKey=shop&granularity=monthly&from=" +
+			fmt.Sprint(time.Date(2025, 4, 1, 0, 0, 0, 0, time.UTC).UnixMilli()), 2, 12},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -133,8 +135,11 @@ func TestUsageSeriesOnDynamoDB(t *testing.T) {
 			if err := json.Unmarshal(body, &got); err != nil || len(got.Series) != c.points {
 				t.Fatalf("answer %s", body)
 			}
-			if c.query == "projectKey=shop" && got.Series[27]["0"] != 28*20 {
-				t.Errorf("28 days of 20 new users each read %d", got.Series[27]["0"])
+			if last := got.Series[len(got.Series)-2]; c.query == "projectKey=shop" && last["0"] != 28*20 {
+				t.Errorf("28 days of 20 new users each read %d", last["0"])
+			}
+			if last := got.Series[len(got.Series)-1]; c.points == 12 && last["0"] != 28*20 {
+				t.Errorf("March of 28 days of 20 new users each read %d", last["0"])
 			}
 		})
 	}

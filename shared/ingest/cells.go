@@ -126,13 +126,26 @@ func MergeSketches(into map[string][]byte, add map[string]*hyperloglog.Sketch) e
 		if err := merged.Merge(s); err != nil {
 			return fmt.Errorf("merge sketch %s: %w", name, err)
 		}
-		raw, err := merged.MarshalBinary()
+		raw, err := Canonical(merged).MarshalBinary()
 		if err != nil {
 			return fmt.Errorf("encode sketch %s: %w", name, err)
 		}
 		into[name] = raw
 	}
 	return nil
+}
+
+// Canonical returns s in the one form its content has, so equal sketches
+// encode to equal bytes however they were merged: the library keeps
+// recent inserts in a set it encodes in map order, and switches to dense
+// registers at a point that depends on the order of merges. Merged into
+// a fresh sketch, the content decides the form (dense beyond 2^14 sparse
+// entries), and the estimate folds the pending set into the sorted list.
+func Canonical(s *hyperloglog.Sketch) *hyperloglog.Sketch {
+	c := hyperloglog.New14()
+	_ = c.Merge(s) // same precision: cannot fail
+	c.Estimate()
+	return c
 }
 
 // SetClock replaces the aggregator's clock (tests that span hours and

@@ -1,8 +1,10 @@
 package ingest_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -68,5 +70,28 @@ func TestCellsCountBySenderKindAndAnonymity(t *testing.T) {
 		if got := estimate(t, c.Sketches[k]); got != n {
 			t.Errorf("sketch %s estimates %d, want %d", k, got, n)
 		}
+	}
+}
+
+func TestCanonicalSketchesEncodeEqualContentEqually(t *testing.T) {
+	for _, n := range []int{3, 500, 40_000} {
+		t.Run(fmt.Sprintf("%d keys merged in two orders", n), func(t *testing.T) {
+			a, b := hyperloglog.New14(), hyperloglog.New14()
+			for i := 0; i < n; i++ {
+				a.Insert([]byte(fmt.Sprint("a", i)))
+				b.Insert([]byte(fmt.Sprint("b", i)))
+			}
+			ab, ba := hyperloglog.New14(), hyperloglog.New14()
+			_ = ab.Merge(a)
+			_ = ab.Merge(b)
+			_ = ba.Merge(b)
+			_ = ba.Merge(a)
+			_ = ba.Merge(a) // merged twice: a union changes nothing
+			x, _ := ingest.Canonical(ab).MarshalBinary()
+			y, _ := ingest.Canonical(ba).MarshalBinary()
+			if !bytes.Equal(x, y) {
+				t.Errorf("encodings differ (%d and %d bytes)", len(x), len(y))
+			}
+		})
 	}
 }

@@ -45,3 +45,19 @@ const UsageDayExportPrefix = "X#"
 
 // UsageRollupWatermarkKey holds the last complete hour the rollup rolled up.
 func UsageRollupWatermarkKey() Key { return Key{PK: usageRollupPK, SK: "WATERMARK"} }
+
+const usageMonthPrefix = "USAGEMONTH#"
+
+// UsageMonthKey is one rolled-up month (mm) of one environment's sender
+// cell; a year's (yyyy) months sit in one partition, sorted like the days.
+func UsageMonthKey(year, projectKey, envKey, month, cell string) Key {
+	return Key{PK: UsageMonthPartition(year), SK: UsageDayProjectPrefix(projectKey) + envKey + "#" + month + "#" + cell}
+}
+
+// UsageMonthPartition is the partition of one year's rolled-up months.
+func UsageMonthPartition(year string) string { return usageMonthPrefix + year }
+
+// UsageMonthExportKey is one environment's rolled-up month of data export counts.
+func UsageMonthExportKey(year, envID, month string) Key {
+	return Key{PK: UsageMonthPartition(year), SK: UsageDayExportPrefix + envID + "#" + month}
+}

@@ -68,6 +68,49 @@ type ExportDay struct {
 	Through string           `json:"through"`
 }
 
+// Month is one rolled-up month of one environment's sender cell: the
+// union of its days' sketches, and each day's counts kept by day (dd).
+// Folding a day in again, after a rerun or with more of its hours,
+// changes only what it should: a union with a sketch already merged
+// (or with a subset of it) is the same union, and a day's counts replace
+// that day's, never add to them.
+type Month struct {
+	Month      string            `json:"month"` // yyyymm
+	ProjectKey string            `json:"projectKey"`
+	EnvKey     string            `json:"environmentKey"`
+	EnvID      string            `json:"environmentId"`
+	SDKType    string            `json:"sdkType"`
+	SDKName    string            `json:"sdkName"`
+	SDKVersion string            `json:"sdkVersion"`
+	AppID      string            `json:"applicationId,omitempty"`
+	DayEvents  map[string]int64  `json:"dayEvents"`
+	DayAIRuns  map[string]int64  `json:"dayAiRuns,omitempty"`
+	Sketches   map[string][]byte `json:"sketches"`
+	// Through is the last hour (yyyymmddhh) folded in.
+	Through string `json:"through"`
+}
+
+// asDay shapes the month as one day's counts, for the series.
+func (m Month) asDay() Day {
+	d := Day{ProjectKey: m.ProjectKey, EnvKey: m.EnvKey, EnvID: m.EnvID, SDKType: m.SDKType, SDKName: m.SDKName,
+		SDKVersion: m.SDKVersion, AppID: m.AppID, Events: map[string]int64{}, Sketches: m.Sketches}
+	for _, n := range m.DayEvents {
+		d.Events["all"] += n
+	}
+	for _, n := range m.DayAIRuns {
+		d.AIRuns += n
+	}
+	return d
+}
+
+// ExportMonth is one environment's rolled-up month of exported events, by day.
+type ExportMonth struct {
+	Month   string           `json:"month"`
+	EnvID   string           `json:"environmentId"`
+	Days    map[string]int64 `json:"days"`
+	Through string           `json:"through"`
+}
+
 // exportHour is the destinations worker's hour counter (store.DataExportHourKey).
 type exportHour struct {
 	Hour   string `json:"hour"`
@@ -229,6 +272,13 @@ func (r *Rollup) RollupDay(ctx context.Context, day, through time.Time) (int, er
 			return written, err
 		}
 	}
+	for _, k := range keys {
+		n, err := r.foldMonth(ctx, day, k, days[k])
+		written += n
+		if err != nil {
+			return written, err
+		}
+	}
 	envs := make([]string, 0, len(exports))
 	for env := range exports {
 		envs = append(envs, env)
@@ -244,36 +294,100 @@ func (r *Rollup) RollupDay(ctx context.Context, day, through time.Time) (int, er
 		if err != nil {
 			return written, err
 		}
+		e := exports[env]
+		n, err = r.update(ctx, store.UsageMonthExportKey(day.Format("2006"), env, day.Format("01")), monthTTL(day), func(old []byte) ([]byte, error) {
+			m := ExportMonth{Month: day.Format(monthLayout), EnvID: env, Days: map[string]int64{}}
+			if old != nil {
+				if err := json.Unmarshal(old, &m); err != nil {
+					return nil, fmt.Errorf("decode export month: %w", err)
+				}
+			}
+			m.Days[day.Format("02")] = e.Events
+			m.Through = max(m.Through, e.Through)
+			return json.Marshal(m)
+		})
+		written += n
+		if err != nil {
+			return written, err
+		}
 	}
 	return written, nil
 }
 
-// overwrite replaces the item at k with doc unless it holds doc already,
-// on the condition that nobody wrote it meanwhile. Two runs compute the
-// same doc from the same hours, so a lost race is retried and then finds
-// the item up to date.
-func (r *Rollup) overwrite(ctx context.Context, k store.Key, doc []byte, ttl int64) (int, error) {
+func monthTTL(day time.Time) int64 {
+	return time.Date(day.Year(), day.Month(), 1, 0, 0, 0, 0, time.UTC).AddDate(0, 1, 0).Add(DayTTL).Unix()
+}
+
+// foldMonth folds a recomputed day into its month's item.
+func (r *Rollup) foldMonth(ctx context.Context, day time.Time, dayKey store.Key, acc *dayAcc) (int, error) {
+	d := acc.d
+	cell := dayKey.SK[strings.LastIndexByte(dayKey.SK, '#')+1:]
+	k := store.UsageMonthKey(day.Format("2006"), d.ProjectKey, d.EnvKey, day.Format("01"), cell)
+	dd := day.Format("02")
+	return r.update(ctx, k, monthTTL(day), func(old []byte) ([]byte, error) {
+		m := Month{Month: day.Format(monthLayout), ProjectKey: d.ProjectKey, EnvKey: d.EnvKey, EnvID: d.EnvID, SDKType: d.SDKType,
+			SDKName: d.SDKName, SDKVersion: d.SDKVersion, AppID: d.AppID, DayEvents: map[string]int64{}, Sketches: map[string][]byte{}}
+		if old != nil {
+			if err := json.Unmarshal(old, &m); err != nil {
+				return nil, fmt.Errorf("decode usage month: %w", err)
+			}
+		}
+		var total int64
+		for _, n := range d.Events {
+			total += n
+		}
+		m.DayEvents[dd] = total
+		if d.AIRuns > 0 {
+			if m.DayAIRuns == nil {
+				m.DayAIRuns = map[string]int64{}
+			}
+			m.DayAIRuns[dd] = d.AIRuns
+		}
+		if err := ingest.MergeSketches(m.Sketches, acc.sketches); err != nil {
+			return nil, err
+		}
+		m.Through = max(m.Through, d.Through)
+		return json.Marshal(m)
+	})
+}
+
+// update rewrites the item at k with what next makes of its data (nil
+// when absent), unless that is what it holds, on the condition that
+// nobody wrote it meanwhile; a lost race is read and computed again.
+func (r *Rollup) update(ctx context.Context, k store.Key, ttl int64, next func(old []byte) ([]byte, error)) (int, error) {
 	for attempt := 0; attempt < 3; attempt++ {
+		var oldData []byte
 		old, err := r.table.Get(ctx, k)
 		cond, version := store.IfNotExists(), int64(1)
 		switch {
 		case err == nil:
-			if bytes.Equal(old.Data, doc) {
-				return 0, nil
-			}
-			cond, version = store.IfVersion(old.Version), old.Version+1
+			oldData, cond, version = old.Data, store.IfVersion(old.Version), old.Version+1
 		case !errors.Is(err, store.ErrNotFound):
-			return 0, fmt.Errorf("read usage day %s: %w", k.SK, err)
+			return 0, fmt.Errorf("read usage item %s: %w", k.SK, err)
+		}
+		doc, err := next(oldData)
+		if err != nil {
+			return 0, err
+		}
+		if oldData != nil && bytes.Equal(oldData, doc) {
+			return 0, nil
 		}
 		err = r.table.Put(ctx, store.Item{PK: k.PK, SK: k.SK, Version: version, TTL: ttl, Data: doc}, cond)
 		if err == nil {
 			return 1, nil
 		}
 		if !errors.Is(err, store.ErrConditionFailed) {
-			return 0, fmt.Errorf("write usage day %s: %w", k.SK, err)
+			return 0, fmt.Errorf("write usage item %s: %w", k.SK, err)
 		}
 	}
-	return 0, fmt.Errorf("write usage day %s: %w", k.SK, store.ErrConflict)
+	return 0, fmt.Errorf("write usage item %s: %w", k.SK, store.ErrConflict)
+}
+
+// overwrite replaces the item at k with doc unless it holds doc already.
+// Two runs compute the same doc from the same hours, so one that loses a
+// race finds the item up to date on its retry.
+func (r *Rollup) overwrite(ctx context.Context, k store.Key, doc []byte, ttl int64) (int, error) {
+	return r.update(ctx, k, ttl, func([]byte) ([]byte, error) { return doc, nil })
 }
 
 type dayAcc struct {
@@ -318,7 +432,7 @@ func (a *dayAcc) add(hh string, c ingest.Cell) error {
 
 func (a *dayAcc) doc() ([]byte, error) {
 	for name, s := range a.sketches {
-		raw, err := s.MarshalBinary()
+		raw, err := ingest.Canonical(s).MarshalBinary()
 		if err != nil {
 			return nil, fmt.Errorf("encode sketch %s: %w", name, err)
 		}

@@ -194,7 +194,20 @@ func (rd *Reader) Compute(ctx context.Context, r Request) (Series, error) {
 			prefixes = append(prefixes, store.UsageDayProjectPrefix(p))
 		}
 	}
-	for m := monthStart(loadFrom); !m.After(loadTo); m = m.AddDate(0, 1, 0) {
+	months := []time.Time{}
+	if r.Granularity == Monthly {
+		// Rolled-up months, and the days of any month to cuts short.
+		spilled, err := rd.loadMonths(ctx, r, prefixes, monthStart(from), to, add)
+		if err != nil {
+			return Series{}, err
+		}
+		months = spilled
+	} else {
+		for m := monthStart(loadFrom); !m.After(loadTo); m = m.AddDate(0, 1, 0) {
+			months = append(months, m)
+		}
+	}
+	for _, m := range months {
 		for _, prefix := range prefixes {
 			q := store.Query{PK: store.UsageDayPartition(m.Format(monthLayout)), SKPrefix: prefix}
 			err := queryAll(ctx, rd.table, q, func(it store.Item) error {
@@ -232,7 +245,7 @@ func groupKey(dims []dimValue) (string, map[string]any) {
 	return sb.String(), md
 }
 
-func (rd *Reader) addDay(r Request, it store.Item, loadFrom, loadTo time.Time, add func([]dimValue, int64, *hyperloglog.Sketch, int64) error) error {
+func (rd *Reader) addDay(r Request, it store.Item, loadFrom, loadTo time.Time, add adder) error {
 	var d Day
 	if err := json.Unmarshal(it.Data, &d); err != nil {
 		return fmt.Errorf("decode usage day %s: %w", it.SK, err)
@@ -241,12 +254,20 @@ func (rd *Reader) addDay(r Request, it store.Item, loadFrom, loadTo time.Time, a
 	if err != nil || day.Before(loadFrom) || day.After(loadTo) {
 		return nil
 	}
+	return addCounts(r, d, day.UnixMilli(), it.SK, add)
+}
+
+// adder adds a sketch (distinct metrics) or a count to a group's bucket at a time.
+type adder func(dims []dimValue, at int64, s *hyperloglog.Sketch, n int64) error
+
+// addCounts adds one rolled-up sender cell (a day, or a month shaped as
+// one) at bucket time at, if the filters keep it.
+func addCounts(r Request, d Day, at int64, name string, add adder) error {
 	side := sideOf(d.SDKType)
 	if (r.Side != "" && r.Side != side) || !keep(r.Envs, d.EnvKey) || !keep(r.SDKNames, d.SDKName) ||
 		!keep(r.SDKVersions, d.SDKVersion) || !keep(r.AppIDs, d.AppID) || !keepType(r.SDKTypes, d.SDKType) {
 		return nil
 	}
-	at := day.UnixMilli()
 	switch r.Metric {
 	case AIRuns, Events:
 		hourly, total := d.HourlyAIRuns, d.AIRuns
@@ -272,14 +293,14 @@ func (rd *Reader) addDay(r Request, it store.Item, loadFrom, loadTo time.Time, a
 	if r.Metric == MAU && len(kinds) == 0 {
 		kinds = []string{PrimaryKind}
 	}
-	for _, name := range sortedKeys(d.Sketches) {
-		kind, anon, _ := strings.Cut(name, "|")
+	for _, sk := range sortedKeys(d.Sketches) {
+		kind, anon, _ := strings.Cut(sk, "|")
 		if !keep(kinds, kind) || !keep(r.Anonymous, anon) {
 			continue
 		}
 		s := hyperloglog.New14()
-		if err := s.UnmarshalBinary(d.Sketches[name]); err != nil {
-			return fmt.Errorf("decode sketch %s of %s: %w", name, it.SK, err)
+		if err := s.UnmarshalBinary(d.Sketches[sk]); err != nil {
+			return fmt.Errorf("decode sketch %s of %s: %w", sk, name, err)
 		}
 		if err := add(r.dims(d, kind, anon), at, s, 0); err != nil {
 			return err
@@ -288,13 +309,20 @@ func (rd *Reader) addDay(r Request, it store.Item, loadFrom, loadTo time.Time, a
 	return nil
 }
 
-func (rd *Reader) addExport(r Request, it store.Item, loadFrom, loadTo time.Time, add func([]dimValue, int64, *hyperloglog.Sketch, int64) error) error {
+func (rd *Reader) addExport(r Request, it store.Item, loadFrom, loadTo time.Time, add adder) error {
 	var x ExportDay
 	if err := json.Unmarshal(it.Data, &x); err != nil {
 		return fmt.Errorf("decode export day %s: %w", it.SK, err)
 	}
 	day, err := time.Parse(dayLayout, x.Day)
-	if err != nil || day.Before(loadFrom) || day.After(loadTo) || (r.EnvIDs != nil && !contains(r.EnvIDs, x.EnvID)) {
+	if err != nil || day.Before(loadFrom) || day.After(loadTo) {
+		return nil
+	}
+	return addExported(r, x, day.UnixMilli(), add)
+}
+
+func addExported(r Request, x ExportDay, at int64, add adder) error {
+	if r.EnvIDs != nil && !contains(r.EnvIDs, x.EnvID) {
 		return nil
 	}
 	var dims []dimValue
@@ -304,15 +332,89 @@ func (rd *Reader) addExport(r Request, it store.Item, loadFrom, loadTo time.Time
 		}
 	}
 	if r.Granularity != Hourly {
-		return add(dims, day.UnixMilli(), nil, x.Events)
+		return add(dims, at, nil, x.Events)
 	}
 	for hh, n := range x.Hourly {
 		h, _ := strconv.Atoi(hh)
-		if err := add(dims, day.UnixMilli()+int64(h)*int64(time.Hour/time.Millisecond), nil, n); err != nil {
+		if err := add(dims, at+int64(h)*int64(time.Hour/time.Millisecond), nil, n); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// loadMonths adds the rolled-up months from..to (monthly granularity): one
+// Query per year partition and prefix. A month whose item holds hours
+// after to (to cuts it short) cannot be cut from a sketch: those months
+// are returned, to be read from their days instead.
+func (rd *Reader) loadMonths(ctx context.Context, r Request, prefixes []string, from, to time.Time, add adder) ([]time.Time, error) {
+	type pending struct {
+		at   time.Time
+		day  *Day
+		expo *ExportDay
+	}
+	var kept []pending
+	spill := map[time.Time]bool{}
+	limit := to.UTC().Format(hourLayout)
+	for y := from.Year(); y <= to.Year(); y++ {
+		for _, prefix := range prefixes {
+			q := store.Query{PK: store.UsageMonthPartition(strconv.Itoa(y)), SKPrefix: prefix}
+			err := queryAll(ctx, rd.table, q, func(it store.Item) error {
+				var m Month
+				var x ExportMonth
+				if r.Metric == Exported {
+					if err := json.Unmarshal(it.Data, &x); err != nil {
+						return fmt.Errorf("decode export month %s: %w", it.SK, err)
+					}
+					m.Month, m.Through = x.Month, x.Through
+				} else if err := json.Unmarshal(it.Data, &m); err != nil {
+					return fmt.Errorf("decode usage month %s: %w", it.SK, err)
+				}
+				at, err := time.Parse(monthLayout, m.Month)
+				if err != nil || at.Before(from) || at.After(to) {
+					return nil
+				}
+				if m.Through > limit {
+					spill[at] = true
+					return nil
+				}
+				if r.Metric == Exported {
+					e := ExportDay{EnvID: x.EnvID}
+					for _, n := range x.Days {
+						e.Events += n
+					}
+					kept = append(kept, pending{at: at, expo: &e})
+					return nil
+				}
+				d := m.asDay()
+				kept = append(kept, pending{at: at, day: &d})
+				return nil
+			})
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, p := range kept {
+		if spill[p.at] {
+			continue
+		}
+		var err error
+		if p.expo != nil {
+			err = addExported(r, *p.expo, p.at.UnixMilli(), add)
+		} else {
+			err = addCounts(r, *p.day, p.at.UnixMilli(), p.at.Format(monthLayout), add)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	var out []time.Time
+	for m := range spill {
+		out = append(out, m)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Before(out[j]) })
+	return out, nil
 }
 
 // dims are a day's values of the requested dimensions; context series
