@@ -149,6 +149,9 @@ func (s *Service) Sync(ctx context.Context, c *Config) error {
 		s.logger.Warn("featurestore: sync failed", "config", c.ID, "err", err)
 	}
 	s.record(context.WithoutCancel(ctx), c, items, err)
+	if isNotFound(err) {
+		return nil // the environment is gone: retrying cannot help, the status says why
+	}
 	return err
 }
 
@@ -164,6 +167,10 @@ func (s *Service) sync(ctx context.Context, c *Config) (int, error) {
 			// flagplane models no segments, so the store's memberships are
 			// the empty set: synchronized as of now.
 			return st.SetSynchronizedOn(ctx, s.now().UnixMilli())
+		}
+		// A deleted environment has no flag data: its store keeps the last set.
+		if _, err := s.envs.Get(ctx, c.ProjectKey, c.EnvironmentKey); err != nil {
+			return fmt.Errorf("read environment: %w", err)
 		}
 		snap, err := s.flags.Flags(ctx, sdkdata.EnvRef{ProjectKey: c.ProjectKey, EnvKey: c.EnvironmentKey})
 		if err != nil {

@@ -3,7 +3,15 @@ package featurestore
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/flagplane/flagplane/shared/store"
+	"github.com/flagplane/flagplane/shared/store/bolt"
 )
 
 // memStore is a Store in memory with the same conditions as the real ones.
@@ -142,3 +150,59 @@ func TestWriteNeverReplacesANewerItemWrittenMeanwhile(t *testing.T) {
 		})
 	}
 }
+
+func TestSyncsOfOneConfigurationNeverOverlap(t *testing.T) {
+	table := newLeaseTable(t)
+	s := &Service{table: table, logger: discardLogger(), now: timeNow}
+	var running, most atomic.Int32
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := s.withLease(context.Background(), "cfg", func() error {
+				n := running.Add(1)
+				for {
+					m := most.Load()
+					if n <= m || most.CompareAndSwap(m, n) {
+						break
+					}
+				}
+				time.Sleep(20 * time.Millisecond)
+				running.Add(-1)
+				return nil
+			})
+			if err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if most.Load() != 1 {
+		t.Fatalf("%d syncs ran at once, want 1", most.Load())
+	}
+	t.Run("a lease left by a crashed sync is taken over once it expires", func(t *testing.T) {
+		k := store.FeatureStoreLeaseKey("crashed")
+		if err := table.Put(context.Background(), store.Item{PK: k.PK, SK: k.SK, Version: 3, TTL: time.Now().Add(-time.Second).Unix()}, store.IfNotExists()); err != nil {
+			t.Fatal(err)
+		}
+		ran := false
+		if err := s.withLease(context.Background(), "crashed", func() error { ran = true; return nil }); err != nil || !ran {
+			t.Fatalf("ran %v, err %v", ran, err)
+		}
+	})
+}
+
+func newLeaseTable(tb testing.TB) store.Table {
+	tb.Helper()
+	bt, err := bolt.Open(filepath.Join(tb.TempDir(), "lease.db"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { bt.Close() })
+	return bt
+}
+
+func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+var timeNow = time.Now

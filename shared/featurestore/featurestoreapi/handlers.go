@@ -2,6 +2,7 @@ package featurestoreapi
 
 import (
 	"net/http"
+	"sync"
 
 	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/app"
@@ -10,6 +11,9 @@ import (
 	"github.com/flagplane/flagplane/shared/identity"
 	"github.com/flagplane/flagplane/shared/policy"
 )
+
+// maxChecks bounds the store checks one list runs at once.
+const maxChecks = 8
 
 var faultSemantic = fault.New(fault.Invalid, "this resource takes a JSON patch (RFC 6902), not a semantic patch: drop the domain-model parameter from Content-Type")
 
@@ -151,16 +155,17 @@ func bigSegmentHandlers(a *app.App) map[string]api.Handler {
 			out := collectionRep{Links: api.Self("/api/v2/integration-capabilities/big-segment-store"), Items: make([]configRep, len(all))}
 			// Each status checks its store: in parallel, so a list costs one check's time.
 			errs := make([]error, len(all))
-			done := make(chan int, len(all))
+			var wg sync.WaitGroup
+			slots := make(chan struct{}, maxChecks)
 			for i, cfg := range all {
+				wg.Add(1)
+				slots <- struct{}{}
 				go func() {
+					defer func() { <-slots; wg.Done() }()
 					out.Items[i], errs[i] = rep(r, cfg)
-					done <- i
 				}()
 			}
-			for range all {
-				<-done
-			}
+			wg.Wait()
 			for _, err := range errs {
 				if err != nil {
 					return err
