@@ -175,3 +175,37 @@ func TestCodeRefsRights(t *testing.T) {
 		})
 	}
 }
+
+func TestRightsAreDecidedOnTheStoredName(t *testing.T) {
+	srv := apptest.New(t)
+	wantStatus(t, srv.Do(t, http.MethodPost, repos, map[string]any{"name": "Secret"}), http.StatusOK)
+	wantStatus(t, srv.Do(t, http.MethodPost, repos, map[string]any{"name": "open"}), http.StatusOK)
+	_, token := srv.MustCreateToken(t, map[string]any{"name": "all but one", "inlineRole": []map[string]any{
+		{"effect": "allow", "resources": []string{"code-reference-repository/*"}, "actions": []string{"*"}},
+		{"effect": "deny", "resources": []string{"code-reference-repository/Secret"}, "actions": []string{"*"}},
+	}})
+	// Names are case-insensitive: every spelling of the denied one is denied.
+	for _, name := range []string{"Secret", "secret", "SECRET"} {
+		cases := []struct {
+			method, path string
+			body         any
+		}{
+			{http.MethodGet, repos + "/" + name, nil},
+			{http.MethodPatch, repos + "/" + name, map[string]any{"defaultBranch": "x"}},
+			{http.MethodPatch, repos + "/" + name, []map[string]any{{"op": "test", "path": "/name", "value": "Secret"}}},
+			{http.MethodDelete, repos + "/" + name, nil},
+			{http.MethodGet, repos + "/" + name + "/branches", nil},
+			{http.MethodPut, repos + "/" + name + "/branches/main", branchBody("main", "c1", 0)},
+			{http.MethodPost, repos + "/" + name + "/branch-delete-tasks", []string{"main"}},
+			{http.MethodGet, "/api/v2/code-refs/extinctions?repoName=" + name, nil},
+		}
+		for _, tc := range cases {
+			t.Run(tc.method+" "+tc.path+" is refused", func(t *testing.T) {
+				wantStatus(t, srv.Do(t, tc.method, tc.path, tc.body, "Authorization", token), http.StatusForbidden)
+			})
+		}
+	}
+	t.Run("another repository in another case is allowed", func(t *testing.T) {
+		wantStatus(t, srv.Do(t, http.MethodPut, repos+"/OPEN/branches/main", branchBody("main", "c1", 0), "Authorization", token), http.StatusOK)
+	})
+}

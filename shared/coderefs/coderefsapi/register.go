@@ -274,10 +274,39 @@ func handlers(a *app.App) map[string]api.Handler {
 	}
 }
 
-// needs: a create needs its right on the repository it names; a patch
-// needs the action of each field it changes.
-func needs(*app.App) map[string]api.Needs {
+// needs: every right is decided on the repository as it is named where it
+// is stored. Names are case-insensitive, and statements match case by case:
+// without this, a path naming "SECRET" would escape a statement denying
+// "code-reference-repository/secret". A create needs its right on the name
+// it gives; a patch needs the action of each field it changes.
+func needs(a *app.App) map[string]api.Needs {
+	s := Service(a)
+	// on is the repository named in the request, as stored (as named when
+	// there is none: the handler then answers the 404).
+	on := func(r *http.Request, name string) (*policy.Resource, error) {
+		if repo, err := s.Get(r.Context(), name); err == nil {
+			name = repo.Name
+		} else if !fault.Is(err, fault.NotFound) {
+			return nil, err
+		}
+		res := policy.NewResource("code-reference-repository", name)
+		return &res, nil
+	}
+	onPath := func(r *http.Request, _ []byte) ([]api.Need, error) {
+		res, err := on(r, r.PathValue("repo"))
+		if err != nil {
+			return nil, err
+		}
+		return []api.Need{{On: res}}, nil
+	}
 	return map[string]api.Needs{
+		"getRepository":    onPath,
+		"deleteRepository": onPath,
+		"getBranches":      onPath,
+		"getBranch":        onPath,
+		"putBranch":        onPath,
+		"deleteBranches":   onPath,
+		"postExtinction":   onPath,
 		"postRepository": func(r *http.Request, body []byte) ([]api.Need, error) {
 			var in struct {
 				Name string `json:"name"`
@@ -295,24 +324,28 @@ func needs(*app.App) map[string]api.Needs {
 			if name == "" {
 				return []api.Need{{}}, nil
 			}
-			res := policy.NewResource("code-reference-repository", name)
-			return []api.Need{{On: &res}}, nil
+			res, err := on(r, name)
+			if err != nil {
+				return nil, err
+			}
+			return []api.Need{{On: res}}, nil
 		},
 		"patchRepository": func(r *http.Request, body []byte) ([]api.Need, error) {
-			e, err := coderefs.ParseEdit(body)
+			res, err := on(r, r.PathValue("repo"))
 			if err != nil {
-				// The operation's own right decides; the handler then
-				// answers the 400, so a caller without rights learns nothing.
-				return []api.Need{{}}, nil
+				return nil, err
 			}
-			// A patch of test operations only changes nothing, but still
-			// needs a right: without one it would read the repository.
-			out := []api.Need{{}}
-			if len(e.Actions) > 0 {
-				out = out[:0]
+			// A body that does not parse, or a patch of test operations
+			// only (which changes nothing but would read the repository),
+			// needs the operation's own right; the handler answers the 400.
+			out := []api.Need{{On: res}}
+			e, err := coderefs.ParseEdit(body)
+			if err != nil || len(e.Actions) == 0 {
+				return out, nil
 			}
+			out = out[:0]
 			for _, a := range e.Actions {
-				out = append(out, api.Need{Action: a})
+				out = append(out, api.Need{Action: a, On: res})
 			}
 			return out, nil
 		},
