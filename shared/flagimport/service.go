@@ -34,6 +34,8 @@ type Deps struct {
 	// StatusOf is the HTTP status of an error, for the errors of `_status`.
 	StatusOf func(error) int
 	Logger   *slog.Logger
+	// Now is the clock (time.Now when nil); tests move it to end a run's budget.
+	Now func() time.Time
 }
 
 // Service creates, reads, patches and deletes configurations and runs imports.
@@ -65,7 +67,10 @@ func NewService(d Deps) *Service {
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Service{Deps: d, now: time.Now, client: newClient(d.Guard), RunBudget: DefaultRunBudget, LeaseTTL: DefaultLeaseTTL}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	return &Service{Deps: d, now: d.Now, client: newClient(d.Guard), RunBudget: DefaultRunBudget, LeaseTTL: DefaultLeaseTTL}
 }
 
 // Input is the body of a create.

@@ -1,6 +1,7 @@
 package flagimportapi_test
 
 import (
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -228,4 +229,58 @@ func TestImportReportsTheSourcesFailures(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestImportReadsEveryPageOfTheSource(t *testing.T) {
+	src := apptest.New(t)
+	src.MustCreateProject(t, "src")
+	const n = 105 // past the source's page of 100
+	for i := range n {
+		if res := src.Do(t, http.MethodPost, "/api/v2/flags/src", map[string]any{"key": fmt.Sprintf("flag-%03d", i), "name": "F"}); res.Status != http.StatusCreated {
+			t.Fatalf("seed: %d %s", res.Status, res.Body)
+		}
+	}
+	dst := apptest.New(t, apptest.WithWebhookDelivery())
+	dst.MustCreateProject(t, "dst")
+	c := createConfig(t, dst, "dst", "launchdarkly", map[string]any{"config": map[string]any{"baseUrl": src.URL, "apiKey": src.Token, "sourceProjectKey": "src"}})
+	if got := trigger(t, dst, c); got.Status.Status != "complete" {
+		t.Fatalf("_status %+v", got.Status)
+	}
+	res := dst.Do(t, http.MethodGet, "/api/v2/flags/dst?limit=1", nil)
+	var page struct {
+		TotalCount int `json:"totalCount"`
+	}
+	res.JSON(t, &page)
+	if page.TotalCount != n {
+		t.Errorf("%d flags imported, want %d", page.TotalCount, n)
+	}
+}
+
+func TestTriggeringNeedsTheRightsToChangeTheProjectsFlags(t *testing.T) {
+	src := apptest.New(t)
+	src.MustCreateProject(t, "src")
+	dst := apptest.New(t, apptest.WithWebhookDelivery())
+	dst.MustCreateProject(t, "dst")
+	c := createConfig(t, dst, "dst", "launchdarkly", map[string]any{"config": map[string]any{"baseUrl": src.URL, "apiKey": src.Token, "sourceProjectKey": "src"}})
+	role := func(key string, resources ...string) {
+		res := dst.Do(t, http.MethodPost, "/api/v2/roles", map[string]any{"key": key, "name": key, "policy": []map[string]any{
+			{"effect": "allow", "resources": resources, "actions": []string{"*"}}}})
+		if res.Status != http.StatusCreated {
+			t.Fatalf("role: %d %s", res.Status, res.Body)
+		}
+	}
+	role("imports-only", "proj/dst:integration/*")
+	role("imports-and-flags", "proj/dst:integration/*", "proj/dst:env/*:flag/*")
+	_, importsOnly := dst.MustCreateToken(t, map[string]any{"name": "imports only", "customRoleIds": []string{"imports-only"}})
+	_, importsAndFlags := dst.MustCreateToken(t, map[string]any{"name": "imports and flags", "customRoleIds": []string{"imports-and-flags"}})
+	_, reader := dst.MustCreateToken(t, map[string]any{"name": "reader", "role": "reader"})
+	t.Run("a reader may not trigger", func(t *testing.T) {
+		wantError(t, do(t, dst, http.MethodPost, configPath(c)+"/trigger", nil, "Authorization", reader), http.StatusForbidden, "triggerFlagImport")
+	})
+	t.Run("a role on the configuration alone may not trigger: the import changes flags", func(t *testing.T) {
+		wantError(t, do(t, dst, http.MethodPost, configPath(c)+"/trigger", nil, "Authorization", importsOnly), http.StatusForbidden, "createFlag", "proj/dst:env/*:flag/*")
+	})
+	t.Run("a role on the configuration and the project's flags may", func(t *testing.T) {
+		must(t, dst, http.StatusCreated, http.MethodPost, configPath(c)+"/trigger", nil, "Authorization", importsAndFlags)
+	})
 }

@@ -1,0 +1,159 @@
+package flagimport
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/flagplane/flagplane/shared/flag"
+)
+
+func strategy(id, name string, params map[string]any, constraints ...unleashConstraint) unleashStrategy {
+	return unleashStrategy{ID: id, Name: name, Parameters: params, Constraints: constraints}
+}
+
+func encode(tb testing.TB, v any) string {
+	tb.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestUnleashTargetingMapsStrategiesToRules(t *testing.T) {
+	on, off := 0, 1
+	cases := []struct {
+		name            string
+		env             unleashEnv
+		wantRules       string
+		wantFallthrough flag.VariationOrRoll
+	}{
+		{"an enabled environment without strategies serves true to everyone",
+			unleashEnv{Name: "production", Enabled: true}, `[]`, flag.VariationOrRoll{Variation: &on}},
+		{"disabled strategies do not count, so an environment with only those serves true",
+			unleashEnv{Name: "production", Enabled: true, Strategies: []unleashStrategy{{ID: "s1", Name: "default", Disabled: true}}}, `[]`, flag.VariationOrRoll{Variation: &on}},
+		{"a strategy without constraints becomes the default rule, and later strategies are unreachable",
+			unleashEnv{Name: "production", Enabled: true, Strategies: []unleashStrategy{
+				strategy("s1", "default", nil, unleashConstraint{ContextName: "userId", Operator: "IN", Values: []string{"alice"}}),
+				strategy("s2", "default", nil),
+				strategy("s3", "default", nil, unleashConstraint{ContextName: "country", Operator: "IN", Values: []string{"NO"}}),
+			}},
+			`[{"_id":"s1","description":"default","clauses":[{"_id":"s1-c0","attribute":"key","op":"in","values":["alice"],"negate":false}],"trackEvents":false,"variation":0}]`,
+			flag.VariationOrRoll{Variation: &on}},
+		{"strategies keep their sort order, and contexts none enables get false",
+			unleashEnv{Name: "production", Enabled: true, Strategies: []unleashStrategy{
+				{ID: "b", Name: "default", SortOrder: 2, Constraints: []unleashConstraint{{ContextName: "plan", Operator: "NOT_IN", Values: []string{"free"}}}},
+				{ID: "a", Name: "default", SortOrder: 1, Constraints: []unleashConstraint{{ContextName: "age", Operator: "NUM_GTE", Value: "18", Inverted: true}}},
+			}},
+			`[{"_id":"a","description":"default","clauses":[{"_id":"a-c0","attribute":"age","op":"greaterThanOrEqual","values":[18],"negate":true}],"trackEvents":false,"variation":0},` +
+				`{"_id":"b","description":"default","clauses":[{"_id":"b-c0","attribute":"plan","op":"in","values":["free"],"negate":true}],"trackEvents":false,"variation":0}]`,
+			flag.VariationOrRoll{Variation: &off}},
+		{"a gradual rollout becomes a percentage rollout by its stickiness",
+			unleashEnv{Name: "production", Enabled: true, Strategies: []unleashStrategy{
+				strategy("r", "flexibleRollout", map[string]any{"rollout": "25", "stickiness": "sessionId"},
+					unleashConstraint{ContextName: "email", Operator: "STR_ENDS_WITH", Values: []string{"@example.com"}}),
+			}},
+			`[{"_id":"r","description":"flexibleRollout","clauses":[{"_id":"r-c0","attribute":"email","op":"endsWith","values":["@example.com"],"negate":false}],"trackEvents":false,` +
+				`"rollout":{"variations":[{"variation":0,"weight":25000},{"variation":1,"weight":75000}],"bucketBy":"sessionId"}}]`,
+			flag.VariationOrRoll{Variation: &off}},
+		{"a rollout of 0% enables nobody and adds no rule",
+			unleashEnv{Name: "production", Enabled: true, Strategies: []unleashStrategy{strategy("r", "flexibleRollout", map[string]any{"rollout": "0"})}},
+			`[]`, flag.VariationOrRoll{Variation: &off}},
+		{"a rollout of 100% without constraints is the default rule, a number parameter as well as a string",
+			unleashEnv{Name: "production", Enabled: true, Strategies: []unleashStrategy{strategy("r", "flexibleRollout", map[string]any{"rollout": float64(100)})}},
+			`[]`, flag.VariationOrRoll{Variation: &on}},
+		{"the older user-id, address and host strategies become list clauses",
+			unleashEnv{Name: "production", Enabled: true, Strategies: []unleashStrategy{
+				strategy("u", "userWithId", map[string]any{"userIds": "a, b"}),
+				strategy("i", "remoteAddress", map[string]any{"IPs": "10.0.0.1"}),
+				strategy("h", "applicationHostname", map[string]any{"hostNames": "web-1"}),
+			}},
+			`[{"_id":"u","description":"userWithId","clauses":[{"_id":"u-key","attribute":"key","op":"in","values":["a","b"],"negate":false}],"trackEvents":false,"variation":0},` +
+				`{"_id":"i","description":"remoteAddress","clauses":[{"_id":"i-remoteAddress","attribute":"remoteAddress","op":"in","values":["10.0.0.1"],"negate":false}],"trackEvents":false,"variation":0},` +
+				`{"_id":"h","description":"applicationHostname","clauses":[{"_id":"h-hostname","attribute":"hostname","op":"in","values":["web-1"],"negate":false}],"trackEvents":false,"variation":0}]`,
+			flag.VariationOrRoll{Variation: &off}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, problem := unleashTargeting(tc.env)
+			if problem != "" {
+				t.Fatalf("problem %q", problem)
+			}
+			if got := encode(t, c.Rules); got != tc.wantRules {
+				t.Errorf("rules\n got %s\nwant %s", got, tc.wantRules)
+			}
+			if got, want := encode(t, c.Fallthrough), encode(t, tc.wantFallthrough); got != want {
+				t.Errorf("fallthrough %s, want %s", got, want)
+			}
+			if c.On != tc.env.Enabled || c.OffVariation == nil || *c.OffVariation != off {
+				t.Errorf("on %v off variation %v", c.On, c.OffVariation)
+			}
+		})
+	}
+}
+
+func TestUnleashFeaturesFlagplaneCannotExpressAreProblems(t *testing.T) {
+	cases := []struct {
+		name     string
+		strategy unleashStrategy
+		want     string
+	}{
+		{"segments", unleashStrategy{ID: "s", Name: "default", Segments: []json.RawMessage{json.RawMessage("1")}}, "segments"},
+		{"strategy variants", unleashStrategy{ID: "s", Name: "default", Variants: []json.RawMessage{json.RawMessage(`{}`)}}, "variants"},
+		{"a custom strategy", strategy("s", "myCustom", nil), "custom strategies"},
+		{"a case-insensitive string constraint", strategy("s", "default", nil, unleashConstraint{ContextName: "email", Operator: "STR_CONTAINS", Values: []string{"x"}, CaseInsensitive: true}), "case-insensitive"},
+		{"a constraint on the current time", strategy("s", "default", nil, unleashConstraint{ContextName: "currentTime", Operator: "DATE_AFTER", Value: "2026-01-01T00:00:00Z"}), "current time"},
+		{"an unknown operator", strategy("s", "default", nil, unleashConstraint{ContextName: "x", Operator: "REGEX", Values: []string{"x"}}), "REGEX"},
+		{"a numeric constraint on a value that is no number", strategy("s", "default", nil, unleashConstraint{ContextName: "age", Operator: "NUM_GT", Value: "old"}), "not a number"},
+		{"an address range", strategy("s", "remoteAddress", map[string]any{"IPs": "10.0.0.0/8"}), "CIDR"},
+		{"a rollout that is no percentage", strategy("s", "flexibleRollout", map[string]any{"rollout": "150"}), "percentage"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name+" leave the flag out, saying why", func(t *testing.T) {
+			sf := fromUnleash(unleashFeature{Name: "f", Environments: []unleashEnv{{Name: "production", Enabled: true, Strategies: []unleashStrategy{tc.strategy}}}})
+			if !strings.Contains(sf.Problem, tc.want) || !strings.Contains(sf.Problem, "production") {
+				t.Errorf("problem %q, want it to name %q and the environment", sf.Problem, tc.want)
+			}
+		})
+	}
+	t.Run("feature variants leave the flag out too", func(t *testing.T) {
+		if sf := fromUnleash(unleashFeature{Name: "f", Variants: []json.RawMessage{json.RawMessage(`{}`)}}); !strings.Contains(sf.Problem, "variants") {
+			t.Errorf("problem %q", sf.Problem)
+		}
+	})
+}
+
+func TestUnleashFeatureSettings(t *testing.T) {
+	f := unleashFeature{Name: "checkout", Description: "d", Type: "kill-switch"}
+	f.Tags = append(f.Tags, struct {
+		Type  string `json:"type"`
+		Value string `json:"value"`
+	}{"simple", "web"}, struct {
+		Type  string `json:"type"`
+		Value string `json:"value"`
+	}{"team", "payments"}, struct {
+		Type  string `json:"type"`
+		Value string `json:"value"`
+	}{"simple", "has space"})
+	sf := fromUnleash(f)
+	t.Run("a feature is a boolean flag serving true when on and false when off", func(t *testing.T) {
+		if len(sf.Variations) != 2 || string(sf.Variations[0].Value) != "true" || string(sf.Variations[1].Value) != "false" ||
+			sf.Defaults.OnVariation != 0 || sf.Defaults.OffVariation != 1 {
+			t.Errorf("variations %+v defaults %+v", sf.Variations, sf.Defaults)
+		}
+	})
+	t.Run("kill switches, operational and permission features are permanent; release and experiment ones temporary", func(t *testing.T) {
+		if *sf.Temporary {
+			t.Error("a kill switch is temporary")
+		}
+		if !*fromUnleash(unleashFeature{Name: "x", Type: "release"}).Temporary {
+			t.Error("a release feature is permanent")
+		}
+	})
+	t.Run("simple tags keep their value, others are type:value, and ones flagplane cannot hold are left out", func(t *testing.T) {
+		if got := strings.Join(sf.Tags, ","); got != "web,team:payments" {
+			t.Errorf("tags %q", got)
+		}
+	})
+}
