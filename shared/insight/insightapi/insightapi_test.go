@@ -508,3 +508,22 @@ func TestConcurrentEventsOfOneDeploymentAllLand(t *testing.T) {
 		t.Errorf("deployment after concurrent events: %v", d)
 	}
 }
+
+func TestAGroupsEnvironmentShowsItsKeysOnlyToWhoMayReadIt(t *testing.T) {
+	f := newFixture(t)
+	want(t, f.do(t, http.MethodPost, base+"/insights/group", map[string]any{"key": "g", "name": "G", "projectKey": proj, "environmentKey": env}), http.StatusCreated)
+	want(t, f.srv.Do(t, http.MethodPost, "/api/v2/roles", map[string]any{"key": "insights-only", "name": "Insights only", "basePermissions": "no_access",
+		"policy": []any{map[string]any{"effect": "allow", "resources": []string{"insight-group/*"}, "actions": []string{"*"}}}}), http.StatusCreated)
+	_, limited := f.srv.MustCreateToken(t, map[string]any{"name": "insights only", "customRoleIds": []string{"insights-only"}})
+	read := func(token string) map[string]any {
+		res := f.srv.Do(t, http.MethodGet, base+"/insights/groups/g?expand=environment", nil, "Authorization", token, "SVC-API-Version", "beta")
+		want(t, res, http.StatusOK)
+		return res.Map(t)["environment"].(map[string]any)
+	}
+	if e := read(f.srv.Token); e["apiKey"] != f.sdkKey {
+		t.Errorf("the admin sees apiKey %v", e["apiKey"])
+	}
+	if e := read(limited); e["apiKey"] != "" || e["mobileKey"] != "" || e["key"] != env {
+		t.Errorf("a caller who may not read the environment sees %v", e)
+	}
+}
