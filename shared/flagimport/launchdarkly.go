@@ -73,7 +73,8 @@ func (s *ldSource) Flags(ctx context.Context) ([]SourceFlag, error) {
 }
 
 // fromLD maps a LaunchDarkly flag: variations, defaults, tags, and every
-// environment's on/off, targets, rules, default rule and off variation.
+// environment's on/off, targets, rules, default rule, off variation and
+// prerequisites.
 func fromLD(f ldFlag) SourceFlag {
 	sf := SourceFlag{Key: f.Key, Name: f.Name, Description: f.Description, Defaults: f.Defaults, Tags: f.Tags,
 		Temporary: f.Temporary, Envs: map[string]*flag.EnvConfig{}}
@@ -86,7 +87,7 @@ func fromLD(f ldFlag) SourceFlag {
 		}
 		// Only the targeting is the source's; versions, salt and the rest stay flagplane's own.
 		sf.Envs[k] = &flag.EnvConfig{On: e.On, Targets: e.Targets, ContextTargets: e.ContextTargets, Rules: e.Rules,
-			Fallthrough: e.Fallthrough, OffVariation: e.OffVariation}
+			Fallthrough: e.Fallthrough, OffVariation: e.OffVariation, Prerequisites: e.Prerequisites}
 	}
 	return sf
 }

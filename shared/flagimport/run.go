@@ -147,29 +147,97 @@ func (s *Service) importFlags(ctx context.Context, c *Configuration, deadline ti
 	for _, p := range problems {
 		res.fail(c.ID, http.StatusBadRequest, p, s.now())
 	}
+	outcomes := map[string]int{}
+	var done []SourceFlag
+	stopped := func(i int) bool {
+		if !s.now().After(deadline) && ctx.Err() == nil {
+			return false
+		}
+		res.fail(c.ID, http.StatusServiceUnavailable, fmt.Sprintf("the run's time budget (%s) ran out after %d of %d flags; trigger the import again to import the rest (flags already imported are left as they are)",
+			s.RunBudget, i, len(flags)), s.now())
+		res.failed += len(flags) - i - 1
+		return true
+	}
+	flagFailed := func(key string, err error) {
+		res.fail(c.ID, s.StatusOf(err), fmt.Sprintf("flag %q: %s", key, fault.MessageOf(err)), s.now())
+		if fault.CodeOf(err) == fault.Internal {
+			s.Logger.Error("flag import: flag failed", "integrationId", c.ID, "flag", key, "error", err)
+		}
+	}
 	for i, sf := range flags {
-		if s.now().After(deadline) || ctx.Err() != nil {
-			res.fail(c.ID, http.StatusServiceUnavailable, fmt.Sprintf("the run's time budget (%s) ran out after %d of %d flags; trigger the import again to import the rest (flags already imported are left as they are)",
-				s.RunBudget, i, len(flags)), s.now())
-			res.failed += len(flags) - i - 1
+		if stopped(i) {
 			break
 		}
 		outcome, err := s.importFlag(ctx, c, sf, mapping)
-		switch {
-		case err != nil:
-			res.fail(c.ID, s.StatusOf(err), fmt.Sprintf("flag %q: %s", sf.Key, fault.MessageOf(err)), s.now())
-			if fault.CodeOf(err) == fault.Internal {
-				s.Logger.Error("flag import: flag failed", "integrationId", c.ID, "flag", sf.Key, "error", err)
-			}
-		case outcome == created:
+		if err != nil {
+			flagFailed(sf.Key, err)
+			continue
+		}
+		outcomes[sf.Key] = outcome
+		done = append(done, sf)
+	}
+	// Prerequisites name other flags, so they are set once the flags exist.
+	for _, sf := range done {
+		if s.now().After(deadline) || ctx.Err() != nil {
+			break // the next run sets them
+		}
+		changed, err := s.importPrerequisites(ctx, c, sf, mapping)
+		if err != nil {
+			flagFailed(sf.Key, err)
+			delete(outcomes, sf.Key)
+			continue
+		}
+		if changed && outcomes[sf.Key] == unchanged {
+			outcomes[sf.Key] = updated
+		}
+	}
+	for _, o := range outcomes {
+		switch o {
+		case created:
 			res.created++
-		case outcome == updated:
+		case updated:
 			res.updated++
 		default:
 			res.unchanged++
 		}
 	}
 	return res
+}
+
+// importPrerequisites sets the flag's prerequisites in every mapped
+// environment to the source's, through the flag service (which checks
+// that they exist, serve the variation named and make no cycle).
+func (s *Service) importPrerequisites(ctx context.Context, c *Configuration, sf SourceFlag, envs map[string]string) (bool, error) {
+	var ops []patch.Op
+	for _, from := range sortedKeysEnv(sf.Envs) {
+		to, ok := envs[from]
+		if !ok {
+			continue
+		}
+		pre := sf.Envs[from].Prerequisites
+		if pre == nil {
+			pre = []flag.Prerequisite{}
+		}
+		b, _ := json.Marshal(pre)
+		ops = append(ops, patch.Op{Op: "replace", Path: "/environments/" + to + "/prerequisites", Value: b})
+	}
+	if len(ops) == 0 {
+		return false, nil
+	}
+	raw, err := json.Marshal(ops)
+	if err != nil {
+		return false, fmt.Errorf("encode the prerequisites of flag %q: %w", sf.Key, err)
+	}
+	before, err := s.Flags.Load(ctx, c.ProjectKey, sf.Key)
+	if err != nil {
+		return false, err
+	}
+	d, err := s.Flags.Patch(ctx, c.ProjectKey, sf.Key, patch.Patch{Ops: ops, Raw: raw,
+		Comment: fmt.Sprintf("Prerequisites imported from %s by flag import configuration %s (%s)", c.IntegrationKey, c.ID, c.Name)})
+	if err != nil {
+		return false, err
+	}
+	return d.Flag.Version != before.Version, nil
 }
 
 // finish records the run's outcome, conditional on still holding the

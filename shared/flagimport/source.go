@@ -26,8 +26,9 @@ type SourceFlag struct {
 	Defaults  *flag.Defaults
 	Tags      []string
 	Temporary *bool
-	// Envs is the targeting per source environment key. Prerequisites
-	// are not imported.
+	// Envs is the targeting per source environment key, prerequisites
+	// aside: those name other flags, so they are set once every flag of
+	// the run exists (Envs[k].Prerequisites).
 	Envs map[string]*flag.EnvConfig
 	// Problem, when set, is why the flag cannot be imported faithfully
 	// (something of the source flagplane has no equivalent for): the run

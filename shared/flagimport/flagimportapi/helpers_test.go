@@ -125,6 +125,7 @@ type envTargeting struct {
 	Rules          []json.RawMessage `json:"rules"`
 	Fallthrough    json.RawMessage   `json:"fallthrough"`
 	OffVariation   *int              `json:"offVariation"`
+	Prerequisites  []json.RawMessage `json:"prerequisites"`
 }
 
 func getFlag(tb testing.TB, srv *apptest.Server, project, key string) flagJSON {

@@ -12,7 +12,8 @@ import (
 
 // seedSource fills project "src" of a flagplane server, standing in for
 // LaunchDarkly, with flags that have variations, per-environment on/off,
-// individual and context targets, rules and a rollout.
+// individual and context targets, rules, a rollout and a prerequisite
+// (banner needs dark-mode in test).
 func seedSource(t *testing.T, src *apptest.Server) {
 	t.Helper()
 	src.MustCreateProject(t, "src")
@@ -44,6 +45,7 @@ func seedSource(t *testing.T, src *apptest.Server) {
 	mustOK(http.MethodPatch, "/api/v2/flags/src/banner", []map[string]any{
 		{"op": "replace", "path": "/environments/test/on", "value": true},
 		{"op": "replace", "path": "/environments/test/fallthrough", "value": map[string]any{"variation": 1}},
+		{"op": "replace", "path": "/environments/test/prerequisites", "value": []any{map[string]any{"key": "dark-mode", "variation": 0}}},
 	})
 }
 
@@ -77,6 +79,7 @@ func sameTargeting(t *testing.T, src, dst *apptest.Server, key string) {
 		}{
 			{"targets", w.Targets, g.Targets}, {"contextTargets", w.ContextTargets, g.ContextTargets}, {"rules", w.Rules, g.Rules},
 			{"fallthrough", w.Fallthrough, g.Fallthrough}, {"offVariation", w.OffVariation, g.OffVariation},
+			{"prerequisites", w.Prerequisites, g.Prerequisites},
 		} {
 			if a, b := jsonOf(t, part.want), jsonOf(t, part.got); a != b {
 				t.Errorf("flag %s in %s: %s\n got %s\nwant %s", key, env, part.name, b, a)
@@ -121,6 +124,9 @@ func TestImportFromALaunchDarklyCompatibleAPI(t *testing.T) {
 		prod := getFlag(t, dst, "dst", "dark-mode").Environments["production"]
 		if !prod.On || len(prod.Rules) != 2 || len(prod.Targets) != 1 || len(prod.ContextTargets) != 1 {
 			t.Errorf("dark-mode in production: %+v, want on with 2 rules, 1 target list and 1 context target list", prod)
+		}
+		if pre := getFlag(t, dst, "dst", "banner").Environments["test"].Prerequisites; len(pre) != 1 {
+			t.Errorf("banner in test: prerequisites %s, want dark-mode's", pre)
 		}
 	})
 	t.Run("imported flags carry the source's tags, the configuration's tag and maintainer", func(t *testing.T) {
