@@ -75,30 +75,33 @@ func writeBenchDay(tb testing.TB, table store.Table) int64 {
 }
 
 // BenchmarkRollupDay recomputes and writes the rolled-up items of a day
-// with a million events' worth of hour cells (the day items are removed
-// before each run, so every run writes all of them).
+// with a million events' worth of hour cells, and folds it into the months
+// (the rolled-up items are removed before each run, so every run writes
+// all of them).
 func BenchmarkRollupDay(b *testing.B) {
 	table := openTable(b)
 	events := writeBenchDay(b, table)
 	r := usage.NewRollup(table, time.Now)
 	ctx := context.Background()
-	month := store.UsageDayPartition(benchDay.Format("200601"))
+	partitions := []string{store.UsageDayPartition(benchDay.Format("200601")), store.UsageMonthPartition(benchDay.Format("2006"))}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		page, err := table.Query(ctx, store.Query{PK: month})
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, it := range page.Items {
-			if err := table.Delete(ctx, it.Key(), store.Cond{}); err != nil {
+		for _, pk := range partitions {
+			page, err := table.Query(ctx, store.Query{PK: pk})
+			if err != nil {
 				b.Fatal(err)
+			}
+			for _, it := range page.Items {
+				if err := table.Delete(ctx, it.Key(), store.Cond{}); err != nil {
+					b.Fatal(err)
+				}
 			}
 		}
 		b.StartTimer()
 		n, err := r.RollupDay(ctx, benchDay, benchDay.Add(23*time.Hour))
-		if err != nil || n != benchEnvs*benchSenders {
+		if err != nil || n != 2*benchEnvs*benchSenders { // a day item and a month item per sender
 			b.Fatalf("wrote %d items, %v", n, err)
 		}
 	}
