@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -429,16 +430,18 @@ type DeploymentQuery struct {
 	From, To     int64 // Unix ms, inclusive, on startedAt
 	Kind, Status string
 	Limit        int
-	// After continues below this cursor (a previous page's next).
-	After string
+	// After continues below this cursor (a page's next); Before above it
+	// (a page's prev).
+	After, Before string
 }
 
 // DeploymentPage is one page, the number of deployments matching in the
-// whole window, and the cursor of the next page ("" when none).
+// whole window, and the cursors of the older (Next) and newer (Prev)
+// pages ("" when none).
 type DeploymentPage struct {
 	Items      []*Deployment
 	TotalCount int
-	Next       string
+	Next, Prev string
 }
 
 // maxWindowDeployments bounds the deployments one list request reads.
@@ -455,24 +458,34 @@ func (s *Service) Deployments(ctx context.Context, q DeploymentQuery) (Deploymen
 	if err != nil {
 		return DeploymentPage{}, err
 	}
-	var page DeploymentPage
+	// matches are newest first, as the index reads them.
+	var matches []*Deployment
 	for _, d := range all {
 		if len(q.Applications) > 0 && !slices.Contains(q.Applications, d.ApplicationKey) ||
 			q.Kind != "" && d.Kind != q.Kind || q.Status != "" && d.Status != q.Status {
 			continue
 		}
-		page.TotalCount++
-		cur := cursorOf(d)
-		if q.After != "" && cur >= q.After {
-			continue
-		}
-		if len(page.Items) < q.Limit {
-			page.Items = append(page.Items, d)
-			continue
-		}
-		if page.Next == "" {
-			page.Next = cursorOf(page.Items[len(page.Items)-1])
-		}
+		matches = append(matches, d)
+	}
+	page := DeploymentPage{TotalCount: len(matches)}
+	// The page starts below After (older), or ends above Before (newer).
+	start, end := 0, len(matches)
+	switch {
+	case q.After != "":
+		start = sort.Search(len(matches), func(i int) bool { return cursorOf(matches[i]) < q.After })
+		end = min(start+q.Limit, len(matches))
+	case q.Before != "":
+		end = sort.Search(len(matches), func(i int) bool { return cursorOf(matches[i]) <= q.Before })
+		start = max(end-q.Limit, 0)
+	default:
+		end = min(q.Limit, len(matches))
+	}
+	page.Items = matches[start:end]
+	if end < len(matches) && end > start {
+		page.Next = cursorOf(matches[end-1])
+	}
+	if start > 0 && end > start {
+		page.Prev = cursorOf(matches[start])
 	}
 	return page, nil
 }

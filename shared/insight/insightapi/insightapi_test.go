@@ -142,6 +142,11 @@ func TestDeploymentEventsBuildDeployments(t *testing.T) {
 		if _, ok := page2["_links"].(map[string]any)["next"]; ok {
 			t.Errorf("a next link after the last page: %v", page2["_links"])
 		}
+		prev := page2["_links"].(map[string]any)["prev"].(map[string]any)["href"].(string)
+		back := f.do(t, http.MethodGet, prev, nil).Map(t)
+		if len(items(back)) != 1 || items(back)[0]["applicationVersion"] != "1.1" {
+			t.Errorf("the page before: %v", back)
+		}
 	})
 	t.Run("a JSON patch sets the status and archives", func(t *testing.T) {
 		res := f.do(t, http.MethodPatch, base+"/deployments/"+id, []any{

@@ -200,7 +200,8 @@ func handlers(a *app.App) map[string]api.Handler {
 				out.Items = append(out.Items, newDeploymentRep(d))
 			}
 			q.Del("after")
-			out.Links = api.CursorLinks(base+"/deployments", q, "after", page.Next)
+			q.Del("before")
+			out.Links = cursorLinks(base+"/deployments", q, page.Next, page.Prev)
 			api.WriteJSON(w, http.StatusOK, out)
 			return nil
 		},
@@ -243,15 +244,7 @@ func handlers(a *app.App) map[string]api.Handler {
 			}
 			q.Del("after")
 			q.Del("before")
-			out.Links = api.CursorLinks(base+"/flag-events", q, "after", page.Next)
-			if page.Prev != "" {
-				v := url.Values{}
-				for k, vals := range q {
-					v[k] = vals
-				}
-				v.Set("before", page.Prev)
-				out.Links["prev"] = api.JSONLink(base + "/flag-events?" + v.Encode())
-			}
+			out.Links = cursorLinks(base+"/flag-events", q, page.Next, page.Prev)
 			api.WriteJSON(w, http.StatusOK, out)
 			return nil
 		},
@@ -414,6 +407,21 @@ func handlers(a *app.App) map[string]api.Handler {
 	}
 }
 
+// cursorLinks are a list's self and next links (next carries after), and
+// prev (carrying before) when a newer page exists.
+func cursorLinks(path string, q url.Values, next, prev string) api.Links {
+	links := api.CursorLinks(path, q, "after", next)
+	if prev != "" {
+		v := url.Values{}
+		for k, vals := range q {
+			v[k] = vals
+		}
+		v.Set("before", prev)
+		links["prev"] = api.JSONLink(path + "?" + v.Encode())
+	}
+	return links
+}
+
 func deploymentQuery(q url.Values) (insight.DeploymentQuery, error) {
 	var dq insight.DeploymentQuery
 	var err error
@@ -434,12 +442,14 @@ func deploymentQuery(q url.Values) (insight.DeploymentQuery, error) {
 	if dq.From, dq.To, err = window(q, time.Now()); err != nil {
 		return dq, err
 	}
-	dq.After = q.Get("after")
-	if dq.After != "" && !insight.ValidDeploymentCursor(dq.After) {
-		return dq, fault.New(fault.Invalid, "query parameter \"after\" %q is not a cursor this list gave", dq.After)
+	dq.After, dq.Before = q.Get("after"), q.Get("before")
+	for name, v := range map[string]string{"after": dq.After, "before": dq.Before} {
+		if v != "" && !insight.ValidDeploymentCursor(v) {
+			return dq, fault.New(fault.Invalid, "query parameter %q %q is not a cursor this list gave", name, v)
+		}
 	}
-	if q.Get("before") != "" {
-		return dq, fault.New(fault.Invalid, "query parameter \"before\" is not supported: follow the list's next links with \"after\"")
+	if dq.After != "" && dq.Before != "" {
+		return dq, fault.New(fault.Invalid, "query parameters \"after\" and \"before\" cannot be used together")
 	}
 	dq.Kind = q.Get("kind")
 	dq.Status = q.Get("status")
