@@ -195,7 +195,8 @@ func (s *stack) functionConfig(group string, instances int) lambdaemu.Config {
 	return lambdaemu.Config{
 		Name:      "flagplane-" + group,
 		Bootstrap: s.bootstrap(group),
-		Env:       spec.Env(infra.Resources{TableName: s.table, WebhookQueueURL: s.queueURL}),
+		// The stack generates the destinations' key-sealing secret; the harness makes one up.
+		Env: spec.Env(infra.Resources{TableName: s.table, WebhookQueueURL: s.queueURL, DestinationKeySecret: "e2e-destination-key-secret-0123456789abcdef"}),
 		HostEnv: map[string]string{
 			"AWS_ENDPOINT_URL_DYNAMODB": s.dynamoEndpoint,
 			"AWS_ENDPOINT_URL_SQS":      s.sqsEndpoint,
