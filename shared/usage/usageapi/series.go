@@ -38,6 +38,10 @@ const (
 	fAnon    = "anonymous"
 )
 
+// MaxFilterValues bounds the values of one repeated filter: each project
+// filtered on costs a Query per month read.
+const MaxFilterValues = 50
+
 // seriesOp describes one series operation.
 type seriesOp struct {
 	metric usage.Metric
@@ -191,6 +195,9 @@ func (op seriesOp) request(q url.Values, now time.Time) (usage.Request, error) {
 	}
 	for param, filter := range op.filters {
 		vals := q[param]
+		if len(vals) > MaxFilterValues {
+			return usage.Request{}, fault.New(fault.Invalid, "%s is repeated %d times; at most %d values", param, len(vals), MaxFilterValues)
+		}
 		switch filter {
 		case fProject:
 			req.Projects = append(req.Projects, vals...)
@@ -211,7 +218,12 @@ func (op seriesOp) request(q url.Values, now time.Time) (usage.Request, error) {
 		}
 	}
 	if op.groupParam != "" {
+		seen := map[string]bool{}
 		for _, g := range q[op.groupParam] {
+			if seen[g] {
+				continue // grouping twice by one field is grouping once
+			}
+			seen[g] = true
 			dim, ok := op.groupBy[g]
 			if !ok {
 				return usage.Request{}, fault.New(fault.Invalid, "%s %q is not one of %s", op.groupParam, g, strings.Join(keysOf(op.groupBy), ", "))

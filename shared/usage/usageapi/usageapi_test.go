@@ -346,6 +346,7 @@ func TestSeriesRejectsBadRequests(t *testing.T) {
 		{"a not-collected series still checks its granularity", "vega-ai", q("aggregationType", "incremental", "granularity", "monthly"), "monthly"},
 		{"an unknown time zone", "evaluations/shop/production/checkout", q("tz", "Mars/Olympus"), "tz"},
 		{"event kinds of data export", "data-export-events", q("eventKind", "custom"), "eventKind"},
+		{"a filter repeated more than 50 times", "total-contexts", manyProjects(), "at most 50"},
 	}
 	for _, c := range cases {
 		t.Run(c.name+" is a 400", func(t *testing.T) {
@@ -545,4 +546,12 @@ func TestEvaluationsSeries(t *testing.T) {
 			t.Errorf("%d %s", res.Status, res.Body)
 		}
 	})
+}
+
+func manyProjects() url.Values {
+	v := url.Values{}
+	for i := 0; i < 51; i++ {
+		v.Add("projectKey", fmt.Sprint("p", i))
+	}
+	return v
 }
