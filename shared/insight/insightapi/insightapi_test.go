@@ -175,6 +175,15 @@ func TestDeploymentEventsBuildDeployments(t *testing.T) {
 			want(t, f.do(t, http.MethodPost, base+"/deployment-events", c.body), c.code)
 		})
 	}
+	t.Run("an event time may be a string of digits", func(t *testing.T) {
+		at := strconv.FormatInt(start-1000, 10)
+		want(t, f.do(t, http.MethodPost, base+"/deployment-events", map[string]any{"projectKey": proj, "environmentKey": env,
+			"applicationKey": "cli", "version": "3", "eventType": "started", "eventTime": at}), http.StatusCreated)
+		d := f.do(t, http.MethodGet, base+"/deployments/"+insight.DeploymentID(proj, env, "cli", "3"), nil).Map(t)
+		if d["startedAt"] != float64(start-1000) {
+			t.Errorf("startedAt %v, want %s", d["startedAt"], at)
+		}
+	})
 	t.Run("an unknown deployment is a 404", func(t *testing.T) {
 		want(t, f.do(t, http.MethodGet, base+"/deployments/"+insight.DeploymentID("a", "b", "c", "d"), nil), http.StatusNotFound)
 		want(t, f.do(t, http.MethodGet, base+"/deployments/nope", nil), http.StatusNotFound)
