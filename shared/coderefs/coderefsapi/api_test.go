@@ -205,6 +205,27 @@ func TestRightsAreDecidedOnTheStoredName(t *testing.T) {
 			})
 		}
 	}
+	t.Run("lists leave out the denied repository", func(t *testing.T) {
+		for _, refs := range [][]string{{"alpha"}, nil} {
+			for _, repo := range []string{"Secret", "open"} {
+				wantStatus(t, srv.Do(t, http.MethodPut, repos+"/"+repo+"/branches/main", branchBody("main", "h"+strings.Join(refs, ""), 0, refs...)), http.StatusOK)
+			}
+		}
+		var list struct {
+			Items []struct{ Name string } `json:"items"`
+		}
+		srv.Do(t, http.MethodGet, repos, nil, "Authorization", token).JSON(t, &list)
+		if len(list.Items) != 1 || list.Items[0].Name != "open" {
+			t.Errorf("repositories listed: %+v, want only open", list.Items)
+		}
+		var ext struct {
+			Items map[string]any `json:"items"`
+		}
+		srv.Do(t, http.MethodGet, "/api/v2/code-refs/extinctions", nil, "Authorization", token).JSON(t, &ext)
+		if len(ext.Items) != 1 || ext.Items["open"] == nil {
+			t.Errorf("extinctions listed for %v, want only open", ext.Items)
+		}
+	})
 	t.Run("another repository in another case is allowed", func(t *testing.T) {
 		wantStatus(t, srv.Do(t, http.MethodPut, repos+"/OPEN/branches/main", branchBody("main", "c1", 0), "Authorization", token), http.StatusOK)
 	})

@@ -90,6 +90,24 @@ func newBranchRep(repo string, b *coderefs.Branch) branchRep {
 		References: b.References, Links: api.Self(coderefs.BranchHref(repo, b.Name))}
 }
 
+// visible keeps the repositories the caller may read: a list passes the
+// check on code-reference-repository/*, and a statement may still deny one.
+func visible(r *http.Request, list []*coderefs.Repository) []*coderefs.Repository {
+	out := list[:0:0]
+	for _, repo := range list {
+		if mayView(r, repo.Name) {
+			out = append(out, repo)
+		}
+	}
+	return out
+}
+
+// mayView says whether the caller may read the repository named name.
+func mayView(r *http.Request, name string) bool {
+	p, _ := identity.From(r.Context())
+	return p.Decide(api.StoredTags(r, policy.NewResource("code-reference-repository", name)), identity.ViewAction).Allowed
+}
+
 // present is "set to any value", as the reference words withBranches.
 func present(r *http.Request, name string) bool { return r.URL.Query().Has(name) }
 
@@ -104,6 +122,7 @@ func handlers(a *app.App) map[string]api.Handler {
 			if err != nil {
 				return err
 			}
+			repos = visible(r, repos)
 			out := repositoriesRep{Links: api.Self(reposPath), Items: make([]repositoryRep, 0, len(repos))}
 			for _, repo := range repos {
 				rep := newRepositoryRep(r, repo)
@@ -262,6 +281,9 @@ func handlers(a *app.App) map[string]api.Handler {
 			}
 			out := extinctionsRep{Links: api.Self("/api/v2/code-refs/extinctions"), Items: map[string][]extinctionRep{}}
 			for repo, list := range found {
+				if !mayView(r, repo) {
+					continue
+				}
 				reps := make([]extinctionRep, len(list))
 				for i, e := range list {
 					reps[i] = extinctionRep{Revision: e.Revision, Message: e.Message, Time: e.Time, ProjKey: e.ProjKey, FlagKey: e.FlagKey}
