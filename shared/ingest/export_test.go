@@ -149,3 +149,27 @@ func TestSpoolTapsThePayloadsOfExportingEnvironments(t *testing.T) {
 		}
 	})
 }
+
+// BenchmarkApplyWithExportTap is a 400-event payload applied on the
+// embedded store for an environment without a destination (the tap costs
+// a cached marker read) and for one that exports (it also spools the
+// events: one part, one transaction).
+func BenchmarkApplyWithExportTap(b *testing.B) {
+	for _, exporting := range []bool{false, true} {
+		b.Run(fmt.Sprintf("exporting=%v", exporting), func(b *testing.B) {
+			agg, table := newAggregator(b)
+			if exporting {
+				markExporting(b, table, "env", "d1")
+			}
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				i++
+				if _, err := agg.Apply(context.Background(), ingest.Payload{Source: ingest.SourceServer, ProjectKey: "p", EnvKey: "e", EnvID: "env",
+					PayloadID: fmt.Sprint("bench-", i), ReceivedAt: time.Now().UnixMilli(), Body: flush(i, 10)}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
