@@ -311,6 +311,17 @@ func TestTheSDKInDaemonModeEvaluatesWhatFlagplaneWrote(t *testing.T) {
 				})
 				eventually(t, "the SDK's evaluations", func() []string { return mismatches(t, srv, client) })
 			})
+			t.Run("a change of a variation's value, for every environment, reaches the store", func(t *testing.T) {
+				mustOK(t, beta(t, srv, http.MethodPatch, "/api/v2/flags/fs/flag-01", []map[string]any{
+					{"op": "replace", "path": "/variations/0/value", "value": "crimson"}}), http.StatusOK)
+				// user-0 has an email at corp.example: the rule serving variation 0.
+				eventually(t, "flag-01 after the change", func() []string {
+					if got, _ := client.StringVariation("flag-01", contexts()[0], ""); got != "crimson" {
+						return []string{"flag-01 serves " + got + " to user-0, want crimson"}
+					}
+					return mismatches(t, srv, client)
+				})
+			})
 			t.Run("a deleted flag disappears from the store", func(t *testing.T) {
 				mustOK(t, beta(t, srv, http.MethodDelete, "/api/v2/flags/fs/flag-05", nil), http.StatusNoContent)
 				eventually(t, "flag-05 after its deletion", func() []string {
@@ -320,6 +331,23 @@ func TestTheSDKInDaemonModeEvaluatesWhatFlagplaneWrote(t *testing.T) {
 					return nil
 				})
 				eventually(t, "the SDK's evaluations", func() []string { return mismatches(t, srv, client) })
+			})
+			t.Run("a configuration created off writes nothing until turned on", func(t *testing.T) {
+				offConfig := k.config(t, "p"+uuid.NewString()[:8])
+				var off struct {
+					ID string `json:"_id"`
+				}
+				mustOK(t, beta(t, srv, http.MethodPost, base, map[string]any{"name": "later", "config": offConfig}), http.StatusCreated).JSON(t, &off)
+				offClient := daemonClient(t, k, offConfig)
+				// The create's entry went through the consumer before this flag change's did.
+				mustOK(t, beta(t, srv, http.MethodPatch, "/api/v2/flags/fs/flag-02", []map[string]any{
+					{"op": "replace", "path": "/environments/test/offVariation", "value": 1}}), http.StatusOK)
+				eventually(t, "the main store after the change", func() []string { return mismatches(t, srv, client) })
+				if n := len(offClient.AllFlagsState(ldcontext.New("u")).ToValuesMap()); n != 0 {
+					t.Fatalf("a configuration that is off wrote %d flags to its store", n)
+				}
+				mustOK(t, beta(t, srv, http.MethodPatch, base+"/"+off.ID, []map[string]any{{"op": "replace", "path": "/on", "value": true}}), http.StatusOK)
+				eventually(t, "the SDK's evaluations once on", func() []string { return mismatches(t, srv, offClient) })
 			})
 			t.Run("the status records the last sync", func(t *testing.T) {
 				var rep struct {
