@@ -119,7 +119,9 @@ func (s *Service) Setup(ctx context.Context, projectKey, envKey, kind string, bo
 		return nil, fmt.Errorf("encode pending setup: %w", err)
 	}
 	pk := store.DestinationSetupKey(projectKey, envKey, kind)
-	writes = append(writes, store.Put(store.Item{PK: pk.PK, SK: pk.SK, Version: 1, Data: data}, store.Cond{}),
+	// A new setup replaces the pending one with a new version, so a
+	// complete-setup that read the old one cannot consume this one.
+	writes = append(writes, store.Put(store.Item{PK: pk.PK, SK: pk.SK, Version: s.now().UnixNano(), Data: data}, store.Cond{}),
 		store.Check(store.EnvironmentKey(projectKey, envKey), store.IfExists()))
 	if _, err := s.log.Commit(ctx, s.change(change{writes: writes, resource: Resource(projectKey, envKey, "*"), action: "createDestination",
 		name: kind + " setup", href: "/api/v2/destinations/projects/" + projectKey + "/environments/" + envKey + "/kinds/" + kind + "/setup",

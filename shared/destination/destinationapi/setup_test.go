@@ -139,6 +139,15 @@ func TestCompleteSetupChecksTheHostAndKeyAndFillsTheArtifacts(t *testing.T) {
 		must(t, srv.Do(t, http.MethodPost, setupPath("p", "production", "snowflake-v2", "complete-setup"),
 			map[string]any{"publicKey": setup["publicKey"], "snowflakeHostAddress": host}), http.StatusNotFound)
 	})
+	t.Run("a second setup replaces the first: only its key completes", func(t *testing.T) {
+		first := must(t, srv.Do(t, http.MethodPost, setupPath("p", "test", "snowflake-v2", "setup"), map[string]any{"snowflakeHostAddress": host}), http.StatusCreated)
+		second := must(t, srv.Do(t, http.MethodPost, setupPath("p", "test", "snowflake-v2", "setup"), map[string]any{"snowflakeHostAddress": host}), http.StatusCreated)
+		res := srv.Do(t, http.MethodPost, setupPath("p", "test", "snowflake-v2", "complete-setup"), map[string]any{"publicKey": first["publicKey"], "snowflakeHostAddress": host})
+		if res.Status != http.StatusBadRequest || !strings.Contains(res.String(), "latest") {
+			t.Errorf("the first key: %d %s", res.Status, res.Body)
+		}
+		must(t, srv.Do(t, http.MethodPost, setupPath("p", "test", "snowflake-v2", "complete-setup"), map[string]any{"publicKey": second["publicKey"], "snowflakeHostAddress": host}), http.StatusCreated)
+	})
 	t.Run("a ClickHouse password is in the setup answer only: never in the destination or the audit log", func(t *testing.T) {
 		const pw = "Very-Secret-Pw-42"
 		must(t, srv.Do(t, http.MethodPost, setupPath("p", "test", "clickhouse", "setup"),
