@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"log/slog"
 	"math"
 	"net/http"
 	"net/url"
@@ -12,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flagplane/flagplane/shared/app"
 	"github.com/flagplane/flagplane/shared/app/apptest"
 	"github.com/flagplane/flagplane/shared/ingest"
 	"github.com/flagplane/flagplane/shared/store"
@@ -554,4 +557,44 @@ func manyProjects() url.Values {
 		v.Add("projectKey", fmt.Sprint("p", i))
 	}
 	return v
+}
+
+func TestLocalRollupJob(t *testing.T) {
+	f := newFixture(t)
+	f.send(t, mar10.Add(9*time.Hour), "shop/production", "server", "GoClient/7.14.6", contexts("j1", "j2"))
+	f.clock.set(mar11)
+	var job func(context.Context, *app.App, *slog.Logger)
+	for _, g := range app.Registered() {
+		if g.Name == "usage" {
+			job = g.Jobs
+		}
+	}
+	if job == nil {
+		t.Fatal("the usage group registers no job")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { job(ctx, f.srv.App, slog.New(slog.NewTextHandler(io.Discard, nil))); close(done) }()
+	t.Run("the local server's job rolls up at once, and stops with the server", func(t *testing.T) {
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			if _, err := f.srv.Table.Get(context.Background(), store.UsageRollupWatermarkKey()); err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("no rollup within 10 s")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the job did not stop")
+		}
+		a := f.series(t, "/api/v2/usage/total-contexts", q("from", ms(mar10), "to", ms(mar10)))
+		if got := a.value(t, mar10, map[string]string{"contextKind": "user"}); got != 2 {
+			t.Errorf("contexts after the job's rollup = %d", got)
+		}
+	})
 }
