@@ -54,11 +54,13 @@ type Store interface {
 // Timing of syncs.
 const (
 	// syncTimeout bounds one sync; leaseTTL outlives it, so a lease is
-	// never taken over from a sync still writing.
-	syncTimeout = 45 * time.Second
-	leaseTTL    = 60 * time.Second
+	// never taken over from a sync still writing. Waiting for the lease
+	// and then syncing fits the delivery worker's 30 s (infra.WorkerTimeout);
+	// a sync that cannot have the lease in time fails and the queue retries.
+	syncTimeout = 15 * time.Second
+	leaseTTL    = 20 * time.Second
 	// leaseWait is how long a sync waits for another one to finish.
-	leaseWait = 30 * time.Second
+	leaseWait = 8 * time.Second
 	// StaleAfter is when the SDKs call big segment data stale (their
 	// default StaleAfter): a store whose synchronized-on time is older is
 	// potentially stale.
