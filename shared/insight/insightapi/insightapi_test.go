@@ -541,3 +541,24 @@ func TestAGroupsEnvironmentShowsItsKeysOnlyToWhoMayReadIt(t *testing.T) {
 		t.Errorf("a caller who may not read the environment sees %v", e)
 	}
 }
+
+func TestMappingsNeedTheRightOnEachProject(t *testing.T) {
+	f := newFixture(t)
+	f.srv.MustCreateProject(t, "other")
+	want(t, f.srv.Do(t, http.MethodPost, "/api/v2/code-refs/repositories", map[string]any{"name": "mono"}), http.StatusOK)
+	want(t, f.srv.Do(t, http.MethodPost, "/api/v2/roles", map[string]any{"key": "shop-repos", "name": "Shop repositories",
+		"policy": []any{map[string]any{"effect": "allow", "resources": []string{"proj/" + proj + ":insight-repository/*"}, "actions": []string{"*"}}}}), http.StatusCreated)
+	_, token := f.srv.MustCreateToken(t, map[string]any{"name": "shop repos", "customRoleIds": []string{"shop-repos"}})
+	put := func(body any) *apptest.Response {
+		return f.srv.Do(t, http.MethodPut, base+"/repositories/projects", body, "Authorization", token, "SVC-API-Version", "beta")
+	}
+	mapping := func(project string) map[string]any {
+		return map[string]any{"repositoryKey": "mono", "projectKey": project}
+	}
+	want(t, put(map[string]any{"mappings": []any{mapping(proj)}}), http.StatusOK)
+	want(t, put(map[string]any{"mappings": []any{mapping(proj), mapping("other")}}), http.StatusForbidden)
+	want(t, put("not json"), http.StatusForbidden) // judged by the operation's own right first
+	want(t, f.do(t, http.MethodPut, base+"/repositories/projects", "not json"), http.StatusBadRequest)
+	res := f.srv.Do(t, http.MethodDelete, base+"/repositories/mono/projects/other", nil, "Authorization", token, "SVC-API-Version", "beta")
+	want(t, res, http.StatusForbidden)
+}

@@ -53,8 +53,9 @@ func needs(*app.App) map[string]api.Needs {
 				return nil, err
 			}
 			var in mappingsInput
-			if err := json.Unmarshal(body, &in); err != nil {
-				return nil, fault.New(fault.Invalid, "body must be {\"mappings\": [{\"repositoryKey\", \"projectKey\"}, ...]}: %s", err.Error())
+			if json.Unmarshal(body, &in) != nil {
+				// Judged by the operation's own right; the handler's 400 follows.
+				return []api.Need{{}}, nil
 			}
 			out := []api.Need{}
 			for _, m := range in.Mappings {
