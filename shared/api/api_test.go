@@ -16,7 +16,6 @@ import (
 	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/app/apptest"
 	"github.com/flagplane/flagplane/shared/catalog"
-	"github.com/flagplane/flagplane/shared/endpoints"
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/identity"
 	"github.com/flagplane/flagplane/shared/token"
@@ -577,7 +576,7 @@ func TestTokensOnTheAPI(t *testing.T) {
 // 501, taken from the catalog so that building one does not break the test.
 func unbuiltBetaGET(tb testing.TB, srv *apptest.Server) string {
 	tb.Helper()
-	built := endpoints.Handlers(srv.App.Services)
+	built := srv.App.Handlers()
 	param := regexp.MustCompile(`\{[^}]*\}`)
 	for _, op := range catalog.All() {
 		if op.Beta && op.Method == http.MethodGet && !op.Public && built[op.ID] == nil {

@@ -200,15 +200,17 @@ func (g grantSource) Member(ctx context.Context, id string) (string, []string, s
 	return m.Role, append(append([]string(nil), m.CustomRoles...), fromTeams...), m.Email, nil
 }
 
-// Handler routes the operations of one catalog group, or of all groups when group is "".
-func (a *App) Handler(group string) (http.Handler, error) {
-	ops := catalog.All()
-	if group != "" {
-		var err error
-		if ops, err = catalog.Group(group); err != nil {
-			return nil, err
-		}
-	}
+// Handlers returns the handler of every built operation, by operation id:
+// the catalog operations that do not answer 501.
+func (a *App) Handlers() map[string]api.Handler {
+	h, _ := a.handlers("")
+	return h
+}
+
+// handlers are the built handlers, and the needs that follow from requests,
+// of the package endpoints groups, the SDK routes, the health check and
+// the registered groups (only group's, or all when group is "").
+func (a *App) handlers(group string) (map[string]api.Handler, map[string]api.Needs) {
 	handlers := endpoints.Handlers(a.Services)
 	// The health check reads the table itself: it answers for the store, not for a service.
 	handlers[health.OperationID] = health.Handler(a.Table)
@@ -229,6 +231,19 @@ func (a *App) Handler(group string) (http.Handler, error) {
 			}
 		}
 	}
+	return handlers, needs
+}
+
+// Handler routes the operations of one catalog group, or of all groups when group is "".
+func (a *App) Handler(group string) (http.Handler, error) {
+	ops := catalog.All()
+	if group != "" {
+		var err error
+		if ops, err = catalog.Group(group); err != nil {
+			return nil, err
+		}
+	}
+	handlers, needs := a.handlers(group)
 	routed := map[string]api.Handler{}
 	for _, op := range ops {
 		if h, ok := handlers[op.ID]; ok {

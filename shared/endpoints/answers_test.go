@@ -14,7 +14,6 @@ import (
 
 	"github.com/flagplane/flagplane/shared/app/apptest"
 	"github.com/flagplane/flagplane/shared/catalog"
-	"github.com/flagplane/flagplane/shared/endpoints"
 )
 
 // Every built operation's success answer against the reference's response
@@ -405,7 +404,7 @@ func (w *world) pendingApproval(tb testing.TB) string {
 
 // builtOperations are the catalog operations with a handler.
 func builtOperations(w *world) []catalog.Operation {
-	handlers := endpoints.Handlers(w.srv.App.Services)
+	handlers := w.srv.App.Handlers()
 	var out []catalog.Operation
 	for _, op := range catalog.All() {
 		if _, ok := handlers[op.ID]; ok {

@@ -33,7 +33,6 @@ import (
 
 	"github.com/flagplane/flagplane/shared/app/apptest"
 	"github.com/flagplane/flagplane/shared/catalog"
-	"github.com/flagplane/flagplane/shared/endpoints"
 )
 
 // clientModule is the client this tier pins in go.mod.
@@ -126,7 +125,7 @@ func newTier(t *testing.T, srv *apptest.Server) *tier {
 		tr.routes.Handle(op.Pattern(), http.NotFoundHandler())
 		tr.opOf[op.Pattern()] = op.ID
 	}
-	for id := range endpoints.Handlers(srv.App.Services) {
+	for id := range srv.App.Handlers() {
 		tr.built[id] = true
 	}
 	for _, d := range deviations {
