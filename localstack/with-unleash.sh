@@ -44,6 +44,12 @@ if ! pg_bin >/dev/null; then
 	apt-get update -qq >&2
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql >&2
 	pg_bin >/dev/null || die "apt-get installed postgresql but no initdb/pg_ctl under /usr/lib/postgresql/*/bin"
+	# The package may start a default cluster; only the binaries are wanted here.
+	if command -v pg_lsclusters >/dev/null; then
+		pg_lsclusters -h 2>/dev/null | while read -r ver cluster _; do
+			pg_ctlcluster "$ver" "$cluster" stop >/dev/null 2>&1 || true
+		done
+	fi
 fi
 pgbin="$(pg_bin)"
 command -v node >/dev/null || die "node not found (Node.js 20 or newer is needed for unleash-server)"

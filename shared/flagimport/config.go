@@ -32,7 +32,6 @@ const (
 	key                      // a key in the source system
 	tag                      // a flagplane tag
 	envMap                   // an object: source environment key -> environment key here
-	boolean                  // true or false
 )
 
 // field is one entry of a source system's config object.
@@ -190,14 +189,6 @@ func validate(integrationKey string, c Config) (Config, error) {
 				return nil, err
 			}
 			out[f.name], _ = json.Marshal(m)
-			continue
-		}
-		if f.kind == boolean {
-			var b bool
-			if json.Unmarshal(raw, &b) != nil {
-				return nil, fault.New(fault.Invalid, "field %q must be true or false", where)
-			}
-			out[f.name], _ = json.Marshal(b)
 			continue
 		}
 		var s string
