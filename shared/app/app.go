@@ -86,7 +86,7 @@ type App struct {
 	settings Settings
 
 	sharedMu sync.Mutex
-	shared   map[any]any // see Shared
+	shared   map[any]*sharedValue // see Shared
 }
 
 // New wires the services over table.

@@ -73,18 +73,26 @@ func Registered() []Group {
 // Shared returns the value build makes for key, built once per App: the
 // service a registered group's handlers, needs and jobs share (its caches
 // among them). key is best a group-private type, as with context keys.
+// build may call Shared for other keys (a service built on another
+// group's); the lock is not held while it runs.
 func (a *App) Shared(key any, build func() any) any {
 	a.sharedMu.Lock()
-	defer a.sharedMu.Unlock()
 	if a.shared == nil {
-		a.shared = map[any]any{}
+		a.shared = map[any]*sharedValue{}
 	}
-	if v, ok := a.shared[key]; ok {
-		return v
+	sv, ok := a.shared[key]
+	if !ok {
+		sv = &sharedValue{}
+		a.shared[key] = sv
 	}
-	v := build()
-	a.shared[key] = v
-	return v
+	a.sharedMu.Unlock()
+	sv.once.Do(func() { sv.v = build() })
+	return sv.v
+}
+
+type sharedValue struct {
+	once sync.Once
+	v    any
 }
 
 // RunJobs runs every registered group's background jobs until ctx ends,

@@ -42,7 +42,7 @@ const (
 	maxTag  = 64
 	// MaxPerEnvironment bounds the configurations of one capability in
 	// one environment: each is written on every flag change.
-	MaxPerEnvironment = 5
+	MaxPerEnvironment = 20
 )
 
 // Config is one delivery configuration or big segment store integration.
