@@ -128,7 +128,7 @@ test-flagimports:
 .PHONY: test-featurestores
 test-featurestores: node-tools
 	DYNAMODB_LOCAL_PORT=$(DYNAMODB_PORT) localstack/with-emulators.sh redis dynamodb -- \
-		env FLAGPLANE_REQUIRE_FEATURESTORES=1 $(GOTEST) -run '^TestTheSDKInDaemonMode' ./shared/featurestore/...
+		env FLAGPLANE_REQUIRE_FEATURESTORES=1 $(GOTEST) -run '^(TestTheSDKInDaemonMode|TestStoresHoldTheSDKsConditions)' ./shared/featurestore/...
 
 ## test-emulators: the emulator scripts: two runs side by side, busy ports refused, stop kills only its own
 test-emulators: node-tools
