@@ -31,6 +31,7 @@ func (h handlers) stream(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	defer h.s.Streams().Unsubscribe(sub)
+	h.s.Streams().Opened(r.Context(), sub, r.Header.Get("User-Agent"))
 
 	// The server's read and write timeouts are for requests, not for
 	// streams: lift the read deadline, and give each write its own.

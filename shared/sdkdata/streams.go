@@ -36,6 +36,8 @@ type Streams struct {
 	wakeCh  chan struct{}
 	done    chan struct{}
 	logger  *slog.Logger
+	// onOpen are told of every stream opened (see streamhooks.go).
+	onOpen []func(context.Context, StreamOpened)
 }
 
 func newStreams(s *Service) *Streams {

@@ -61,3 +61,22 @@ func UsageMonthPartition(year string) string { return usageMonthPrefix + year }
 func UsageMonthExportKey(year, envID, month string) Key {
 	return Key{PK: UsageMonthPartition(year), SK: UsageDayExportPrefix + envID + "#" + month}
 }
+
+const usageStreamPrefix = "USAGESTREAM#"
+
+// UsageStreamKey counts the streaming connections one SDK (name and
+// version, hashed into sdk) opened to one environment in one hour.
+func UsageStreamKey(hour, projectKey, envKey, sdk string) Key {
+	return Key{PK: UsageStreamPartition(hour), SK: projectKey + "#" + envKey + "#" + sdk}
+}
+
+// UsageStreamPartition is the partition of every stream counter of one hour.
+func UsageStreamPartition(hour string) string { return usageStreamPrefix + hour }
+
+// UsageDayStreamKey is one rolled-up day of one SDK's streams to one environment.
+func UsageDayStreamKey(month, projectKey, envKey, day, sdk string) Key {
+	return Key{PK: UsageDayPartition(month), SK: UsageDayStreamPrefix + projectKey + "#" + envKey + "#" + day + "#" + sdk}
+}
+
+// UsageDayStreamPrefix selects the stream days of a month partition.
+const UsageDayStreamPrefix = "S#"

@@ -216,7 +216,8 @@ func (r *Rollup) watermark(ctx context.Context) (string, int64, error) {
 func (r *Rollup) RollupDay(ctx context.Context, day, through time.Time) (int, error) {
 	days := map[store.Key]*dayAcc{}
 	exports := map[string]*ExportDay{}
-	var keys []store.Key
+	streams := map[store.Key]*StreamDay{}
+	var keys, streamKeys []store.Key
 	dayStr := day.Format(dayLayout)
 	throughStr := through.Format(hourLayout)
 	for h := day; !h.After(through); h = h.Add(time.Hour) {
@@ -239,6 +240,9 @@ func (r *Rollup) RollupDay(ctx context.Context, day, through time.Time) (int, er
 			return acc.add(hour[8:], c)
 		})
 		if err != nil {
+			return 0, err
+		}
+		if err := rollupStreams(ctx, r.table, day, hour, throughStr, streams, &streamKeys); err != nil {
 			return 0, err
 		}
 		err = queryAll(ctx, r.table, store.Query{PK: store.DataExportHourKey(hour, "").PK}, func(it store.Item) error {
@@ -265,6 +269,17 @@ func (r *Rollup) RollupDay(ctx context.Context, day, through time.Time) (int, er
 		doc, err := days[k].doc()
 		if err != nil {
 			return written, err
+		}
+		n, err := r.overwrite(ctx, k, doc, ttl)
+		written += n
+		if err != nil {
+			return written, err
+		}
+	}
+	for _, k := range streamKeys {
+		doc, err := json.Marshal(streams[k])
+		if err != nil {
+			return written, fmt.Errorf("encode stream day: %w", err)
 		}
 		n, err := r.overwrite(ctx, k, doc, ttl)
 		written += n

@@ -28,6 +28,8 @@ const (
 	Events
 	// Exported are the events the data export destinations sent.
 	Exported
+	// Streams are the streaming connections server-side SDKs opened.
+	Streams
 )
 
 func (m Metric) distinct() bool { return m == Contexts || m == MAU }
@@ -186,9 +188,12 @@ func (rd *Reader) Compute(ctx context.Context, r Request) (Series, error) {
 		return nil
 	}
 	prefixes := []string{store.UsageDayProjectPrefix("")[:2]}
-	if r.Metric == Exported {
+	switch {
+	case r.Metric == Exported:
 		prefixes = []string{store.UsageDayExportPrefix}
-	} else if len(r.Projects) > 0 {
+	case r.Metric == Streams:
+		prefixes = []string{store.UsageDayStreamPrefix}
+	case len(r.Projects) > 0:
 		prefixes = prefixes[:0]
 		for _, p := range dedupe(r.Projects) {
 			prefixes = append(prefixes, store.UsageDayProjectPrefix(p))
@@ -211,8 +216,11 @@ func (rd *Reader) Compute(ctx context.Context, r Request) (Series, error) {
 		for _, prefix := range prefixes {
 			q := store.Query{PK: store.UsageDayPartition(m.Format(monthLayout)), SKPrefix: prefix}
 			err := queryAll(ctx, rd.table, q, func(it store.Item) error {
-				if r.Metric == Exported {
+				switch r.Metric {
+				case Exported:
 					return rd.addExport(r, it, loadFrom, loadTo, add)
+				case Streams:
+					return rd.addStreams(r, it, loadFrom, loadTo, add)
 				}
 				return rd.addDay(r, it, loadFrom, loadTo, add)
 			})
@@ -269,9 +277,9 @@ func addCounts(r Request, d Day, at int64, name string, add adder) error {
 		return nil
 	}
 	switch r.Metric {
-	case AIRuns, Events:
+	case AIRuns, Events, Streams:
 		hourly, total := d.HourlyAIRuns, d.AIRuns
-		if r.Metric == Events {
+		if r.Metric != AIRuns {
 			hourly, total = d.HourlyEvents, 0
 			for _, n := range d.Events {
 				total += n
@@ -307,6 +315,18 @@ func addCounts(r Request, d Day, at int64, name string, add adder) error {
 		}
 	}
 	return nil
+}
+
+func (rd *Reader) addStreams(r Request, it store.Item, loadFrom, loadTo time.Time, add adder) error {
+	var sd StreamDay
+	if err := json.Unmarshal(it.Data, &sd); err != nil {
+		return fmt.Errorf("decode stream day %s: %w", it.SK, err)
+	}
+	day, err := time.Parse(dayLayout, sd.Day)
+	if err != nil || day.Before(loadFrom) || day.After(loadTo) {
+		return nil
+	}
+	return addCounts(r, sd.asDay(), day.UnixMilli(), it.SK, add)
 }
 
 func (rd *Reader) addExport(r Request, it store.Item, loadFrom, loadTo time.Time, add adder) error {

@@ -22,7 +22,7 @@ func handlers(a *app.App, s *usage.Service) map[string]api.Handler {
 		"getEvaluationsUsage":        evaluationsHandler(a, s),
 		"getStreamUsage":             streamsHandler(s, false),
 		"getStreamUsageBySdkVersion": streamsHandler(s, true),
-		"getStreamUsageSdkversion":   streamVersionsHandler(),
+		"getStreamUsageSdkversion":   streamVersionsHandler(s),
 		"getMauSdksByType":           mauSDKsHandler(s),
 		"getSdkAllVersions":          sdkVersionsHandler(a, s, false),
 		"getSdkVersionsDetails":      sdkVersionsHandler(a, s, true),
@@ -101,11 +101,9 @@ func evaluationsHandler(a *app.App, s *usage.Service) api.Handler {
 		if err != nil {
 			return err
 		}
-		loc := time.UTC
-		if tz := r.URL.Query().Get("tz"); tz != "" {
-			if loc, err = time.LoadLocation(tz); err != nil {
-				return fault.New(fault.Invalid, "tz %q is not a known time zone (an IANA name such as Europe/Paris)", tz)
-			}
+		loc, err := tzParam(r)
+		if err != nil {
+			return err
 		}
 		if _, err := a.Services.Environments.Get(r.Context(), project, env); err != nil {
 			return err
@@ -129,8 +127,10 @@ func checkSource(r *http.Request) error {
 	return nil
 }
 
-// streamsHandler answers the stream series: flagplane does not count SDK
-// streams, so the series is empty and says so.
+// streamsHandler: the streaming connections server-side SDKs opened to
+// the local server (in AWS SDKs poll, so none), by the hour within two
+// days, by the day beyond; bySDK groups them by SDK name and version.
+// Browser and mobile SDKs poll flagplane, so the client source is not collected.
 func streamsHandler(s *usage.Service, bySDK bool) api.Handler {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		if err := checkSource(r); err != nil {
@@ -141,12 +141,49 @@ func streamsHandler(s *usage.Service, bySDK bool) api.Handler {
 		if bySDK {
 			def = now.Add(-24 * time.Hour)
 		}
-		if _, _, _, err := autoRange(r, now, def); err != nil {
+		from, to, unit, err := autoRange(r, now, def)
+		if err != nil {
 			return err
 		}
-		api.WriteJSON(w, http.StatusOK, notCollectedRep(r, notStreams))
+		// tz is checked; the rolled-up days break at UTC midnight whatever it says.
+		if _, err := tzParam(r); err != nil {
+			return err
+		}
+		if r.PathValue("source") == "client" {
+			api.WriteJSON(w, http.StatusOK, notCollectedRep(r, notClientStreams))
+			return nil
+		}
+		req := usage.Request{Metric: usage.Streams, From: from, To: to, Aggregation: usage.Incremental, Granularity: granularityOf(unit)}
+		if bySDK {
+			q := r.URL.Query()
+			req.GroupBy = []string{usage.DimSDKName, usage.DimSDKVersion}
+			if v := q.Get("sdk"); v != "" {
+				req.SDKNames = []string{v}
+			}
+			if v := q.Get("version"); v != "" {
+				req.SDKVersions = []string{v}
+			}
+		}
+		series, err := s.Reader.Compute(r.Context(), req)
+		if err != nil {
+			return err
+		}
+		api.WriteJSON(w, http.StatusOK, seriesRep{Links: selfOf(r), Metadata: series.Metadata, Series: series.Points})
 		return nil
 	}
+}
+
+// tzParam reads the tz parameter: an IANA time zone name, UTC by default.
+func tzParam(r *http.Request) (*time.Location, error) {
+	tz := r.URL.Query().Get("tz")
+	if tz == "" {
+		return time.UTC, nil
+	}
+	loc, err := time.LoadLocation(tz)
+	if err != nil {
+		return nil, fault.New(fault.Invalid, "tz %q is not a known time zone (an IANA name such as Europe/Paris)", tz)
+	}
+	return loc, nil
 }
 
 type sdkVersionListRep struct {
@@ -154,15 +191,36 @@ type sdkVersionListRep struct {
 	SDKVersions []map[string]string `json:"sdkVersions"`
 }
 
-// streamVersionsHandler lists the SDK versions that streamed: none are counted.
-func streamVersionsHandler() api.Handler {
+// streamVersionsHandler lists the SDK names and versions that opened
+// streams in the last 30 days (none from the client source: see above).
+func streamVersionsHandler(s *usage.Service) api.Handler {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		if err := checkSource(r); err != nil {
 			return err
 		}
-		api.WriteJSON(w, http.StatusOK, sdkVersionListRep{Links: selfOf(r), SDKVersions: []map[string]string{}})
+		out := []map[string]string{}
+		if r.PathValue("source") == "server" {
+			now := s.Now()
+			series, err := s.Reader.Compute(r.Context(), usage.Request{Metric: usage.Streams, From: now.Add(-30 * 24 * time.Hour), To: now,
+				Aggregation: usage.Incremental, Granularity: usage.Daily, GroupBy: []string{usage.DimSDKName, usage.DimSDKVersion}})
+			if err != nil {
+				return err
+			}
+			for _, md := range series.Metadata {
+				out = append(out, map[string]string{"sdk": orUnknown(md[usage.DimSDKName]), "version": orUnknown(md[usage.DimSDKVersion])})
+			}
+		}
+		api.WriteJSON(w, http.StatusOK, sdkVersionListRep{Links: selfOf(r), SDKVersions: out})
 		return nil
 	}
+}
+
+// orUnknown is the reference's "Unknown" for an SDK that sent no name or version.
+func orUnknown(v any) string {
+	if s, _ := v.(string); s != "" {
+		return s
+	}
+	return "Unknown"
 }
 
 type sdkListRep struct {

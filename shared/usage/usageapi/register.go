@@ -11,6 +11,7 @@ import (
 
 	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/app"
+	"github.com/flagplane/flagplane/shared/sdkdata"
 	"github.com/flagplane/flagplane/shared/usage"
 )
 
@@ -19,7 +20,18 @@ type serviceKey struct{}
 // Service is the app's usage service (built once per app): tests set its
 // clock and run its rollup on demand.
 func Service(a *app.App) *usage.Service {
-	return a.Shared(serviceKey{}, func() any { return usage.NewService(a.Table) }).(*usage.Service)
+	return a.Shared(serviceKey{}, func() any {
+		s := usage.NewService(a.Table)
+		// Streams are served by the local server only; each one opened is counted.
+		if a.SDK != nil {
+			a.SDK.Streams().OnOpen(func(ctx context.Context, o sdkdata.StreamOpened) {
+				if err := s.RecordStream(ctx, o.Env.ProjectKey, o.Env.EnvKey, o.UserAgent); err != nil && a.Logger != nil {
+					a.Logger.Warn("count an SDK stream", "project", o.Env.ProjectKey, "environment", o.Env.EnvKey, "err", err)
+				}
+			})
+		}
+		return s
+	}).(*usage.Service)
 }
 
 // RollupEvery is how often the local server rolls up (the usage-rollup

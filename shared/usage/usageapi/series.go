@@ -101,7 +101,7 @@ const (
 	notExperiments   = "experimentation: flagplane runs no experiments"
 	notWarehouse     = "warehouse export: flagplane has no warehouse export destinations"
 	notConnections   = "service connections: flagplane does not count SDK connections"
-	notStreams       = "streaming connections: flagplane does not count SDK streams"
+	notClientStreams = "client-side streaming: browser and mobile SDKs poll flagplane, which serves them no stream"
 	notExported      = "data export: no destination exported events in this range"
 )
 

@@ -1,6 +1,7 @@
 package usageapi_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -366,7 +367,7 @@ func TestSourcesNotCollectedSaySo(t *testing.T) {
 	f.clock.set(mar12)
 	for _, path := range []string{"observability/errors", "observability/logs", "observability/metrics", "observability/sessions",
 		"observability/traces", "vega-ai", "experimentation-events", "experimentation-keys", "warehouse-export",
-		"service-connections", "streams/client", "streams/server/bysdkversion", "data-export-events", "events/published"} {
+		"service-connections", "streams/client", "streams/client/bysdkversion", "data-export-events", "events/published"} {
 		t.Run(path+" answers an empty series and a metadata entry saying the source is not collected", func(t *testing.T) {
 			a := f.series(t, "/api/v2/usage/"+path, nil)
 			if len(a.Series) != 0 || len(a.Metadata) != 1 || a.Metadata[0]["collected"] != false || a.Metadata[0]["source"] == "" {
@@ -374,7 +375,7 @@ func TestSourcesNotCollectedSaySo(t *testing.T) {
 			}
 		})
 	}
-	t.Run("stream SDK versions are an empty list", func(t *testing.T) {
+	t.Run("client stream SDK versions are an empty list", func(t *testing.T) {
 		res := f.get(t, "/api/v2/usage/streams/client/sdkversions", nil)
 		if res.Status != http.StatusOK || !strings.Contains(res.String(), `"sdkVersions":[]`) {
 			t.Errorf("%d %s", res.Status, res.Body)
@@ -595,6 +596,73 @@ func TestLocalRollupJob(t *testing.T) {
 		a := f.series(t, "/api/v2/usage/total-contexts", q("from", ms(mar10), "to", ms(mar10)))
 		if got := a.value(t, mar10, map[string]string{"contextKind": "user"}); got != 2 {
 			t.Errorf("contexts after the job's rollup = %d", got)
+		}
+	})
+}
+
+// openStream opens the server-side SDK stream (/all) and closes it once
+// its first event arrived.
+func (f *fixture) openStream(t *testing.T, at time.Time, target, userAgent string) {
+	t.Helper()
+	f.clock.set(at)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, f.srv.URL+"/all", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", f.envs[target].sdkKey)
+	req.Header.Set("User-Agent", userAgent)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	line, err := bufio.NewReader(res.Body).ReadString('\n')
+	if res.StatusCode != http.StatusOK || err != nil || line != "event: put\n" {
+		t.Fatalf("stream: %d %q %v", res.StatusCode, line, err)
+	}
+}
+
+func TestStreamSeries(t *testing.T) {
+	f := newFixture(t)
+	f.openStream(t, mar10.Add(10*time.Hour), "shop/production", "GoClient/7.14.6")
+	f.openStream(t, mar10.Add(10*time.Hour+5*time.Minute), "shop/production", "GoClient/7.14.6")
+	f.openStream(t, mar10.Add(11*time.Hour), "blog/production", "PythonClient/9.0.0")
+	f.openStream(t, mar11.Add(3*time.Hour), "shop/test", "GoClient/7.15.0")
+	f.clock.set(mar12.Add(10 * time.Minute))
+	if _, err := f.svc.Rollup.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name  string
+		path  string
+		query url.Values
+		at    time.Time
+		group map[string]string
+		want  int64
+	}{
+		{"streams opened in a day", "streams/server", q("from", ms(mar10.Add(-24*time.Hour)), "to", ms(mar12)), mar10, map[string]string{}, 3},
+		{"streams opened the next day", "streams/server", q("from", ms(mar10.Add(-24*time.Hour)), "to", ms(mar12)), mar11, map[string]string{}, 1},
+		{"streams by the hour within two days", "streams/server", q("from", ms(mar10), "to", ms(mar11)), mar10.Add(10 * time.Hour), map[string]string{}, 2},
+		{"streams by SDK version", "streams/server/bysdkversion", q("from", ms(mar10), "to", ms(mar11)), mar10.Add(11 * time.Hour),
+			map[string]string{"sdkName": "PythonClient", "sdkVersion": "9.0.0"}, 1},
+		{"streams of one SDK version", "streams/server/bysdkversion", q("from", ms(mar10), "to", ms(mar12), "sdk", "GoClient", "version", "7.15.0"), mar11.Add(3 * time.Hour),
+			map[string]string{"sdkName": "GoClient"}, 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			a := f.series(t, "/api/v2/usage/"+c.path, c.query)
+			if got := a.value(t, c.at, c.group); got != c.want {
+				t.Errorf("%v at %s = %d, want %d: %v %v", c.group, c.at, got, c.want, a.Metadata, a.Series)
+			}
+		})
+	}
+	t.Run("the SDK versions that streamed", func(t *testing.T) {
+		res := f.get(t, "/api/v2/usage/streams/server/sdkversions", nil)
+		want := `"sdkVersions":[{"sdk":"GoClient","version":"7.14.6"},{"sdk":"GoClient","version":"7.15.0"},{"sdk":"PythonClient","version":"9.0.0"}]`
+		if res.Status != http.StatusOK || !strings.Contains(res.String(), want) {
+			t.Errorf("%d %s", res.Status, res.Body)
 		}
 	})
 }
