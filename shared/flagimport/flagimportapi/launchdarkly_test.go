@@ -290,3 +290,31 @@ func TestTriggeringNeedsTheRightsToChangeTheProjectsFlags(t *testing.T) {
 		must(t, dst, http.StatusCreated, http.MethodPost, configPath(c)+"/trigger", nil, "Authorization", importsAndFlags)
 	})
 }
+
+func TestAnEnvironmentRequiringApprovalsRefusesTheImportsChange(t *testing.T) {
+	src := apptest.New(t)
+	seedSource(t, src)
+	dst := apptest.New(t, apptest.WithWebhookDelivery())
+	dst.MustCreateProject(t, "dst")
+	if res := dst.Do(t, http.MethodPatch, "/api/v2/projects/dst/environments/production",
+		[]map[string]any{{"op": "replace", "path": "/approvalSettings/required", "value": true}}); res.Status != http.StatusOK {
+		t.Fatalf("require approvals: %d %s", res.Status, res.Body)
+	}
+	c := createConfig(t, dst, "dst", "launchdarkly", map[string]any{"config": map[string]any{"baseUrl": src.URL, "apiKey": src.Token, "sourceProjectKey": "src"}})
+	got := trigger(t, dst, c)
+	if got.Status.Status != "partial" {
+		t.Fatalf("_status %+v, want partial", got.Status)
+	}
+	found := false
+	for _, e := range got.Status.Errors {
+		if strings.Contains(e.Message, `"dark-mode"`) && e.StatusCode == http.StatusMethodNotAllowed {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("errors %+v: want dark-mode's production change refused with a 405", got.Status.Errors)
+	}
+	if getFlag(t, dst, "dst", "dark-mode").Environments["production"].On {
+		t.Error("dark-mode was turned on in production without an approval")
+	}
+}
