@@ -270,3 +270,39 @@ func TestARunThatCrashedDoesNotBlockTheNext(t *testing.T) {
 		}
 	})
 }
+
+func TestOfTriggersSentAtOnceExactlyOneRuns(t *testing.T) {
+	srv := apptest.New(t, apptest.WithWebhookDelivery())
+	srv.MustCreateProject(t, "p")
+	source := newBlockingSource(t)
+	c := createConfig(t, srv, "p", "launchdarkly", map[string]any{"config": map[string]any{"baseUrl": source.URL, "apiKey": "k", "sourceProjectKey": "s"}})
+	const n = 6
+	answers := make(chan int, n)
+	var start sync.WaitGroup
+	start.Add(1)
+	for range n {
+		go func() {
+			start.Wait()
+			answers <- do(t, srv, http.MethodPost, configPath(c)+"/trigger", nil).Status
+		}()
+	}
+	start.Done()
+	// The losers answer while the winner waits on the source.
+	counts := map[int]int{}
+	for range n - 1 {
+		select {
+		case s := <-answers:
+			counts[s]++
+		case <-time.After(10 * time.Second):
+			t.Fatalf("only %v answered", counts)
+		}
+	}
+	source.open()
+	counts[<-answers]++
+	if counts[http.StatusCreated] != 1 || counts[http.StatusConflict] != n-1 {
+		t.Errorf("statuses %v, want one 201 and %d 409s", counts, n-1)
+	}
+	if len(source.entered) != 1 {
+		t.Errorf("the source was read %d times, want once", len(source.entered))
+	}
+}
