@@ -470,7 +470,7 @@ func (b *batch) otherChanges(known *boundedSet) []change {
 	if sdk.Name != "" && !known.has("sdk/"+p.EnvID+"/"+sdk.Type+"/"+sdk.Name+"/"+sdk.Version+"/"+hourOf(now)) {
 		b.learned = append(b.learned, "sdk/"+p.EnvID+"/"+sdk.Type+"/"+sdk.Name+"/"+sdk.Version+"/"+hourOf(now))
 		if it, err := sdkSeenItem(p, sdk, "", b.now); err == nil {
-			out = append(out, change{key: it.Key(), item: it})
+			out = append(out, change{key: it.Key(), merge: keepConnection(it)})
 		}
 	}
 	// The hour's usage: event counts and distinct-context sketches.

@@ -151,3 +151,24 @@ func Canonical(s *hyperloglog.Sketch) *hyperloglog.Sketch {
 // SetClock replaces the aggregator's clock (tests that span hours and
 // days); call it before the aggregator is in use.
 func (a *Aggregator) SetClock(now func() time.Time) { a.now = now }
+
+// keepConnection writes an SDK seen through its events, keeping the
+// connection type (streaming, polling, relay) its diagnostic events told:
+// events do not say it.
+func keepConnection(it store.Item) func(*store.Item) (store.Item, bool, error) {
+	return func(old *store.Item) (store.Item, bool, error) {
+		if old == nil {
+			return it, true, nil
+		}
+		var prev, next SDKSeen
+		if err := json.Unmarshal(old.Data, &prev); err != nil || prev.Connection == "" {
+			return it, true, nil
+		}
+		if err := json.Unmarshal(it.Data, &next); err != nil {
+			return store.Item{}, false, fmt.Errorf("decode SDK seen: %w", err)
+		}
+		next.Connection = prev.Connection
+		data, err := json.Marshal(next)
+		return store.Item{Data: data}, err == nil, err
+	}
+}

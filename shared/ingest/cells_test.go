@@ -95,3 +95,26 @@ func TestCanonicalSketchesEncodeEqualContentEqually(t *testing.T) {
 		})
 	}
 }
+
+func TestEventsKeepTheConnectionDiagnosticsTold(t *testing.T) {
+	agg, table := newAggregator(t)
+	ctx := context.Background()
+	now := time.Now().UnixMilli()
+	diag := ingest.Payload{Source: ingest.SourceDiagnostic, ProjectKey: "p", EnvKey: "e", EnvID: "env1", UserAgent: "GoClient/7.14.6", ReceivedAt: now,
+		Body: json.RawMessage(`{"kind":"diagnostic-init","sdk":{"name":"GoClient","version":"7.14.6"},"configuration":{"usingRelayDaemon":true}}`)}
+	events := ingest.Payload{Source: ingest.SourceServer, ProjectKey: "p", EnvKey: "e", EnvID: "env1", UserAgent: "GoClient/7.14.6", ReceivedAt: now,
+		Body: json.RawMessage(`[{"kind":"identify","creationDate":1,"context":{"kind":"user","key":"a"}}]`)}
+	for _, p := range []ingest.Payload{diag, events} {
+		if _, err := agg.Apply(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	it, err := table.Get(ctx, store.SDKSeenKey("env1", "server", "GoClient", "7.14.6"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen ingest.SDKSeen
+	if err := json.Unmarshal(it.Data, &seen); err != nil || seen.Connection != "relay" {
+		t.Errorf("SDK seen = %s, want the relay connection kept", it.Data)
+	}
+}
