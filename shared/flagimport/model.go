@@ -77,6 +77,10 @@ type Run struct {
 	Updated   int `json:"updated"`
 	Unchanged int `json:"unchanged"`
 	Failed    int `json:"failed"`
+	// ResumeAfter is the key of the last flag a run cut by its budget
+	// reached: the next run starts after it (and comes round to the
+	// others), so runs of a large source make progress.
+	ResumeAfter string `json:"resumeAfter,omitempty"`
 	// ItemVersion is the store version, the lease's fencing token.
 	ItemVersion int64 `json:"-"`
 }

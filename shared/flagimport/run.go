@@ -47,7 +47,7 @@ func (s *Service) Trigger(ctx context.Context, projectKey, integrationKey, id st
 	deadline := start.Add(s.RunBudget)
 	runCtx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
-	result := s.importFlags(runCtx, c, deadline)
+	result := s.importFlags(runCtx, c, lease.ResumeAfter, deadline)
 	// The outcome is recorded even when the caller went away meanwhile.
 	done, err := s.finish(context.WithoutCancel(ctx), c, lease, result)
 	if err != nil {
@@ -75,6 +75,7 @@ func (s *Service) takeLease(ctx context.Context, c *Configuration, prev *Run, no
 	if prev != nil {
 		next.LastImport, next.LastError, next.Errors = prev.LastImport, prev.LastError, prev.Errors
 		next.Created, next.Updated, next.Unchanged, next.Failed = prev.Created, prev.Updated, prev.Unchanged, prev.Failed
+		next.ResumeAfter = prev.ResumeAfter
 		next.ItemVersion = prev.ItemVersion + 1
 		cond = store.IfVersion(prev.ItemVersion)
 	} else {
@@ -103,6 +104,8 @@ type result struct {
 	errors                              []RunError
 	// sourceFailed: the source could not be read, so nothing was tried.
 	sourceFailed bool
+	// resumeAfter is where the next run starts ("" when this one went round).
+	resumeAfter string
 }
 
 func (r *result) fail(id string, status int, msg string, at time.Time) {
@@ -112,9 +115,10 @@ func (r *result) fail(id string, status int, msg string, at time.Time) {
 	}
 }
 
-// importFlags reads the source and applies every flag, until deadline.
-func (s *Service) importFlags(ctx context.Context, c *Configuration, deadline time.Time) *result {
-	res := &result{}
+// importFlags reads the source and applies every flag, until deadline,
+// in key order starting after resumeAfter and coming round to the rest.
+func (s *Service) importFlags(ctx context.Context, c *Configuration, resumeAfter string, deadline time.Time) *result {
+	res := &result{resumeAfter: resumeAfter}
 	src, err := s.sourceFor(c)
 	if err != nil {
 		res.sourceFailed = true
@@ -143,6 +147,14 @@ func (s *Service) importFlags(ctx context.Context, c *Configuration, deadline ti
 		res.fail(c.ID, s.StatusOf(err), fault.MessageOf(err), s.now())
 		return res
 	}
+	slices.SortFunc(flags, func(a, b SourceFlag) int { return strings.Compare(a.Key, b.Key) })
+	split, _ := slices.BinarySearchFunc(flags, resumeAfter, func(f SourceFlag, k string) int {
+		if f.Key <= k {
+			return -1
+		}
+		return 1
+	})
+	flags = append(flags[split:len(flags):len(flags)], flags[:split]...)
 	mapping, problems := envMapping(c.Config.EnvironmentMap(), envs)
 	for _, p := range problems {
 		res.fail(c.ID, http.StatusBadRequest, p, s.now())
@@ -156,6 +168,9 @@ func (s *Service) importFlags(ctx context.Context, c *Configuration, deadline ti
 		res.fail(c.ID, http.StatusServiceUnavailable, fmt.Sprintf("the run's time budget (%s) ran out after %d of %d flags; trigger the import again to import the rest (flags already imported are left as they are)",
 			s.RunBudget, i, len(flags)), s.now())
 		res.failed += len(flags) - i - 1
+		if i > 0 {
+			res.resumeAfter = flags[i-1].Key
+		}
 		return true
 	}
 	flagFailed := func(key string, err error) {
@@ -164,8 +179,9 @@ func (s *Service) importFlags(ctx context.Context, c *Configuration, deadline ti
 			s.Logger.Error("flag import: flag failed", "integrationId", c.ID, "flag", key, "error", err)
 		}
 	}
+	cut := false
 	for i, sf := range flags {
-		if stopped(i) {
+		if cut = stopped(i); cut {
 			break
 		}
 		outcome, err := s.importFlag(ctx, c, sf, mapping)
@@ -175,6 +191,9 @@ func (s *Service) importFlags(ctx context.Context, c *Configuration, deadline ti
 		}
 		outcomes[sf.Key] = outcome
 		done = append(done, sf)
+	}
+	if !cut {
+		res.resumeAfter = ""
 	}
 	// Prerequisites name other flags, so they are set once the flags exist.
 	for _, sf := range done {
@@ -248,7 +267,7 @@ func (s *Service) finish(ctx context.Context, c *Configuration, lease *Run, res 
 	next := *lease
 	next.LeaseUntil, next.ItemVersion = 0, lease.ItemVersion+1
 	next.Created, next.Updated, next.Unchanged, next.Failed = res.created, res.updated, res.unchanged, res.failed
-	next.Errors = res.errors
+	next.Errors, next.ResumeAfter = res.errors, res.resumeAfter
 	if next.Errors == nil {
 		next.Errors = []RunError{}
 	}

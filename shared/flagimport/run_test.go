@@ -73,14 +73,26 @@ func TestARunStopsAtItsBudgetAndTheNextPicksUpTheRest(t *testing.T) {
 			t.Errorf("error %+v", e)
 		}
 	})
-	t.Run("the next run creates the rest, and leaves the first run's flags alone", func(t *testing.T) {
-		s := newService(t, dst, time.Now)
+	t.Run("a next run as short starts where the first stopped, so it creates more", func(t *testing.T) {
+		s := newService(t, dst, (&stepClock{at: time.Now(), step: time.Second}).now)
+		s.RunBudget = 3 * time.Second
 		_, second, err := s.Trigger(ctx, "dst", flagimport.LaunchDarkly, c.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if second.Status != flagimport.StatusComplete || second.Created != 6-first.Created || second.Unchanged != first.Created || second.Updated != 0 {
-			t.Errorf("run %+v, want complete: %d created, %d unchanged", second, 6-first.Created, first.Created)
+		if second.Created == 0 || second.Unchanged != 0 {
+			t.Errorf("run %+v, want new flags created before any already imported is looked at", second)
+		}
+		first.Created += second.Created
+	})
+	t.Run("a run with time enough creates the rest and leaves the earlier runs' flags alone", func(t *testing.T) {
+		s := newService(t, dst, time.Now)
+		_, last, err := s.Trigger(ctx, "dst", flagimport.LaunchDarkly, c.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if last.Status != flagimport.StatusComplete || last.Created != 6-first.Created || last.Unchanged != first.Created || last.Updated != 0 || last.ResumeAfter != "" {
+			t.Errorf("run %+v, want complete: %d created, %d unchanged", last, 6-first.Created, first.Created)
 		}
 	})
 }
