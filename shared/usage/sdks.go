@@ -25,6 +25,18 @@ type VersionsTable struct {
 	AsOf string                   `json:"asOf"`
 	Note string                   `json:"note"`
 	SDKs map[string]LatestRelease `json:"sdks"`
+	// Aliases are the names diagnostic events give SDKs ("go-server-sdk"),
+	// by the User-Agent name the table knows them by ("GoClient").
+	Aliases map[string]string `json:"aliases"`
+}
+
+// Release is the table's entry for an SDK name, through its aliases.
+func (t VersionsTable) Release(name string) (LatestRelease, bool) {
+	if alias, ok := t.Aliases[name]; ok {
+		name = alias
+	}
+	rel, ok := t.SDKs[name]
+	return rel, ok
 }
 
 // LatestRelease is one SDK's latest release and its majors' end-of-life dates (yyyy-mm-dd).
@@ -57,7 +69,7 @@ const EOLNearWindow = 90 * 24 * time.Hour
 
 // EOLStatus says where version of the SDK name stands against the table at now.
 func (t VersionsTable) EOLStatus(name, version string, now time.Time) string {
-	rel, ok := t.SDKs[name]
+	rel, ok := t.Release(name)
 	if !ok || version == "" {
 		return EolUnknown
 	}

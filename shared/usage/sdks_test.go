@@ -31,13 +31,14 @@ func TestEOLStatus(t *testing.T) {
 	now := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
 	table := usage.VersionsTable{SDKs: map[string]usage.LatestRelease{
 		"GoClient": {LatestVersion: "7.10.0", EOLDates: map[string]string{"5": "2026-01-01", "6": "2026-07-01"}},
-	}}
+	}, Aliases: map[string]string{"go-server-sdk": "GoClient"}}
 	cases := []struct{ name, sdk, version, want string }{
 		{"the latest major is all clear", "GoClient", "7.1.0", usage.EolAllClear},
 		{"a major past its end of life", "GoClient", "5.3.0", usage.EolPast},
 		{"a major within 90 days of its end of life", "GoClient", "6.0.0", usage.EolNear},
 		{"an older major without a date has a newer major available", "GoClient", "4.0.0", usage.MajorVersionAvailable},
 		{"an SDK missing from the table is unknown", "ElmClient", "1.0.0", usage.EolUnknown},
+		{"the name a diagnostic event gives is an alias", "go-server-sdk", "6.0.0", usage.EolNear},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -49,6 +50,11 @@ func TestEOLStatus(t *testing.T) {
 	t.Run("the shipped table has a date and an entry for the Go SDK", func(t *testing.T) {
 		if _, err := time.Parse("2006-01-02", usage.Versions.AsOf); err != nil || usage.Versions.SDKs["GoClient"].LatestVersion == "" {
 			t.Errorf("table = %+v", usage.Versions)
+		}
+		for alias, name := range usage.Versions.Aliases {
+			if _, ok := usage.Versions.SDKs[name]; !ok {
+				t.Errorf("alias %s names %s, which the table lacks", alias, name)
+			}
 		}
 	})
 }

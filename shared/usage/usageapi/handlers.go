@@ -316,7 +316,7 @@ func sdkVersionsHandler(a *app.App, s *usage.Service, highest bool) api.Handler 
 					envNames[ek] = e.Name
 				}
 			}
-			rel := usage.Versions.SDKs[sdk.Name]
+			rel, _ := usage.Versions.Release(sdk.Name)
 			out = append(out, sdkVersionRep{Name: sdk.Name, Version: sdk.Version, Type: sdk.Type, ProjectID: ids(sdk.ProjectKey),
 				ProjectKey: sdk.ProjectKey, ProjectName: projectNames[sdk.ProjectKey], EnvironmentID: sdk.EnvID,
 				EnvironmentKey: sdk.EnvKey, EnvironmentName: envNames[ek], ApplicationID: sdk.ApplicationID,
