@@ -336,9 +336,9 @@ type BigSegmentStatus struct {
 	Errors           []StoreError `json:"errors"`
 }
 
-// BigSegmentStatus checks the store now: it is available when it answers
-// and holds a synchronized-on time, and potentially stale when that time
-// is older than StaleAfter (as the SDKs judge it) or missing.
+// BigSegmentStatus checks the store now: it is potentially stale when it
+// does not answer, or its synchronized-on time is missing or older than
+// StaleAfter (as the SDKs judge it), and available otherwise.
 func (s *Service) BigSegmentStatus(ctx context.Context, c *Config) (BigSegmentStatus, error) {
 	rec, err := s.Status(ctx, c.ID)
 	if err != nil {
@@ -359,8 +359,9 @@ func (s *Service) BigSegmentStatus(ctx context.Context, c *Config) (BigSegmentSt
 		return out, nil
 	}
 	out.LastSync = synced
-	out.Available = synced > 0
 	out.PotentiallyStale = synced == 0 || now.Sub(time.UnixMilli(synced)) > StaleAfter
+	// The reference's meaning: synchronized, and recently.
+	out.Available = !out.PotentiallyStale
 	return out, nil
 }
 

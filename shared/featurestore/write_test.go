@@ -206,3 +206,45 @@ func newLeaseTable(tb testing.TB) store.Table {
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 var timeNow = time.Now
+
+// syncedStore answers a fixed synchronized-on time, or an error.
+type syncedStore struct {
+	*memStore
+	ms  int64
+	err error
+}
+
+func (s syncedStore) SynchronizedOn(context.Context) (int64, error) { return s.ms, s.err }
+
+func TestBigSegmentStatusFollowsTheStoresSynchronizedOnTime(t *testing.T) {
+	now := time.UnixMilli(1700000000000)
+	for _, tc := range []struct {
+		name             string
+		ms               int64
+		err              error
+		available, stale bool
+		errors           int
+	}{
+		{"synchronized a minute ago is available", now.Add(-time.Minute).UnixMilli(), nil, true, false, 0},
+		{"synchronized three minutes ago is potentially stale", now.Add(-3 * time.Minute).UnixMilli(), nil, false, true, 0},
+		{"never synchronized is potentially stale", 0, nil, false, true, 0},
+		{"a store that does not answer is potentially stale, with the error", 0, fmt.Errorf("connection refused"), false, true, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			open := func(context.Context, string, Settings) (Store, error) {
+				return syncedStore{memStore: newMemStore(), ms: tc.ms, err: tc.err}, nil
+			}
+			s := &Service{table: newLeaseTable(t), open: open, logger: discardLogger(), now: func() time.Time { return now }}
+			st, err := s.BigSegmentStatus(context.Background(), &Config{ID: "c", IntegrationKey: Redis, Config: map[string]any{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Available != tc.available || st.PotentiallyStale != tc.stale || len(st.Errors) != tc.errors {
+				t.Fatalf("status %+v", st)
+			}
+			if tc.err == nil && st.LastSync != tc.ms {
+				t.Fatalf("lastSync %d, want %d", st.LastSync, tc.ms)
+			}
+		})
+	}
+}
