@@ -1,13 +1,17 @@
 package endpoints_test
 
 import (
+	"context"
 	"net/http"
 	"testing"
+
+	"github.com/flagplane/flagplane/shared/usage/usageapi"
 )
 
 // The usage group's rows in the cross-cutting tables: every operation is a
 // GET with the beta header. The world's project gets one SDK payload, so
-// the SDK version lists and evaluation series answer with items.
+// the SDK version lists (after a rollup's snapshot) and evaluation series
+// answer with items.
 
 // usageWorld posts one Go SDK payload to the world's production
 // environment (an SDK seen now, evaluations of the world's flag).
@@ -19,6 +23,10 @@ func usageWorld(tb testing.TB, w *world) {
 	res := w.srv.Do(tb, http.MethodPost, "/bulk", body, "Authorization", e["apiKey"].(string), "User-Agent", "GoClient/7.14.6", "X-LaunchDarkly-Event-Schema", "4")
 	if res.Status != http.StatusAccepted {
 		tb.Fatalf("post SDK events: %d %s", res.Status, res.Body)
+	}
+	// The SDK version lists read the rollup's snapshot.
+	if _, err := usageapi.Service(w.srv.App).Rollup.Run(context.Background()); err != nil {
+		tb.Fatalf("usage rollup: %v", err)
 	}
 }
 

@@ -1,5 +1,7 @@
 package store
 
+import "fmt"
+
 // Usage statistics (issue 11). Hour cells are written by the ingest
 // aggregator; day items and the rollup watermark only by the usage rollup.
 
@@ -80,3 +82,16 @@ func UsageDayStreamKey(month, projectKey, envKey, day, sdk string) Key {
 
 // UsageDayStreamPrefix selects the stream days of a month partition.
 const UsageDayStreamPrefix = "S#"
+
+// UsageSDKsPartition holds the rollup's hourly snapshot of the SDKs seen in
+// the last 24 hours: chunks under "<generation>#<nnnn>" and the pointer
+// UsageSDKsCurrentKey naming the generation readers use.
+const UsageSDKsPartition = "USAGESDKS"
+
+// UsageSDKsCurrentKey names the snapshot generation in use.
+func UsageSDKsCurrentKey() Key { return Key{PK: UsageSDKsPartition, SK: "CURRENT"} }
+
+// UsageSDKsChunkKey is one chunk of a snapshot generation.
+func UsageSDKsChunkKey(generation string, n int) Key {
+	return Key{PK: UsageSDKsPartition, SK: generation + "#" + fmt.Sprintf("%04d", n)}
+}

@@ -166,6 +166,10 @@ func (r *Rollup) Run(ctx context.Context) (Report, error) {
 		}
 		start = t.Add(time.Hour)
 	}
+	// The SDK snapshot is taken once an hour, whether or not hours are due.
+	if err := r.SnapshotSDKs(ctx); err != nil {
+		return Report{}, err
+	}
 	if start.After(last) {
 		return Report{}, nil
 	}

@@ -149,12 +149,20 @@ type SDKFilter struct {
 type SeenSDK struct {
 	ingest.SDKSeen
 	// ConnectionType is direct, or proxy for an SDK behind a Relay Proxy.
-	ConnectionType string
+	ConnectionType string `json:"connection"`
+}
+
+// keeps says whether the filter keeps s.
+func (f SDKFilter) keeps(s SeenSDK) bool {
+	return (f.EnvID == "" || f.EnvID == s.EnvID) && (f.ProjectKey == "" || f.ProjectKey == s.ProjectKey) &&
+		(f.Name == "" || f.Name == s.Name) && (f.Type == "" || f.Type == s.Type) && (f.AppID == "" || f.AppID == s.ApplicationID) &&
+		(f.ConnectionType == "" || f.ConnectionType == s.ConnectionType)
 }
 
 // SeenSDKs lists the SDKs seen within SDKWindow before now, sorted by name,
-// version, project and environment: one Query of the SDK partition. The
-// aggregator refreshes each SDK's item at most once an hour per process.
+// version, project and environment: one Query of the SDK partition (the
+// aggregator refreshes each SDK's item at most once an hour per process).
+// The API reads the rollup's hourly snapshot of it (SnapshotSDKsSeen).
 func SeenSDKs(ctx context.Context, table store.Table, now time.Time, f SDKFilter) ([]SeenSDK, error) {
 	since := now.Add(-SDKWindow).UnixMilli()
 	var out []SeenSDK
@@ -167,12 +175,9 @@ func SeenSDKs(ctx context.Context, table store.Table, now time.Time, f SDKFilter
 		if s.Connection == "relay" {
 			conn = "proxy"
 		}
-		if s.LastSeen < since || (f.EnvID != "" && f.EnvID != s.EnvID) || (f.ProjectKey != "" && f.ProjectKey != s.ProjectKey) ||
-			(f.Name != "" && f.Name != s.Name) || (f.Type != "" && f.Type != s.Type) || (f.AppID != "" && f.AppID != s.ApplicationID) ||
-			(f.ConnectionType != "" && f.ConnectionType != conn) {
-			return nil
+		if seen := (SeenSDK{SDKSeen: s, ConnectionType: conn}); s.LastSeen >= since && f.keeps(seen) {
+			out = append(out, seen)
 		}
-		out = append(out, SeenSDK{SDKSeen: s, ConnectionType: conn})
 		return nil
 	})
 	if err != nil {

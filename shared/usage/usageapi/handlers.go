@@ -285,7 +285,7 @@ func sdkVersionsHandler(a *app.App, s *usage.Service, highest bool) api.Handler 
 		ctx := r.Context()
 		f := usage.SDKFilter{EnvID: q.Get("environmentId"), Name: q.Get("sdkName"), Type: q.Get("sdkType"),
 			AppID: q.Get("sdkAppId"), ConnectionType: q.Get("connectionType")}
-		list, err := usage.SeenSDKs(ctx, a.Table, now, f)
+		list, err := usage.SnapshotSDKsSeen(ctx, a.Table, f)
 		if err != nil {
 			return err
 		}

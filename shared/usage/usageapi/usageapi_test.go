@@ -474,8 +474,14 @@ func TestSDKVersions(t *testing.T) {
 		}
 	})
 	t.Run("an SDK seen more than 24 hours ago is left out, and filters apply", func(t *testing.T) {
-		f.clock.set(mar10.Add(23 * time.Hour))
-		defer f.clock.set(mar12.Add(10 * time.Minute))
+		snapshotAt := func(at time.Time) {
+			f.clock.set(at)
+			if _, err := f.svc.Rollup.Run(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		snapshotAt(mar10.Add(23 * time.Hour))
+		defer snapshotAt(mar12.Add(10 * time.Minute))
 		if got := list(t, "/api/v2/usage/sdk-versions/all", q("sdkType", "browser")); len(got) != 1 || got[0].Name != "JSClient" {
 			t.Errorf("browser SDKs = %+v", got)
 		}
@@ -494,6 +500,39 @@ func TestSDKVersions(t *testing.T) {
 		}
 		if got := list(t, "/api/v2/usage/sdk-versions/all", q("sdkAppId", "web", "connectionType", "direct")); len(got) != 1 || got[0].Name != "JSClient" {
 			t.Errorf("SDKs of app web = %+v", got)
+		}
+	})
+	t.Run("the lists are the rollup's hourly snapshot: an SDK seen since shows from the next hour's", func(t *testing.T) {
+		f.send(t, mar12.Add(20*time.Minute), "blog/test", "server", "RubyClient/8.0.0", contexts("r1"))
+		if got := list(t, "/api/v2/usage/sdk-versions/all", q("sdkName", "RubyClient")); len(got) != 0 {
+			t.Errorf("listed before the next snapshot: %+v", got)
+		}
+		f.clock.set(mar12.Add(30 * time.Minute))
+		if _, err := f.svc.Rollup.Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if got := list(t, "/api/v2/usage/sdk-versions/all", q("sdkName", "RubyClient")); len(got) != 0 {
+			t.Errorf("a second snapshot within the hour: %+v", got)
+		}
+		f.clock.set(mar12.Add(65 * time.Minute))
+		if _, err := f.svc.Rollup.Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if got := list(t, "/api/v2/usage/sdk-versions/all", q("sdkName", "RubyClient")); len(got) != 1 || got[0].EnvironmentKey != "test" {
+			t.Errorf("after the next hour's snapshot: %+v", got)
+		}
+		snapshot := 0
+		page, err := f.srv.Table.Query(context.Background(), store.Query{PK: store.UsageSDKsPartition})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range page.Items {
+			if it.SK != "CURRENT" {
+				snapshot++
+			}
+		}
+		if snapshot != 1 {
+			t.Errorf("%d snapshot chunks kept, want the current one only", snapshot)
 		}
 	})
 	t.Run("MAU SDKs by type", func(t *testing.T) {
