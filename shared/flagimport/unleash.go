@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/flagplane/flagplane/shared/environment"
 	"github.com/flagplane/flagplane/shared/flag"
@@ -77,20 +78,47 @@ func (s *unleashSource) Flags(ctx context.Context) ([]SourceFlag, error) {
 	if len(list.Features) > MaxFlagsPerRun {
 		return nil, &SourceError{Status: 413, Message: fmt.Sprintf("Unleash project %q holds %d features, more than the %d one configuration imports", s.project, len(list.Features), MaxFlagsPerRun)}
 	}
-	out := make([]SourceFlag, 0, len(list.Features))
-	for _, summary := range list.Features {
-		if summary.Archived {
-			continue
-		}
-		var f unleashFeature
-		if err := getJSON(ctx, s.client, s.base, base+"/"+url.PathEscape(summary.Name), headers, &f); err != nil {
-			return nil, err
-		}
-		f.Tags = summary.Tags // the list carries them; the single read may not
-		out = append(out, fromUnleash(f))
+	// One read per feature (the list has no strategies), unleashReaders at
+	// a time, so a project of hundreds of features fits in a run.
+	out := make([]SourceFlag, len(list.Features))
+	errs := make([]error, len(list.Features))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range unleashReaders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				summary := list.Features[i]
+				var f unleashFeature
+				if errs[i] = getJSON(ctx, s.client, s.base, base+"/"+url.PathEscape(summary.Name), headers, &f); errs[i] == nil {
+					f.Tags = summary.Tags // the list carries them; the single read may not
+					out[i] = fromUnleash(f)
+				}
+			}
+		}()
 	}
-	return out, nil
+	for i, summary := range list.Features {
+		if !summary.Archived {
+			next <- i
+		}
+	}
+	close(next)
+	wg.Wait()
+	kept := out[:0]
+	for i, summary := range list.Features {
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		if !summary.Archived {
+			kept = append(kept, out[i])
+		}
+	}
+	return kept, nil
 }
+
+// unleashReaders is how many features are read from Unleash at once.
+const unleashReaders = 8
 
 // Variations of a flag imported from Unleash: a feature is on or off.
 const (
@@ -101,8 +129,8 @@ const (
 // fromUnleash maps an Unleash feature to a boolean flag. In each
 // environment the flag is on when the feature is enabled, and serves true
 // to contexts a strategy enables it for: every active strategy becomes a
-// rule in the strategies' order (its constraints the clauses; a gradual
-// rollout a percentage rollout), and the first strategy matching everyone
+// rule (its constraints the clauses; a gradual rollout a percentage
+// rollout), those serving true first, and a strategy matching everyone
 // becomes the default rule. Contexts no strategy enables it for get false,
 // and an enabled feature without strategies serves true to everyone.
 // What flagplane cannot express (segments, variants, custom strategies,
@@ -145,36 +173,73 @@ func unleashTargeting(e unleashEnv) (*flag.EnvConfig, string) {
 	}
 	strategies := slices.Clone(e.Strategies)
 	slices.SortStableFunc(strategies, func(a, b unleashStrategy) int { return a.SortOrder - b.SortOrder })
-	active := 0
+	// Unleash enables a feature when any strategy does; flagplane serves the
+	// first matching rule. So rules serving true come first, percentage
+	// rollouts after them, and the default rule is what enables everyone.
+	var fixed, rollouts []flag.Rule
+	var everyone *flag.VariationOrRoll
+	active, problem := 0, ""
 	for _, st := range strategies {
 		if st.Disabled {
 			continue
 		}
 		active++
-		serve, clauses, problem := unleashStrategyRule(st)
-		if problem != "" {
-			return nil, fmt.Sprintf("strategy %q (%s): %s", st.ID, st.Name, problem)
-		}
-		if serve == nil {
+		serve, clauses, p := unleashStrategyRule(st)
+		switch {
+		case p != "":
+			if problem == "" {
+				problem = fmt.Sprintf("strategy %q (%s): %s", st.ID, st.Name, p)
+			}
+			continue
+		case serve == nil:
 			continue // enables the feature for nobody
-		}
-		if len(clauses) == 0 {
-			// Matches everyone: the default rule; later strategies cannot add to it.
-			c.Fallthrough = *serve
-			return c, ""
+		case len(clauses) == 0:
+			// Matches everyone: true for all beats any rollout; of rollouts
+			// (hashed alike by their group), the largest share.
+			if everyone == nil || serve.Rollout == nil || everyone.Rollout != nil && share(serve) > share(everyone) {
+				everyone = serve
+			}
+			continue
 		}
 		desc := st.Name
 		if st.Title != nil && *st.Title != "" {
 			desc = *st.Title
 		}
-		c.Rules = append(c.Rules, flag.Rule{ID: st.ID, Description: desc, Clauses: clauses, VariationOrRoll: *serve})
+		r := flag.Rule{ID: st.ID, Description: desc, Clauses: clauses, VariationOrRoll: *serve}
+		if serve.Rollout != nil {
+			rollouts = append(rollouts, r)
+		} else {
+			fixed = append(fixed, r)
+		}
 	}
-	if active == 0 {
+	if everyone != nil && everyone.Rollout == nil {
+		// Everyone gets true: the other strategies change nothing.
+		c.Fallthrough = *everyone
+		return c, ""
+	}
+	if problem != "" {
+		return nil, problem
+	}
+	c.Rules = append(append(c.Rules, fixed...), rollouts...)
+	switch {
+	case everyone != nil:
+		c.Fallthrough = *everyone
+	case active == 0:
 		c.Fallthrough = flag.VariationOrRoll{Variation: &on}
-	} else {
+	default:
 		c.Fallthrough = flag.VariationOrRoll{Variation: &off}
 	}
 	return c, ""
+}
+
+// share is the weight a rollout gives true.
+func share(v *flag.VariationOrRoll) int {
+	for _, w := range v.Rollout.Variations {
+		if w.Variation == unleashOn {
+			return w.Weight
+		}
+	}
+	return 0
 }
 
 // unleashStrategyRule returns what a strategy serves (nil: nothing) and

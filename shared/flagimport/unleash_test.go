@@ -33,14 +33,25 @@ func TestUnleashTargetingMapsStrategiesToRules(t *testing.T) {
 			unleashEnv{Name: "production", Enabled: true}, `[]`, flag.VariationOrRoll{Variation: &on}},
 		{"disabled strategies do not count, so an environment with only those serves true",
 			unleashEnv{Name: "production", Enabled: true, Strategies: []unleashStrategy{{ID: "s1", Name: "default", Disabled: true}}}, `[]`, flag.VariationOrRoll{Variation: &on}},
-		{"a strategy without constraints becomes the default rule, and later strategies are unreachable",
+		{"a strategy enabling everyone makes the others moot, even one that could not be imported",
 			unleashEnv{Name: "production", Enabled: true, Strategies: []unleashStrategy{
 				strategy("s1", "default", nil, unleashConstraint{ContextName: "userId", Operator: "IN", Values: []string{"alice"}}),
 				strategy("s2", "default", nil),
-				strategy("s3", "default", nil, unleashConstraint{ContextName: "country", Operator: "IN", Values: []string{"NO"}}),
+				{ID: "s3", Name: "default", Segments: []json.RawMessage{json.RawMessage("1")}},
 			}},
-			`[{"_id":"s1","description":"default","clauses":[{"_id":"s1-c0","attribute":"key","op":"in","values":["alice"],"negate":false}],"trackEvents":false,"variation":0}]`,
-			flag.VariationOrRoll{Variation: &on}},
+			`[]`, flag.VariationOrRoll{Variation: &on}},
+		{"rules serving true come before rollouts, since Unleash enables when any strategy does, and the largest rollout of everyone is the default rule",
+			unleashEnv{Name: "production", Enabled: true, Strategies: []unleashStrategy{
+				{ID: "r", Name: "flexibleRollout", SortOrder: 0, Parameters: map[string]any{"rollout": "10"},
+					Constraints: []unleashConstraint{{ContextName: "country", Operator: "IN", Values: []string{"NO"}}}},
+				{ID: "t", Name: "default", SortOrder: 1, Constraints: []unleashConstraint{{ContextName: "userId", Operator: "IN", Values: []string{"alice"}}}},
+				{ID: "a", Name: "flexibleRollout", SortOrder: 2, Parameters: map[string]any{"rollout": "30"}},
+				{ID: "b", Name: "flexibleRollout", SortOrder: 3, Parameters: map[string]any{"rollout": "50"}},
+			}},
+			`[{"_id":"t","description":"default","clauses":[{"_id":"t-c0","attribute":"key","op":"in","values":["alice"],"negate":false}],"trackEvents":false,"variation":0},` +
+				`{"_id":"r","description":"flexibleRollout","clauses":[{"_id":"r-c0","attribute":"country","op":"in","values":["NO"],"negate":false}],"trackEvents":false,` +
+				`"rollout":{"variations":[{"variation":0,"weight":10000},{"variation":1,"weight":90000}]}}]`,
+			flag.VariationOrRoll{Rollout: &flag.Rollout{Variations: []flag.WeightedVariation{{Variation: 0, Weight: 50000}, {Variation: 1, Weight: 50000}}}}},
 		{"strategies keep their sort order, and contexts none enables get false",
 			unleashEnv{Name: "production", Enabled: true, Strategies: []unleashStrategy{
 				{ID: "b", Name: "default", SortOrder: 2, Constraints: []unleashConstraint{{ContextName: "plan", Operator: "NOT_IN", Values: []string{"free"}}}},
