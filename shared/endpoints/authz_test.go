@@ -357,7 +357,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 	_, reader := srv.MustCreateToken(t, map[string]any{"name": "reader", "role": "reader"})
 	_, writer := srv.MustCreateToken(t, map[string]any{"name": "writer", "role": "writer"})
 	_, noAccess := srv.MustCreateToken(t, map[string]any{"name": "no access", "role": "no_access"})
-	f.role(t, "only-a", map[string]any{"effect": "allow", "resources": []string{"proj/a", "proj/a:env/*", "proj/a:env/*:flag/*", "proj/a:env/*:adaptive-trigger/*", "proj/a:env/*:destination/*", "proj/a:env/*:integration/*", "proj/a:integration/*", "proj/a:context-kind/*", "proj/a:release-pipeline/*", "proj/a:release-policy/*"}, "actions": []string{"*"}})
+	f.role(t, "only-a", map[string]any{"effect": "allow", "resources": []string{"proj/a", "proj/a:env/*", "proj/a:env/*:flag/*", "proj/a:env/*:adaptive-trigger/*", "proj/a:env/*:destination/*", "proj/a:env/*:integration/*", "proj/a:integration/*", "proj/a:context-kind/*", "proj/a:release-pipeline/*", "proj/a:release-policy/*", "proj/a:insight-repository/*"}, "actions": []string{"*"}})
 	_, onlyA := srv.MustCreateToken(t, map[string]any{"name": "only a", "customRoleIds": []string{"only-a"}})
 	// The AI Configs and model configs of project a too.
 	wantStatus(t, srv.Do(t, http.MethodPatch, api+"/roles/only-a", []patchOp{add("/policy/-", map[string]any{"effect": "allow",
