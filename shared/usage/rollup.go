@@ -152,6 +152,16 @@ type Report struct {
 // wrote are overwritten with the same numbers. Without a watermark (first
 // run) it starts as far back as hour cells are kept.
 func (r *Rollup) Run(ctx context.Context) (Report, error) {
+	rep, err := r.rollHours(ctx)
+	// The SDK snapshot is taken once an hour, whether or not hours were
+	// due, and a failure of either leaves the other done.
+	if serr := r.SnapshotSDKs(ctx); serr != nil {
+		err = errors.Join(err, serr)
+	}
+	return rep, err
+}
+
+func (r *Rollup) rollHours(ctx context.Context) (Report, error) {
 	now := r.now().UTC()
 	last := now.Add(-Grace).Truncate(time.Hour).Add(-time.Hour)
 	wm, version, err := r.watermark(ctx)
@@ -165,10 +175,6 @@ func (r *Rollup) Run(ctx context.Context) (Report, error) {
 			return Report{}, fmt.Errorf("usage rollup watermark %q: %w", wm, err)
 		}
 		start = t.Add(time.Hour)
-	}
-	// The SDK snapshot is taken once an hour, whether or not hours are due.
-	if err := r.SnapshotSDKs(ctx); err != nil {
-		return Report{}, err
 	}
 	if start.After(last) {
 		return Report{}, nil
