@@ -76,4 +76,16 @@ func init() {
 		usageWorld(tb, w)
 		return answerRequest{path: api + "/usage/evaluations/" + w.project + "/production/" + w.flag + "?from=1699000000000&to=1700100000000", headers: betaHeader}
 	}
+
+	timestampTable = append(timestampTable, timestampRow{
+		resource: "usage series", source: "spec 2.23: a point's time is Unix ms, an integer",
+		reads: []timestampRead{
+			tsGet(func(*world) string { return api + "/usage/total-contexts?groupBy=sdkName" }),
+			tsGet(func(*world) string { return api + "/usage/ai-runs?granularity=hourly" }),
+			tsGet(func(w *world) string {
+				return api + "/usage/evaluations/" + w.project + "/production/" + w.flag + "?from=1699000000000&to=1700100000000"
+			}),
+		},
+		fields: []timestampField{tsInteger("series[].time")},
+	})
 }
