@@ -306,3 +306,23 @@ func TestOfTriggersSentAtOnceExactlyOneRuns(t *testing.T) {
 		t.Errorf("the source was read %d times, want once", len(source.entered))
 	}
 }
+
+func TestDeletingTheProjectDeletesItsConfigurations(t *testing.T) {
+	srv := apptest.New(t)
+	srv.MustCreateProject(t, "gone")
+	srv.MustCreateProject(t, "kept")
+	split := map[string]any{"config": map[string]any{"workspaceApiKey": "wk", "workspaceId": "w", "environmentId": "e"}}
+	doomed := createConfig(t, srv, "gone", "split", split)
+	kept := createConfig(t, srv, "kept", "split", split)
+	if res := srv.Do(t, http.MethodDelete, "/api/v2/projects/gone", nil); res.Status != http.StatusNoContent {
+		t.Fatalf("delete project: %d %s", res.Status, res.Body)
+	}
+	var out struct {
+		Items []config `json:"items"`
+	}
+	must(t, srv, http.StatusOK, http.MethodGet, base, nil).JSON(t, &out)
+	if len(out.Items) != 1 || out.Items[0].ID != kept.ID {
+		t.Errorf("list %+v, want only %s", out.Items, kept.ID)
+	}
+	wantError(t, do(t, srv, http.MethodGet, configPath(doomed), nil), http.StatusNotFound, "gone")
+}
