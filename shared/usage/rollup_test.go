@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/axiomhq/hyperloglog"
 	"github.com/flagplane/flagplane/shared/ingest"
 	"github.com/flagplane/flagplane/shared/store"
 	"github.com/flagplane/flagplane/shared/store/bolt"
@@ -196,4 +198,47 @@ func TestRollup(t *testing.T) {
 func data(s string) string {
 	_, d, _ := strings.Cut(s, " ")
 	return d
+}
+
+func TestDistinctCountsStayWithinTheErrorBound(t *testing.T) {
+	// 24 hours of one sender; hour h sees users h*3000 .. h*3000+4999, so
+	// consecutive hours overlap and the day has 23*3000+5000 = 74,000.
+	table := openTable(t)
+	ctx := context.Background()
+	day := time.Date(2026, 6, 2, 0, 0, 0, 0, time.UTC)
+	for h := 0; h < 24; h++ {
+		hour := day.Add(time.Duration(h) * time.Hour).Format("2006010215")
+		s := hyperloglog.New14()
+		for i := h * 3000; i < h*3000+5000; i++ {
+			s.Insert([]byte(fmt.Sprint("user-", i)))
+		}
+		c := ingest.Cell{Hour: hour, ProjectKey: "p", EnvKey: "e", EnvID: "env1", SDKType: "server", SDKName: "GoClient",
+			Events: map[string]int64{"index": 5000}, Sketches: map[string][]byte{}}
+		if err := ingest.MergeSketches(c.Sketches, map[string]*hyperloglog.Sketch{ingest.SketchKey("user", false): s}); err != nil {
+			t.Fatal(err)
+		}
+		data, _ := json.Marshal(c)
+		k := store.UsageCellKey(hour, "env1", "c1")
+		if err := table.Put(ctx, store.Item{PK: k.PK, SK: k.SK, Version: 1, Data: data}, store.Cond{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := usage.NewRollup(table, nil).RollupDay(ctx, day, day.Add(23*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	for _, gran := range []string{usage.Daily, usage.Monthly} {
+		t.Run("the "+gran+" count of 74,000 distinct users is within three standard errors (2.43%)", func(t *testing.T) {
+			s, err := usage.NewReader(table).Compute(ctx, usage.Request{Metric: usage.MAU, From: day, To: day,
+				Aggregation: usage.MonthToDate, Granularity: gran})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := s.Points[len(s.Points)-1]["0"]
+			if diff := math.Abs(float64(got-74000)) / 74000; diff > 3*1.04/128 {
+				t.Errorf("estimate %d is %.2f%% off", got, 100*diff)
+			} else {
+				t.Logf("estimate %d (%.2f%% off)", got, 100*diff)
+			}
+		})
+	}
 }
