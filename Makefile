@@ -111,7 +111,7 @@ test-coderefs: $(CODEREFS_BIN)
 # The DynamoDB tier: DynamoDB Local from npm (pinned in package.json), a fresh table per run.
 test-dynamodb: node-tools
 	DYNAMODB_LOCAL_PORT=$(DYNAMODB_PORT) localstack/with-emulators.sh dynamodb -- \
-		env FLAGPLANE_REQUIRE_DYNAMODB=1 $(GOTEST) ./shared/store/dynamo/... ./shared/app/...
+		env FLAGPLANE_REQUIRE_DYNAMODB=1 $(GOTEST) ./shared/store/dynamo/... ./shared/app/... ./shared/flagimport/flagimportapi/
 
 ## test-flagimports: flag imports from a real Unleash (npm unleash-server, pinned in localstack/unleash) on Debian's PostgreSQL, both on free 127.0.0.1 ports
 # The script installs PostgreSQL with apt-get when it is missing (as root),
