@@ -120,11 +120,14 @@ func (x *Exporter) Drain(ctx context.Context, envID string) (Report, error) {
 	return r, nil
 }
 
+// openAttempts bounds the races open may lose before giving up for this run.
+const openAttempts = 5
+
 // open returns the environment's open batch, or opens one over the
 // oldest spooled parts; nil when nothing is spooled.
 func (x *Exporter) open(ctx context.Context, envID string) (*Batch, int64, error) {
 	k := store.DataExportBatchKey(envID)
-	for range 3 {
+	for range openAttempts {
 		it, err := x.table.Get(ctx, k)
 		if err == nil {
 			var b Batch
@@ -157,16 +160,23 @@ func (x *Exporter) open(ctx context.Context, envID string) (*Batch, int64, error
 		if err != nil {
 			return nil, 0, fmt.Errorf("encode batch: %w", err)
 		}
-		err = x.table.Put(ctx, store.Item{PK: k.PK, SK: k.SK, Version: 1, Data: data}, store.IfNotExists())
+		// The parts must still be spooled as the batch opens: a run that
+		// read them just before another closed its batch over them must
+		// not open a batch of parts already exported.
+		writes := []store.Write{store.Put(store.Item{PK: k.PK, SK: k.SK, Version: 1, Data: data}, store.IfNotExists())}
+		for _, sk := range b.Parts {
+			writes = append(writes, store.Check(store.Key{PK: k.PK, SK: sk}, store.IfExists()))
+		}
+		err = x.table.Transact(ctx, writes)
 		if err == nil {
 			return &b, 1, nil
 		}
-		if !errors.Is(err, store.ErrConditionFailed) {
+		if !errors.Is(err, store.ErrConditionFailed) && !errors.Is(err, store.ErrConflict) {
 			return nil, 0, fmt.Errorf("open batch: %w", err)
 		}
-		// Another run opened one first: take that one.
+		// Another run opened one first, or closed one over these parts: look again.
 	}
-	return nil, 0, errors.New("open batch: lost the race three times")
+	return nil, 0, fmt.Errorf("open batch: lost the race %d times", openAttempts)
 }
 
 // body is the batch's NDJSON: its parts in order. Parts are never
