@@ -62,6 +62,16 @@ var notInClient = map[string]string{
 	"patchAdaptiveTrigger":    "adaptive triggers are not in LaunchDarkly's API (spec 4.14 only), so its client has no call",
 	"deleteAdaptiveTrigger":   "adaptive triggers are not in LaunchDarkly's API (spec 4.14 only), so its client has no call",
 	"postAdaptiveTriggerFire": "an alert source fires a trigger with the trigger's token, not through the REST API client",
+	// What LaunchDarkly's SDKs read, and the load balancer's check: not REST API calls.
+	"getHealth":                      "the health check (/healthz) is flagplane's own, for load balancers, not part of the REST API",
+	"getSDKLatestAll":                "SDK flag delivery (/sdk/latest-all) is the server-side SDKs' own endpoint, not part of the REST API client",
+	"getSDKLatestFlags":              "SDK flag delivery (/sdk/latest-flags) is the server-side SDKs' own endpoint, not part of the REST API client",
+	"getSDKLatestFlag":               "SDK flag delivery (/sdk/latest-flags/{flagKey}) is the server-side SDKs' own endpoint, not part of the REST API client",
+	"streamSDKAll":                   "the SDK stream (/all) is the server-side SDKs' own endpoint, not part of the REST API client",
+	"getSDKClientSideEvaluations":    "client-side SDK evaluations (/sdk/evalx) are the client-side SDKs' own endpoint, not part of the REST API client",
+	"reportSDKClientSideEvaluations": "client-side SDK evaluations (/sdk/evalx) are the client-side SDKs' own endpoint, not part of the REST API client",
+	"getSDKMobileEvaluations":        "mobile SDK evaluations (/msdk/evalx) are the mobile SDKs' own endpoint, not part of the REST API client",
+	"reportSDKMobileEvaluations":     "mobile SDK evaluations (/msdk/evalx) are the mobile SDKs' own endpoint, not part of the REST API client",
 	// The client's ApiPatchApprovalRequestRequest (ApprovalsBetaApi) has no body setter: it sends the patch without instructions.
 	"patchApprovalRequest": "LaunchDarkly's client v17 sends patchApprovalRequest with no body (no instructions), so no successful call can be made through it",
 }
