@@ -11,6 +11,8 @@ import (
 	"github.com/axiomhq/hyperloglog"
 	"github.com/flagplane/flagplane/shared/ingest"
 	"github.com/flagplane/flagplane/shared/store"
+	"github.com/flagplane/flagplane/shared/store/dynamo"
+	"github.com/flagplane/flagplane/shared/store/dynamo/dynamotest"
 	"github.com/flagplane/flagplane/shared/usage"
 )
 
@@ -77,33 +79,65 @@ func writeBenchDay(tb testing.TB, table store.Table) int64 {
 // BenchmarkRollupDay recomputes and writes the rolled-up items of a day
 // with a million events' worth of hour cells, and folds it into the months
 // (the rolled-up items are removed before each run, so every run writes
-// all of them).
-func BenchmarkRollupDay(b *testing.B) {
-	table := openTable(b)
+// all of them), on the embedded store.
+func BenchmarkRollupDay(b *testing.B) { benchRollupDay(b, openTable(b), nil) }
+
+// BenchmarkRollupDayOnDynamoDB is the same on DynamoDB (Local), item by
+// item as in AWS; it skips without FLAGPLANE_DYNAMODB_ENDPOINT.
+func BenchmarkRollupDayOnDynamoDB(b *testing.B) {
+	table, counter := dynamotest.NewTable(b)
+	benchRollupDay(b, table, counter)
+}
+
+// benchRollupDay runs the benchmark on table; with counter, it reports
+// the rollup's DynamoDB calls per run.
+func benchRollupDay(b *testing.B, table store.Table, counter *dynamo.CallCounter) {
 	events := writeBenchDay(b, table)
 	r := usage.NewRollup(table, time.Now)
 	ctx := context.Background()
+	calls := map[string]int{}
 	partitions := []string{store.UsageDayPartition(benchDay.Format("200601")), store.UsageMonthPartition(benchDay.Format("2006"))}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		for _, pk := range partitions {
-			page, err := table.Query(ctx, store.Query{PK: pk})
-			if err != nil {
-				b.Fatal(err)
+			var keys []store.Key
+			q := store.Query{PK: pk}
+			for {
+				page, err := table.Query(ctx, q)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, it := range page.Items {
+					keys = append(keys, it.Key())
+				}
+				if q.Cursor = page.Cursor; q.Cursor == "" {
+					break
+				}
 			}
-			for _, it := range page.Items {
-				if err := table.Delete(ctx, it.Key(), store.Cond{}); err != nil {
+			for _, k := range keys {
+				if err := table.Delete(ctx, k, store.Cond{}); err != nil {
 					b.Fatal(err)
 				}
 			}
+		}
+		if counter != nil {
+			counter.Reset()
 		}
 		b.StartTimer()
 		n, err := r.RollupDay(ctx, benchDay, benchDay.Add(23*time.Hour))
 		if err != nil || n != 2*benchEnvs*benchSenders { // a day item and a month item per sender
 			b.Fatalf("wrote %d items, %v", n, err)
 		}
+		if counter != nil {
+			for op, c := range counter.Counts() {
+				calls[op] += c
+			}
+		}
 	}
 	b.ReportMetric(float64(events), "events")
+	for op, c := range calls {
+		b.ReportMetric(float64(c)/float64(b.N), op+"/op")
+	}
 }
