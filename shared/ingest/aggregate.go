@@ -113,7 +113,6 @@ func (a *Aggregator) apply(ctx context.Context, p Payload, now time.Time) (Resul
 	for i := range events {
 		b.add(&events[i])
 	}
-	b.skipped = skipped
 	// Instances first: which are new decides what the attribute index counts.
 	if err := a.write(ctx, b.instanceChanges()); err != nil {
 		return Result{}, err
@@ -186,11 +185,9 @@ type batch struct {
 
 	instances map[string]*pendingInstance
 	// evals: flag key -> hour -> variation ("0", "1", "default", "unknown") -> count
-	evals    map[string]map[string]map[string]int64
-	kinds    map[string]bool
-	counts   map[string]int64 // events by kind, this payload's hour
-	sketches map[string]*hyperloglog.Sketch
-	skipped  int
+	evals  map[string]map[string]map[string]int64
+	kinds  map[string]bool
+	counts map[string]int64 // events by kind, this payload's hour
 	// cellSketches (by SketchKey) and aiRuns go to the sender's hour cell (cells.go).
 	cellSketches map[string]*hyperloglog.Sketch
 	aiRuns       int64
@@ -220,7 +217,7 @@ type pendingInstance struct {
 func newBatch(p Payload, now time.Time) *batch {
 	return &batch{p: p, now: now, instances: map[string]*pendingInstance{}, fates: map[string]instanceFate{},
 		evals: map[string]map[string]map[string]int64{}, kinds: map[string]bool{},
-		counts: map[string]int64{}, sketches: map[string]*hyperloglog.Sketch{}}
+		counts: map[string]int64{}}
 }
 
 func (b *batch) add(e *event) {
@@ -243,12 +240,10 @@ func (b *batch) add(e *event) {
 		}
 		for _, c := range in.singles {
 			b.kinds[string(c.Kind())] = true
-			b.sketch(string(c.Kind())).Insert([]byte(c.Key()))
 		}
 	} else {
-		for kind, key := range e.ContextKeys {
+		for kind := range e.ContextKeys {
 			b.kinds[kind] = true
-			b.sketch(kind).Insert([]byte(key))
 		}
 	}
 	if e.Kind == "summary" {
@@ -279,15 +274,6 @@ func (b *batch) add(e *event) {
 			}
 		}
 	}
-}
-
-func (b *batch) sketch(kind string) *hyperloglog.Sketch {
-	s := b.sketches[kind]
-	if s == nil {
-		s = hyperloglog.New14()
-		b.sketches[kind] = s
-	}
-	return s
 }
 
 func hourOf(ms int64) string { return time.UnixMilli(ms).UTC().Format("2006010215") }
@@ -473,8 +459,6 @@ func (b *batch) otherChanges(known *boundedSet) []change {
 			out = append(out, change{key: it.Key(), merge: keepConnection(it)})
 		}
 	}
-	// The hour's usage: event counts and distinct-context sketches.
-	out = append(out, change{key: store.UsageHourKey(hourOf(now), p.EnvID), merge: b.addUsage()})
 	out = append(out, b.cellChange())
 	return out
 }
@@ -656,64 +640,6 @@ func addEvals(flagKey, envKey, hour string, counts map[string]int64) func(*store
 			doc.Counts[k] += n
 		}
 		data, err := json.Marshal(doc)
-		return store.Item{Data: data}, err == nil, err
-	}
-}
-
-// Usage is one environment's hour: events by kind, malformed events
-// skipped, and a HyperLogLog sketch of distinct context keys per kind.
-type Usage struct {
-	Hour     string            `json:"hour"`
-	EnvID    string            `json:"environmentId"`
-	Events   map[string]int64  `json:"events"`
-	Skipped  int64             `json:"skipped"`
-	Payloads int64             `json:"payloads"`
-	Sketches map[string][]byte `json:"sketches"`
-}
-
-// DistinctContexts estimates the distinct context keys of a kind in the hour.
-func (u Usage) DistinctContexts(kind string) (uint64, error) {
-	raw, ok := u.Sketches[kind]
-	if !ok {
-		return 0, nil
-	}
-	s := hyperloglog.New14()
-	if err := s.UnmarshalBinary(raw); err != nil {
-		return 0, fmt.Errorf("decode sketch of %s: %w", kind, err)
-	}
-	return s.Estimate(), nil
-}
-
-func (b *batch) addUsage() func(*store.Item) (store.Item, bool, error) {
-	return func(old *store.Item) (store.Item, bool, error) {
-		u := Usage{Hour: hourOf(b.now.UnixMilli()), EnvID: b.p.EnvID, Events: map[string]int64{}, Sketches: map[string][]byte{}}
-		if old != nil {
-			if err := json.Unmarshal(old.Data, &u); err != nil {
-				return store.Item{}, false, fmt.Errorf("decode usage of %s: %w", u.Hour, err)
-			}
-		}
-		for k, n := range b.counts {
-			u.Events[k] += n
-		}
-		u.Skipped += int64(b.skipped)
-		u.Payloads++
-		for kind, s := range b.sketches {
-			merged := hyperloglog.New14()
-			if raw, ok := u.Sketches[kind]; ok {
-				if err := merged.UnmarshalBinary(raw); err != nil {
-					return store.Item{}, false, fmt.Errorf("decode sketch of %s: %w", kind, err)
-				}
-			}
-			if err := merged.Merge(s); err != nil {
-				return store.Item{}, false, fmt.Errorf("merge sketch of %s: %w", kind, err)
-			}
-			raw, err := merged.MarshalBinary()
-			if err != nil {
-				return store.Item{}, false, fmt.Errorf("encode sketch of %s: %w", kind, err)
-			}
-			u.Sketches[kind] = raw
-		}
-		data, err := json.Marshal(u)
 		return store.Item{Data: data}, err == nil, err
 	}
 }

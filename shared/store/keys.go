@@ -266,7 +266,6 @@ const (
 	applicationFlagSK    = "APPFLAG#"
 	payloadPrefix        = "PAYLOAD#"
 	sdkSeenPK            = "SDKSEEN"
-	usageHourPrefix      = "USAGEHOUR#"
 )
 
 // ContextPartition holds an environment's context instances and the
@@ -392,10 +391,6 @@ func SDKSeenKey(envID, sdkType, name, version string) Key {
 
 // SDKSeenPK is the partition of every SDK seen.
 const SDKSeenPK = sdkSeenPK
-
-// UsageHourKey holds one environment's event counters and distinct-context
-// sketches for one hour (yyyymmddhh, UTC), for the usage rollup.
-func UsageHourKey(hour, envID string) Key { return Key{PK: usageHourPrefix + hour, SK: envID} }
 
 // Adaptive triggers: one item each, listed (ordered by id) in one GSI1
 // partition per environment; each fired alert event is an item with a TTL.

@@ -8,8 +8,8 @@ const dataExportHourPrefix = "DXHOUR#"
 
 // DataExportHourKey holds the events one environment's destinations
 // exported in one hour (yyyymmddhh, UTC): JSON
-// {"hour": "2026112315", "environmentId": "...", "events": 123}, the same
-// partitioning as UsageHourKey, so the rollup reads both alike.
+// {"hour": "2026112315", "environmentId": "...", "events": 123}, one
+// partition per hour, which the rollup reads for the hours it rolls up.
 func DataExportHourKey(hour, envID string) Key {
 	return Key{PK: dataExportHourPrefix + hour, SK: envID}
 }
