@@ -108,7 +108,7 @@ func adaptiveTriggerHandlers(s Services) map[string]api.Handler {
 			return nil
 		},
 		"patchAdaptiveTrigger": func(w http.ResponseWriter, r *http.Request) error {
-			p, err := readPatch(w, r)
+			p, err := api.ReadJSONPatch(w, r, "an adaptive trigger")
 			if err != nil {
 				return err
 			}
@@ -203,7 +203,7 @@ func adaptiveTriggerCreateNeeds(r *http.Request, body []byte) ([]api.Need, error
 // instructions later).
 func adaptiveTriggerPatchNeeds(s Services) api.Needs {
 	return func(r *http.Request, body []byte) ([]api.Need, error) {
-		p, err := parsePatch(r, body)
+		p, err := api.JSONPatch(r, body, "an adaptive trigger")
 		if err != nil {
 			return nil, err
 		}

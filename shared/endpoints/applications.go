@@ -189,7 +189,7 @@ func applicationHandlers(s Services) map[string]api.Handler {
 			return nil
 		},
 		"patchApplication": func(w http.ResponseWriter, r *http.Request) error {
-			p, err := readPatch(w, r)
+			p, err := api.ReadJSONPatch(w, r, "an application")
 			if err != nil {
 				return err
 			}
@@ -229,7 +229,7 @@ func applicationHandlers(s Services) map[string]api.Handler {
 			return nil
 		},
 		"patchApplicationVersion": func(w http.ResponseWriter, r *http.Request) error {
-			p, err := readPatch(w, r)
+			p, err := api.ReadJSONPatch(w, r, "an application version")
 			if err != nil {
 				return err
 			}

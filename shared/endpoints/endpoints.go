@@ -23,7 +23,6 @@ import (
 	"github.com/flagplane/flagplane/shared/ingest"
 	"github.com/flagplane/flagplane/shared/member"
 	"github.com/flagplane/flagplane/shared/oauth"
-	"github.com/flagplane/flagplane/shared/patch"
 	"github.com/flagplane/flagplane/shared/pipeline"
 	"github.com/flagplane/flagplane/shared/policy"
 	"github.com/flagplane/flagplane/shared/project"
@@ -41,31 +40,18 @@ import (
 // paths of a JSON patch, the instructions of a semantic patch and the
 // environment they act in, the flag and environment of an approval request.
 func Needs(s Services) map[string]api.Needs {
-	of := func(actions func(patch.Patch) ([]string, error)) api.Needs {
-		return func(r *http.Request, body []byte) ([]api.Need, error) {
-			p, err := parsePatch(r, body)
-			if err != nil {
-				return nil, err
-			}
-			list, err := actions(p)
-			if err != nil {
-				return nil, err
-			}
-			return actionNeeds(list...), nil
-		}
-	}
 	return map[string]api.Needs{
-		"patchEnvironment":        of(environment.PatchActions),
-		"patchProject":            of(project.PatchActions),
-		"patchCustomRole":         of(role.PatchActions),
-		"patchMember":             of(member.PatchActions),
-		"patchToken":              of(token.PatchActions),
+		"patchEnvironment":        api.PatchNeeds("an environment", environment.PatchActions),
+		"patchProject":            api.PatchNeeds("a project", project.PatchActions),
+		"patchCustomRole":         api.PatchNeeds("a custom role", role.PatchActions),
+		"patchMember":             api.PatchNeeds("a member", member.PatchActions),
+		"patchToken":              api.PatchNeeds("an access token", token.PatchActions),
 		"patchTeam":               teamPatchNeeds,
-		"patchWebhook":            of(webhook.PatchActions),
-		"patchOAuthClient":        of(oauth.PatchActions),
+		"patchWebhook":            api.PatchNeeds("a webhook", webhook.PatchActions),
+		"patchOAuthClient":        api.PatchNeeds("an OAuth client", oauth.PatchActions),
 		"patchFeatureFlag":        flagPatchNeeds,
-		"patchApplication":        of(application.PatchActions),
-		"patchApplicationVersion": of(application.VersionPatchActions),
+		"patchApplication":        api.PatchNeeds("an application", application.PatchActions),
+		"patchApplicationVersion": api.PatchNeeds("an application version", application.VersionPatchActions),
 
 		"patchExpiringFlagsForUser": expiringForUserNeeds,
 
@@ -78,15 +64,6 @@ func Needs(s Services) map[string]api.Needs {
 		"postAdaptiveTrigger":  adaptiveTriggerCreateNeeds,
 		"patchAdaptiveTrigger": adaptiveTriggerPatchNeeds(s),
 	}
-}
-
-// actionNeeds are needs of actions on the operation's resource as the path names it.
-func actionNeeds(actions ...string) []api.Need {
-	out := make([]api.Need, len(actions))
-	for i, a := range actions {
-		out[i] = api.Need{Action: a}
-	}
-	return out
 }
 
 // envNeeds are needs of flag actions, each in the environment it acts in.

@@ -6,7 +6,6 @@ import (
 	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/environment"
 	"github.com/flagplane/flagplane/shared/fault"
-	"github.com/flagplane/flagplane/shared/patch"
 	"github.com/flagplane/flagplane/shared/policy"
 )
 
@@ -102,7 +101,7 @@ func environmentHandlers(s Services) map[string]api.Handler {
 			return nil
 		},
 		"patchEnvironment": func(w http.ResponseWriter, r *http.Request) error {
-			p, err := readPatch(w, r)
+			p, err := api.ReadJSONPatch(w, r, "an environment")
 			if err != nil {
 				return err
 			}
@@ -140,22 +139,4 @@ func resetKey(envs *environment.Service, kind environment.KeyKind, approvals boo
 		api.WriteJSON(w, http.StatusOK, newEnvironmentRep(r, e, approvals))
 		return nil
 	}
-}
-
-// readPatch reads a JSON-patch body.
-func readPatch(w http.ResponseWriter, r *http.Request) (patch.Patch, error) {
-	body, err := api.ReadBody(w, r)
-	if err != nil {
-		return patch.Patch{}, err
-	}
-	return parsePatch(r, body)
-}
-
-// parsePatch parses a JSON patch; a semantic-patch body is refused, since
-// these resources take only JSON patches.
-func parsePatch(r *http.Request, body []byte) (patch.Patch, error) {
-	if api.IsSemanticPatch(r) {
-		return patch.Patch{}, fault.New(fault.Invalid, "this resource takes a JSON patch (RFC 6902), not a semantic patch: drop the domain-model parameter from Content-Type")
-	}
-	return patch.Parse(body)
 }

@@ -199,7 +199,7 @@ func memberHandlers(s Services) map[string]api.Handler {
 			return one(w, r, m)
 		},
 		"patchMember": func(w http.ResponseWriter, r *http.Request) error {
-			p, err := readPatch(w, r)
+			p, err := api.ReadJSONPatch(w, r, "a member")
 			if err != nil {
 				return err
 			}

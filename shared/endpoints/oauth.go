@@ -83,7 +83,7 @@ func oauthHandlers(s Services) map[string]api.Handler {
 			return nil
 		},
 		"patchOAuthClient": func(w http.ResponseWriter, r *http.Request) error {
-			p, err := readPatch(w, r)
+			p, err := api.ReadJSONPatch(w, r, "an OAuth client")
 			if err != nil {
 				return err
 			}

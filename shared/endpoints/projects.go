@@ -157,7 +157,7 @@ func projectHandlers(s Services) map[string]api.Handler {
 			return nil
 		},
 		"patchProject": func(w http.ResponseWriter, r *http.Request) error {
-			p, err := readPatch(w, r)
+			p, err := api.ReadJSONPatch(w, r, "a project")
 			if err != nil {
 				return err
 			}

@@ -78,7 +78,7 @@ func roleHandlers(s Services) map[string]api.Handler {
 			return nil
 		},
 		"patchCustomRole": func(w http.ResponseWriter, r *http.Request) error {
-			p, err := readPatch(w, r)
+			p, err := api.ReadJSONPatch(w, r, "a custom role")
 			if err != nil {
 				return err
 			}

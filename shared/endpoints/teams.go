@@ -186,7 +186,7 @@ func teamPatchNeeds(r *http.Request, body []byte) ([]api.Need, error) {
 		if err != nil {
 			return nil, err
 		}
-		return actionNeeds(list...), nil
+		return api.ActionNeeds(list...), nil
 	}
 	p, err := patch.Parse(body)
 	if err != nil {
@@ -196,7 +196,7 @@ func teamPatchNeeds(r *http.Request, body []byte) ([]api.Need, error) {
 	if err != nil {
 		return nil, err
 	}
-	return actionNeeds(list...), nil
+	return api.ActionNeeds(list...), nil
 }
 
 func teamHandlers(s Services) map[string]api.Handler {

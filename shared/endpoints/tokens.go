@@ -146,7 +146,7 @@ func tokenHandlers(s Services) map[string]api.Handler {
 			return nil
 		},
 		"patchToken": func(w http.ResponseWriter, r *http.Request) error {
-			p, err := readPatch(w, r)
+			p, err := api.ReadJSONPatch(w, r, "an access token")
 			if err != nil {
 				return err
 			}

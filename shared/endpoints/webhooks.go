@@ -91,7 +91,7 @@ func webhookHandlers(s Services) map[string]api.Handler {
 			return nil
 		},
 		"patchWebhook": func(w http.ResponseWriter, r *http.Request) error {
-			p, err := readPatch(w, r)
+			p, err := api.ReadJSONPatch(w, r, "a webhook")
 			if err != nil {
 				return err
 			}

@@ -24,7 +24,6 @@ import (
 	"github.com/flagplane/flagplane/shared/destination"
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/identity"
-	"github.com/flagplane/flagplane/shared/patch"
 	"github.com/flagplane/flagplane/shared/policy"
 )
 
@@ -166,32 +165,8 @@ func newRep(r *http.Request, d *destination.Destination) rep {
 		Links: api.Links{"self": api.JSONLink(destination.Href(d.ProjectKey, d.EnvKey, d.ID)), "parent": api.JSONLink(destination.ListHref)}}
 }
 
-// readPatch parses a JSON patch; destinations take no semantic patch.
-func readPatch(r *http.Request, body []byte) (patch.Patch, error) {
-	if api.IsSemanticPatch(r) {
-		return patch.Patch{}, fault.New(fault.Invalid, "destinations take a JSON patch (RFC 6902), not a semantic patch: drop the domain-model parameter from Content-Type")
-	}
-	return patch.Parse(body)
-}
-
 func needs(*app.App) map[string]api.Needs {
-	return map[string]api.Needs{
-		"patchDestination": func(r *http.Request, body []byte) ([]api.Need, error) {
-			p, err := readPatch(r, body)
-			if err != nil {
-				return nil, err
-			}
-			actions, err := destination.PatchActions(p)
-			if err != nil {
-				return nil, err
-			}
-			out := make([]api.Need, len(actions))
-			for i, a := range actions {
-				out[i] = api.Need{Action: a}
-			}
-			return out, nil
-		},
-	}
+	return map[string]api.Needs{"patchDestination": api.PatchNeeds("a destination", destination.PatchActions)}
 }
 
 func handlers(a *app.App) map[string]api.Handler {
@@ -238,11 +213,7 @@ func handlers(a *app.App) map[string]api.Handler {
 			return nil
 		},
 		"patchDestination": func(w http.ResponseWriter, r *http.Request) error {
-			body, err := api.ReadBody(w, r)
-			if err != nil {
-				return err
-			}
-			p, err := readPatch(r, body)
+			p, err := api.ReadJSONPatch(w, r, "a destination")
 			if err != nil {
 				return err
 			}

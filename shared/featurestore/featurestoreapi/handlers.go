@@ -6,7 +6,6 @@ import (
 
 	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/app"
-	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/featurestore"
 	"github.com/flagplane/flagplane/shared/identity"
 	"github.com/flagplane/flagplane/shared/policy"
@@ -15,7 +14,8 @@ import (
 // maxChecks bounds the store checks one list runs at once.
 const maxChecks = 8
 
-var faultSemantic = fault.New(fault.Invalid, "this resource takes a JSON patch (RFC 6902), not a semantic patch: drop the domain-model parameter from Content-Type")
+// patchSubject names what a semantic patch is refused for.
+const patchSubject = "this resource"
 
 // configRep is a configuration as the API shows it: config secrets masked.
 type configRep struct {
@@ -224,11 +224,7 @@ func create(w http.ResponseWriter, r *http.Request, svc *featurestore.Service, c
 }
 
 func patchOne(w http.ResponseWriter, r *http.Request, svc *featurestore.Service, capability, idName string, rep repFunc) error {
-	body, err := api.ReadBody(w, r)
-	if err != nil {
-		return err
-	}
-	p, err := parsePatch(r, body)
+	p, err := api.ReadJSONPatch(w, r, patchSubject)
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,6 @@ package featurestoreapi
 import (
 	"context"
 	"log/slog"
-	"net/http"
 	"os"
 	"time"
 
@@ -15,7 +14,6 @@ import (
 	"github.com/flagplane/flagplane/shared/featurestore"
 	"github.com/flagplane/flagplane/shared/featurestore/dynamostore"
 	"github.com/flagplane/flagplane/shared/featurestore/redisstore"
-	"github.com/flagplane/flagplane/shared/patch"
 	"github.com/flagplane/flagplane/shared/webhook"
 )
 
@@ -55,29 +53,8 @@ func init() {
 // needs reads a patch's actions from its paths.
 func needs(opID string) func(a *app.App) map[string]api.Needs {
 	return func(*app.App) map[string]api.Needs {
-		return map[string]api.Needs{opID: func(r *http.Request, body []byte) ([]api.Need, error) {
-			p, err := parsePatch(r, body)
-			if err != nil {
-				return nil, err
-			}
-			actions, err := featurestore.PatchActions(p)
-			if err != nil {
-				return nil, err
-			}
-			out := make([]api.Need, len(actions))
-			for i, a := range actions {
-				out[i] = api.Need{Action: a}
-			}
-			return out, nil
-		}}
+		return map[string]api.Needs{opID: api.PatchNeeds(patchSubject, featurestore.PatchActions)}
 	}
-}
-
-func parsePatch(r *http.Request, body []byte) (patch.Patch, error) {
-	if api.IsSemanticPatch(r) {
-		return patch.Patch{}, faultSemantic
-	}
-	return patch.Parse(body)
 }
 
 // refreshJob stands in locally for the big-segments-refresh function.

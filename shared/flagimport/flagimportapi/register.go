@@ -10,10 +10,8 @@ import (
 
 	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/app"
-	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/flagimport"
 	"github.com/flagplane/flagplane/shared/identity"
-	"github.com/flagplane/flagplane/shared/patch"
 	"github.com/flagplane/flagplane/shared/policy"
 	"github.com/flagplane/flagplane/shared/project"
 )
@@ -107,7 +105,7 @@ func needs(*app.App) map[string]api.Needs {
 			return out, nil
 		},
 		"patchFlagImportConfiguration": func(r *http.Request, body []byte) ([]api.Need, error) {
-			p, err := parsePatch(r, body)
+			p, err := api.JSONPatch(r, body, "a flag import configuration")
 			if err != nil {
 				return nil, err
 			}
@@ -117,13 +115,6 @@ func needs(*app.App) map[string]api.Needs {
 			return []api.Need{{Action: "updateIntegration"}}, nil
 		},
 	}
-}
-
-func parsePatch(r *http.Request, body []byte) (patch.Patch, error) {
-	if api.IsSemanticPatch(r) {
-		return patch.Patch{}, fault.New(fault.Invalid, "a flag import configuration takes a JSON patch (RFC 6902), not a semantic patch: drop the domain-model parameter from Content-Type")
-	}
-	return patch.Parse(body)
 }
 
 func handlers(a *app.App) map[string]api.Handler {
@@ -173,11 +164,7 @@ func handlers(a *app.App) map[string]api.Handler {
 			return nil
 		},
 		"patchFlagImportConfiguration": func(w http.ResponseWriter, r *http.Request) error {
-			body, err := api.ReadBody(w, r)
-			if err != nil {
-				return err
-			}
-			pt, err := parsePatch(r, body)
+			pt, err := api.ReadJSONPatch(w, r, "a flag import configuration")
 			if err != nil {
 				return err
 			}

@@ -19,7 +19,6 @@ import (
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/identity"
 	"github.com/flagplane/flagplane/shared/insight"
-	"github.com/flagplane/flagplane/shared/patch"
 	"github.com/flagplane/flagplane/shared/policy"
 )
 
@@ -89,21 +88,6 @@ func rereadBody(r *http.Request) ([]byte, error) {
 
 type mappingsInput struct {
 	Mappings []insight.Mapping `json:"mappings"`
-}
-
-func parsePatch(r *http.Request, body []byte) (patch.Patch, error) {
-	if api.IsSemanticPatch(r) {
-		return patch.Patch{}, fault.New(fault.Invalid, "this resource takes a JSON patch (RFC 6902), not a semantic patch: drop the domain-model parameter from Content-Type")
-	}
-	return patch.Parse(body)
-}
-
-func readPatch(w http.ResponseWriter, r *http.Request) (patch.Patch, error) {
-	body, err := api.ReadBody(w, r)
-	if err != nil {
-		return patch.Patch{}, err
-	}
-	return parsePatch(r, body)
 }
 
 // required returns a query parameter that must be present.
@@ -218,7 +202,7 @@ func handlers(a *app.App) map[string]api.Handler {
 			return nil
 		},
 		"updateDeployment": func(w http.ResponseWriter, r *http.Request) error {
-			p, err := readPatch(w, r)
+			p, err := api.ReadJSONPatch(w, r, "a deployment")
 			if err != nil {
 				return err
 			}
@@ -330,7 +314,7 @@ func handlers(a *app.App) map[string]api.Handler {
 			return nil
 		},
 		"patchInsightGroup": func(w http.ResponseWriter, r *http.Request) error {
-			p, err := readPatch(w, r)
+			p, err := api.ReadJSONPatch(w, r, "an insight group")
 			if err != nil {
 				return err
 			}

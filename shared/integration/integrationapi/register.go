@@ -10,10 +10,8 @@ import (
 	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/app"
 	"github.com/flagplane/flagplane/shared/endpoints"
-	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/identity"
 	"github.com/flagplane/flagplane/shared/integration"
-	"github.com/flagplane/flagplane/shared/patch"
 	"github.com/flagplane/flagplane/shared/policy"
 	"github.com/flagplane/flagplane/shared/webhook"
 )
@@ -118,7 +116,7 @@ func handlers(a *app.App) map[string]api.Handler {
 			return nil
 		},
 		"updateIntegrationConfiguration": func(w http.ResponseWriter, r *http.Request) error {
-			p, err := readPatch(w, r)
+			p, err := api.ReadJSONPatch(w, r, "an integration configuration")
 			if err != nil {
 				return err
 			}
@@ -137,22 +135,6 @@ func handlers(a *app.App) map[string]api.Handler {
 			return nil
 		},
 	}
-}
-
-func readPatch(w http.ResponseWriter, r *http.Request) (patch.Patch, error) {
-	body, err := api.ReadBody(w, r)
-	if err != nil {
-		return patch.Patch{}, err
-	}
-	return parsePatch(r, body)
-}
-
-// parsePatch takes a JSON patch only: configurations have no semantic patch.
-func parsePatch(r *http.Request, body []byte) (patch.Patch, error) {
-	if api.IsSemanticPatch(r) {
-		return patch.Patch{}, fault.New(fault.Invalid, "an integration configuration takes a JSON patch (RFC 6902), not a semantic patch: drop the domain-model parameter from Content-Type")
-	}
-	return patch.Parse(body)
 }
 
 // needs name the resource policies see, integration/<integrationKey>
@@ -188,7 +170,7 @@ func needs(a *app.App) map[string]api.Needs {
 		"getIntegrationConfiguration":     byID,
 		"deleteIntegrationConfiguration":  byID,
 		"updateIntegrationConfiguration": func(r *http.Request, body []byte) ([]api.Need, error) {
-			p, err := parsePatch(r, body)
+			p, err := api.JSONPatch(r, body, "an integration configuration")
 			if err != nil {
 				return nil, err
 			}
