@@ -11,7 +11,9 @@ import (
 )
 
 func TestPatchNeeds(t *testing.T) {
-	actions := func(p patch.Patch) ([]string, error) { return p.Actions(map[string]string{"name": "updateName"}, "a thing") }
+	actions := func(p patch.Patch) ([]string, error) {
+		return p.Actions(map[string]string{"name": "updateName"}, "a thing")
+	}
 	needs := api.PatchNeeds("a thing", actions)
 	for _, tc := range []struct {
 		name, contentType, body string
