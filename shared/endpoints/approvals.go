@@ -61,7 +61,7 @@ type approvalRep struct {
 	Flag         *flagRep         `json:"flag,omitempty"`
 	Resource     *flagRep         `json:"resource,omitempty"`
 	Project      *projectRep      `json:"project,omitempty"`
-	Environments []environmentRep `json:"environments,omitempty"`
+	Environments []EnvironmentRep `json:"environments,omitempty"`
 }
 
 func msString(ms int64) string {
@@ -175,9 +175,9 @@ func (v *approvalView) rep(a *approval.Request) (approvalRep, error) {
 			if err != nil && !fault.Is(err, fault.NotFound) {
 				return approvalRep{}, err
 			}
-			rep.Environments = []environmentRep{}
+			rep.Environments = []EnvironmentRep{}
 			if env != nil {
-				rep.Environments = append(rep.Environments, newEnvironmentRep(v.r, env, v.s.Environments.ApprovalsEnabled()))
+				rep.Environments = append(rep.Environments, NewEnvironmentRep(v.r, env, v.s.Environments.ApprovalsEnabled()))
 			}
 		}
 	}

@@ -9,8 +9,9 @@ import (
 	"github.com/flagplane/flagplane/shared/policy"
 )
 
-// environmentRep is an environment as the API shows it.
-type environmentRep struct {
+// EnvironmentRep is an environment as the API shows it, here and where
+// another group embeds one (an insight group's expanded environment).
+type EnvironmentRep struct {
 	Links                    api.Links                               `json:"_links"`
 	ID                       string                                  `json:"_id"`
 	Key                      string                                  `json:"key"`
@@ -30,12 +31,17 @@ type environmentRep struct {
 	Access                   policy.Access                           `json:"_access"`
 }
 
-func newEnvironmentRep(r *http.Request, e *environment.Environment, approvals bool) environmentRep {
-	rep := environmentRep{
+// NewEnvironmentRep shows e to the request's caller, with its approval
+// settings when approvals are enabled.
+func NewEnvironmentRep(r *http.Request, e *environment.Environment, approvals bool) EnvironmentRep {
+	rep := EnvironmentRep{
 		Access: accessOf(r, policy.NewResource("proj", e.ProjectKey).Child("env", e.Key, e.Tags...), environment.Actions),
 		Links:  api.Self(e.Href()), ID: e.ID, Key: e.Key, Name: e.Name, APIKey: e.APIKey, MobileKey: e.MobileKey,
 		Color: e.Color, DefaultTTL: e.DefaultTTL, SecureMode: e.SecureMode, DefaultTrackEvents: e.DefaultTrackEvents,
 		RequireComments: e.RequireComments, ConfirmChanges: e.ConfirmChanges, Tags: e.Tags, Critical: e.Critical,
+	}
+	if rep.Tags == nil {
+		rep.Tags = []string{} // the reference requires the array
 	}
 	if approvals {
 		a := e.ApprovalSettings
@@ -51,7 +57,7 @@ func newEnvironmentRep(r *http.Request, e *environment.Environment, approvals bo
 type environmentsRep struct {
 	Links      api.Links        `json:"_links"`
 	TotalCount int64            `json:"totalCount"`
-	Items      []environmentRep `json:"items"`
+	Items      []EnvironmentRep `json:"items"`
 }
 
 // MaxPage is the largest limit the offset-paged lists (projects, environments) accept.
@@ -72,10 +78,10 @@ func environmentHandlers(s Services) map[string]api.Handler {
 			if err != nil {
 				return err
 			}
-			out := environmentsRep{TotalCount: res.TotalCount, Items: make([]environmentRep, 0, len(res.Items)),
+			out := environmentsRep{TotalCount: res.TotalCount, Items: make([]EnvironmentRep, 0, len(res.Items)),
 				Links: api.OffsetLinks("/api/v2/projects/"+pk+"/environments", q, offset, limit, res.TotalCount)}
 			for _, e := range res.Items {
-				out.Items = append(out.Items, newEnvironmentRep(r, e, approvals))
+				out.Items = append(out.Items, NewEnvironmentRep(r, e, approvals))
 			}
 			api.WriteJSON(w, http.StatusOK, out)
 			return nil
@@ -89,7 +95,7 @@ func environmentHandlers(s Services) map[string]api.Handler {
 			if err != nil {
 				return err
 			}
-			api.WriteJSON(w, http.StatusCreated, newEnvironmentRep(r, e, approvals))
+			api.WriteJSON(w, http.StatusCreated, NewEnvironmentRep(r, e, approvals))
 			return nil
 		},
 		"getEnvironment": func(w http.ResponseWriter, r *http.Request) error {
@@ -97,7 +103,7 @@ func environmentHandlers(s Services) map[string]api.Handler {
 			if err != nil {
 				return err
 			}
-			api.WriteJSON(w, http.StatusOK, newEnvironmentRep(r, e, approvals))
+			api.WriteJSON(w, http.StatusOK, NewEnvironmentRep(r, e, approvals))
 			return nil
 		},
 		"patchEnvironment": func(w http.ResponseWriter, r *http.Request) error {
@@ -109,7 +115,7 @@ func environmentHandlers(s Services) map[string]api.Handler {
 			if err != nil {
 				return err
 			}
-			api.WriteJSON(w, http.StatusOK, newEnvironmentRep(r, e, approvals))
+			api.WriteJSON(w, http.StatusOK, NewEnvironmentRep(r, e, approvals))
 			return nil
 		},
 		"resetEnvironmentSDKKey":    resetKey(envs, environment.SDKKey, approvals),
@@ -136,7 +142,7 @@ func resetKey(envs *environment.Service, kind environment.KeyKind, approvals boo
 		if err != nil {
 			return err
 		}
-		api.WriteJSON(w, http.StatusOK, newEnvironmentRep(r, e, approvals))
+		api.WriteJSON(w, http.StatusOK, NewEnvironmentRep(r, e, approvals))
 		return nil
 	}
 }

@@ -50,17 +50,17 @@ func withEnvironments(r *http.Request, rep projectRep, envs []*environment.Envir
 // ProjectRep): the project with every environment, as an array.
 type projectChangeRep struct {
 	projectRep
-	Environments []environmentRep `json:"environments"`
+	Environments []EnvironmentRep `json:"environments"`
 }
 
 func newProjectChangeRep(r *http.Request, p *project.Project, envs []*environment.Environment, approvals bool) projectChangeRep {
 	return projectChangeRep{projectRep: newProjectRep(r, p), Environments: environmentReps(r, envs, approvals)}
 }
 
-func environmentReps(r *http.Request, envs []*environment.Environment, approvals bool) []environmentRep {
-	out := make([]environmentRep, 0, len(envs))
+func environmentReps(r *http.Request, envs []*environment.Environment, approvals bool) []EnvironmentRep {
+	out := make([]EnvironmentRep, 0, len(envs))
 	for _, e := range envs {
-		out = append(out, newEnvironmentRep(r, e, approvals))
+		out = append(out, NewEnvironmentRep(r, e, approvals))
 	}
 	return out
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/app"
 	"github.com/flagplane/flagplane/shared/audit"
+	"github.com/flagplane/flagplane/shared/endpoints"
 	"github.com/flagplane/flagplane/shared/environment"
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/identity"
@@ -534,43 +535,21 @@ func expandGroup(r *http.Request, a *app.App, s *insight.Service, g *insight.Gro
 			return rep, err
 		}
 		if err == nil {
-			rep.Environment = newEnvironmentRep(r, env)
+			rep.Environment = environmentRep(r, env, a.Services.Environments.ApprovalsEnabled())
 		}
 	}
 	return rep, nil
 }
 
-// environmentRep is the group's environment. Its SDK and mobile keys are
-// shown only to callers who may read the environment itself: reading an
-// insight group must not hand out an environment's secrets.
-type environmentRep struct {
-	Links              api.Links `json:"_links"`
-	ID                 string    `json:"_id"`
-	Key                string    `json:"key"`
-	Name               string    `json:"name"`
-	APIKey             string    `json:"apiKey"`
-	MobileKey          string    `json:"mobileKey"`
-	Color              string    `json:"color"`
-	DefaultTTL         int       `json:"defaultTtl"`
-	SecureMode         bool      `json:"secureMode"`
-	DefaultTrackEvents bool      `json:"defaultTrackEvents"`
-	RequireComments    bool      `json:"requireComments"`
-	ConfirmChanges     bool      `json:"confirmChanges"`
-	Tags               []string  `json:"tags"`
-	Critical           bool      `json:"critical"`
-}
-
-func newEnvironmentRep(r *http.Request, e *environment.Environment) environmentRep {
-	rep := environmentRep{Links: api.Self(e.Href()), ID: e.ID, Key: e.Key, Name: e.Name, Color: e.Color,
-		DefaultTTL: e.DefaultTTL, SecureMode: e.SecureMode, DefaultTrackEvents: e.DefaultTrackEvents,
-		RequireComments: e.RequireComments, ConfirmChanges: e.ConfirmChanges, Tags: e.Tags, Critical: e.Critical}
-	if rep.Tags == nil {
-		rep.Tags = []string{}
-	}
+// environmentRep is the group's environment as the environments group
+// shows it, but with its SDK and mobile keys only for callers who may read
+// the environment itself: reading an insight group must not hand out an
+// environment's secrets.
+func environmentRep(r *http.Request, e *environment.Environment, approvals bool) endpoints.EnvironmentRep {
+	rep := endpoints.NewEnvironmentRep(r, e, approvals)
 	p, _ := identity.From(r.Context())
-	res := policy.NewResource("proj", e.ProjectKey).Child("env", e.Key, e.Tags...)
-	if p.Decide(res, identity.ViewAction).Allowed {
-		rep.APIKey, rep.MobileKey = e.APIKey, e.MobileKey
+	if !p.Decide(policy.NewResource("proj", e.ProjectKey).Child("env", e.Key, e.Tags...), identity.ViewAction).Allowed {
+		rep.APIKey, rep.MobileKey = "", ""
 	}
 	return rep
 }
