@@ -102,64 +102,46 @@ type entriesRep struct {
 	Items []entryRep `json:"items"`
 }
 
+// listEntries writes a page of the audit log, of the entries match keeps
+// (all when nil). A search's next link repeats it: a POST with the same body.
+func listEntries(w http.ResponseWriter, r *http.Request, log *audit.Log, match func(audit.Entry) bool) error {
+	q := r.URL.Query()
+	limit, err := api.IntParam(q, "limit", 10, 1, 20)
+	if err != nil {
+		return err
+	}
+	before, err := api.IntParam(q, "before", 0, 0, 1<<62)
+	if err != nil {
+		return err
+	}
+	after, err := api.IntParam(q, "after", 0, 0, 1<<62)
+	if err != nil {
+		return err
+	}
+	res, err := log.List(r.Context(), audit.ListQuery{Before: before, After: after, Q: q.Get("q"), Limit: int(limit), Cursor: q.Get("cursor"), Match: match})
+	if err != nil {
+		return err
+	}
+	q.Del("cursor")
+	out := entriesRep{Links: api.CursorLinks("/api/v2/auditlog", q, "cursor", res.Next), Items: make([]entryRep, 0, len(res.Entries))}
+	for _, e := range res.Entries {
+		out.Items = append(out.Items, newEntryRep(e, false))
+	}
+	api.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
 func auditHandlers(s Services) map[string]api.Handler {
 	return map[string]api.Handler{
 		"getAuditLogEntries": func(w http.ResponseWriter, r *http.Request) error {
-			q := r.URL.Query()
-			limit, err := api.IntParam(q, "limit", 10, 1, 20)
-			if err != nil {
-				return err
-			}
-			before, err := api.IntParam(q, "before", 0, 0, 1<<62)
-			if err != nil {
-				return err
-			}
-			after, err := api.IntParam(q, "after", 0, 0, 1<<62)
-			if err != nil {
-				return err
-			}
-			res, err := s.Audit.List(r.Context(), audit.ListQuery{Before: before, After: after, Q: q.Get("q"), Limit: int(limit), Cursor: q.Get("cursor")})
-			if err != nil {
-				return err
-			}
-			q.Del("cursor")
-			out := entriesRep{Links: api.CursorLinks("/api/v2/auditlog", q, "cursor", res.Next), Items: make([]entryRep, 0, len(res.Entries))}
-			for _, e := range res.Entries {
-				out.Items = append(out.Items, newEntryRep(e, false))
-			}
-			api.WriteJSON(w, http.StatusOK, out)
-			return nil
+			return listEntries(w, r, s.Audit, nil)
 		},
 		"postAuditLogEntries": func(w http.ResponseWriter, r *http.Request) error {
-			q := r.URL.Query()
 			match, err := readStatements(w, r, false)
 			if err != nil {
 				return err
 			}
-			limit, err := api.IntParam(q, "limit", 10, 1, 20)
-			if err != nil {
-				return err
-			}
-			before, err := api.IntParam(q, "before", 0, 0, 1<<62)
-			if err != nil {
-				return err
-			}
-			after, err := api.IntParam(q, "after", 0, 0, 1<<62)
-			if err != nil {
-				return err
-			}
-			res, err := s.Audit.List(r.Context(), audit.ListQuery{Before: before, After: after, Q: q.Get("q"), Limit: int(limit), Cursor: q.Get("cursor"), Match: match})
-			if err != nil {
-				return err
-			}
-			q.Del("cursor")
-			// The next link repeats the search: it is a POST with the same body.
-			out := entriesRep{Links: api.CursorLinks("/api/v2/auditlog", q, "cursor", res.Next), Items: make([]entryRep, 0, len(res.Entries))}
-			for _, e := range res.Entries {
-				out.Items = append(out.Items, newEntryRep(e, false))
-			}
-			api.WriteJSON(w, http.StatusOK, out)
-			return nil
+			return listEntries(w, r, s.Audit, match)
 		},
 		"postAuditLogEntryCounts": func(w http.ResponseWriter, r *http.Request) error {
 			q := r.URL.Query()
