@@ -20,11 +20,11 @@ const AIGenerationEvent = "$ld:ai:generation"
 // rollup to catch up after weeks of downtime, and for a rolling 30 days.
 const CellTTL = 35 * 24 * time.Hour
 
-// Cell is one environment's hour for one sender (SDK type, name, version
-// and application): the counters the usage series are rolled up from.
-// A payload comes from one sender, so it adds to exactly one cell.
-type Cell struct {
-	Hour       string `json:"hour"`
+// Sender is who sent a payload (SDK type, name, version and application)
+// into which environment: what names a cell, and the days and months the
+// usage rollup folds cells into. Embedded, its fields stand at the top
+// level of their item's JSON.
+type Sender struct {
 	ProjectKey string `json:"projectKey"`
 	EnvKey     string `json:"environmentKey"`
 	EnvID      string `json:"environmentId"`
@@ -33,6 +33,14 @@ type Cell struct {
 	SDKName    string `json:"sdkName"`
 	SDKVersion string `json:"sdkVersion"`
 	AppID      string `json:"applicationId,omitempty"`
+}
+
+// Cell is one environment's hour for one sender: the counters the usage
+// series are rolled up from. A payload comes from one sender, so it adds
+// to exactly one cell.
+type Cell struct {
+	Hour string `json:"hour"`
+	Sender
 	// Events counts events by kind; AIRuns the AI SDKs' generations.
 	Events   map[string]int64 `json:"events"`
 	AIRuns   int64            `json:"aiRuns,omitempty"`
@@ -93,8 +101,8 @@ func (b *batch) cellChange() change {
 	k := store.UsageCellKey(hour, p.EnvID, CellID(sdk.Type, sdk.Name, sdk.Version, p.App().ID))
 	ttl := b.now.Add(CellTTL).Unix()
 	return change{key: k, merge: func(old *store.Item) (store.Item, bool, error) {
-		c := Cell{Hour: hour, ProjectKey: p.ProjectKey, EnvKey: p.EnvKey, EnvID: p.EnvID, SDKType: sdk.Type,
-			SDKName: sdk.Name, SDKVersion: sdk.Version, AppID: p.App().ID, Events: map[string]int64{}, Sketches: map[string][]byte{}}
+		c := Cell{Hour: hour, Sender: Sender{ProjectKey: p.ProjectKey, EnvKey: p.EnvKey, EnvID: p.EnvID, SDKType: sdk.Type,
+			SDKName: sdk.Name, SDKVersion: sdk.Version, AppID: p.App().ID}, Events: map[string]int64{}, Sketches: map[string][]byte{}}
 		if old != nil {
 			if err := json.Unmarshal(old.Data, &c); err != nil {
 				return store.Item{}, false, fmt.Errorf("decode usage cell of %s: %w", hour, err)

@@ -58,8 +58,8 @@ func writeBenchDay(tb testing.TB, table store.Table) int64 {
 						add(ingest.SketchKey("user", false), fmt.Sprintf("e%d-u%d", e, k))
 					}
 				}
-				c := ingest.Cell{Hour: hour, ProjectKey: fmt.Sprintf("p%d", e%10), EnvKey: fmt.Sprintf("e%d", e), EnvID: fmt.Sprintf("env%d", e),
-					SDKType: "server", SDKName: "GoClient", SDKVersion: fmt.Sprintf("7.%d.0", s), Events: map[string]int64{"index": int64(perCell)},
+				c := ingest.Cell{Hour: hour, Sender: ingest.Sender{ProjectKey: fmt.Sprintf("p%d", e%10), EnvKey: fmt.Sprintf("e%d", e), EnvID: fmt.Sprintf("env%d", e),
+					SDKType: "server", SDKName: "GoClient", SDKVersion: fmt.Sprintf("7.%d.0", s)}, Events: map[string]int64{"index": int64(perCell)},
 					Payloads: int64(perCell / 50), Sketches: map[string][]byte{}}
 				if err := ingest.MergeSketches(c.Sketches, sketches); err != nil {
 					tb.Fatal(err)

@@ -39,16 +39,10 @@ const (
 // its hours' counters and the merge of their sketches. Written only by
 // the rollup, recomputed whole from the hours each time (never added to).
 type Day struct {
-	Day        string           `json:"day"` // yyyymmdd
-	ProjectKey string           `json:"projectKey"`
-	EnvKey     string           `json:"environmentKey"`
-	EnvID      string           `json:"environmentId"`
-	SDKType    string           `json:"sdkType"`
-	SDKName    string           `json:"sdkName"`
-	SDKVersion string           `json:"sdkVersion"`
-	AppID      string           `json:"applicationId,omitempty"`
-	Events     map[string]int64 `json:"events"`
-	AIRuns     int64            `json:"aiRuns,omitempty"`
+	Day string `json:"day"` // yyyymmdd
+	ingest.Sender
+	Events map[string]int64 `json:"events"`
+	AIRuns int64            `json:"aiRuns,omitempty"`
 	// HourlyEvents and HourlyAIRuns keep the counts by hour (hh), for the
 	// series of hourly granularity.
 	HourlyEvents map[string]int64  `json:"hourlyEvents,omitempty"`
@@ -75,25 +69,18 @@ type ExportDay struct {
 // (or with a subset of it) is the same union, and a day's counts replace
 // that day's, never add to them.
 type Month struct {
-	Month      string            `json:"month"` // yyyymm
-	ProjectKey string            `json:"projectKey"`
-	EnvKey     string            `json:"environmentKey"`
-	EnvID      string            `json:"environmentId"`
-	SDKType    string            `json:"sdkType"`
-	SDKName    string            `json:"sdkName"`
-	SDKVersion string            `json:"sdkVersion"`
-	AppID      string            `json:"applicationId,omitempty"`
-	DayEvents  map[string]int64  `json:"dayEvents"`
-	DayAIRuns  map[string]int64  `json:"dayAiRuns,omitempty"`
-	Sketches   map[string][]byte `json:"sketches"`
+	Month string `json:"month"` // yyyymm
+	ingest.Sender
+	DayEvents map[string]int64  `json:"dayEvents"`
+	DayAIRuns map[string]int64  `json:"dayAiRuns,omitempty"`
+	Sketches  map[string][]byte `json:"sketches"`
 	// Through is the last hour (yyyymmddhh) folded in.
 	Through string `json:"through"`
 }
 
 // asDay shapes the month as one day's counts, for the series.
 func (m Month) asDay() Day {
-	d := Day{ProjectKey: m.ProjectKey, EnvKey: m.EnvKey, EnvID: m.EnvID, SDKType: m.SDKType, SDKName: m.SDKName,
-		SDKVersion: m.SDKVersion, AppID: m.AppID, Events: map[string]int64{}, Sketches: m.Sketches}
+	d := Day{Sender: m.Sender, Events: map[string]int64{}, Sketches: m.Sketches}
 	for _, n := range m.DayEvents {
 		d.Events["all"] += n
 	}
@@ -241,8 +228,7 @@ func (r *Rollup) RollupDay(ctx context.Context, day, through time.Time) (int, er
 			k := store.UsageDayKey(day.Format(monthLayout), c.ProjectKey, c.EnvKey, day.Format("02"), cell)
 			acc := days[k]
 			if acc == nil {
-				acc = &dayAcc{d: Day{Day: dayStr, ProjectKey: c.ProjectKey, EnvKey: c.EnvKey, EnvID: c.EnvID, SDKType: c.SDKType,
-					SDKName: c.SDKName, SDKVersion: c.SDKVersion, AppID: c.AppID, Events: map[string]int64{},
+				acc = &dayAcc{d: Day{Day: dayStr, Sender: c.Sender, Events: map[string]int64{},
 					Sketches: map[string][]byte{}, Through: throughStr}, sketches: map[string]*hyperloglog.Sketch{}}
 				days[k] = acc
 				keys = append(keys, k)
@@ -350,8 +336,7 @@ func (r *Rollup) foldMonth(ctx context.Context, day time.Time, dayKey store.Key,
 	k := store.UsageMonthKey(day.Format("2006"), d.ProjectKey, d.EnvKey, day.Format("01"), cell)
 	dd := day.Format("02")
 	return r.update(ctx, k, monthTTL(day), func(old []byte) ([]byte, error) {
-		m := Month{Month: day.Format(monthLayout), ProjectKey: d.ProjectKey, EnvKey: d.EnvKey, EnvID: d.EnvID, SDKType: d.SDKType,
-			SDKName: d.SDKName, SDKVersion: d.SDKVersion, AppID: d.AppID, DayEvents: map[string]int64{}, Sketches: map[string][]byte{}}
+		m := Month{Month: day.Format(monthLayout), Sender: d.Sender, DayEvents: map[string]int64{}, Sketches: map[string][]byte{}}
 		if old != nil {
 			if err := json.Unmarshal(old, &m); err != nil {
 				return nil, fmt.Errorf("decode usage month: %w", err)

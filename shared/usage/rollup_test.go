@@ -212,7 +212,7 @@ func TestDistinctCountsStayWithinTheErrorBound(t *testing.T) {
 		for i := h * 3000; i < h*3000+5000; i++ {
 			s.Insert([]byte(fmt.Sprint("user-", i)))
 		}
-		c := ingest.Cell{Hour: hour, ProjectKey: "p", EnvKey: "e", EnvID: "env1", SDKType: "server", SDKName: "GoClient",
+		c := ingest.Cell{Hour: hour, Sender: ingest.Sender{ProjectKey: "p", EnvKey: "e", EnvID: "env1", SDKType: "server", SDKName: "GoClient"},
 			Events: map[string]int64{"index": 5000}, Sketches: map[string][]byte{}}
 		if err := ingest.MergeSketches(c.Sketches, map[string]*hyperloglog.Sketch{ingest.SketchKey("user", false): s}); err != nil {
 			t.Fatal(err)

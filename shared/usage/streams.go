@@ -103,6 +103,6 @@ func rollupStreams(ctx context.Context, table store.Table, day time.Time, hour, 
 
 // asDay shapes a stream day as a day of events, for the series.
 func (d StreamDay) asDay() Day {
-	return Day{Day: d.Day, ProjectKey: d.ProjectKey, EnvKey: d.EnvKey, SDKType: "server", SDKName: d.SDKName,
-		SDKVersion: d.SDKVersion, Events: map[string]int64{"stream": d.Opened}, HourlyEvents: d.Hourly}
+	return Day{Day: d.Day, Sender: ingest.Sender{ProjectKey: d.ProjectKey, EnvKey: d.EnvKey, SDKType: "server", SDKName: d.SDKName,
+		SDKVersion: d.SDKVersion}, Events: map[string]int64{"stream": d.Opened}, HourlyEvents: d.Hourly}
 }
