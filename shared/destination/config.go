@@ -2,6 +2,7 @@ package destination
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
@@ -143,7 +144,7 @@ func checkConfig(kind string, c Config, prefix string, needAll bool) error {
 	for _, name := range names {
 		chk, ok := allowed[name]
 		if !ok {
-			return fault.New(fault.Invalid, "field %s does not apply to a %s destination; its fields are %s", quote(prefix+name), kind, strings.Join(sortedKeys(allowed), ", "))
+			return fault.New(fault.Invalid, "field %s does not apply to a %s destination; its fields are %s", quote(prefix+name), kind, strings.Join(slices.Sorted(maps.Keys(allowed)), ", "))
 		}
 		switch v := c[name].(type) {
 		case bool:
@@ -178,13 +179,4 @@ func checkConfig(kind string, c Config, prefix string, needAll bool) error {
 		}
 	}
 	return nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -228,7 +229,7 @@ func (s *Service) importFlags(ctx context.Context, c *Configuration, resumeAfter
 // that they exist, serve the variation named and make no cycle).
 func (s *Service) importPrerequisites(ctx context.Context, c *Configuration, sf SourceFlag, envs map[string]string) (bool, error) {
 	var ops []patch.Op
-	for _, from := range sortedKeysEnv(sf.Envs) {
+	for _, from := range slices.Sorted(maps.Keys(sf.Envs)) {
 		to, ok := envs[from]
 		if !ok {
 			continue
@@ -331,7 +332,7 @@ func envMapping(m map[string]string, envs []string) (map[string]string, []string
 		}
 		return out, nil
 	}
-	for _, from := range sortedKeys(m) {
+	for _, from := range slices.Sorted(maps.Keys(m)) {
 		to := m[from]
 		if !slices.Contains(envs, to) {
 			problems = append(problems, fmt.Sprintf("config.environmentMap maps %q to environment %q, which the project does not have; its targeting was not imported", from, to))
@@ -340,15 +341,6 @@ func envMapping(m map[string]string, envs []string) (map[string]string, []string
 		out[from] = to
 	}
 	return out, problems
-}
-
-func sortedKeys(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }
 
 // Outcomes of one flag.
@@ -440,7 +432,7 @@ func flagPatch(c *Configuration, f *flag.Flag, sf SourceFlag, name string, tags 
 	if sf.Defaults != nil {
 		add("/defaults", sf.Defaults)
 	}
-	for _, from := range sortedKeysEnv(sf.Envs) {
+	for _, from := range slices.Sorted(maps.Keys(sf.Envs)) {
 		to, ok := envs[from]
 		if !ok {
 			continue
@@ -473,13 +465,4 @@ func nonNil(t []flag.Target) []flag.Target {
 		return []flag.Target{}
 	}
 	return t
-}
-
-func sortedKeysEnv(m map[string]*flag.EnvConfig) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }

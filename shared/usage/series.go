@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -97,7 +99,7 @@ type Series struct {
 func (r *Request) Check(allowed map[string][]string) error {
 	grans, ok := allowed[r.Aggregation]
 	if !ok {
-		return fault.New(fault.Invalid, "aggregationType %q is not one of %s", r.Aggregation, strings.Join(sortedKeys(allowed), ", "))
+		return fault.New(fault.Invalid, "aggregationType %q is not one of %s", r.Aggregation, strings.Join(slices.Sorted(maps.Keys(allowed)), ", "))
 	}
 	okGran := false
 	for _, g := range grans {
@@ -124,15 +126,6 @@ func (r *Request) Check(allowed map[string][]string) error {
 		}
 	}
 	return nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // Reader computes series from the rolled-up days.
@@ -301,7 +294,7 @@ func addCounts(r Request, d Day, at int64, name string, add adder) error {
 	if r.Metric == MAU && len(kinds) == 0 {
 		kinds = []string{PrimaryKind}
 	}
-	for _, sk := range sortedKeys(d.Sketches) {
+	for _, sk := range slices.Sorted(maps.Keys(d.Sketches)) {
 		kind, anon, _ := strings.Cut(sk, "|")
 		if !keep(kinds, kind) || !keep(r.Anonymous, anon) {
 			continue
@@ -543,7 +536,7 @@ func monthStart(t time.Time) time.Time {
 
 // finish turns the groups' buckets into points from first to to, by the aggregation.
 func finish(r Request, groups map[string]*bucket, meta map[string]map[string]any, first, to time.Time, unit time.Duration) (Series, error) {
-	keys := sortedKeys(groups)
+	keys := slices.Sorted(maps.Keys(groups))
 	out := Series{Metadata: make([]map[string]any, 0, len(keys)), Points: []map[string]int64{}}
 	for _, k := range keys {
 		out.Metadata = append(out.Metadata, meta[k])
