@@ -4,23 +4,16 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/flagplane/flagplane/shared/account"
 	"github.com/flagplane/flagplane/shared/app"
-	"github.com/flagplane/flagplane/shared/audit"
 	"github.com/flagplane/flagplane/shared/destination"
 	_ "github.com/flagplane/flagplane/shared/destination/destinationapi" // the destinations routes
-	"github.com/flagplane/flagplane/shared/ingest"
-	"github.com/flagplane/flagplane/shared/store/dynamo/dynamotest"
 )
 
 // TestExportOnDynamoDB runs the data export on DynamoDB as the Lambda
@@ -28,34 +21,11 @@ import (
 // them retried) spooled by the ingest tap, and the export job writing one
 // batch to the stage and counting it once, with no Scan anywhere.
 func TestExportOnDynamoDB(t *testing.T) {
-	table, counter := dynamotest.NewTable(t)
 	t.Setenv(destination.EnvKeySecret, strings.Repeat("k", destination.MinSecretLength))
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	acct, adminToken, err := account.Bootstrap(t.Context(), table, audit.Discard{}, logger)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := app.New(table, audit.Discard{}, app.Settings{Approvals: true, AccountID: acct.ID}, logger)
-	a.Services.Ingest = ingest.Direct{Agg: ingest.NewAggregator(table, logger).PerItemWrites()}
-	h, err := a.Handler("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	do := func(tb testing.TB, method, path, auth, body string, want int, headers ...string) []byte {
-		tb.Helper()
-		req := httptest.NewRequest(method, path, bytes.NewBufferString(body))
-		req.Header.Set("Authorization", auth)
-		req.Header.Set("Content-Type", "application/json")
-		for i := 0; i+1 < len(headers); i += 2 {
-			req.Header.Set(headers[i], headers[i+1])
-		}
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, req)
-		if rec.Code != want {
-			tb.Fatalf("%s %s: status %d, want %d: %s", method, path, rec.Code, want, rec.Body)
-		}
-		return rec.Body.Bytes()
-	}
+	api := newDynamoAPI(t, app.Settings{Approvals: true})
+	api.directIngest()
+	api.serve(t, "")
+	table, counter, logger, adminToken, do := api.Table, api.Counter, api.Logger, api.Token, api.do
 	do(t, http.MethodPost, "/api/v2/projects", adminToken, `{"key":"dx","name":"Export"}`, http.StatusCreated)
 	var env struct {
 		ID     string `json:"_id"`

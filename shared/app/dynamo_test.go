@@ -4,42 +4,24 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"sync"
 	"testing"
 
-	"github.com/flagplane/flagplane/shared/account"
 	"github.com/flagplane/flagplane/shared/app"
-	"github.com/flagplane/flagplane/shared/audit"
-	"github.com/flagplane/flagplane/shared/store/dynamo/dynamotest"
 )
 
 // TestAPIOnDynamoDB holds the API to the access patterns of the
 // design (one read for one resource, one Query for a page, no Scan) and
 // checks concurrent writers on real DynamoDB transactions.
 func TestAPIOnDynamoDB(t *testing.T) {
-	table, counter := dynamotest.NewTable(t)
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	acct, adminToken, err := account.Bootstrap(t.Context(), table, audit.Discard{}, logger)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := app.New(table, audit.Discard{}, app.Settings{Approvals: true, AccountID: acct.ID}, logger).Handler("")
-	if err != nil {
-		t.Fatal(err)
-	}
+	api := newDynamoAPI(t, app.Settings{Approvals: true})
+	api.serve(t, "")
+	counter, adminToken, h := api.Counter, api.Token, api.h
 	do := func(tb testing.TB, method, path, body string, want int) {
 		tb.Helper()
-		req := httptest.NewRequest(method, path, bytes.NewBufferString(body))
-		req.Header.Set("Authorization", adminToken)
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, req)
-		if rec.Code != want {
-			tb.Fatalf("%s %s: status %d, want %d: %s", method, path, rec.Code, want, rec.Body.String())
-		}
+		api.do(tb, method, path, "", body, want)
 	}
 	do(t, "POST", "/api/v2/projects", `{"key":"p","name":"P"}`, http.StatusCreated)
 	do(t, "POST", "/api/v2/projects/p/environments", `{"key":"e","name":"E","color":"00AA00"}`, http.StatusCreated)

@@ -1,55 +1,26 @@
 package app_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/flagplane/flagplane/shared/account"
 	"github.com/flagplane/flagplane/shared/app"
-	"github.com/flagplane/flagplane/shared/audit"
 	"github.com/flagplane/flagplane/shared/ingest"
 	"github.com/flagplane/flagplane/shared/store"
-	"github.com/flagplane/flagplane/shared/store/dynamo/dynamotest"
 )
 
 // TestIngestOnDynamoDB runs SDK event ingestion on DynamoDB as the Lambda
 // paths do (item by item): a payload reads back as contexts and counters,
 // a retried payload counts once, and no call is a Scan.
 func TestIngestOnDynamoDB(t *testing.T) {
-	table, counter := dynamotest.NewTable(t)
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	acct, adminToken, err := account.Bootstrap(t.Context(), table, audit.Discard{}, logger)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := app.New(table, audit.Discard{}, app.Settings{Approvals: true, AccountID: acct.ID}, logger)
-	a.Services.Ingest = ingest.Direct{Agg: ingest.NewAggregator(table, logger).PerItemWrites()}
-	h, err := a.Handler("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	do := func(tb testing.TB, method, path, auth, body string, want int, headers ...string) []byte {
-		tb.Helper()
-		req := httptest.NewRequest(method, path, bytes.NewBufferString(body))
-		req.Header.Set("Authorization", auth)
-		for i := 0; i+1 < len(headers); i += 2 {
-			req.Header.Set(headers[i], headers[i+1])
-		}
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, req)
-		if rec.Code != want {
-			tb.Fatalf("%s %s: status %d, want %d: %s", method, path, rec.Code, want, rec.Body)
-		}
-		return rec.Body.Bytes()
-	}
+	api := newDynamoAPI(t, app.Settings{Approvals: true})
+	api.directIngest()
+	api.serve(t, "")
+	table, counter, adminToken, do := api.Table, api.Counter, api.Token, api.do
 	do(t, http.MethodPost, "/api/v2/projects", adminToken, `{"key":"dyn","name":"Dyn"}`, http.StatusCreated)
 	var env struct {
 		APIKey string `json:"apiKey"`

@@ -1,19 +1,12 @@
 package app_test
 
 import (
-	"bytes"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 
-	"github.com/flagplane/flagplane/shared/account"
 	"github.com/flagplane/flagplane/shared/app"
-	"github.com/flagplane/flagplane/shared/audit"
 	_ "github.com/flagplane/flagplane/shared/integration/integrationapi"
-	"github.com/flagplane/flagplane/shared/store/dynamo/dynamotest"
 )
 
 // TestIntegrationConfigurationsOnDynamoDB holds the integrations group to
@@ -21,27 +14,12 @@ import (
 // Query, no Scan, and what a read by id costs (the stored integration key
 // and tags policies check, then the answer).
 func TestIntegrationConfigurationsOnDynamoDB(t *testing.T) {
-	table, counter := dynamotest.NewTable(t)
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	acct, adminToken, err := account.Bootstrap(t.Context(), table, audit.Discard{}, logger)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := app.New(table, audit.Discard{}, app.Settings{AccountID: acct.ID}, logger).Handler("integrations")
-	if err != nil {
-		t.Fatal(err)
-	}
+	api := newDynamoAPI(t, app.Settings{})
+	api.serve(t, "integrations")
+	counter := api.Counter
 	do := func(tb testing.TB, method, path, body string, want int) []byte {
 		tb.Helper()
-		req := httptest.NewRequest(method, path, bytes.NewBufferString(body))
-		req.Header.Set("Authorization", adminToken)
-		req.Header.Set("SVC-API-Version", "beta")
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, req)
-		if rec.Code != want {
-			tb.Fatalf("%s %s: status %d, want %d: %s", method, path, rec.Code, want, rec.Body.String())
-		}
-		return rec.Body.Bytes()
+		return api.do(tb, method, path, "", body, want, "SVC-API-Version", "beta")
 	}
 	const list = "/api/v2/integration-configurations/keys/datadog"
 	create := `{"name":"DD","tags":["ops"],"configValues":{"apiKey":"0123456789abcdef0123456789abcdef"}}`

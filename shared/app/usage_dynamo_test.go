@@ -1,23 +1,14 @@
 package app_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/flagplane/flagplane/shared/account"
 	"github.com/flagplane/flagplane/shared/app"
-	"github.com/flagplane/flagplane/shared/audit"
-	"github.com/flagplane/flagplane/shared/ingest"
-	"github.com/flagplane/flagplane/shared/store/dynamo"
-	"github.com/flagplane/flagplane/shared/store/dynamo/dynamotest"
 	"github.com/flagplane/flagplane/shared/usage/usageapi"
 )
 
@@ -25,33 +16,20 @@ import (
 // "shop" and "blog" received SDK events on days 1..days of March 2026,
 // rolled up; now is 10 minutes into the next day.
 type usageOnDynamo struct {
-	h       http.Handler
-	token   string
-	counter *dynamo.CallCounter
-	now     time.Time
+	*dynamoAPI
+	now time.Time
 }
 
 func newUsageOnDynamo(tb testing.TB, days int) *usageOnDynamo {
 	tb.Helper()
-	table, counter := dynamotest.NewTable(tb)
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	acct, adminToken, err := account.Bootstrap(tb.Context(), table, audit.Discard{}, logger)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	a := app.New(table, audit.Discard{}, app.Settings{Approvals: true, AccountID: acct.ID}, logger)
+	api := newDynamoAPI(tb, app.Settings{Approvals: true})
 	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
-	agg := ingest.NewAggregator(table, logger).PerItemWrites()
-	agg.SetClock(clock)
-	a.Services.Ingest = ingest.Direct{Agg: agg}
-	svc := usageapi.Service(a)
+	api.directIngest().SetClock(clock)
+	svc := usageapi.Service(api.App)
 	svc.SetClock(clock)
-	h, err := a.Handler("")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	u := &usageOnDynamo{h: h, token: adminToken, counter: counter}
+	api.serve(tb, "")
+	u := &usageOnDynamo{dynamoAPI: api}
 	for _, p := range []string{"shop", "blog"} {
 		u.do(tb, http.MethodPost, "/api/v2/projects", "", fmt.Sprintf(`{"key":%q,"name":%q}`, p, p), http.StatusCreated)
 	}
@@ -66,7 +44,7 @@ func newUsageOnDynamo(tb testing.TB, days int) *usageOnDynamo {
 			for i := 0; i < 20; i++ {
 				ev = append(ev, fmt.Sprintf(`{"kind":"index","creationDate":1,"context":{"kind":"user","key":"d%d-u%d"}}`, d, i))
 			}
-			u.do(tb, http.MethodPost, "/bulk", env["apiKey"], "["+strings.Join(ev, ",")+"]", http.StatusAccepted, "User-Agent", "GoClient/7.14.6")
+			u.do(tb, http.MethodPost, "/bulk", env["apiKey"], "["+strings.Join(ev, ",")+"]", http.StatusAccepted, "User-Agent", "GoClient/7.14.6", "X-LaunchDarkly-Event-Schema", "4")
 		}
 	}
 	now = time.Date(2026, 3, 1+days, 0, 10, 0, 0, time.UTC)
@@ -77,33 +55,13 @@ func newUsageOnDynamo(tb testing.TB, days int) *usageOnDynamo {
 	return u
 }
 
-func (u *usageOnDynamo) do(tb testing.TB, method, path, auth, body string, want int, headers ...string) []byte {
-	tb.Helper()
-	req := httptest.NewRequest(method, path, bytes.NewBufferString(body))
-	if auth == "" {
-		auth = u.token
-	}
-	req.Header.Set("Authorization", auth)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-LaunchDarkly-Event-Schema", "4")
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
-	rec := httptest.NewRecorder()
-	u.h.ServeHTTP(rec, req)
-	if rec.Code != want {
-		tb.Fatalf("%s %s: status %d, want %d: %s", method, path, rec.Code, want, rec.Body)
-	}
-	return rec.Body.Bytes()
-}
-
 // monthToDate asks shop's month-to-date contexts and returns the answer
 // and the DynamoDB calls it made.
 func (u *usageOnDynamo) monthToDate(tb testing.TB, query string) ([]byte, map[string]int) {
 	tb.Helper()
-	u.counter.Reset()
+	u.Counter.Reset()
 	body := u.do(tb, http.MethodGet, "/api/v2/usage/total-contexts?"+query, "", "", http.StatusOK, "SVC-API-Version", "beta")
-	return body, u.counter.Counts()
+	return body, u.Counter.Counts()
 }
 
 // TestUsageSeriesOnDynamoDB: the rolled-up days of a project's month sit in
