@@ -3,27 +3,20 @@ package ldcompat_test
 import (
 	"fmt"
 	"net/http"
-	"sort"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	ldapi "github.com/launchdarkly/api-client-go/v17"
 
 	"github.com/flagplane/flagplane/shared/app/apptest"
-	"github.com/flagplane/flagplane/shared/catalog"
 )
 
 // The main tier lists every built operation; the insights group and the
 // audit log search are driven by TestLaunchDarklyClientInsights, on a
 // server of their own, so the main tier names them here.
 func init() {
-	for _, op := range catalog.All() {
-		if op.Group == "insights" {
-			notInClient[op.ID] = "driven through the client's Insights*BetaApi by TestLaunchDarklyClientInsights (insights_test.go)"
-		}
-	}
+	leaveToOwnTest("insights", "driven through the client's Insights*BetaApi by TestLaunchDarklyClientInsights (insights_test.go)")
 	notInClient["postAuditLogEntries"] = "driven by TestLaunchDarklyClientInsights (insights_test.go) with the audit entries the insights calls make"
 	notInClient["postAuditLogEntryCounts"] = "audit log entry counts are not in api-client-go v17; sent by TestLaunchDarklyClientInsights and decoded into the reference's CountBucketsResult"
 }
@@ -123,11 +116,6 @@ func TestLaunchDarklyClientInsights(t *testing.T) {
 		send[countBucketsResult](tr, http.MethodPost, "/api/v2/auditlog/counts?buckets=4&after="+after, "application/json", []ldapi.StatementPost{{Resources: []string{"proj/*"}, Actions: []string{"*"}, Effect: "allow"}}))
 
 	var problems []string
-	for _, c := range tr.calls {
-		for _, f := range c.failures {
-			problems = append(problems, fmt.Sprintf("  %-34s %s: %s", c.op, c.what, f))
-		}
-	}
 	for _, d := range insightDeviations {
 		for _, op := range d.Ops {
 			if !tr.seen[op+" "+d.Field] {
@@ -135,19 +123,5 @@ func TestLaunchDarklyClientInsights(t *testing.T) {
 			}
 		}
 	}
-	ids := []string{"postAuditLogEntries", "postAuditLogEntryCounts"}
-	for _, op := range catalog.All() {
-		if op.Group == "insights" {
-			ids = append(ids, op.ID)
-		}
-	}
-	sort.Strings(ids)
-	for _, id := range ids {
-		if !tr.driven[id] {
-			problems = append(problems, fmt.Sprintf("  %-34s coverage: no call drives it", id))
-		}
-	}
-	if len(problems) > 0 {
-		t.Errorf("%d failures, by operation:\n%s", len(problems), strings.Join(problems, "\n"))
-	}
+	tr.ownCheck(34, append(groupOps("insights"), "postAuditLogEntries", "postAuditLogEntryCounts"), problems...)
 }

@@ -3,7 +3,6 @@ package ldcompat_test
 import (
 	"fmt"
 	"net/http"
-	"sort"
 	"strings"
 	"testing"
 
@@ -38,11 +37,7 @@ var usageNotInClient = map[string]string{
 
 // The main test leaves the usage operations to TestLaunchDarklyClientUsage.
 func init() {
-	for _, op := range catalog.All() {
-		if op.Group == "usage" {
-			notInClient[op.ID] = "driven through the client's AccountUsageBetaApi (or as it would send the call) by TestLaunchDarklyClientUsage (usage_test.go), with its own coverage check"
-		}
-	}
+	leaveToOwnTest("usage", "driven through the client's AccountUsageBetaApi (or as it would send the call) by TestLaunchDarklyClientUsage (usage_test.go), with its own coverage check")
 }
 
 // TestLaunchDarklyClientUsage drives the usage group: through the client's
@@ -94,30 +89,11 @@ func TestLaunchDarklyClientUsage(t *testing.T) {
 	}
 
 	var problems []string
-	for _, c := range tr.calls {
-		for _, f := range c.failures {
-			problems = append(problems, fmt.Sprintf("  %-30s %s: %s", c.op, c.what, f))
-		}
-	}
 	// The deviation shows wherever a series has points; the not-collected ones have none.
 	for _, id := range []string{"getEvaluationsUsage", "getEventsUsage", "getMauUsage", "getContextsTotalUsage", "getAIRunsUsage"} {
 		if !tr.seen[id+" "+seriesTime] {
 			problems = append(problems, fmt.Sprintf("  %-30s deviation: %s no longer fails to decode: drop it", id, seriesTime))
 		}
 	}
-	var ids []string
-	for _, op := range catalog.All() {
-		if op.Group == "usage" {
-			ids = append(ids, op.ID)
-		}
-	}
-	sort.Strings(ids)
-	for _, id := range ids {
-		if !tr.driven[id] {
-			problems = append(problems, fmt.Sprintf("  %-30s coverage: no call drives it", id))
-		}
-	}
-	if len(problems) > 0 {
-		t.Errorf("%d failures, by operation:\n%s", len(problems), strings.Join(problems, "\n"))
-	}
+	tr.ownCheck(30, groupOps("usage"), problems...)
 }
