@@ -203,6 +203,42 @@ func newBlockingSource(t *testing.T) *blockingSource {
 
 func (b *blockingSource) open() { b.once.Do(func() { close(b.release) }) }
 
+// triggerAtOnce sends n triggers at once of a new configuration in project
+// whose source holds the import running, and checks that exactly one runs
+// (201) and the others, answering within wait while it runs, are refused
+// (409). It returns the source.
+func triggerAtOnce(t *testing.T, srv *apptest.Server, project string, n int, wait time.Duration) *blockingSource {
+	t.Helper()
+	source := newBlockingSource(t)
+	c := createConfig(t, srv, project, "launchdarkly", map[string]any{"config": map[string]any{"baseUrl": source.URL, "apiKey": "k", "sourceProjectKey": "s"}})
+	answers := make(chan int, n)
+	var start sync.WaitGroup
+	start.Add(1)
+	for range n {
+		go func() {
+			start.Wait()
+			answers <- do(t, srv, http.MethodPost, configPath(c)+"/trigger", nil).Status
+		}()
+	}
+	start.Done()
+	// The losers answer while the winner waits on the source.
+	counts := map[int]int{}
+	for range n - 1 {
+		select {
+		case s := <-answers:
+			counts[s]++
+		case <-time.After(wait):
+			t.Fatalf("only %v answered", counts)
+		}
+	}
+	source.open()
+	counts[<-answers]++
+	if counts[http.StatusCreated] != 1 || counts[http.StatusConflict] != n-1 {
+		t.Errorf("statuses %v, want one 201 and %d 409s", counts, n-1)
+	}
+	return source
+}
+
 func TestASecondTriggerWhileOneRunsIsRefused(t *testing.T) {
 	srv := apptest.New(t, apptest.WithWebhookDelivery())
 	srv.MustCreateProject(t, "p")
@@ -274,34 +310,7 @@ func TestARunThatCrashedDoesNotBlockTheNext(t *testing.T) {
 func TestOfTriggersSentAtOnceExactlyOneRuns(t *testing.T) {
 	srv := apptest.New(t, apptest.WithWebhookDelivery())
 	srv.MustCreateProject(t, "p")
-	source := newBlockingSource(t)
-	c := createConfig(t, srv, "p", "launchdarkly", map[string]any{"config": map[string]any{"baseUrl": source.URL, "apiKey": "k", "sourceProjectKey": "s"}})
-	const n = 6
-	answers := make(chan int, n)
-	var start sync.WaitGroup
-	start.Add(1)
-	for range n {
-		go func() {
-			start.Wait()
-			answers <- do(t, srv, http.MethodPost, configPath(c)+"/trigger", nil).Status
-		}()
-	}
-	start.Done()
-	// The losers answer while the winner waits on the source.
-	counts := map[int]int{}
-	for range n - 1 {
-		select {
-		case s := <-answers:
-			counts[s]++
-		case <-time.After(10 * time.Second):
-			t.Fatalf("only %v answered", counts)
-		}
-	}
-	source.open()
-	counts[<-answers]++
-	if counts[http.StatusCreated] != 1 || counts[http.StatusConflict] != n-1 {
-		t.Errorf("statuses %v, want one 201 and %d 409s", counts, n-1)
-	}
+	source := triggerAtOnce(t, srv, "p", 6, 10*time.Second)
 	if len(source.entered) != 1 {
 		t.Errorf("the source was read %d times, want once", len(source.entered))
 	}

@@ -2,7 +2,6 @@ package flagimportapi_test
 
 import (
 	"net/http"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,33 +20,7 @@ func TestImportOnDynamoDB(t *testing.T) {
 	dst.MustCreateProject(t, "dst")
 
 	t.Run("of triggers sent at once exactly one runs", func(t *testing.T) {
-		source := newBlockingSource(t)
-		c := createConfig(t, dst, "dst", "launchdarkly", map[string]any{"config": map[string]any{"baseUrl": source.URL, "apiKey": "k", "sourceProjectKey": "s"}})
-		const n = 4
-		answers := make(chan int, n)
-		var start sync.WaitGroup
-		start.Add(1)
-		for range n {
-			go func() {
-				start.Wait()
-				answers <- do(t, dst, http.MethodPost, configPath(c)+"/trigger", nil).Status
-			}()
-		}
-		start.Done()
-		counts := map[int]int{}
-		for range n - 1 {
-			select {
-			case s := <-answers:
-				counts[s]++
-			case <-time.After(20 * time.Second):
-				t.Fatalf("only %v answered", counts)
-			}
-		}
-		source.open()
-		counts[<-answers]++
-		if counts[http.StatusCreated] != 1 || counts[http.StatusConflict] != n-1 {
-			t.Errorf("statuses %v, want one 201 and %d 409s", counts, n-1)
-		}
+		triggerAtOnce(t, dst, "dst", 4, 20*time.Second)
 	})
 	t.Run("an import creates the source's flags, and a rerun changes none", func(t *testing.T) {
 		c := createConfig(t, dst, "dst", "launchdarkly", map[string]any{"config": map[string]any{"baseUrl": src.URL, "apiKey": src.Token, "sourceProjectKey": "src"}})
