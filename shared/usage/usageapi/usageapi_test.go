@@ -134,6 +134,34 @@ func (f *fixture) series(t *testing.T, path string, q url.Values) seriesAnswer {
 	return a
 }
 
+// seriesCase is a usage series request (path below /api/v2/usage/) and
+// the count it should answer at a time, for the group whose metadata holds
+// every pair of group.
+type seriesCase struct {
+	name  string
+	path  string
+	query url.Values
+	at    time.Time
+	group map[string]string
+	want  int64
+}
+
+// checkSeries runs each case as a subtest; equal says whether a count is
+// the one wanted (exactly, or near it for sketch estimates).
+func (f *fixture) checkSeries(t *testing.T, cases []seriesCase, equal func(got, want int64) bool) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			a := f.series(t, "/api/v2/usage/"+c.path, c.query)
+			if got := a.value(t, c.at, c.group); !equal(got, c.want) {
+				t.Errorf("%v at %s = %d, want %d: %v %v", c.group, c.at.Format(time.DateTime), got, c.want, a.Metadata, a.Series)
+			}
+		})
+	}
+}
+
+func exactly(got, want int64) bool { return got == want }
+
 // value is the count at time at of the group whose metadata holds every pair of want.
 func (a seriesAnswer) value(t *testing.T, at time.Time, want map[string]string) int64 {
 	t.Helper()
@@ -217,14 +245,7 @@ func TestContextSeries(t *testing.T) {
 		return q(append([]string{"from", ms(mar10), "to", ms(mar11.Add(23 * time.Hour))}, pairs...)...)
 	}
 	user, org := map[string]string{"contextKind": "user"}, map[string]string{"contextKind": "org"}
-	cases := []struct {
-		name  string
-		path  string
-		query url.Values
-		at    time.Time
-		group map[string]string
-		want  int64
-	}{
+	cases := []seriesCase{
 		{"total contexts of a day count each user once across SDKs", "total-contexts", window("projectKey", "shop", "aggregationType", "incremental"), mar10, user, 150},
 		{"total contexts count other kinds apart", "total-contexts", window("projectKey", "shop", "aggregationType", "incremental"), mar10, org, 5},
 		{"the next day counts only its own users when incremental", "total-contexts", window("projectKey", "shop", "aggregationType", "incremental"), mar11, user, 101},
@@ -257,14 +278,7 @@ func TestContextSeries(t *testing.T) {
 		{"MAU by category: mobile", "mau/bycategory", window(), mar10, map[string]string{"category": "mobile"}, 30},
 		{"MAU by category: backend", "mau/bycategory", window(), mar10, map[string]string{"category": "backend"}, 117},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			a := f.series(t, "/api/v2/usage/"+c.path, c.query)
-			if got := a.value(t, c.at, c.group); !near(got, c.want) {
-				t.Errorf("%s at %s = %d, want %d (±0.81%%×3): %v %v", c.group, c.at.Format("Jan 2"), got, c.want, a.Metadata, a.Series)
-			}
-		})
-	}
+	f.checkSeries(t, cases, near)
 	t.Run("the series has a point per day of the range, zero where nothing was seen", func(t *testing.T) {
 		a := f.series(t, "/api/v2/usage/total-contexts", q("from", ms(mar10.Add(-48*time.Hour)), "to", ms(mar11), "aggregationType", "incremental"))
 		if len(a.Series) != 4 || a.Series[0]["time"] != mar10.Add(-48*time.Hour).UnixMilli() {
@@ -290,14 +304,7 @@ func TestCountSeries(t *testing.T) {
 	window := func(pairs ...string) url.Values {
 		return q(append([]string{"from", ms(mar10), "to", ms(mar11.Add(23 * time.Hour))}, pairs...)...)
 	}
-	cases := []struct {
-		name  string
-		path  string
-		query url.Values
-		at    time.Time
-		group map[string]string
-		want  int64
-	}{
+	cases := []seriesCase{
 		{"AI runs of a day", "ai-runs", window("aggregationType", "incremental"), mar10, map[string]string{}, 3},
 		{"AI runs month to date carry on", "ai-runs", window(), mar11, map[string]string{}, 3},
 		{"AI runs by the hour", "ai-runs", window("aggregationType", "incremental", "granularity", "hourly"), mar10.Add(10 * time.Hour), map[string]string{}, 3},
@@ -309,14 +316,7 @@ func TestCountSeries(t *testing.T) {
 		{"events received by the hour", "events/received", q("from", ms(mar10.Add(10*time.Hour)), "to", ms(mar10.Add(15*time.Hour))), mar10.Add(14 * time.Hour), map[string]string{}, 75},
 		{"events received by the day beyond two days", "events/received", q("from", ms(mar10.Add(-24*time.Hour)), "to", ms(mar12)), mar10, map[string]string{}, 103 + 10 + 75 + 30},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			a := f.series(t, "/api/v2/usage/"+c.path, c.query)
-			if got := a.value(t, c.at, c.group); got != c.want {
-				t.Errorf("%v at %s = %d, want %d: %v %v", c.group, c.at, got, c.want, a.Metadata, a.Series)
-			}
-		})
-	}
+	f.checkSeries(t, cases, exactly)
 }
 
 func TestSeriesRejectsBadRequests(t *testing.T) {
@@ -407,14 +407,7 @@ func TestDataExportEvents(t *testing.T) {
 	window := func(pairs ...string) url.Values {
 		return q(append([]string{"from", ms(mar10), "to", ms(mar11)}, pairs...)...)
 	}
-	cases := []struct {
-		name  string
-		path  string
-		query url.Values
-		at    time.Time
-		group map[string]string
-		want  int64
-	}{
+	cases := []seriesCase{
 		{"a day's exported events", "data-export-events", window("aggregationType", "incremental"), mar10, map[string]string{}, 42},
 		{"month to date", "data-export-events", window(), mar11, map[string]string{}, 49},
 		{"filtered to a project", "data-export-events", window("projectKey", "shop"), mar11, map[string]string{}, 42},
@@ -423,14 +416,7 @@ func TestDataExportEvents(t *testing.T) {
 		{"by the hour", "data-export-events", window("granularity", "hourly", "aggregationType", "incremental"), mar10.Add(3 * time.Hour), map[string]string{}, 40},
 		{"events published", "events/published", q("from", ms(mar10), "to", ms(mar10.Add(20*time.Hour))), mar10.Add(4 * time.Hour), map[string]string{}, 2},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			a := f.series(t, "/api/v2/usage/"+c.path, c.query)
-			if got := a.value(t, c.at, c.group); got != c.want {
-				t.Errorf("%v at %s = %d, want %d: %v %v", c.group, c.at, got, c.want, a.Metadata, a.Series)
-			}
-		})
-	}
+	f.checkSeries(t, cases, exactly)
 	t.Run("an environment of a project that exported nothing says no destination exported", func(t *testing.T) {
 		a := f.series(t, "/api/v2/usage/data-export-events", window("projectKey", "blog", "environmentKey", "test"))
 		if len(a.Series) != 0 || a.Metadata[0]["collected"] != false {
@@ -673,14 +659,7 @@ func TestStreamSeries(t *testing.T) {
 	if _, err := f.svc.Rollup.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	cases := []struct {
-		name  string
-		path  string
-		query url.Values
-		at    time.Time
-		group map[string]string
-		want  int64
-	}{
+	cases := []seriesCase{
 		{"streams opened in a day", "streams/server", q("from", ms(mar10.Add(-24*time.Hour)), "to", ms(mar12)), mar10, map[string]string{}, 3},
 		{"streams opened the next day", "streams/server", q("from", ms(mar10.Add(-24*time.Hour)), "to", ms(mar12)), mar11, map[string]string{}, 1},
 		{"streams by the hour within two days", "streams/server", q("from", ms(mar10), "to", ms(mar11)), mar10.Add(10 * time.Hour), map[string]string{}, 2},
@@ -689,14 +668,7 @@ func TestStreamSeries(t *testing.T) {
 		{"streams of one SDK version", "streams/server/bysdkversion", q("from", ms(mar10), "to", ms(mar12), "sdk", "GoClient", "version", "7.15.0"), mar11.Add(3 * time.Hour),
 			map[string]string{"sdkName": "GoClient"}, 1},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			a := f.series(t, "/api/v2/usage/"+c.path, c.query)
-			if got := a.value(t, c.at, c.group); got != c.want {
-				t.Errorf("%v at %s = %d, want %d: %v %v", c.group, c.at, got, c.want, a.Metadata, a.Series)
-			}
-		})
-	}
+	f.checkSeries(t, cases, exactly)
 	t.Run("the SDK versions that streamed", func(t *testing.T) {
 		res := f.get(t, "/api/v2/usage/streams/server/sdkversions", nil)
 		want := `"sdkVersions":[{"sdk":"GoClient","version":"7.14.6"},{"sdk":"GoClient","version":"7.15.0"},{"sdk":"PythonClient","version":"9.0.0"}]`
