@@ -79,3 +79,31 @@ func (d *dynamoAPI) do(tb testing.TB, method, path, auth, body string, want int,
 	}
 	return rec.Body.Bytes()
 }
+
+// callsCase is a request and the DynamoDB calls it should make, by name.
+type callsCase struct {
+	name, method, path, body string
+	status                   int
+	want                     map[string]int
+}
+
+// checkCalls sends each case's request (as the admin, with the header
+// pairs) in a subtest and checks it made exactly the calls it wants.
+func (d *dynamoAPI) checkCalls(t *testing.T, cases []callsCase, headers ...string) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			d.Counter.Reset()
+			d.do(t, tc.method, tc.path, "", tc.body, tc.status, headers...)
+			got := d.Counter.Counts()
+			if len(got) != len(tc.want) {
+				t.Fatalf("calls %v, want %v", got, tc.want)
+			}
+			for op, n := range tc.want {
+				if got[op] != n {
+					t.Fatalf("calls %v, want %v", got, tc.want)
+				}
+			}
+		})
+	}
+}

@@ -16,7 +16,6 @@ import (
 func TestIntegrationConfigurationsOnDynamoDB(t *testing.T) {
 	api := newDynamoAPI(t, app.Settings{})
 	api.serve(t, "integrations")
-	counter := api.Counter
 	do := func(tb testing.TB, method, path, body string, want int) []byte {
 		tb.Helper()
 		return api.do(tb, method, path, "", body, want, "SVC-API-Version", "beta")
@@ -31,33 +30,14 @@ func TestIntegrationConfigurationsOnDynamoDB(t *testing.T) {
 	}
 	one := "/api/v2/integration-configurations/" + made.ID
 
-	cases := []struct {
-		name, method, path, body string
-		status                   int
-		want                     map[string]int
-	}{
+	api.checkCalls(t, []callsCase{
 		{"a list is one Query of the integration key's index", "GET", list, "", 200, map[string]int{"Query": 1}},
 		{"a read is two GetItems: the stored key and tags to authorize, then the answer", "GET", one, "", 200, map[string]int{"GetItem": 2}},
 		{"a create counts the key's configurations and writes in one transaction", "POST", list, create, 201,
 			map[string]int{"Query": 1, "TransactWriteItems": 1, "DeleteItem": 1}},
 		{"a patch is the two reads and one transaction", "PATCH", one, `[{"op":"replace","path":"/name","value":"DD2"}]`, 200,
 			map[string]int{"GetItem": 2, "TransactWriteItems": 1, "DeleteItem": 1}},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			counter.Reset()
-			do(t, tc.method, tc.path, tc.body, tc.status)
-			got := counter.Counts()
-			if len(got) != len(tc.want) {
-				t.Fatalf("calls %v, want %v", got, tc.want)
-			}
-			for op, n := range tc.want {
-				if got[op] != n {
-					t.Fatalf("calls %v, want %v", got, tc.want)
-				}
-			}
-		})
-	}
+	}, "SVC-API-Version", "beta")
 	t.Run("the list shows both configurations, oldest first", func(t *testing.T) {
 		var got struct {
 			Items []struct {
