@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/flagplane/flagplane/shared/ingest"
 	"github.com/flagplane/flagplane/shared/store"
+	"github.com/flagplane/flagplane/shared/store/storetest"
 )
 
 // markExporting writes the marker that makes envID's events spooled.
@@ -42,24 +42,6 @@ func spooledLines(tb testing.TB, table store.Table, envID string) []ingest.Expor
 		}
 	}
 	return out
-}
-
-// crashOnce fails the first transaction after it is written: a worker
-// that stopped once its write landed, before it could go on.
-type crashOnce struct {
-	store.Table
-	crashed bool
-}
-
-func (c *crashOnce) Transact(ctx context.Context, ws []store.Write) error {
-	if err := c.Table.Transact(ctx, ws); err != nil {
-		return err
-	}
-	if !c.crashed {
-		c.crashed = true
-		return errors.New("worker stopped")
-	}
-	return nil
 }
 
 func TestSpoolTapsThePayloadsOfExportingEnvironments(t *testing.T) {
@@ -98,7 +80,7 @@ func TestSpoolTapsThePayloadsOfExportingEnvironments(t *testing.T) {
 	t.Run("a crash after spooling and before aggregating loses no event and spools none twice", func(t *testing.T) {
 		_, table := newAggregator(t)
 		markExporting(t, table, "crash", "d1")
-		crashing := &crashOnce{Table: table}
+		crashing := &storetest.CrashOnce{Table: table}
 		agg := ingest.NewAggregator(crashing, discardLogger())
 		if _, err := agg.Apply(ctx, payload("crash", "pl-2", identifies(0, 4))); err == nil {
 			t.Fatal("the crash was not reported, so the queue would not deliver again")

@@ -17,6 +17,7 @@ import (
 	"github.com/flagplane/flagplane/shared/destination"
 	"github.com/flagplane/flagplane/shared/ingest"
 	"github.com/flagplane/flagplane/shared/store"
+	"github.com/flagplane/flagplane/shared/store/storetest"
 )
 
 // exportEnv is an environment with a destination, and how to send it events.
@@ -108,24 +109,6 @@ func (s *flakyStage) Put(ctx context.Context, name string, body []byte) error {
 	}
 	if s.fail > 0 {
 		s.fail--
-		return errors.New("worker stopped")
-	}
-	return nil
-}
-
-// crashAfterCommit lets transactions land and then reports a failure
-// once: the worker stopped after closing a batch, before it knew.
-type crashAfterCommit struct {
-	store.Table
-	crashed bool
-}
-
-func (c *crashAfterCommit) Transact(ctx context.Context, ws []store.Write) error {
-	if err := c.Table.Transact(ctx, ws); err != nil {
-		return err
-	}
-	if !c.crashed {
-		c.crashed = true
 		return errors.New("worker stopped")
 	}
 	return nil
@@ -227,7 +210,7 @@ func TestExportWritesEveryEventOnceToTheStage(t *testing.T) {
 		e := newExportEnv(t, true)
 		e.send(t, "pl-f", 4)
 		dir := t.TempDir()
-		crashing := &crashAfterCommit{Table: e.srv.Table}
+		crashing := &storetest.CrashOnce{Table: e.srv.Table} // the worker stopped after closing a batch, before it knew
 		if _, err := destination.NewExporter(crashing, destination.Folder{Dir: dir}, nil).Run(t.Context()); err == nil {
 			t.Fatal("the stopped run reported no error")
 		}
