@@ -1,8 +1,6 @@
 package endpoints_test
 
 import (
-	"bytes"
-	"encoding/json"
 	"net/http"
 	"testing"
 )
@@ -78,18 +76,12 @@ func init() {
 // timestamp table's paths take none) and returns its path; a failure
 // shows as the read's error.
 func destinationOf(w *world) string {
-	body, _ := json.Marshal(map[string]any{"kind": "bigquery", "on": true, "config": map[string]any{"projectId": "my-gcp-project"}})
-	req, _ := http.NewRequest(http.MethodPost, w.srv.URL+destinationsPath+"/"+w.project+"/production", bytes.NewReader(body))
-	req.Header.Set("Authorization", w.srv.Token)
-	req.Header.Set("Content-Type", "application/json")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return destinationsPath + "/create-failed"
-	}
-	defer res.Body.Close()
 	var d struct {
 		ID string `json:"_id"`
 	}
-	_ = json.NewDecoder(res.Body).Decode(&d)
+	body := map[string]any{"kind": "bigquery", "on": true, "config": map[string]any{"projectId": "my-gcp-project"}}
+	if worldSend(w, http.MethodPost, destinationsPath+"/"+w.project+"/production", body, &d) == 0 {
+		return destinationsPath + "/create-failed"
+	}
 	return destinationsPath + "/" + w.project + "/production/" + d.ID
 }

@@ -1,8 +1,6 @@
 package endpoints_test
 
 import (
-	"bytes"
-	"encoding/json"
 	"net/http"
 	"sync"
 	"testing"
@@ -34,32 +32,13 @@ func worldFlagImport(w *world) string {
 	if p, ok := worldFlagImports.Load(w); ok {
 		return p.(string)
 	}
-	send := func(method, path string, body any) *http.Response {
-		raw, _ := json.Marshal(body)
-		req, _ := http.NewRequest(method, w.srv.URL+path, bytes.NewReader(raw))
-		req.Header.Set("Authorization", w.srv.Token)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("SVC-API-Version", "beta")
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return nil
-		}
-		return res
-	}
-	if res := send(http.MethodPost, api+"/projects", map[string]any{"key": flagImportTarget, "name": "Imports"}); res != nil {
-		res.Body.Close()
-	}
+	worldSend(w, http.MethodPost, api+"/projects", map[string]any{"key": flagImportTarget, "name": "Imports"}, nil)
 	var out struct {
 		ID string `json:"_id"`
 	}
-	if res := send(http.MethodPost, flagImportsPath+"/"+flagImportTarget+"/launchdarkly", flagImportBody(w, "World import")); res != nil {
-		_ = json.NewDecoder(res.Body).Decode(&out)
-		res.Body.Close()
-	}
+	worldSend(w, http.MethodPost, flagImportsPath+"/"+flagImportTarget+"/launchdarkly", flagImportBody(w, "World import"), &out)
 	path := flagImportsPath + "/" + flagImportTarget + "/launchdarkly/" + out.ID
-	if res := send(http.MethodPost, path+"/trigger", nil); res != nil {
-		res.Body.Close()
-	}
+	worldSend(w, http.MethodPost, path+"/trigger", nil, nil)
 	worldFlagImports.Store(w, path)
 	return path
 }

@@ -1,8 +1,6 @@
 package endpoints_test
 
 import (
-	"bytes"
-	"encoding/json"
 	"net/http"
 	"strconv"
 	"sync"
@@ -25,26 +23,10 @@ func insightsQuery(w *world) string {
 // paths get no testing.TB).
 var worldInsights sync.Map // *world → [2]string
 
-func insightsSend(w *world, method, path string, body any) (int, map[string]any) {
-	raw, _ := json.Marshal(body)
-	req, _ := http.NewRequest(method, w.srv.URL+path, bytes.NewReader(raw))
-	req.Header.Set("Authorization", w.srv.Token)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("SVC-API-Version", "beta")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, nil
-	}
-	defer res.Body.Close()
-	var out map[string]any
-	_ = json.NewDecoder(res.Body).Decode(&out)
-	return res.StatusCode, out
-}
-
 // deployEvent records one deployment event of the world's application web.
 func deployEvent(w *world, version, event string, at int64) {
-	insightsSend(w, http.MethodPost, insightsPath+"/deployment-events", map[string]any{"projectKey": w.project,
-		"environmentKey": "production", "applicationKey": "web", "version": version, "eventType": event, "eventTime": at})
+	worldSend(w, http.MethodPost, insightsPath+"/deployment-events", map[string]any{"projectKey": w.project,
+		"environmentKey": "production", "applicationKey": "web", "version": version, "eventType": event, "eventTime": at}, nil)
 }
 
 // worldInsight returns the world's finished deployment and insight group.
@@ -56,13 +38,14 @@ func worldInsight(w *world) (deploymentID, groupKey string) {
 	start := time.Now().Add(-time.Hour).UnixMilli()
 	deployEvent(w, "1.0", "started", start)
 	deployEvent(w, "1.0", "finished", start+60_000)
-	_, list := insightsSend(w, http.MethodGet, insightsPath+"/deployments?"+insightsQuery(w), nil)
+	var list map[string]any
+	worldSend(w, http.MethodGet, insightsPath+"/deployments?"+insightsQuery(w), nil, &list)
 	if items, ok := list["items"].([]any); ok && len(items) > 0 {
 		deploymentID, _ = items[0].(map[string]any)["id"].(string)
 	}
 	groupKey = w.unique("insight-group")
-	insightsSend(w, http.MethodPost, insightsPath+"/insights/group", map[string]any{"key": groupKey, "name": "World group",
-		"projectKey": w.project, "environmentKey": "production"})
+	worldSend(w, http.MethodPost, insightsPath+"/insights/group", map[string]any{"key": groupKey, "name": "World group",
+		"projectKey": w.project, "environmentKey": "production"}, nil)
 	worldInsights.Store(w, [2]string{deploymentID, groupKey})
 	return deploymentID, groupKey
 }

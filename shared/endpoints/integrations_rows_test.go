@@ -1,8 +1,6 @@
 package endpoints_test
 
 import (
-	"bytes"
-	"encoding/json"
 	"net/http"
 	"sync"
 	"testing"
@@ -30,18 +28,10 @@ func worldIntegration(w *world) string {
 	if id, ok := worldIntegrations.Load(w); ok {
 		return id.(string)
 	}
-	raw, _ := json.Marshal(integrationBody("World Datadog"))
-	req, _ := http.NewRequest(http.MethodPost, w.srv.URL+integrationsPath+"/keys/datadog", bytes.NewReader(raw))
-	req.Header.Set("Authorization", w.srv.Token)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("SVC-API-Version", "beta")
 	var out struct {
 		ID string `json:"_id"`
 	}
-	if res, err := http.DefaultClient.Do(req); err == nil {
-		_ = json.NewDecoder(res.Body).Decode(&out)
-		res.Body.Close()
-	}
+	worldSend(w, http.MethodPost, integrationsPath+"/keys/datadog", integrationBody("World Datadog"), &out)
 	worldIntegrations.Store(w, out.ID)
 	return out.ID
 }
