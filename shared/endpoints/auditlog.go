@@ -229,29 +229,11 @@ func readStatements(w http.ResponseWriter, r *http.Request, required bool) (func
 	}
 	return func(e audit.Entry) bool {
 		for _, a := range e.Accesses {
-			res, ok := resourceOfSpecifier(a.Resource)
+			res, ok := policy.ResourceOf(a.Resource)
 			if ok && pol.Evaluate(res, a.Action).Allowed {
 				return true
 			}
 		}
 		return false
 	}, nil
-}
-
-// resourceOfSpecifier turns an entry's concrete specifier, such as
-// "proj/p:env/e:flag/f", into the resource statements are matched against.
-func resourceOfSpecifier(s string) (policy.Resource, bool) {
-	sp, err := policy.ParseSpecifier(s)
-	if err != nil || len(sp.Segments) == 0 {
-		return policy.Resource{}, false
-	}
-	var r policy.Resource
-	for i, seg := range sp.Segments {
-		if i == 0 {
-			r = policy.NewResource(seg.Kind, seg.Name, seg.Tags...)
-		} else {
-			r = r.Child(seg.Kind, seg.Name, seg.Tags...)
-		}
-	}
-	return r, true
 }

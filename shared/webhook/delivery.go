@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -275,32 +274,12 @@ func Matches(h *Webhook, e audit.Entry) bool {
 		return false
 	}
 	for _, a := range e.Accesses {
-		r, err := resourceOf(a.Resource)
-		if err == nil && pol.Evaluate(r, a.Action).Allowed {
+		r, ok := policy.ResourceOf(a.Resource)
+		if ok && pol.Evaluate(r, a.Action).Allowed {
 			return true
 		}
 	}
 	return false
-}
-
-// resourceOf turns a concrete specifier such as "proj/p:env/e" into a resource.
-func resourceOf(s string) (policy.Resource, error) {
-	sp, err := policy.ParseSpecifier(s)
-	if err != nil {
-		return policy.Resource{}, err
-	}
-	var r policy.Resource
-	for i, seg := range sp.Segments {
-		if i == 0 {
-			r = policy.NewResource(seg.Kind, seg.Name, seg.Tags...)
-		} else {
-			r = r.Child(seg.Kind, seg.Name, seg.Tags...)
-		}
-	}
-	if len(sp.Segments) == 0 {
-		return r, errors.New("empty resource")
-	}
-	return r, nil
 }
 
 // Backoff is the wait before attempt n+1 after n failed attempts:
