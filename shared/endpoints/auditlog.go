@@ -223,17 +223,9 @@ func readStatements(w http.ResponseWriter, r *http.Request, required bool) (func
 	if err := policy.Validate(stmts); err != nil {
 		return nil, err
 	}
-	pol, err := policy.Compile([]policy.Grant{{RoleName: "search", Statements: stmts}})
+	match, err := audit.Matcher(stmts)
 	if err != nil {
 		return nil, fault.New(fault.Invalid, "statements do not compile: %s", err.Error())
 	}
-	return func(e audit.Entry) bool {
-		for _, a := range e.Accesses {
-			res, ok := policy.ResourceOf(a.Resource)
-			if ok && pol.Evaluate(res, a.Action).Allowed {
-				return true
-			}
-		}
-		return false
-	}, nil
+	return match, nil
 }

@@ -16,7 +16,6 @@ import (
 
 	"github.com/flagplane/flagplane/shared/audit"
 	"github.com/flagplane/flagplane/shared/fault"
-	"github.com/flagplane/flagplane/shared/policy"
 	"github.com/flagplane/flagplane/shared/store"
 )
 
@@ -269,17 +268,8 @@ func Matches(h *Webhook, e audit.Entry) bool {
 	if len(h.Statements) == 0 {
 		return true
 	}
-	pol, err := policy.Compile([]policy.Grant{{RoleName: "webhook", Statements: h.Statements}})
-	if err != nil {
-		return false
-	}
-	for _, a := range e.Accesses {
-		r, ok := policy.ResourceOf(a.Resource)
-		if ok && pol.Evaluate(r, a.Action).Allowed {
-			return true
-		}
-	}
-	return false
+	match, err := audit.Matcher(h.Statements)
+	return err == nil && match(e)
 }
 
 // Backoff is the wait before attempt n+1 after n failed attempts:
