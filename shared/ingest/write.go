@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sync"
+	"time"
 
 	"github.com/flagplane/flagplane/shared/store"
 )
@@ -30,7 +32,7 @@ func writeAll(ctx context.Context, table store.Table, changes []change) error {
 		chunk := changes[start:min(start+store.MaxWrites, len(changes))]
 		var err error
 		for attempt := 0; attempt < maxAttempts; attempt++ {
-			if err = writeChunk(ctx, table, chunk); err == nil || !(errors.Is(err, store.ErrConditionFailed) || errors.Is(err, store.ErrConflict)) {
+			if err = writeChunk(ctx, table, chunk); err == nil || !lostRace(err) || !backOff(ctx, attempt) {
 				break
 			}
 		}
@@ -39,6 +41,29 @@ func writeAll(ctx context.Context, table store.Table, changes []change) error {
 		}
 	}
 	return nil
+}
+
+// lostRace says whether err is a write that lost to another writer of the same items.
+func lostRace(err error) bool {
+	return errors.Is(err, store.ErrConditionFailed) || errors.Is(err, store.ErrConflict)
+}
+
+// backOff waits before attempt+1 of a write that lost a race: a random
+// part of a window doubling from 2 ms, so two workers retrying the same
+// items do not collide again in step. It reports false when ctx ended or
+// no attempt is left.
+func backOff(ctx context.Context, attempt int) bool {
+	if attempt+1 >= maxAttempts {
+		return false
+	}
+	t := time.NewTimer(time.Duration(rand.Int64N(int64(2*time.Millisecond) << attempt)))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
 }
 
 // perItemParallel is how many items writeEach writes at once.
@@ -58,7 +83,7 @@ func writeEach(ctx context.Context, table store.Table, changes []change) error {
 			defer func() { <-sem }()
 			var err error
 			for attempt := 0; attempt < maxAttempts; attempt++ {
-				if err = writeChunk(ctx, table, []change{c}); err == nil || !(errors.Is(err, store.ErrConditionFailed) || errors.Is(err, store.ErrConflict)) {
+				if err = writeChunk(ctx, table, []change{c}); err == nil || !lostRace(err) || !backOff(ctx, attempt) {
 					break
 				}
 			}
