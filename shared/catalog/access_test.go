@@ -36,14 +36,15 @@ var projectKeyParams = map[string]bool{"projectKey": true, "projKey": true}
 // notInResource lists, per group, the path parameters a resource may leave out, and why.
 // Reads inside a project name only their project and are not checked against this list.
 var notInResource = map[string]map[string]string{
-	"approvals":    {"id": "an approval request acts on the flag its resourceId names"},
-	"contexts":     {"id": "context instances belong to their environment"},
-	"flags":        {"userKey": "a user key selects targets on the flags, it names no resource"},
-	"destinations": {"kind": "the warehouse kind selects a setup, it names no resource"},
-	"applications": {"versionKey": "versions are part of their application, as in LaunchDarkly"},
-	"events":       {"clientSideId": "the client-side id is a credential: it resolves to the environment the events feed"},
-	"ai-configs":   {"variationKey": "variations are part of their AI Config, as in LaunchDarkly"},
-	"code-refs":    {"branch": "branches are part of their repository, as in LaunchDarkly"},
+	"approvals":         {"id": "an approval request acts on the flag its resourceId names"},
+	"contexts":          {"id": "context instances belong to their environment"},
+	"flags":             {"userKey": "a user key selects targets on the flags, it names no resource"},
+	"destinations":      {"kind": "the warehouse kind selects a setup, it names no resource"},
+	"applications":      {"versionKey": "versions are part of their application, as in LaunchDarkly"},
+	"events":            {"clientSideId": "the client-side id is a credential: it resolves to the environment the events feed"},
+	"ai-configs":        {"variationKey": "variations are part of their AI Config, as in LaunchDarkly"},
+	"code-refs":         {"branch": "branches are part of their repository, as in LaunchDarkly"},
+	"release-pipelines": {"phaseId": "a release's phases are part of the flag's release, which acts on the flag"},
 	"usage": {
 		"type":   "the event type selects a usage series, it names no resource",
 		"source": "the stream source selects a usage series, it names no resource",

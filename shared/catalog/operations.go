@@ -107,6 +107,14 @@ var operations = []Operation{
 	// adding a flag to a pipeline; "createRelease" is flagplane's.
 	{ID: "createReleaseForFlag", Group: "release-pipelines", Method: "PUT", Path: "/api/v2/projects/{projectKey}/flags/{flagKey}/release", Beta: true, Scope: Write, Resource: "proj/{projectKey}:env/*:flag/{flagKey}", Action: "createRelease"},
 	{ID: "getReleaseByFlagKey", Group: "release-pipelines", Method: "GET", Path: "/api/v2/flags/{projectKey}/{flagKey}/release", Beta: true, Scope: Read, Resource: "proj/{projectKey}", Action: "viewProject"},
+	// A release moves through its phases. updateReleasePhaseStatus is LaunchDarkly's flag
+	// action for phase status updates; the legacy JSON patch marks the same phases complete
+	// or incomplete, so it takes the same action (its only paths are /phases/{i}/complete:
+	// BodyActions, as every JSON-patch PATCH, with that one action). The reference names no action for removing a release;
+	// "deleteRelease" is flagplane's, the pair of createRelease.
+	{ID: "updatePhaseStatus", Group: "release-pipelines", Method: "PUT", Path: "/api/v2/projects/{projectKey}/flags/{flagKey}/release/phases/{phaseId}", Beta: true, Scope: Write, Resource: "proj/{projectKey}:env/*:flag/{flagKey}", Action: "updateReleasePhaseStatus"},
+	{ID: "patchReleaseByFlagKey", Group: "release-pipelines", Method: "PATCH", Path: "/api/v2/flags/{projectKey}/{flagKey}/release", Beta: true, Scope: Write, Resource: "proj/{projectKey}:env/*:flag/{flagKey}", Action: "updateReleasePhaseStatus", BodyActions: true},
+	{ID: "deleteReleaseByFlagKey", Group: "release-pipelines", Method: "DELETE", Path: "/api/v2/flags/{projectKey}/{flagKey}/release", Beta: true, Scope: Write, Resource: "proj/{projectKey}:env/*:flag/{flagKey}", Action: "deleteRelease"},
 
 	// events: where LaunchDarkly's SDKs post their events (not part of the REST API v2, so
 	// outside /api/v2; paths and payloads are the SDKs' own). Public: each authenticates its

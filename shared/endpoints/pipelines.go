@@ -117,6 +117,7 @@ type releasePhaseRep struct {
 	Started        bool            `json:"started"`
 	Status         string          `json:"status"`
 	CreationDate   int64           `json:"_creationDate"`
+	StartedDate    int64           `json:"_startedDate,omitempty"`
 	CompletionDate int64           `json:"_completionDate,omitempty"`
 	Audiences      []audienceRep   `json:"_audiences"`
 	Configuration  json.RawMessage `json:"configuration,omitempty"`
@@ -137,17 +138,11 @@ func newReleaseRep(envs *envSummaries, rel *pipeline.Release) (releaseRep, error
 	rep := releaseRep{Links: api.Self(pipeline.ReleaseHref(rel.ProjectKey, rel.FlagKey)), Name: rel.Name,
 		ReleasePipelineKey: rel.PipelineKey, ReleasePipelineDesc: rel.Description, Phases: []releasePhaseRep{},
 		Version: rel.Version, ReleaseVariationID: rel.VariationID}
-	active := rel.ActivePhase()
 	for _, ph := range rel.Phases {
-		status := "not_started"
-		switch {
-		case ph.Complete:
-			status = "completed"
-		case ph.ID == active:
-			status = "active"
-		}
-		pr := releasePhaseRep{ID: ph.ID, Name: ph.Name, Complete: ph.Complete, Started: ph.Complete || ph.ID == active, Status: status,
-			CreationDate: ph.CreationDate, CompletionDate: ph.CompletionDate, Audiences: []audienceRep{}, Configuration: ph.Configuration}
+		// A phase starts when updatePhaseStatus makes it active: a new
+		// release's first phase is neither started nor complete, as in LaunchDarkly.
+		pr := releasePhaseRep{ID: ph.ID, Name: ph.Name, Complete: ph.Complete, Started: ph.Started || ph.Complete, Status: ph.Status(),
+			CreationDate: ph.CreationDate, StartedDate: ph.StartedDate, CompletionDate: ph.CompletionDate, Audiences: []audienceRep{}, Configuration: ph.Configuration}
 		for _, a := range ph.Audiences {
 			ar, err := envs.audience(rel.ProjectKey, a.ID, a.Audience)
 			if err != nil {
@@ -350,6 +345,35 @@ func pipelineHandlers(s Services) map[string]api.Handler {
 				return err
 			}
 			return release(w, r, rel)
+		},
+		"updatePhaseStatus": func(w http.ResponseWriter, r *http.Request) error {
+			var in pipeline.PhaseStatusInput
+			if err := api.Decode(w, r, &in); err != nil {
+				return err
+			}
+			rel, err := pipes.UpdatePhaseStatus(r.Context(), r.PathValue("projectKey"), r.PathValue("flagKey"), r.PathValue("phaseId"), in)
+			if err != nil {
+				return err
+			}
+			return release(w, r, rel)
+		},
+		"patchReleaseByFlagKey": func(w http.ResponseWriter, r *http.Request) error {
+			p, err := api.ReadJSONPatch(w, r, "a flag's release")
+			if err != nil {
+				return err
+			}
+			rel, err := pipes.PatchRelease(r.Context(), r.PathValue("projectKey"), r.PathValue("flagKey"), p)
+			if err != nil {
+				return err
+			}
+			return release(w, r, rel)
+		},
+		"deleteReleaseByFlagKey": func(w http.ResponseWriter, r *http.Request) error {
+			if err := pipes.DeleteRelease(r.Context(), r.PathValue("projectKey"), r.PathValue("flagKey")); err != nil {
+				return err
+			}
+			w.WriteHeader(http.StatusNoContent)
+			return nil
 		},
 	}
 }

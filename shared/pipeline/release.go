@@ -25,7 +25,9 @@ type ReleasePhase struct {
 	ID             string            `json:"id"`
 	Name           string            `json:"name"`
 	Complete       bool              `json:"complete"`
+	Started        bool              `json:"started,omitempty"`
 	CreationDate   int64             `json:"creationDate"`
+	StartedDate    int64             `json:"startedDate,omitempty"`
 	CompletionDate int64             `json:"completionDate,omitempty"`
 	Audiences      []ReleaseAudience `json:"audiences"`
 	Configuration  json.RawMessage   `json:"configuration,omitempty"`

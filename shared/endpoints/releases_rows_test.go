@@ -1,0 +1,60 @@
+package endpoints_test
+
+import (
+	"net/http"
+	"testing"
+)
+
+// The rows of a flag's release through its phases (updatePhaseStatus,
+// patchReleaseByFlagKey, deleteReleaseByFlagKey) in the cross-cutting tables.
+
+// worldRelease creates a flag, adds it to the world's pipeline and returns
+// the flag key and the release's phase ids.
+func worldRelease(tb testing.TB, w *world) (string, []string) {
+	tb.Helper()
+	key := w.unique("released")
+	w.must(tb, http.StatusCreated, http.MethodPost, flagsPath(w.project), map[string]any{"key": key, "name": key})
+	rel := w.must(tb, http.StatusOK, http.MethodPut, flagReleasePath(w.project, key), map[string]any{"releasePipelineKey": "world"}, betaHeader...)
+	var ids []string
+	for _, p := range rel["phases"].([]any) {
+		ids = append(ids, p.(map[string]any)["_id"].(string))
+	}
+	return key, ids
+}
+
+// completedReleasePath is the path of a new release whose first phase is
+// complete, so its phases carry every timestamp (no testing.TB: the
+// timestamp table's reads take none).
+func completedReleasePath(w *world) string {
+	key := w.unique("completed")
+	worldSend(w, http.MethodPost, flagsPath(w.project), map[string]any{"key": key, "name": key}, nil)
+	worldSend(w, http.MethodPut, flagReleasePath(w.project, key), map[string]any{"releasePipelineKey": "world"}, nil)
+	path := api + "/flags/" + w.project + "/" + key + "/release"
+	worldSend(w, http.MethodPatch, path, []patchOp{replace("/phases/0/complete", true)}, nil)
+	return path
+}
+
+func init() {
+	rows := map[string]func(tb testing.TB, w *world) answerRequest{
+		"updatePhaseStatus": func(tb testing.TB, w *world) answerRequest {
+			key, ids := worldRelease(tb, w)
+			return answerRequest{path: flagReleasePath(w.project, key) + "/phases/" + ids[0], body: map[string]any{"status": "active"}, headers: betaHeader}
+		},
+		"patchReleaseByFlagKey": func(tb testing.TB, w *world) answerRequest {
+			key, _ := worldRelease(tb, w)
+			return answerRequest{path: api + "/flags/" + w.project + "/" + key + "/release", body: []patchOp{replace("/phases/0/complete", true)}, headers: betaHeader}
+		},
+		"deleteReleaseByFlagKey": func(tb testing.TB, w *world) answerRequest {
+			key, _ := worldRelease(tb, w)
+			return answerRequest{path: api + "/flags/" + w.project + "/" + key + "/release", headers: betaHeader}
+		},
+	}
+	for id, row := range rows {
+		answerRequests[id] = row
+	}
+	// No azBodies: the matrix names no flag with a release (its paths say
+	// does-not-exist), so its lenient check (authorized, then 404) is the one that fits.
+	timestampTable = append(timestampTable, timestampRow{resource: "flag releases with a completed phase", source: "the reference's ReleasePhase",
+		reads:  []timestampRead{tsGet(completedReleasePath)},
+		fields: []timestampField{tsInteger("phases[]._creationDate"), tsInteger("phases[]._startedDate"), tsInteger("phases[]._completionDate")}})
+}
