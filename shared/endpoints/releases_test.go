@@ -24,7 +24,10 @@ type releaseFixture struct {
 func newReleaseFixture(tb testing.TB, srv *apptest.Server, project string) *releaseFixture {
 	tb.Helper()
 	srv.MustCreateProject(tb, project) // environments test and production
-	wantStatus(tb, doBeta(tb, srv, http.MethodPost, pipelinesPath(project), pipelineBody("two", "test", "production")), http.StatusCreated)
+	body := pipelineBody("two", "test", "production")
+	// The test audience asks for approval, so its phase takes extra configuration as it starts.
+	body["phases"].([]map[string]any)[0]["audiences"].([]map[string]any)[0]["configuration"] = map[string]any{"releaseStrategy": "monitoredRelease", "requireApproval": true}
+	wantStatus(tb, doBeta(tb, srv, http.MethodPost, pipelinesPath(project), body), http.StatusCreated)
 	return &releaseFixture{srv: srv, project: project}
 }
 
@@ -125,7 +128,7 @@ func TestReleasePhaseStatus(t *testing.T) {
 		if _, ok := first["_startedDate"].(float64); !ok {
 			t.Errorf("_startedDate %v is not set", first["_startedDate"])
 		}
-		if conf["notifyMemberIds"].([]any)[0] != "m1" || conf["releaseGuardianConfiguration"].(map[string]any)["rolloutWeight"] != float64(50) {
+		if conf["notifyMemberIds"].([]any)[0] != "m1" || conf["releaseGuardianConfiguration"].(map[string]any)["rolloutWeight"] != float64(50) || conf["requireApproval"] != true {
 			t.Errorf("audience configuration %v", conf)
 		}
 		if e := latestAudit(t, f.srv); !strings.Contains(e["titleVerb"].(string), "started phase Phase test") || e["name"] != "Flag f1" {
@@ -240,6 +243,12 @@ func TestReleaseDelete(t *testing.T) {
 		wantError(t, doBeta(t, f.srv, http.MethodDelete, path, nil), http.StatusNotFound, "not_found", "release")
 		wantError(t, doBeta(t, f.srv, http.MethodDelete, api+"/flags/p/ghost/release", nil), http.StatusNotFound, "not_found")
 		wantStatus(t, doBeta(t, f.srv, http.MethodPut, flagReleasePath("p", "f1"), map[string]any{"releasePipelineKey": "other"}), http.StatusOK)
+	})
+	t.Run("an audience its pipeline left unconfigured takes no extra configuration", func(t *testing.T) {
+		rel := f.get(t, "f1")
+		audience := phaseOf(rel, 0)["_audiences"].([]any)[0].(map[string]any)["_id"]
+		body := map[string]any{"status": "active", "audiences": []map[string]any{{"audienceId": audience, "notifyTeamKeys": []string{"devs"}}}}
+		wantError(t, f.setStatus(t, "f1", phaseOf(rel, 0)["_id"].(string), body), http.StatusBadRequest, "invalid_request", "audiences[0].audienceId", "no configuration")
 	})
 }
 

@@ -155,11 +155,16 @@ func (r *Release) configure(i int, in []AudienceConfigInput) error {
 				return fault.New(fault.Invalid, "field %q must not be negative", field+".releaseGuardianConfiguration.rolloutWeight")
 			}
 		}
+		// Only an audience its pipeline configured (approvals, a guarded
+		// rollout) takes extra configuration: an immediate audience has no
+		// release strategy for it to complete.
+		raw := ph.Audiences[idx].Configuration
+		if len(raw) == 0 || string(raw) == "null" {
+			return fault.New(fault.Invalid, "field %q: audience %q has no configuration in its pipeline (no approval, no guarded rollout) for this one to complete", field+".audienceId", a.AudienceID)
+		}
 		conf := map[string]any{}
-		if raw := ph.Audiences[idx].Configuration; len(raw) > 0 && string(raw) != "null" {
-			if err := json.Unmarshal(raw, &conf); err != nil {
-				return fmt.Errorf("decode configuration of audience %q: %w", a.AudienceID, err)
-			}
+		if err := json.Unmarshal(raw, &conf); err != nil {
+			return fmt.Errorf("decode configuration of audience %q: %w", a.AudienceID, err)
 		}
 		if a.ReleaseGuardianConfiguration != nil {
 			conf["releaseGuardianConfiguration"] = a.ReleaseGuardianConfiguration
