@@ -245,6 +245,18 @@ func TestReleaseDelete(t *testing.T) {
 		wantError(t, doBeta(t, f.srv, http.MethodDelete, api+"/flags/p/ghost/release", nil), http.StatusNotFound, "not_found")
 		wantStatus(t, doBeta(t, f.srv, http.MethodPut, flagReleasePath("p", "f1"), map[string]any{"releasePipelineKey": "other"}), http.StatusOK)
 	})
+	t.Run("deleting the flag deletes its release, so a flag made again with the key starts outside any pipeline", func(t *testing.T) {
+		f.release(t, "f2")
+		if prog := f.progressions(t, ""); prog["totalCount"] != float64(1) {
+			t.Fatalf("progressions with f2's release %v; want it counted", prog)
+		}
+		wantStatus(t, f.srv.Do(t, http.MethodDelete, api+"/flags/p/f2", nil), http.StatusNoContent)
+		if prog := f.progressions(t, ""); prog["totalCount"] != float64(0) {
+			t.Errorf("progressions after the flag's delete %v; want f2's release gone", prog)
+		}
+		wantStatus(t, f.srv.Do(t, http.MethodPost, api+"/flags/p", map[string]any{"key": "f2", "name": "Flag f2"}), http.StatusCreated)
+		wantStatus(t, doBeta(t, f.srv, http.MethodGet, api+"/flags/p/f2/release", nil), http.StatusNotFound)
+	})
 	t.Run("an audience its pipeline left unconfigured takes no extra configuration", func(t *testing.T) {
 		rel := f.get(t, "f1")
 		audience := phaseOf(rel, 0)["_audiences"].([]any)[0].(map[string]any)["_id"]

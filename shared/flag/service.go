@@ -458,8 +458,11 @@ func (s *Service) Delete(ctx context.Context, projectKey, flagKey string) error 
 		return err
 	}
 	_, err = s.log.Commit(ctx, audit.Change{
-		Writes: []store.Write{store.Delete(store.FlagKey(projectKey, flagKey), store.IfVersion(f.ItemVersion))},
-		Kind:   "flag", Resource: f.Resource(""), Actions: []string{"deleteFlag"},
+		// The flag's release, if any, goes with it: else it would linger in its
+		// pipeline's progressions, and a flag made again with the key would inherit it.
+		Writes: []store.Write{store.Delete(store.FlagKey(projectKey, flagKey), store.IfVersion(f.ItemVersion)),
+			store.Delete(store.ReleaseKey(projectKey, flagKey), store.Cond{})},
+		Kind: "flag", Resource: f.Resource(""), Actions: []string{"deleteFlag"},
 		Name: f.Name, Href: f.Href(), TitleVerb: "deleted the flag", Parent: parent(projectKey), Previous: f,
 		Conflict: fmt.Sprintf("flag %q changed while it was deleted; try again", flagKey),
 	})
