@@ -138,7 +138,12 @@ func (s *Service) Scores(ctx context.Context, q ScoreQuery) (*Scores, error) {
 		return nil, err
 	}
 	cur, last := s.Periods()
-	flags, err := s.healthFlags(ctx, q)
+	// One selector for both periods: the applications' flags are read once.
+	sel, err := s.selector(ctx, FlagEventQuery{ProjectKey: q.ProjectKey, EnvironmentKey: q.EnvironmentKey, Applications: q.Applications})
+	if err != nil {
+		return nil, err
+	}
+	flags, err := s.healthFlags(ctx, q.ProjectKey, sel.flags)
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +156,7 @@ func (s *Service) Scores(ctx context.Context, q ScoreQuery) (*Scores, error) {
 		if in.deployments, err = s.periodDeployments(ctx, q, p); err != nil {
 			return nil, err
 		}
-		if err := s.periodFlagEvents(ctx, q, p, proj.ID, env.ID, &in); err != nil {
+		if err := s.periodFlagEvents(ctx, q, sel, p, proj.ID, env.ID, &in); err != nil {
 			return nil, err
 		}
 		if in.evaluated, err = s.evaluatedFlags(ctx, q, flags, p); err != nil {
@@ -233,13 +238,9 @@ func (s *Service) periodDeployments(ctx context.Context, q ScoreQuery, p Period)
 	return out, nil
 }
 
-func (s *Service) periodFlagEvents(ctx context.Context, q ScoreQuery, p Period, projID, envID string, in *periodInput) error {
-	sel, err := s.selector(ctx, FlagEventQuery{ProjectKey: q.ProjectKey, EnvironmentKey: q.EnvironmentKey, Applications: q.Applications})
-	if err != nil {
-		return err
-	}
+func (s *Service) periodFlagEvents(ctx context.Context, q ScoreQuery, sel *selector, p Period, projID, envID string, in *periodInput) error {
 	var measured []FlagEvent
-	_, err = s.log.Scan(ctx, audit.ScanQuery{From: p.Start, To: p.End, Budget: maxScoreAuditEntries}, func(e audit.Entry) bool {
+	_, err := s.log.Scan(ctx, audit.ScanQuery{From: p.Start, To: p.End, Budget: maxScoreAuditEntries}, func(e audit.Entry) bool {
 		fe, ok := sel.event(e)
 		if !ok {
 			return true
@@ -283,18 +284,14 @@ func (s *Service) periodFlagEvents(ctx context.Context, q ScoreQuery, p Period, 
 }
 
 // healthFlags are the flags scored for health: the project's live flags
-// (those the applications evaluated, when applications are named).
-func (s *Service) healthFlags(ctx context.Context, q ScoreQuery) ([]*flag.Flag, error) {
-	res, err := s.flags.List(ctx, q.ProjectKey, flag.ListQuery{Sort: "key", Limit: maxHealthFlags})
+// (those in used, the flags the named applications evaluated, unless nil).
+func (s *Service) healthFlags(ctx context.Context, projectKey string, used map[string]bool) ([]*flag.Flag, error) {
+	res, err := s.flags.List(ctx, projectKey, flag.ListQuery{Sort: "key", Limit: maxHealthFlags})
 	if err != nil {
 		return nil, err
 	}
-	if len(q.Applications) == 0 {
+	if used == nil {
 		return res.Items, nil
-	}
-	used, err := s.flagsOfApplications(ctx, q.ProjectKey, q.Applications)
-	if err != nil {
-		return nil, err
 	}
 	var out []*flag.Flag
 	for _, f := range res.Items {
