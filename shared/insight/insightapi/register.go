@@ -5,6 +5,7 @@ package insightapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -277,8 +278,9 @@ func handlers(a *app.App) map[string]api.Handler {
 				return err
 			}
 			out := groupsRep{TotalCount: total, Items: make([]groupRep, 0, len(list)), Links: api.OffsetLinks(base+"/insights/groups", q, offset, limit, int64(total))}
+			scores := newGroupScores(s)
 			for _, g := range list {
-				rep, err := expandGroup(r, a, s, g, exp)
+				rep, err := expandGroup(r, a, scores, g, exp)
 				if err != nil {
 					return err
 				}
@@ -289,7 +291,7 @@ func handlers(a *app.App) map[string]api.Handler {
 				out.ScoreMetadata = &scoreMetadataRep{Period: stringPeriod(cur), LastPeriod: stringPeriod(last)}
 			}
 			if exp["metadata"] {
-				md, err := countByIndicator(r, s, q)
+				md, err := countByIndicator(r, s, scores, q)
 				if err != nil {
 					return err
 				}
@@ -307,7 +309,7 @@ func handlers(a *app.App) map[string]api.Handler {
 			if err != nil {
 				return err
 			}
-			rep, err := expandGroup(r, a, s, g, exp)
+			rep, err := expandGroup(r, a, newGroupScores(s), g, exp)
 			if err != nil {
 				return err
 			}
@@ -516,11 +518,39 @@ func scoreQuery(q url.Values) (insight.ScoreQuery, error) {
 	return sq, err
 }
 
+// groupScores computes the scores of each (environment, applications) at
+// most once per request: a list expanding scores and metadata asks for its
+// page's groups twice, and groups alike share their scores.
+type groupScores struct {
+	s    *insight.Service
+	seen map[string]scoresResult
+}
+
+type scoresResult struct {
+	scores *insight.Scores
+	err    error
+}
+
+func newGroupScores(s *insight.Service) *groupScores {
+	return &groupScores{s: s, seen: map[string]scoresResult{}}
+}
+
+func (m *groupScores) of(ctx context.Context, g *insight.Group) (*insight.Scores, error) {
+	// check keeps ApplicationKeys sorted and unique, so alike groups share a key.
+	k := g.ProjectKey + "\x00" + g.EnvironmentKey + "\x00" + strings.Join(g.ApplicationKeys, ",")
+	if r, ok := m.seen[k]; ok {
+		return r.scores, r.err
+	}
+	sc, err := m.s.Scores(ctx, insight.ScoreQuery{ProjectKey: g.ProjectKey, EnvironmentKey: g.EnvironmentKey, Applications: g.ApplicationKeys})
+	m.seen[k] = scoresResult{sc, err}
+	return sc, err
+}
+
 // expandGroup builds a group's answer with the expansions asked for.
-func expandGroup(r *http.Request, a *app.App, s *insight.Service, g *insight.Group, exp map[string]bool) (groupRep, error) {
+func expandGroup(r *http.Request, a *app.App, scores *groupScores, g *insight.Group, exp map[string]bool) (groupRep, error) {
 	rep := newGroupRep(g)
 	if exp["scores"] {
-		sc, err := s.Scores(r.Context(), insight.ScoreQuery{ProjectKey: g.ProjectKey, EnvironmentKey: g.EnvironmentKey, Applications: g.ApplicationKeys})
+		sc, err := scores.of(r.Context(), g)
 		if err != nil && !fault.Is(err, fault.NotFound) {
 			return rep, err
 		}
@@ -560,7 +590,7 @@ const maxIndicatorGroups = 100
 // countByIndicator counts the groups the query matches by the indicator of
 // their overall score. Scores are computed per group, so past
 // maxIndicatorGroups groups the rest count as unknown.
-func countByIndicator(r *http.Request, s *insight.Service, q url.Values) (*groupsMetadataRep, error) {
+func countByIndicator(r *http.Request, s *insight.Service, scores *groupScores, q url.Values) (*groupsMetadataRep, error) {
 	all, total, err := s.Groups(r.Context(), insight.GroupQuery{Query: q.Get("query"), Limit: maxIndicatorGroups})
 	if err != nil {
 		return nil, err
@@ -569,7 +599,7 @@ func countByIndicator(r *http.Request, s *insight.Service, q url.Values) (*group
 	c.Total = total
 	c.Unknown = total - len(all)
 	for _, g := range all {
-		sc, err := s.Scores(r.Context(), insight.ScoreQuery{ProjectKey: g.ProjectKey, EnvironmentKey: g.EnvironmentKey, Applications: g.ApplicationKeys})
+		sc, err := scores.of(r.Context(), g)
 		if fault.Is(err, fault.NotFound) {
 			c.Unknown++
 			continue
