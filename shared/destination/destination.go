@@ -243,14 +243,10 @@ func (s *Service) validate(ctx context.Context, d *Destination) error {
 }
 
 // marker returns the write that keeps the environment's export marker in
-// step with its destinations after this change (next nil for a delete),
-// conditional on the marker as read: concurrent changes in one
-// environment cannot leave it stale; one of them gets a 409.
-func (s *Service) marker(ctx context.Context, env *environment.Environment, next *Destination, drop string) (store.Write, error) {
-	all, err := s.ofEnv(ctx, env.ProjectKey, env.Key)
-	if err != nil {
-		return store.Write{}, err
-	}
+// step with its destinations (all, as read) after this change (next nil
+// for a delete), conditional on the marker as read: concurrent changes in
+// one environment cannot leave it stale; one of them gets a 409.
+func (s *Service) marker(ctx context.Context, env *environment.Environment, all []*Destination, next *Destination, drop string) (store.Write, error) {
 	active := []string{}
 	for _, d := range all {
 		if d.ID == drop || next != nil && d.ID == next.ID {
@@ -316,7 +312,7 @@ func (s *Service) commitNew(ctx context.Context, env *environment.Environment, d
 	if err != nil {
 		return err
 	}
-	mark, err := s.marker(ctx, env, d, "")
+	mark, err := s.marker(ctx, env, existing, d, "")
 	if err != nil {
 		return err
 	}
@@ -381,7 +377,11 @@ func (s *Service) Patch(ctx context.Context, projectKey, envKey, id string, p pa
 	if err != nil {
 		return nil, err
 	}
-	mark, err := s.marker(ctx, env, &next, "")
+	all, err := s.ofEnv(ctx, projectKey, envKey)
+	if err != nil {
+		return nil, err
+	}
+	mark, err := s.marker(ctx, env, all, &next, "")
 	if err != nil {
 		return nil, err
 	}
@@ -406,7 +406,11 @@ func (s *Service) Delete(ctx context.Context, projectKey, envKey, id string) err
 	if err != nil {
 		return err
 	}
-	mark, err := s.marker(ctx, env, nil, id)
+	all, err := s.ofEnv(ctx, projectKey, envKey)
+	if err != nil {
+		return err
+	}
+	mark, err := s.marker(ctx, env, all, nil, id)
 	if err != nil {
 		return err
 	}
