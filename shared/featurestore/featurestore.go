@@ -247,25 +247,34 @@ func decode(it store.Item) (*Config, error) {
 // store must be the configuration's, else it is not found.
 func (s *Service) Get(ctx context.Context, capability, projectKey, envKey, integrationKey, id string) (*Config, error) {
 	checkCapability(capability)
-	notFound := fault.New(fault.NotFound, "%s %q not found in %s/%s for %s", label(capability), id, projectKey, envKey, integrationKey)
-	if _, err := uuid.Parse(id); err != nil {
-		return nil, notFound
-	}
-	it, err := s.table.Get(ctx, store.FeatureStoreKey(id))
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, notFound
-	}
-	if err != nil {
-		return nil, fmt.Errorf("load configuration %s: %w", id, err)
-	}
-	c, err := decode(it)
+	c, found, err := s.load(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	if c.Capability != capability || c.ProjectKey != projectKey || c.EnvironmentKey != envKey || c.IntegrationKey != integrationKey {
-		return nil, notFound
+	if !found || c.Capability != capability || c.ProjectKey != projectKey || c.EnvironmentKey != envKey || c.IntegrationKey != integrationKey {
+		return nil, fault.New(fault.NotFound, "%s %q not found in %s/%s for %s", label(capability), id, projectKey, envKey, integrationKey)
 	}
 	return c, nil
+}
+
+// load reads configuration id, of any capability and place; found is
+// false when there is none (or id is not one's).
+func (s *Service) load(ctx context.Context, id string) (c *Config, found bool, err error) {
+	if _, err := uuid.Parse(id); err != nil {
+		return nil, false, nil
+	}
+	it, err := s.table.Get(ctx, store.FeatureStoreKey(id))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("load configuration %s: %w", id, err)
+	}
+	c, err = decode(it)
+	if err != nil {
+		return nil, false, err
+	}
+	return c, true, nil
 }
 
 // List returns the capability's configurations, of one environment when
@@ -384,21 +393,15 @@ func (s *Service) Delete(ctx context.Context, capability, projectKey, envKey, in
 	return err
 }
 
-// onIn returns the configurations that are on, of every
-// capability, for one project (and one environment when envKey is set).
-func (s *Service) onIn(ctx context.Context, projectKey, envKey string) ([]*Config, error) {
-	var out []*Config
-	for _, capability := range []string{FeatureStore, BigSegmentStore} {
-		list, err := s.List(ctx, capability, projectKey, envKey)
-		if err != nil {
-			return nil, err
-		}
-		for _, c := range list {
-			if c.On {
-				out = append(out, c)
-			}
-		}
+// feedsOn returns the delivery configurations (feature stores) that are
+// on, of one project (and one environment when envKey is set), by id.
+// Big segment stores are not among them: flag data does not feed them.
+func (s *Service) feedsOn(ctx context.Context, projectKey, envKey string) ([]*Config, error) {
+	list, err := s.List(ctx, FeatureStore, projectKey, envKey)
+	if err != nil {
+		return nil, err
 	}
+	out := slices.DeleteFunc(list, func(c *Config) bool { return !c.On })
 	slices.SortFunc(out, func(a, b *Config) int { return strings.Compare(a.ID, b.ID) })
 	return out, nil
 }

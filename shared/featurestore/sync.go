@@ -385,7 +385,14 @@ var dataKinds = map[string]bool{"flag": true, "segment": true, "environment": tr
 // redelivered entry only rewrites what changed since.
 func (s *Service) Consume(ctx context.Context, e audit.Entry, _ int) error {
 	var targets []*Config
+	// An entry has one access per action, mostly on one resource: each
+	// resource is looked up once.
+	looked := map[string]bool{}
 	for _, a := range e.Accesses {
+		if looked[a.Resource] {
+			continue
+		}
+		looked[a.Resource] = true
 		proj, env, integration := parseResource(a.Resource)
 		if proj == "" {
 			continue
@@ -403,15 +410,11 @@ func (s *Service) Consume(ctx context.Context, e audit.Entry, _ int) error {
 			if env == "*" {
 				env = ""
 			}
-			list, err := s.onIn(ctx, proj, env)
+			list, err := s.feedsOn(ctx, proj, env)
 			if err != nil {
 				return err
 			}
-			for _, c := range list {
-				if c.Capability == FeatureStore {
-					targets = append(targets, c)
-				}
-			}
+			targets = append(targets, list...)
 		}
 	}
 	seen := map[string]bool{}
@@ -428,23 +431,19 @@ func (s *Service) Consume(ctx context.Context, e audit.Entry, _ int) error {
 	return errors.Join(errs...)
 }
 
-// byResource loads the configuration an integration resource names
-// ("redis/<id>"), or nil when it is gone or not a store configuration.
+// byResource loads the configuration, of either capability, an
+// integration resource names ("redis/<id>"), or nil when it is gone or not
+// a store configuration of that environment.
 func (s *Service) byResource(ctx context.Context, proj, env, integration string) (*Config, error) {
 	key, id, ok := strings.Cut(integration, "/")
 	if !ok || checkStore(key) != nil {
 		return nil, nil
 	}
-	for _, capability := range []string{FeatureStore, BigSegmentStore} {
-		c, err := s.Get(ctx, capability, proj, env, key, id)
-		if err == nil {
-			return c, nil
-		}
-		if !isNotFound(err) {
-			return nil, err
-		}
+	c, found, err := s.load(ctx, id)
+	if err != nil || !found || c.ProjectKey != proj || c.EnvironmentKey != env || c.IntegrationKey != key {
+		return nil, err
 	}
-	return nil, nil
+	return c, nil
 }
 
 // parseResource reads project, environment and integration keys from a
