@@ -13,6 +13,7 @@ import (
 
 	"github.com/axiomhq/hyperloglog"
 	"github.com/flagplane/flagplane/shared/application"
+	"github.com/flagplane/flagplane/shared/cache"
 	"github.com/flagplane/flagplane/shared/sdkcontext"
 	"github.com/flagplane/flagplane/shared/store"
 	"github.com/launchdarkly/go-sdk-common/v3/ldcontext"
@@ -32,8 +33,9 @@ type Aggregator struct {
 	logger *slog.Logger
 	// known remembers items that exist already (context kinds,
 	// applications, versions, flags of applications, SDKs this hour), so a
-	// payload writes them only once per process. Bounded: memory stays flat.
-	known *boundedSet
+	// payload writes them only once per process. Bounded: when full it
+	// forgets them all, which only costs a few repeated create-once checks.
+	known *cache.Bounded[string, struct{}]
 	// perItem writes each aggregate with its own conditional put instead
 	// of atomic batches (see PerItemWrites).
 	perItem bool
@@ -61,7 +63,7 @@ func (a *Aggregator) write(ctx context.Context, changes []change) error {
 
 // NewAggregator aggregates into table.
 func NewAggregator(table store.Table, logger *slog.Logger) *Aggregator {
-	return &Aggregator{table: table, now: time.Now, logger: logger, known: newBoundedSet(100_000)}
+	return &Aggregator{table: table, now: time.Now, logger: logger, known: &cache.Bounded[string, struct{}]{Max: 100_000}}
 }
 
 // Result says what one payload did.
@@ -130,7 +132,7 @@ func (a *Aggregator) apply(ctx context.Context, p Payload, now time.Time) (Resul
 		return Result{}, err
 	}
 	for _, k := range b.learned {
-		a.known.add(k)
+		a.known.Put(k, struct{}{})
 	}
 	return Result{Accepted: len(events), Skipped: skipped}, nil
 }
@@ -387,10 +389,11 @@ func (b *batch) countChange() (change, bool) {
 
 // otherChanges are the references of new instances, the attribute index,
 // context kinds, applications, evaluation counters, the SDK and the hour's usage.
-func (b *batch) otherChanges(known *boundedSet) []change {
+func (b *batch) otherChanges(known *cache.Bounded[string, struct{}]) []change {
 	var out []change
 	p := b.p
 	now := b.now.UnixMilli()
+	has := func(k string) bool { _, ok := known.Get(k); return ok }
 	// References of new instances, and the attribute names they bring.
 	for _, in := range b.newInstances {
 		for _, c := range in.singles {
@@ -410,7 +413,7 @@ func (b *batch) otherChanges(known *boundedSet) []change {
 	// A known kind's lastSeen moves once an hour per process.
 	for kind := range b.kinds {
 		seen := "kind/" + p.ProjectKey + "/" + kind + "/" + hourOf(now)
-		if kind == "" || known.has(seen) {
+		if kind == "" || has(seen) {
 			continue
 		}
 		b.learned = append(b.learned, seen)
@@ -420,12 +423,12 @@ func (b *batch) otherChanges(known *boundedSet) []change {
 	// The application, its version and the flags it evaluated.
 	app := p.App()
 	if app.ID != "" {
-		if !known.has("app/" + app.ID) {
+		if !has("app/" + app.ID) {
 			b.learned = append(b.learned, "app/"+app.ID)
 			out = append(out, change{key: store.ApplicationKey(app.ID), merge: createApp(application.Application{
 				Key: app.ID, Name: app.ID, Kind: appKind(p.Source), AutoAdded: true, CreationDate: now})})
 		}
-		if app.Version != "" && !known.has("appver/"+app.ID+"/"+app.Version) {
+		if app.Version != "" && !has("appver/"+app.ID+"/"+app.Version) {
 			b.learned = append(b.learned, "appver/"+app.ID+"/"+app.Version)
 			name := app.VersionName
 			if name == "" {
@@ -436,7 +439,7 @@ func (b *batch) otherChanges(known *boundedSet) []change {
 		}
 		for flagKey := range b.evals {
 			id := "appflag/" + app.ID + "/" + p.ProjectKey + "/" + flagKey
-			if known.has(id) {
+			if has(id) {
 				continue
 			}
 			b.learned = append(b.learned, id)
@@ -453,8 +456,8 @@ func (b *batch) otherChanges(known *boundedSet) []change {
 	}
 	// The SDK, once an hour per process.
 	sdk := p.SDK()
-	if sdk.Name != "" && !known.has("sdk/"+p.EnvID+"/"+sdk.Type+"/"+sdk.Name+"/"+sdk.Version+"/"+hourOf(now)) {
-		b.learned = append(b.learned, "sdk/"+p.EnvID+"/"+sdk.Type+"/"+sdk.Name+"/"+sdk.Version+"/"+hourOf(now))
+	if seen := "sdk/" + p.EnvID + "/" + sdk.Type + "/" + sdk.Name + "/" + sdk.Version + "/" + hourOf(now); sdk.Name != "" && !has(seen) {
+		b.learned = append(b.learned, seen)
 		if it, err := sdkSeenItem(p, sdk, "", b.now); err == nil {
 			out = append(out, change{key: it.Key(), merge: keepConnection(it)})
 		}
@@ -642,30 +645,4 @@ func addEvals(flagKey, envKey, hour string, counts map[string]int64) func(*store
 		data, err := json.Marshal(doc)
 		return store.Item{Data: data}, err == nil, err
 	}
-}
-
-// boundedSet remembers up to max strings; when full it forgets them all,
-// which only costs a few repeated create-once checks.
-type boundedSet struct {
-	mu  sync.Mutex
-	max int
-	m   map[string]struct{}
-}
-
-func newBoundedSet(max int) *boundedSet { return &boundedSet{max: max, m: map[string]struct{}{}} }
-
-func (s *boundedSet) has(k string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	_, ok := s.m[k]
-	return ok
-}
-
-func (s *boundedSet) add(k string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.m) >= s.max {
-		s.m = map[string]struct{}{}
-	}
-	s.m[k] = struct{}{}
 }
