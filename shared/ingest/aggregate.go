@@ -180,9 +180,10 @@ func sdkSeenItem(p Payload, sdk SDK, connection string, now time.Time) (store.It
 
 // batch is one payload, aggregated in memory before anything is written.
 type batch struct {
-	p   Payload
-	app application.Application
-	ver string
+	p Payload
+	// app and sdk are the payload's tags and user agent, parsed once.
+	app Application
+	sdk SDK
 	now time.Time
 
 	instances map[string]*pendingInstance
@@ -217,7 +218,7 @@ type pendingInstance struct {
 }
 
 func newBatch(p Payload, now time.Time) *batch {
-	return &batch{p: p, now: now, instances: map[string]*pendingInstance{}, fates: map[string]instanceFate{},
+	return &batch{p: p, app: p.App(), sdk: p.SDK(), now: now, instances: map[string]*pendingInstance{}, fates: map[string]instanceFate{},
 		evals: map[string]map[string]map[string]int64{}, kinds: map[string]bool{},
 		counts: map[string]int64{}}
 }
@@ -289,7 +290,7 @@ func (b *batch) instanceChanges() []change {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
-	appID := b.p.App().ID
+	appID := b.app.ID
 	var out []change
 	for _, id := range ids {
 		in := b.instances[id]
@@ -421,7 +422,7 @@ func (b *batch) otherChanges(known *cache.Bounded[string, struct{}]) []change {
 			Key: kind, Name: kind, Version: 1, CreationDate: now, LastModified: now, LastSeen: now, CreatedFrom: sdkcontext.FromAutoAdd})})
 	}
 	// The application, its version and the flags it evaluated.
-	app := p.App()
+	app := b.app
 	if app.ID != "" {
 		if !has("app/" + app.ID) {
 			b.learned = append(b.learned, "app/"+app.ID)
@@ -455,7 +456,7 @@ func (b *batch) otherChanges(known *cache.Bounded[string, struct{}]) []change {
 		}
 	}
 	// The SDK, once an hour per process.
-	sdk := p.SDK()
+	sdk := b.sdk
 	if seen := "sdk/" + p.EnvID + "/" + sdk.Type + "/" + sdk.Name + "/" + sdk.Version + "/" + hourOf(now); sdk.Name != "" && !has(seen) {
 		b.learned = append(b.learned, seen)
 		if it, err := sdkSeenItem(p, sdk, "", b.now); err == nil {

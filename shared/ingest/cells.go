@@ -95,14 +95,13 @@ func (b *batch) cellSketch(k string) *hyperloglog.Sketch {
 
 // cellChange adds the payload to its sender's hour cell.
 func (b *batch) cellChange() change {
-	p := b.p
-	sdk := p.SDK()
+	p, sdk := b.p, b.sdk
 	hour := hourOf(b.now.UnixMilli())
-	k := store.UsageCellKey(hour, p.EnvID, CellID(sdk.Type, sdk.Name, sdk.Version, p.App().ID))
+	k := store.UsageCellKey(hour, p.EnvID, CellID(sdk.Type, sdk.Name, sdk.Version, b.app.ID))
 	ttl := b.now.Add(CellTTL).Unix()
 	return change{key: k, merge: func(old *store.Item) (store.Item, bool, error) {
 		c := Cell{Hour: hour, Sender: Sender{ProjectKey: p.ProjectKey, EnvKey: p.EnvKey, EnvID: p.EnvID, SDKType: sdk.Type,
-			SDKName: sdk.Name, SDKVersion: sdk.Version, AppID: p.App().ID}, Events: map[string]int64{}, Sketches: map[string][]byte{}}
+			SDKName: sdk.Name, SDKVersion: sdk.Version, AppID: b.app.ID}, Events: map[string]int64{}, Sketches: map[string][]byte{}}
 		if old != nil {
 			if err := json.Unmarshal(old.Data, &c); err != nil {
 				return store.Item{}, false, fmt.Errorf("decode usage cell of %s: %w", hour, err)
