@@ -32,20 +32,36 @@ func Load[T any](ctx context.Context, table store.Table, k store.Key, what strin
 // what names the collection for errors, e.g. "custom roles".
 func All[T any](ctx context.Context, table store.Table, q store.Query, what string, decode func(store.Item) (T, error)) ([]T, error) {
 	var out []T
+	err := Each(ctx, table, q, what, func(it store.Item) error {
+		v, err := decode(it)
+		if err != nil {
+			return err
+		}
+		out = append(out, v)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Each calls fn with every item q selects, page after page, keeping no
+// more than a page in memory; it stops at fn's first error and returns it.
+// what names the collection for errors, as for All.
+func Each(ctx context.Context, table store.Table, q store.Query, what string, fn func(store.Item) error) error {
 	for {
 		page, err := table.Query(ctx, q)
 		if err != nil {
-			return nil, fmt.Errorf("list %s: %w", what, err)
+			return fmt.Errorf("list %s: %w", what, err)
 		}
 		for _, it := range page.Items {
-			v, err := decode(it)
-			if err != nil {
-				return nil, err
+			if err := fn(it); err != nil {
+				return err
 			}
-			out = append(out, v)
 		}
 		if page.Cursor == "" {
-			return out, nil
+			return nil
 		}
 		q.Cursor = page.Cursor
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/flagplane/flagplane/shared/ingest"
+	"github.com/flagplane/flagplane/shared/record"
 	"github.com/flagplane/flagplane/shared/store"
 )
 
@@ -27,7 +28,7 @@ func (rd *Reader) Evaluations(ctx context.Context, projectKey, envKey, flagKey s
 		return time.Date(l.Year(), l.Month(), l.Day(), 0, 0, 0, 0, loc)
 	}
 	counts := map[string]map[int64]int64{}
-	err := queryAll(ctx, rd.table, q, func(it store.Item) error {
+	err := record.Each(ctx, rd.table, q, "evaluation counters", func(it store.Item) error {
 		var fe ingest.FlagEvals
 		if err := json.Unmarshal(it.Data, &fe); err != nil {
 			return fmt.Errorf("decode evaluation counters %s: %w", it.SK, err)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/axiomhq/hyperloglog"
 	"github.com/flagplane/flagplane/shared/ingest"
+	"github.com/flagplane/flagplane/shared/record"
 	"github.com/flagplane/flagplane/shared/store"
 )
 
@@ -219,7 +220,7 @@ func (r *Rollup) RollupDay(ctx context.Context, day, through time.Time) (int, er
 	throughStr := through.Format(hourLayout)
 	for h := day; !h.After(through); h = h.Add(time.Hour) {
 		hour := h.Format(hourLayout)
-		err := queryAll(ctx, r.table, store.Query{PK: store.UsageCellPartition(hour)}, func(it store.Item) error {
+		err := record.Each(ctx, r.table, store.Query{PK: store.UsageCellPartition(hour)}, "usage cells of "+hour, func(it store.Item) error {
 			var c ingest.Cell
 			if err := json.Unmarshal(it.Data, &c); err != nil {
 				return fmt.Errorf("decode usage cell %s/%s: %w", it.PK, it.SK, err)
@@ -241,7 +242,7 @@ func (r *Rollup) RollupDay(ctx context.Context, day, through time.Time) (int, er
 		if err := rollupStreams(ctx, r.table, day, hour, throughStr, streams, &streamKeys); err != nil {
 			return 0, err
 		}
-		err = queryAll(ctx, r.table, store.Query{PK: store.DataExportHourKey(hour, "").PK}, func(it store.Item) error {
+		err = record.Each(ctx, r.table, store.Query{PK: store.DataExportHourKey(hour, "").PK}, "data export counts of "+hour, func(it store.Item) error {
 			var x exportHour
 			if err := json.Unmarshal(it.Data, &x); err != nil {
 				return fmt.Errorf("decode data export hour %s/%s: %w", it.PK, it.SK, err)
@@ -453,23 +454,4 @@ func (a *dayAcc) doc() ([]byte, error) {
 		return nil, fmt.Errorf("encode usage day: %w", err)
 	}
 	return data, nil
-}
-
-// queryAll calls fn with every item of q, page by page.
-func queryAll(ctx context.Context, table store.Table, q store.Query, fn func(store.Item) error) error {
-	for {
-		page, err := table.Query(ctx, q)
-		if err != nil {
-			return fmt.Errorf("query %s: %w", q.PK, err)
-		}
-		for _, it := range page.Items {
-			if err := fn(it); err != nil {
-				return err
-			}
-		}
-		if page.Cursor == "" {
-			return nil
-		}
-		q.Cursor = page.Cursor
-	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/flagplane/flagplane/shared/ingest"
+	"github.com/flagplane/flagplane/shared/record"
 	"github.com/flagplane/flagplane/shared/store"
 )
 
@@ -166,7 +167,7 @@ func (f SDKFilter) keeps(s SeenSDK) bool {
 func SeenSDKs(ctx context.Context, table store.Table, now time.Time, f SDKFilter) ([]SeenSDK, error) {
 	since := now.Add(-SDKWindow).UnixMilli()
 	var out []SeenSDK
-	err := queryAll(ctx, table, store.Query{PK: store.SDKSeenPK}, func(it store.Item) error {
+	err := record.Each(ctx, table, store.Query{PK: store.SDKSeenPK}, "SDKs seen", func(it store.Item) error {
 		var s ingest.SDKSeen
 		if err := json.Unmarshal(it.Data, &s); err != nil {
 			return fmt.Errorf("decode SDK seen %s: %w", it.SK, err)

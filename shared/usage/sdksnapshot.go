@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flagplane/flagplane/shared/record"
 	"github.com/flagplane/flagplane/shared/store"
 )
 
@@ -67,7 +68,7 @@ func (r *Rollup) SnapshotSDKs(ctx context.Context) error {
 		}
 		return fmt.Errorf("point to SDK snapshot %s: %w", gen, err)
 	}
-	return queryAll(ctx, r.table, store.Query{PK: store.UsageSDKsPartition}, func(it store.Item) error {
+	return record.Each(ctx, r.table, store.Query{PK: store.UsageSDKsPartition}, "SDK snapshots", func(it store.Item) error {
 		if it.SK == k.SK || strings.HasPrefix(it.SK, gen+"#") {
 			return nil
 		}
@@ -101,7 +102,7 @@ func SnapshotSDKsSeen(ctx context.Context, table store.Table, f SDKFilter) ([]Se
 		return []SeenSDK{}, err
 	}
 	out := []SeenSDK{}
-	err = queryAll(ctx, table, store.Query{PK: store.UsageSDKsPartition, SKPrefix: cur.Generation + "#"}, func(it store.Item) error {
+	err = record.Each(ctx, table, store.Query{PK: store.UsageSDKsPartition, SKPrefix: cur.Generation + "#"}, "SDK snapshot "+cur.Generation, func(it store.Item) error {
 		var chunk []SeenSDK
 		if err := json.Unmarshal(it.Data, &chunk); err != nil {
 			return fmt.Errorf("decode SDK snapshot %s: %w", it.SK, err)

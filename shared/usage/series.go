@@ -13,6 +13,7 @@ import (
 
 	"github.com/axiomhq/hyperloglog"
 	"github.com/flagplane/flagplane/shared/fault"
+	"github.com/flagplane/flagplane/shared/record"
 	"github.com/flagplane/flagplane/shared/store"
 )
 
@@ -208,7 +209,7 @@ func (rd *Reader) Compute(ctx context.Context, r Request) (Series, error) {
 	for _, m := range months {
 		for _, prefix := range prefixes {
 			q := store.Query{PK: store.UsageDayPartition(m.Format(monthLayout)), SKPrefix: prefix}
-			err := queryAll(ctx, rd.table, q, func(it store.Item) error {
+			err := record.Each(ctx, rd.table, q, "usage items "+q.PK, func(it store.Item) error {
 				switch r.Metric {
 				case Exported:
 					return rd.addExport(r, it, loadFrom, loadTo, add)
@@ -372,7 +373,7 @@ func (rd *Reader) loadMonths(ctx context.Context, r Request, prefixes []string, 
 	for y := from.Year(); y <= to.Year(); y++ {
 		for _, prefix := range prefixes {
 			q := store.Query{PK: store.UsageMonthPartition(strconv.Itoa(y)), SKPrefix: prefix}
-			err := queryAll(ctx, rd.table, q, func(it store.Item) error {
+			err := record.Each(ctx, rd.table, q, "usage items "+q.PK, func(it store.Item) error {
 				var m Month
 				var x ExportMonth
 				if r.Metric == Exported {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/flagplane/flagplane/shared/ingest"
+	"github.com/flagplane/flagplane/shared/record"
 	"github.com/flagplane/flagplane/shared/store"
 )
 
@@ -81,7 +82,7 @@ func (s *Service) RecordStream(ctx context.Context, projectKey, envKey, userAgen
 
 // rollupStreams adds an hour's stream counters to the day's.
 func rollupStreams(ctx context.Context, table store.Table, day time.Time, hour, through string, into map[store.Key]*StreamDay, order *[]store.Key) error {
-	return queryAll(ctx, table, store.Query{PK: store.UsageStreamPartition(hour)}, func(it store.Item) error {
+	return record.Each(ctx, table, store.Query{PK: store.UsageStreamPartition(hour)}, "stream counters of "+hour, func(it store.Item) error {
 		var h StreamHour
 		if err := json.Unmarshal(it.Data, &h); err != nil {
 			return fmt.Errorf("decode stream counter %s/%s: %w", it.PK, it.SK, err)
