@@ -3,13 +3,13 @@ package application
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/flagplane/flagplane/shared/audit"
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/patch"
+	"github.com/flagplane/flagplane/shared/record"
 	"github.com/flagplane/flagplane/shared/store"
 )
 
@@ -49,14 +49,7 @@ func NewService(table store.Table, log *audit.Log) *Service { return &Service{ta
 
 // Get returns one application.
 func (s *Service) Get(ctx context.Context, key string) (*Application, error) {
-	it, err := s.table.Get(ctx, store.ApplicationKey(key))
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, fault.Wrap(err, fault.NotFound, "application %q not found", key)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("load application %q: %w", key, err)
-	}
-	return decodeApp(it)
+	return record.Load(ctx, s.table, store.ApplicationKey(key), fmt.Sprintf("application %q", key), decodeApp)
 }
 
 func decodeApp(it store.Item) (*Application, error) {
@@ -70,36 +63,19 @@ func decodeApp(it store.Item) (*Application, error) {
 
 // List returns every application, by key (one GSI1 partition).
 func (s *Service) List(ctx context.Context) ([]*Application, error) {
-	items, err := s.queryAll(ctx, store.Query{Index: store.IndexGSI1, PK: store.ApplicationsIndexPK})
-	if err != nil {
-		return nil, fmt.Errorf("list applications: %w", err)
-	}
-	out := make([]*Application, 0, len(items))
-	for _, it := range items {
-		a, err := decodeApp(it)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, a)
-	}
-	return out, nil
+	return record.All(ctx, s.table, store.Query{Index: store.IndexGSI1, PK: store.ApplicationsIndexPK}, "applications", decodeApp)
 }
 
 // Flags returns the flags the application evaluated, by project and key.
 func (s *Service) Flags(ctx context.Context, key string) ([]Flag, error) {
-	items, err := s.queryAll(ctx, store.Query{PK: store.ApplicationPartition(key), SKPrefix: store.ApplicationFlagPrefix})
-	if err != nil {
-		return nil, fmt.Errorf("list flags of application %q: %w", key, err)
-	}
-	out := make([]Flag, 0, len(items))
-	for _, it := range items {
+	q := store.Query{PK: store.ApplicationPartition(key), SKPrefix: store.ApplicationFlagPrefix}
+	return record.All(ctx, s.table, q, fmt.Sprintf("flags of application %q", key), func(it store.Item) (Flag, error) {
 		var f Flag
 		if err := json.Unmarshal(it.Data, &f); err != nil {
-			return nil, fmt.Errorf("decode flag of application %q: %w", key, err)
+			return Flag{}, fmt.Errorf("decode flag of application %q: %w", key, err)
 		}
-		out = append(out, f)
-	}
-	return out, nil
+		return f, nil
+	})
 }
 
 // Versions returns an application's versions, by key; the application must exist.
@@ -107,19 +83,8 @@ func (s *Service) Versions(ctx context.Context, key string) ([]*Version, error) 
 	if _, err := s.Get(ctx, key); err != nil {
 		return nil, err
 	}
-	items, err := s.queryAll(ctx, store.Query{PK: store.ApplicationPartition(key), SKPrefix: store.ApplicationVersionPrefix})
-	if err != nil {
-		return nil, fmt.Errorf("list versions of application %q: %w", key, err)
-	}
-	out := make([]*Version, 0, len(items))
-	for _, it := range items {
-		v, err := decodeVersion(it)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, nil
+	q := store.Query{PK: store.ApplicationPartition(key), SKPrefix: store.ApplicationVersionPrefix}
+	return record.All(ctx, s.table, q, fmt.Sprintf("versions of application %q", key), decodeVersion)
 }
 
 func decodeVersion(it store.Item) (*Version, error) {
@@ -183,12 +148,19 @@ func (s *Service) Delete(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
-	rest, err := s.queryAll(ctx, store.Query{PK: store.ApplicationPartition(key)})
+	self := store.ApplicationKey(key)
+	var rest []store.Key
+	err = record.Each(ctx, s.table, store.Query{PK: store.ApplicationPartition(key)}, fmt.Sprintf("items of application %q", key), func(it store.Item) error {
+		if it.SK != self.SK {
+			rest = append(rest, it.Key())
+		}
+		return nil
+	})
 	if err != nil {
-		return fmt.Errorf("list items of application %q: %w", key, err)
+		return err
 	}
 	_, err = s.log.Commit(ctx, audit.Change{
-		Writes: []store.Write{store.Delete(store.ApplicationKey(key), store.IfVersion(a.Version))},
+		Writes: []store.Write{store.Delete(self, store.IfVersion(a.Version))},
 		Kind:   "application", Resource: resource(key), Actions: []string{"deleteApplication"},
 		Name: a.Name, Href: Href(key), TitleVerb: "deleted the application", Previous: a,
 		Conflict: fmt.Sprintf("application %q was changed by another request; try again", key),
@@ -197,12 +169,9 @@ func (s *Service) Delete(ctx context.Context, key string) error {
 		return err
 	}
 	// Its versions and flags go after the audited delete: they are unreachable without it.
-	for _, it := range rest {
-		if it.SK == store.ApplicationKey(key).SK {
-			continue
-		}
-		if err := s.table.Delete(ctx, it.Key(), store.Cond{}); err != nil {
-			return fmt.Errorf("remove %s of application %q: %w", it.SK, key, err)
+	for _, k := range rest {
+		if err := s.table.Delete(ctx, k, store.Cond{}); err != nil {
+			return fmt.Errorf("remove %s of application %q: %w", k.SK, key, err)
 		}
 	}
 	return nil
@@ -210,14 +179,8 @@ func (s *Service) Delete(ctx context.Context, key string) error {
 
 // GetVersion returns one version of an application.
 func (s *Service) GetVersion(ctx context.Context, appKey, versionKey string) (*Version, error) {
-	it, err := s.table.Get(ctx, store.ApplicationVersionKey(appKey, versionKey))
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, fault.Wrap(err, fault.NotFound, "version %q of application %q not found", versionKey, appKey)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("load version %q of application %q: %w", versionKey, appKey, err)
-	}
-	return decodeVersion(it)
+	what := fmt.Sprintf("version %q of application %q", versionKey, appKey)
+	return record.Load(ctx, s.table, store.ApplicationVersionKey(appKey, versionKey), what, decodeVersion)
 }
 
 // PatchVersion applies a JSON patch (/name, /supported) to a version.
@@ -272,19 +235,4 @@ func (s *Service) DeleteVersion(ctx context.Context, appKey, versionKey string) 
 		Conflict: fmt.Sprintf("version %q of application %q was changed by another request; try again", versionKey, appKey),
 	})
 	return err
-}
-
-func (s *Service) queryAll(ctx context.Context, q store.Query) ([]store.Item, error) {
-	var out []store.Item
-	for {
-		page, err := s.table.Query(ctx, q)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, page.Items...)
-		if page.Cursor == "" {
-			return out, nil
-		}
-		q.Cursor = page.Cursor
-	}
 }
