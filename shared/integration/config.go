@@ -139,8 +139,8 @@ func (c *Config) put(cond store.Cond) (store.Write, error) {
 		return store.Write{}, fmt.Errorf("encode integration configuration %q: %w", c.ID, err)
 	}
 	k := store.IntegrationConfigKey(c.ID)
-	gpk, gsk := store.IntegrationConfigIndexKeys(c.IntegrationKey, c.CreatedAt, c.ID)
-	return store.Put(store.Item{PK: k.PK, SK: k.SK, GSI1PK: gpk, GSI1SK: gsk, Version: c.Version, Data: data}, cond), nil
+	gsk := store.IntegrationConfigIndexSK(c.IntegrationKey, c.CreatedAt, c.ID)
+	return store.Put(store.Item{PK: k.PK, SK: k.SK, GSI1PK: store.IntegrationConfigsIndexPK, GSI1SK: gsk, Version: c.Version, Data: data}, cond), nil
 }
 
 func decode(it store.Item) (*Config, error) {

@@ -111,37 +111,36 @@ func (s *Service) Consumer() webhook.Consumer {
 func (s *Service) Deliver(ctx context.Context, e audit.Entry, attempt int) error {
 	var failures []error
 	var payload []byte
-	for _, key := range EventHookKeys() {
-		m := manifests[key]
-		configs, err := s.list(ctx, key)
-		if err != nil {
-			return err
+	configs, err := s.all(ctx)
+	if err != nil {
+		return err
+	}
+	for _, c := range configs {
+		key := c.IntegrationKey
+		m, ok := manifests[key]
+		if !ok || !m.Offers(CapabilityEventsHook) || !c.Enabled || c.Pending || !webhook.Matches(&webhook.Webhook{On: true, Statements: c.statements()}, e) {
+			continue
 		}
-		for _, c := range configs {
-			if !c.Enabled || c.Pending || !webhook.Matches(&webhook.Webhook{On: true, Statements: c.statements()}, e) {
-				continue
+		mark := store.IntegrationDeliveredKey(e.ID, c.ID)
+		if _, err := s.table.Get(ctx, mark); err == nil {
+			continue // sent by an earlier attempt
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("read delivery marker: %w", err)
+		}
+		if payload == nil {
+			if payload, err = s.render(e); err != nil {
+				return fmt.Errorf("render entry %s: %w", e.ID, err)
 			}
-			mark := store.IntegrationDeliveredKey(e.ID, c.ID)
-			if _, err := s.table.Get(ctx, mark); err == nil {
-				continue // sent by an earlier attempt
-			} else if !errors.Is(err, store.ErrNotFound) {
-				return fmt.Errorf("read delivery marker: %w", err)
-			}
-			if payload == nil {
-				if payload, err = s.render(e); err != nil {
-					return fmt.Errorf("render entry %s: %w", e.ID, err)
-				}
-			}
-			if err := s.send(ctx, m, c, event{Entry: e, JSON: payload, DeliveryID: e.ID + "." + c.ID}); err != nil {
-				s.logger.Warn("integration event hook failed", "integration", key, "configuration", c.ID, "entry", e.ID, "attempt", attempt, "error", err.Error())
-				failures = append(failures, fmt.Errorf("%s configuration %s: %w", key, c.ID, err))
-				continue
-			}
-			it := store.Item{PK: mark.PK, SK: mark.SK, Version: 1, TTL: s.now().Add(deliveredTTL).Unix(), Data: []byte(`{}`)}
-			if err := s.table.Put(ctx, it, store.Cond{}); err != nil {
-				// Sent but not marked: a retry may send it again, which receivers can spot by the delivery id.
-				failures = append(failures, fmt.Errorf("mark delivery to %s configuration %s: %w", key, c.ID, err))
-			}
+		}
+		if err := s.send(ctx, m, c, event{Entry: e, JSON: payload, DeliveryID: e.ID + "." + c.ID}); err != nil {
+			s.logger.Warn("integration event hook failed", "integration", key, "configuration", c.ID, "entry", e.ID, "attempt", attempt, "error", err.Error())
+			failures = append(failures, fmt.Errorf("%s configuration %s: %w", key, c.ID, err))
+			continue
+		}
+		it := store.Item{PK: mark.PK, SK: mark.SK, Version: 1, TTL: s.now().Add(deliveredTTL).Unix(), Data: []byte(`{}`)}
+		if err := s.table.Put(ctx, it, store.Cond{}); err != nil {
+			// Sent but not marked: a retry may send it again, which receivers can spot by the delivery id.
+			failures = append(failures, fmt.Errorf("mark delivery to %s configuration %s: %w", key, c.ID, err))
 		}
 	}
 	return errors.Join(failures...)

@@ -108,17 +108,6 @@ func Keys() []string {
 	return out
 }
 
-// EventHookKeys are the integration keys offering the events hook, sorted.
-func EventHookKeys() []string {
-	var out []string
-	for _, k := range Keys() {
-		if manifests[k].Offers(CapabilityEventsHook) {
-			out = append(out, k)
-		}
-	}
-	return out
-}
-
 func mustLoadManifests() map[string]*Manifest {
 	out, err := loadManifests()
 	if err != nil {

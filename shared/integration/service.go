@@ -185,8 +185,15 @@ func (s *Service) load(ctx context.Context, id string) (*Config, *Manifest, erro
 
 // list returns every configuration of a key with its secrets, pending drafts included.
 func (s *Service) list(ctx context.Context, key string) ([]*Config, error) {
-	return record.All(ctx, s.table, store.Query{Index: store.IndexGSI1, PK: store.IntegrationConfigsIndexPK(key)},
-		fmt.Sprintf("configurations of integration %q", key), decode)
+	q := store.Query{Index: store.IndexGSI1, PK: store.IntegrationConfigsIndexPK, SKPrefix: store.IntegrationConfigsIndexPrefix(key)}
+	return record.All(ctx, s.table, q, fmt.Sprintf("configurations of integration %q", key), decode)
+}
+
+// all returns every configuration of every key with its secrets, by key
+// then creation: one Query, which the event hooks run per audit entry.
+func (s *Service) all(ctx context.Context) ([]*Config, error) {
+	q := store.Query{Index: store.IndexGSI1, PK: store.IntegrationConfigsIndexPK}
+	return record.All(ctx, s.table, q, "integration configurations", decode)
 }
 
 // List returns the configurations of an integration key, oldest first,

@@ -3,14 +3,16 @@ package store
 import "fmt"
 
 // Integration configurations (shared/integration): one item per
-// configuration, listed per integration key through GSI1 in creation
-// order, and the markers of event-hook deliveries already made.
+// configuration, listed through GSI1 in one partition by integration key
+// then creation order (the event hooks' consumer reads them all with one
+// Query per audit entry), and the markers of event-hook deliveries made.
 const (
 	integrationConfigPrefix  = "INTCFG#"
 	integrationConfigSK      = "INTCFG"
-	integrationConfigsIndex  = "INTCFGS#"
 	integrationDeliveredPfx  = "INTHOOK#"
 	integrationDeliveredMark = "DELIVERED#"
+	// IntegrationConfigsIndexPK is the GSI1 partition of every configuration.
+	IntegrationConfigsIndexPK = "INTCFGS"
 )
 
 // IntegrationConfigKey is one integration configuration, by id.
@@ -18,17 +20,15 @@ func IntegrationConfigKey(id string) Key {
 	return Key{PK: integrationConfigPrefix + id, SK: integrationConfigSK}
 }
 
-// IntegrationConfigIndexKeys place a configuration in the list of its
-// integration key, ordered by creation time then id.
-func IntegrationConfigIndexKeys(integrationKey string, createdAt int64, id string) (gsi1pk, gsi1sk string) {
-	return IntegrationConfigsIndexPK(integrationKey), fmt.Sprintf("%013d#%s", createdAt, id)
+// IntegrationConfigIndexSK places a configuration in
+// IntegrationConfigsIndexPK, ordered by integration key, creation time, id.
+func IntegrationConfigIndexSK(integrationKey string, createdAt int64, id string) string {
+	return IntegrationConfigsIndexPrefix(integrationKey) + fmt.Sprintf("%013d#%s", createdAt, id)
 }
 
-// IntegrationConfigsIndexPK is the GSI1 partition listing the
-// configurations of one integration key.
-func IntegrationConfigsIndexPK(integrationKey string) string {
-	return integrationConfigsIndex + integrationKey
-}
+// IntegrationConfigsIndexPrefix selects one integration key's
+// configurations in IntegrationConfigsIndexPK.
+func IntegrationConfigsIndexPrefix(integrationKey string) string { return integrationKey + "#" }
 
 // IntegrationDeliveredKey marks that audit entry entryID was delivered to
 // configuration configID, so a retried message does not send it again.
