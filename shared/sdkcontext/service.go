@@ -14,6 +14,7 @@ import (
 	"github.com/flagplane/flagplane/shared/environment"
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/project"
+	"github.com/flagplane/flagplane/shared/record"
 	"github.com/flagplane/flagplane/shared/store"
 )
 
@@ -43,21 +44,18 @@ func (s *Service) Kinds(ctx context.Context, projectKey string) ([]Kind, error) 
 	if err != nil {
 		return nil, err
 	}
-	items, err := s.queryAll(ctx, store.Query{PK: store.ProjectPartition(projectKey), SKPrefix: store.ContextKindPrefix})
-	if err != nil {
-		return nil, fmt.Errorf("list context kinds of %q: %w", projectKey, err)
-	}
-	out := make([]Kind, 0, len(items)+1)
-	hasUser := false
-	for _, it := range items {
+	q := store.Query{PK: store.ProjectPartition(projectKey), SKPrefix: store.ContextKindPrefix}
+	out, err := record.All(ctx, s.table, q, fmt.Sprintf("context kinds of %q", projectKey), func(it store.Item) (Kind, error) {
 		var k Kind
 		if err := json.Unmarshal(it.Data, &k); err != nil {
-			return nil, fmt.Errorf("decode context kind %s: %w", it.SK, err)
+			return Kind{}, fmt.Errorf("decode context kind %s: %w", it.SK, err)
 		}
-		hasUser = hasUser || k.Key == "user"
-		out = append(out, k)
+		return k, nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	if !hasUser {
+	if !slices.ContainsFunc(out, func(k Kind) bool { return k.Key == "user" }) {
 		out = append([]Kind{{Key: "user", Name: "user", Description: "", Version: 1, CreationDate: p.CreatedOn,
 			LastModified: p.CreatedOn, CreatedFrom: FromDefault}}, out...)
 	}
@@ -174,17 +172,20 @@ func (f Filter) match(in *Instance) bool {
 // newest first, with their total (one context is part of few instances,
 // so they are all read and the page cut in memory).
 func (s *Service) ByContext(ctx context.Context, envID, kind, key string, f Filter, limit int, cursor string) (Page, error) {
-	refs, err := s.queryAll(ctx, store.Query{PK: store.ContextPartition(envID), SKPrefix: store.ContextRefPrefix(kind, Hash(key))})
+	q := store.Query{PK: store.ContextPartition(envID), SKPrefix: store.ContextRefPrefix(kind, Hash(key))}
+	refs, err := record.All(ctx, s.table, q, fmt.Sprintf("instances of %s:%s", kind, key), func(it store.Item) (Ref, error) {
+		var ref Ref
+		if err := json.Unmarshal(it.Data, &ref); err != nil {
+			return Ref{}, fmt.Errorf("decode context reference: %w", err)
+		}
+		return ref, nil
+	})
 	if err != nil {
-		return Page{}, fmt.Errorf("list instances of %s:%s: %w", kind, key, err)
+		return Page{}, err
 	}
 	var all []*Instance
-	for _, r := range refs {
-		var ref Ref
-		if err := json.Unmarshal(r.Data, &ref); err != nil {
-			return Page{}, fmt.Errorf("decode context reference: %w", err)
-		}
-		in, err := s.instance(ctx, envID, ref.ID)
+	for _, ref := range refs {
+		in, err := s.Instance(ctx, envID, ref.ID)
 		if fault.Is(err, fault.NotFound) {
 			continue // deleted
 		}
@@ -227,22 +228,13 @@ func cutPage(all []*Instance, limit int, cursor string) (Page, error) {
 
 // Instance returns one context instance; a missing one is a NotFound error.
 func (s *Service) Instance(ctx context.Context, envID, id string) (*Instance, error) {
-	return s.instance(ctx, envID, id)
-}
-
-func (s *Service) instance(ctx context.Context, envID, id string) (*Instance, error) {
-	it, err := s.table.Get(ctx, store.ContextInstanceKey(envID, id))
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, fault.Wrap(err, fault.NotFound, "context instance %q not found", id)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("load context instance %q: %w", id, err)
-	}
-	var in Instance
-	if err := json.Unmarshal(it.Data, &in); err != nil {
-		return nil, fmt.Errorf("decode context instance %q: %w", id, err)
-	}
-	return &in, nil
+	return record.Load(ctx, s.table, store.ContextInstanceKey(envID, id), fmt.Sprintf("context instance %q", id), func(it store.Item) (*Instance, error) {
+		var in Instance
+		if err := json.Unmarshal(it.Data, &in); err != nil {
+			return nil, fmt.Errorf("decode context instance %q: %w", id, err)
+		}
+		return &in, nil
+	})
 }
 
 // Search lists an environment's instances in id order, filtered; the
@@ -342,18 +334,15 @@ func (s *Service) uncount(ctx context.Context, envID, appID string) error {
 
 // count walks the environment's instances to count those that match.
 func (s *Service) count(ctx context.Context, envID string, f Filter) (int64, error) {
-	items, err := s.queryAll(ctx, store.Query{PK: store.ContextPartition(envID), SKPrefix: store.ContextInstancePrefix})
-	if err != nil {
-		return 0, fmt.Errorf("count context instances: %w", err)
-	}
 	var n int64
-	for _, it := range items {
+	err := record.Each(ctx, s.table, store.Query{PK: store.ContextPartition(envID), SKPrefix: store.ContextInstancePrefix}, "context instances", func(it store.Item) error {
 		var in Instance
 		if json.Unmarshal(it.Data, &in) == nil && f.match(&in) {
 			n++
 		}
-	}
-	return n, nil
+		return nil
+	})
+	return n, err
 }
 
 // DeleteInstance removes a context instance and its references, audited.
@@ -393,19 +382,13 @@ func (s *Service) AttrNames(ctx context.Context, envID, kind string) ([]AttrName
 	if kind != "" {
 		prefix += kind + "#"
 	}
-	items, err := s.queryAll(ctx, store.Query{PK: store.ContextAttrPartition(envID), SKPrefix: prefix})
-	if err != nil {
-		return nil, fmt.Errorf("list attribute names: %w", err)
-	}
-	out := make([]AttrName, 0, len(items))
-	for _, it := range items {
+	return record.All(ctx, s.table, store.Query{PK: store.ContextAttrPartition(envID), SKPrefix: prefix}, "attribute names", func(it store.Item) (AttrName, error) {
 		var n AttrName
 		if err := json.Unmarshal(it.Data, &n); err != nil {
-			return nil, fmt.Errorf("decode attribute name %s: %w", it.SK, err)
+			return AttrName{}, fmt.Errorf("decode attribute name %s: %w", it.SK, err)
 		}
-		out = append(out, n)
-	}
-	return out, nil
+		return n, nil
+	})
 }
 
 // AttrValues lists the indexed values of one attribute, every kind (or one).
@@ -414,32 +397,12 @@ func (s *Service) AttrValues(ctx context.Context, envID, name, kind string) ([]A
 	if kind != "" {
 		prefix += kind + "#"
 	}
-	items, err := s.queryAll(ctx, store.Query{PK: store.ContextAttrPartition(envID), SKPrefix: prefix})
-	if err != nil {
-		return nil, fmt.Errorf("list values of attribute %q: %w", name, err)
-	}
-	out := make([]AttrValue, 0, len(items))
-	for _, it := range items {
+	q := store.Query{PK: store.ContextAttrPartition(envID), SKPrefix: prefix}
+	return record.All(ctx, s.table, q, fmt.Sprintf("values of attribute %q", name), func(it store.Item) (AttrValue, error) {
 		var v AttrValue
 		if err := json.Unmarshal(it.Data, &v); err != nil {
-			return nil, fmt.Errorf("decode attribute value %s: %w", it.SK, err)
+			return AttrValue{}, fmt.Errorf("decode attribute value %s: %w", it.SK, err)
 		}
-		out = append(out, v)
-	}
-	return out, nil
-}
-
-func (s *Service) queryAll(ctx context.Context, q store.Query) ([]store.Item, error) {
-	var out []store.Item
-	for {
-		page, err := s.table.Query(ctx, q)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, page.Items...)
-		if page.Cursor == "" {
-			return out, nil
-		}
-		q.Cursor = page.Cursor
-	}
+		return v, nil
+	})
 }
