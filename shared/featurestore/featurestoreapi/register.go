@@ -30,7 +30,8 @@ type serviceKey struct{}
 // Service returns the app's feature store service, built once.
 func Service(a *app.App) *featurestore.Service {
 	return a.Shared(serviceKey{}, func() any {
-		guard := webhook.Guard{AllowPrivate: a.AllowsPrivateAddresses() || os.Getenv(EnvAllowPrivate) == "true"}
+		guard := a.WebhookGuard()
+		guard.AllowPrivate = guard.AllowPrivate || os.Getenv(EnvAllowPrivate) == "true"
 		open := func(ctx context.Context, key string, s featurestore.Settings) (featurestore.Store, error) {
 			if key == featurestore.Redis {
 				return redisstore.Open(ctx, s, guard.DialControl)
