@@ -4,10 +4,10 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/fault"
+	"github.com/flagplane/flagplane/shared/listing"
 	"github.com/flagplane/flagplane/shared/pipeline"
 	"github.com/flagplane/flagplane/shared/policy"
 	"github.com/flagplane/flagplane/shared/project"
@@ -178,32 +178,6 @@ type progressionsRep struct {
 	TotalCount     int64            `json:"totalCount"`
 }
 
-// filterFields parses `filter=field:value,...`, refusing fields not in known.
-func filterFields(r *http.Request, known ...string) (map[string]string, error) {
-	out := map[string]string{}
-	raw := r.URL.Query().Get("filter")
-	if raw == "" {
-		return out, nil
-	}
-	for _, part := range strings.Split(raw, ",") {
-		name, value, ok := strings.Cut(strings.TrimSpace(part), ":")
-		if !ok || !containsString(known, name) {
-			return nil, fault.New(fault.Invalid, "query parameter \"filter\": %q is not one of field:value with field in %s", part, strings.Join(known, ", "))
-		}
-		out[name] = value
-	}
-	return out, nil
-}
-
-func containsString(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}
-
 func pipelineHandlers(s Services) map[string]api.Handler {
 	pipes := s.Pipelines
 	one := func(w http.ResponseWriter, r *http.Request, status int, p *pipeline.Pipeline) error {
@@ -229,7 +203,7 @@ func pipelineHandlers(s Services) map[string]api.Handler {
 	return map[string]api.Handler{
 		"getAllReleasePipelines": func(w http.ResponseWriter, r *http.Request) error {
 			projectKey := r.PathValue("projectKey")
-			f, err := filterFields(r, "query", "env")
+			f, err := listing.ParseFilter(r.URL.Query().Get("filter"), "query", "env")
 			if err != nil {
 				return err
 			}
@@ -293,7 +267,7 @@ func pipelineHandlers(s Services) map[string]api.Handler {
 		},
 		"getAllReleaseProgressionsForReleasePipeline": func(w http.ResponseWriter, r *http.Request) error {
 			projectKey, pipelineKey := r.PathValue("projectKey"), r.PathValue("pipelineKey")
-			f, err := filterFields(r, "status", "activePhaseId")
+			f, err := listing.ParseFilter(r.URL.Query().Get("filter"), "status", "activePhaseId")
 			if err != nil {
 				return err
 			}
