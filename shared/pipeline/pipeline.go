@@ -109,7 +109,8 @@ func NewService(table store.Table, log *audit.Log, projects *project.Service, en
 
 // phases checks the input phases and returns them with ids (kept by
 // position from old), plus a check that every named environment still
-// exists when the write happens.
+// exists when the write happens; each environment is read once, however
+// many audiences name it.
 func (s *Service) phases(ctx context.Context, projectKey string, in []PhaseInput, old []Phase) ([]Phase, []store.Write, error) {
 	if len(in) == 0 {
 		return nil, nil, fault.New(fault.Invalid, "field \"phases\" is required and must hold at least one phase")
@@ -138,16 +139,17 @@ func (s *Service) phases(ctx context.Context, projectKey string, in []PhaseInput
 			if a.EnvironmentKey == "" {
 				return nil, nil, fault.New(fault.Invalid, "field %q is required", af+".environmentKey")
 			}
+			if seen[a.EnvironmentKey] {
+				continue
+			}
 			if _, err := s.envs.Get(ctx, projectKey, a.EnvironmentKey); err != nil {
 				if fault.Is(err, fault.NotFound) {
 					return nil, nil, fault.New(fault.Invalid, "field %q: environment %q not found in project %q", af+".environmentKey", a.EnvironmentKey, projectKey)
 				}
 				return nil, nil, err
 			}
-			if !seen[a.EnvironmentKey] {
-				seen[a.EnvironmentKey] = true
-				checks = append(checks, store.Check(store.EnvironmentKey(projectKey, a.EnvironmentKey), store.IfExists()))
-			}
+			seen[a.EnvironmentKey] = true
+			checks = append(checks, store.Check(store.EnvironmentKey(projectKey, a.EnvironmentKey), store.IfExists()))
 		}
 	}
 	return out, checks, nil
