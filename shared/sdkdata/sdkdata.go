@@ -56,9 +56,8 @@ type Service struct {
 	// the current generation is current.
 	soleWriter atomic.Bool
 
-	mu    sync.Mutex
-	creds map[credKey]credEntry
-	snaps map[EnvRef]snapEntry
+	creds cache.Bounded[credKey, credEntry]
+	snaps cache.Bounded[EnvRef, snapEntry]
 
 	streams *Streams
 }
@@ -84,9 +83,8 @@ const maxCached = 10000
 
 // NewService returns the SDK data service over table.
 func NewService(table store.Table, resolver Resolver) *Service {
-	s := &Service{table: table, resolver: resolver, decoded: &flag.Decoded{}, now: time.Now,
-		creds: map[credKey]credEntry{}, snaps: map[EnvRef]snapEntry{}}
-	s.models.c.Max = maxModels
+	s := &Service{table: table, resolver: resolver, decoded: &flag.Decoded{}, now: time.Now}
+	s.creds.Max, s.snaps.Max, s.models.c.Max = maxCached, maxCached, maxModels
 	s.streams = newStreams(s)
 	return s
 }
@@ -114,27 +112,16 @@ func (s *Service) Environment(ctx context.Context, kind environment.CredentialKi
 	k := credKey{kind, secret}
 	gen := s.gen.Load()
 	now := s.now()
-	s.mu.Lock()
-	e, ok := s.creds[k]
-	s.mu.Unlock()
-	if ok && e.gen == gen && now.Sub(e.at) < CredentialTTL {
+	if e, ok := s.creds.Get(k); ok && e.gen == gen && now.Sub(e.at) < CredentialTTL {
 		return e.env, nil
 	}
+	// A stale entry whose credential no longer resolves stays: it fails
+	// the check above again, so it is never served.
 	env, err := s.resolver.ByCredential(ctx, kind, secret)
 	if err != nil {
-		if ok {
-			s.mu.Lock()
-			delete(s.creds, k)
-			s.mu.Unlock()
-		}
 		return nil, err
 	}
-	s.mu.Lock()
-	if len(s.creds) >= maxCached {
-		clear(s.creds)
-	}
-	s.creds[k] = credEntry{env: env, gen: gen, at: now}
-	s.mu.Unlock()
+	s.creds.Put(k, credEntry{env: env, gen: gen, at: now})
 	return env, nil
 }
 
@@ -182,10 +169,7 @@ type Flag struct {
 func (s *Service) Flags(ctx context.Context, ref EnvRef) (*Snapshot, error) {
 	gen := s.gen.Load()
 	if s.soleWriter.Load() {
-		s.mu.Lock()
-		e, ok := s.snaps[ref]
-		s.mu.Unlock()
-		if ok && e.gen == gen {
+		if e, ok := s.snaps.Get(ref); ok && e.gen == gen {
 			return e.snap, nil
 		}
 	}
@@ -195,12 +179,7 @@ func (s *Service) Flags(ctx context.Context, ref EnvRef) (*Snapshot, error) {
 	}
 	snap := s.snapshot(ref, flags)
 	if s.soleWriter.Load() {
-		s.mu.Lock()
-		if len(s.snaps) >= maxCached {
-			clear(s.snaps)
-		}
-		s.snaps[ref] = snapEntry{snap: snap, gen: gen}
-		s.mu.Unlock()
+		s.snaps.Put(ref, snapEntry{snap: snap, gen: gen})
 	}
 	return snap, nil
 }
