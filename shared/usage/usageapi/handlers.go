@@ -289,11 +289,11 @@ func sdkVersionsHandler(a *app.App, s *usage.Service, highest bool) api.Handler 
 		if err != nil {
 			return err
 		}
-		ids := projectIDs(ctx, a)
+		project := projectsByKey(ctx, a)
 		if pid := q.Get("projectId"); pid != "" {
 			kept := list[:0]
 			for _, sdk := range list {
-				if ids(sdk.ProjectKey) == pid {
+				if project(sdk.ProjectKey).ID == pid {
 					kept = append(kept, sdk)
 				}
 			}
@@ -302,14 +302,10 @@ func sdkVersionsHandler(a *app.App, s *usage.Service, highest bool) api.Handler 
 		if highest {
 			list = usage.HighestVersions(list)
 		}
-		projectNames, envNames := map[string]string{}, map[string]string{}
+		envNames := map[string]string{}
 		out := make([]sdkVersionRep, 0, len(list))
 		for _, sdk := range list {
-			if _, ok := projectNames[sdk.ProjectKey]; !ok {
-				if p, err := a.Services.Projects.Get(ctx, sdk.ProjectKey); err == nil {
-					projectNames[sdk.ProjectKey] = p.Name
-				}
-			}
+			proj := project(sdk.ProjectKey)
 			ek := sdk.ProjectKey + "/" + sdk.EnvKey
 			if _, ok := envNames[ek]; !ok {
 				if e, err := a.Services.Environments.Get(ctx, sdk.ProjectKey, sdk.EnvKey); err == nil {
@@ -317,8 +313,8 @@ func sdkVersionsHandler(a *app.App, s *usage.Service, highest bool) api.Handler 
 				}
 			}
 			rel, _ := usage.Versions.Release(sdk.Name)
-			out = append(out, sdkVersionRep{Name: sdk.Name, Version: sdk.Version, Type: sdk.Type, ProjectID: ids(sdk.ProjectKey),
-				ProjectKey: sdk.ProjectKey, ProjectName: projectNames[sdk.ProjectKey], EnvironmentID: sdk.EnvID,
+			out = append(out, sdkVersionRep{Name: sdk.Name, Version: sdk.Version, Type: sdk.Type, ProjectID: proj.ID,
+				ProjectKey: sdk.ProjectKey, ProjectName: proj.Name, EnvironmentID: sdk.EnvID,
 				EnvironmentKey: sdk.EnvKey, EnvironmentName: envNames[ek], ApplicationID: sdk.ApplicationID,
 				SvcLatestVersion: rel.LatestVersion, EOLStatus: usage.Versions.EOLStatus(sdk.Name, sdk.Version, now),
 				LatestReleaseURL: rel.ReleaseURL, ConnectionType: sdk.ConnectionType})

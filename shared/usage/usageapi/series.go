@@ -250,20 +250,23 @@ func keysOf(m map[string]string) []string {
 	return out
 }
 
-// projectIDs resolves project keys to ids, once each per request; a
-// deleted project shows its key.
-func projectIDs(ctx context.Context, a *app.App) func(string) string {
-	ids := map[string]string{}
-	return func(key string) string {
-		if id, ok := ids[key]; ok {
-			return id
+// projectRef is what a usage answer shows of a project.
+type projectRef struct{ ID, Name string }
+
+// projectsByKey resolves project keys to ids and names, reading each
+// project once per request; a deleted project shows its key and no name.
+func projectsByKey(ctx context.Context, a *app.App) func(string) projectRef {
+	refs := map[string]projectRef{}
+	return func(key string) projectRef {
+		if ref, ok := refs[key]; ok {
+			return ref
 		}
-		id := key
+		ref := projectRef{ID: key}
 		if p, err := a.Services.Projects.Get(ctx, key); err == nil {
-			id = p.ID
+			ref = projectRef{ID: p.ID, Name: p.Name}
 		}
-		ids[key] = id
-		return id
+		refs[key] = ref
+		return ref
 	}
 }
 
@@ -321,7 +324,8 @@ func seriesHandler(a *app.App, s *usage.Service, op seriesOp) api.Handler {
 				return err
 			}
 		}
-		req.ProjectID = projectIDs(r.Context(), a)
+		project := projectsByKey(r.Context(), a)
+		req.ProjectID = func(key string) string { return project(key).ID }
 		series, err := s.Reader.Compute(r.Context(), req)
 		if err != nil {
 			return err
