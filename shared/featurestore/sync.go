@@ -378,6 +378,11 @@ func (s *Service) synchronizedOn(ctx context.Context, c *Config) (int64, error) 
 // data SDKs receive.
 var dataKinds = map[string]bool{"flag": true, "segment": true, "environment": true, "project": true}
 
+// Wants says whether Consume has anything to do with an entry: a change
+// of flag data or of a configuration. The fan-out queues no message for
+// the others (most entries that are not flag changes).
+func Wants(e audit.Entry) bool { return dataKinds[e.Kind] || e.Kind == "integration" }
+
 // Consume is the outbox consumer: an entry changing flag data of a
 // project syncs that project's delivery configurations (of the entry's
 // environment when it names one); an entry creating or changing a

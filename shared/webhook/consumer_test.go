@@ -117,6 +117,19 @@ func TestOutboxConsumers(t *testing.T) {
 			t.Errorf("dead letters %+v; want the failing consumer's message only", dead)
 		}
 	})
+	t.Run("a consumer is handed only the entries it wants, the others without a message", func(t *testing.T) {
+		rig := newConsumerRig(t, 3)
+		var picky seen
+		rig.disp.AddConsumer(webhook.Consumer{Name: "picky", Handle: picky.handle(func(int) bool { return false }),
+			Wants: func(e audit.Entry) bool { return e.Name == "wanted" }})
+		rig.queue.Start(rig.disp.Handle)
+		wanted := rig.commit(t, "wanted")
+		rig.commit(t, "other")
+		rig.idle(t)
+		if len(picky.attempts) != 1 || len(picky.attempts[wanted.ID]) != 1 {
+			t.Errorf("the consumer was handed %v; want %s once and nothing else", picky.attempts, wanted.ID)
+		}
+	})
 	t.Run("a message for a consumer this process does not link is dropped, not retried", func(t *testing.T) {
 		rig := newConsumerRig(t, 3)
 		e := rig.commit(t, "one")

@@ -48,6 +48,10 @@ type Message struct {
 type Consumer struct {
 	Name   string
 	Handle func(ctx context.Context, e audit.Entry, attempt int) error
+	// Wants, optional, says from the entry alone whether Handle has
+	// anything to do with it; when it says no, the fan-out queues no
+	// message (nor the entry's read, nor the consumer's store reads).
+	Wants func(e audit.Entry) bool
 }
 
 // Queue hands messages to the delivery worker.
@@ -152,7 +156,10 @@ func (d *Dispatcher) fanOut(ctx context.Context, entryID string) error {
 	if err != nil {
 		return err
 	}
-	for name := range d.consumers {
+	for name, c := range d.consumers {
+		if c.Wants != nil && !c.Wants(e) {
+			continue
+		}
 		if err := d.queue.Send(ctx, Message{EntryID: e.ID, Consumer: name, DeliveryID: e.ID + "." + name}); err != nil {
 			return fmt.Errorf("queue entry %s for consumer %s: %w", e.ID, name, err)
 		}

@@ -45,7 +45,7 @@ func Service(a *app.App) *featurestore.Service {
 func init() {
 	app.Register(app.Group{Name: "delivery-configurations", Handlers: deliveryHandlers, Needs: needs("patchIntegrationDeliveryConfiguration"),
 		Consumers: func(a *app.App) []webhook.Consumer {
-			return []webhook.Consumer{{Name: "featurestores", Handle: Service(a).Consume}}
+			return []webhook.Consumer{{Name: "featurestores", Handle: Service(a).Consume, Wants: featurestore.Wants}}
 		}})
 	app.Register(app.Group{Name: "big-segments", Handlers: bigSegmentHandlers, Needs: needs("patchBigSegmentStoreIntegration"),
 		Jobs: refreshJob})
