@@ -18,7 +18,7 @@ const hourlyUpTo = 48 * time.Hour
 
 func handlers(a *app.App, s *usage.Service) map[string]api.Handler {
 	h := map[string]api.Handler{
-		"getEventsUsage":             eventsHandler(a, s),
+		"getEventsUsage":             eventsHandler(s),
 		"getEvaluationsUsage":        evaluationsHandler(a, s),
 		"getStreamUsage":             streamsHandler(s, false),
 		"getStreamUsageBySdkVersion": streamsHandler(s, true),
@@ -65,7 +65,7 @@ func granularityOf(unit time.Duration) string {
 
 // eventsHandler: received are the SDK events flagplane took in; published
 // are the events its data export destinations sent on.
-func eventsHandler(a *app.App, s *usage.Service) api.Handler {
+func eventsHandler(s *usage.Service) api.Handler {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		now := s.Now()
 		kind := r.PathValue("type")
