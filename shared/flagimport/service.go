@@ -288,29 +288,31 @@ type editable struct {
 	Config Config   `json:"config"`
 }
 
-// Patch applies a JSON patch to a configuration's name, tags and config.
-// The patch sees secrets masked; a secret left at the mask keeps its
-// stored value. The audit entry's delta has every secret masked too.
-func (s *Service) Patch(ctx context.Context, projectKey, integrationKey, id string, p patch.Patch) (*Configuration, error) {
+// Patch applies a JSON patch to a configuration's name, tags and config,
+// and returns it with its run state (as read before the patch, which
+// leaves it alone). The patch sees secrets masked; a secret left at the
+// mask keeps its stored value. The audit entry's delta has every secret
+// masked too.
+func (s *Service) Patch(ctx context.Context, projectKey, integrationKey, id string, p patch.Patch) (*Configuration, *Run, error) {
 	if _, err := PatchActions(p); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	old, _, err := s.Get(ctx, projectKey, integrationKey, id)
+	old, run, err := s.Get(ctx, projectKey, integrationKey, id)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	masked := old.Masked()
 	var doc editable
 	if err := p.ApplyTo(editable{Name: masked.Name, Tags: masked.Tags, Config: masked.Config}, &doc); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if doc.Config == nil {
-		return nil, fault.New(fault.Invalid, "field \"config\" is required: an object with the %s settings", integrationKey)
+		return nil, nil, fault.New(fault.Invalid, "field \"config\" is required: an object with the %s settings", integrationKey)
 	}
 	keepSecrets(integrationKey, old.Config, doc.Config)
 	cfg, err := validate(integrationKey, doc.Config)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	next := &Configuration{ID: old.ID, IntegrationKey: integrationKey, ProjectKey: projectKey, Name: doc.Name, Tags: doc.Tags,
 		Config: cfg, Version: old.Version + 1}
@@ -318,16 +320,16 @@ func (s *Service) Patch(ctx context.Context, projectKey, integrationKey, id stri
 		next.Tags = []string{}
 	}
 	if err := s.check(ctx, next); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	oldCfg, _ := json.Marshal(old.Config)
 	nextCfg, _ := json.Marshal(next.Config)
 	if old.Name == next.Name && slices.Equal(old.Tags, next.Tags) && string(oldCfg) == string(nextCfg) {
-		return old, nil // nothing changed: no new version, no audit entry
+		return old, run, nil // nothing changed: no new version, no audit entry
 	}
 	put, err := next.put(store.IfVersion(old.Version))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	_, err = s.Log.Commit(ctx, audit.Change{
 		Writes: []store.Write{put}, Kind: "integration", Resource: Resource(projectKey, integrationKey, id),
@@ -337,9 +339,9 @@ func (s *Service) Patch(ctx context.Context, projectKey, integrationKey, id stri
 		Conflict: fmt.Sprintf("flag import configuration %q was changed by another request; read it again and retry", id),
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return next, nil
+	return next, run, nil
 }
 
 // maskDelta is the patch as sent with every secret value replaced: the

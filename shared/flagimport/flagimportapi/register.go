@@ -169,11 +169,7 @@ func handlers(a *app.App) map[string]api.Handler {
 				return err
 			}
 			p, k, id := path(r)
-			c, err := s.Patch(r.Context(), p, k, id, pt)
-			if err != nil {
-				return err
-			}
-			_, run, err := s.Get(r.Context(), p, k, id)
+			c, run, err := s.Patch(r.Context(), p, k, id, pt)
 			if err != nil {
 				return err
 			}
