@@ -161,7 +161,12 @@ func (s *Service) importFlags(ctx context.Context, c *Configuration, resumeAfter
 		res.fail(c.ID, http.StatusBadRequest, p, s.now())
 	}
 	outcomes := map[string]int{}
-	var done []SourceFlag
+	// done are the flags imported, each as its import left it.
+	type imported struct {
+		sf SourceFlag
+		f  *flag.Flag
+	}
+	var done []imported
 	stopped := func(i int) bool {
 		if !s.now().After(deadline) && ctx.Err() == nil {
 			return false
@@ -185,30 +190,30 @@ func (s *Service) importFlags(ctx context.Context, c *Configuration, resumeAfter
 		if cut = stopped(i); cut {
 			break
 		}
-		outcome, err := s.importFlag(ctx, c, sf, mapping)
+		outcome, f, err := s.importFlag(ctx, c, sf, mapping)
 		if err != nil {
 			flagFailed(sf.Key, err)
 			continue
 		}
 		outcomes[sf.Key] = outcome
-		done = append(done, sf)
+		done = append(done, imported{sf, f})
 	}
 	if !cut {
 		res.resumeAfter = ""
 	}
 	// Prerequisites name other flags, so they are set once the flags exist.
-	for _, sf := range done {
+	for _, d := range done {
 		if s.now().After(deadline) || ctx.Err() != nil {
 			break // the next run sets them
 		}
-		changed, err := s.importPrerequisites(ctx, c, sf, mapping)
+		changed, err := s.importPrerequisites(ctx, c, d.sf, d.f, mapping)
 		if err != nil {
-			flagFailed(sf.Key, err)
-			delete(outcomes, sf.Key)
+			flagFailed(d.sf.Key, err)
+			delete(outcomes, d.sf.Key)
 			continue
 		}
-		if changed && outcomes[sf.Key] == unchanged {
-			outcomes[sf.Key] = updated
+		if changed && outcomes[d.sf.Key] == unchanged {
+			outcomes[d.sf.Key] = updated
 		}
 	}
 	for _, o := range outcomes {
@@ -226,8 +231,11 @@ func (s *Service) importFlags(ctx context.Context, c *Configuration, resumeAfter
 
 // importPrerequisites sets the flag's prerequisites in every mapped
 // environment to the source's, through the flag service (which checks
-// that they exist, serve the variation named and make no cycle).
-func (s *Service) importPrerequisites(ctx context.Context, c *Configuration, sf SourceFlag, envs map[string]string) (bool, error) {
+// that they exist, serve the variation named and make no cycle). f is
+// the flag as its import left it: environments that already have the
+// source's prerequisites need no patch, and a flag needing none is not
+// read again.
+func (s *Service) importPrerequisites(ctx context.Context, c *Configuration, sf SourceFlag, f *flag.Flag, envs map[string]string) (bool, error) {
 	var ops []patch.Op
 	for _, from := range slices.Sorted(maps.Keys(sf.Envs)) {
 		to, ok := envs[from]
@@ -235,6 +243,9 @@ func (s *Service) importPrerequisites(ctx context.Context, c *Configuration, sf 
 			continue
 		}
 		pre := sf.Envs[from].Prerequisites
+		if slices.Equal(f.Env(to).Prerequisites, pre) {
+			continue
+		}
 		if pre == nil {
 			pre = []flag.Prerequisite{}
 		}
@@ -248,16 +259,12 @@ func (s *Service) importPrerequisites(ctx context.Context, c *Configuration, sf 
 	if err != nil {
 		return false, fmt.Errorf("encode the prerequisites of flag %q: %w", sf.Key, err)
 	}
-	before, err := s.Flags.Load(ctx, c.ProjectKey, sf.Key)
-	if err != nil {
-		return false, err
-	}
 	d, err := s.Flags.Patch(ctx, c.ProjectKey, sf.Key, patch.Patch{Ops: ops, Raw: raw,
 		Comment: fmt.Sprintf("Prerequisites imported from %s by flag import configuration %s (%s)", c.IntegrationKey, c.ID, c.Name)})
 	if err != nil {
 		return false, err
 	}
-	return d.Flag.Version != before.Version, nil
+	return d.Flag.Version != f.Version, nil
 }
 
 // finish records the run's outcome, conditional on still holding the
@@ -353,9 +360,9 @@ const (
 // importFlag creates the flag when the project lacks it, then brings it
 // to what the source has with one JSON patch through the flag service,
 // which commits it (audited) only when something differs.
-func (s *Service) importFlag(ctx context.Context, c *Configuration, sf SourceFlag, envs map[string]string) (int, error) {
+func (s *Service) importFlag(ctx context.Context, c *Configuration, sf SourceFlag, envs map[string]string) (int, *flag.Flag, error) {
 	if sf.Problem != "" {
-		return 0, fault.New(fault.PatchFailed, "not imported: %s", sf.Problem)
+		return 0, nil, fault.New(fault.PatchFailed, "not imported: %s", sf.Problem)
 	}
 	tags := slices.Clone(sf.Tags)
 	if t := c.Config.String("ldTag"); t != "" && !slices.Contains(tags, t) {
@@ -381,24 +388,24 @@ func (s *Service) importFlag(ctx context.Context, c *Configuration, sf SourceFla
 		}
 		d, err := s.Flags.Create(ctx, c.ProjectKey, in)
 		if err != nil {
-			return 0, err
+			return 0, nil, err
 		}
 		existing, outcome = d.Flag, created
 	} else if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	p, err := flagPatch(c, existing, sf, name, tags, maintainer, envs)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	d, err := s.Flags.Patch(ctx, c.ProjectKey, sf.Key, p)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	if outcome == updated && d.Flag.Version == existing.Version {
-		return unchanged, nil
+		return unchanged, d.Flag, nil
 	}
-	return outcome, nil
+	return outcome, d.Flag, nil
 }
 
 // flagPatch is the JSON patch that makes f what the source has: its
