@@ -31,74 +31,38 @@ type ListResult struct {
 	Next    string
 }
 
-// maxScannedPages bounds the work of one filtered page: at most
-// MaxScannedEntries entries are examined per request.
-const maxScannedPages = 10
-
 // MaxScannedEntries is how many entries one filtered list request examines
 // at most before it answers with what it found and a cursor below them.
-const MaxScannedEntries = maxScannedPages * 100
+const MaxScannedEntries = 1000
 
-// List returns one page of entries.
+// List returns one page of entries: a Scan below the cursor that stops
+// at a full page, examining only the page's entries when nothing filters
+// and at most MaxScannedEntries when something does.
 func (l *Log) List(ctx context.Context, q ListQuery) (ListResult, error) {
 	if q.Cursor != "" && !ValidID(q.Cursor) {
 		return ListResult{}, fault.New(fault.Invalid, "cursor %q is not a valid audit log cursor", q.Cursor)
 	}
-	sq := store.Query{PK: store.AuditPK, Descending: true}
-	if q.After > 0 {
-		sq.SKFrom = fmt.Sprintf("%012x000000000000", q.After+1)
-	}
-	if q.Before > 0 {
-		sq.SKTo = fmt.Sprintf("%012x000000000000", q.Before)
-		// ids of entries made before ms Before are below this floor; the floor itself is a possible id, so step down one.
-		sq.SKTo = predecessor(sq.SKTo)
-	}
-	if q.Cursor != "" {
-		if p := predecessor(q.Cursor); sq.SKTo == "" || p < sq.SKTo {
-			sq.SKTo = p
-		}
-	}
-	if sq.SKFrom != "" && sq.SKTo != "" && sq.SKFrom > sq.SKTo {
-		return ListResult{}, nil
-	}
 	needle := strings.ToLower(strings.TrimSpace(q.Q))
-	pageSize := q.Limit
+	budget := q.Limit
 	if needle != "" || q.Match != nil {
-		pageSize = 100
+		budget = MaxScannedEntries
 	}
-	sq.Limit = pageSize
 	var res ListResult
-	for scanned := 0; scanned < maxScannedPages; scanned++ {
-		page, err := l.table.Query(ctx, sq)
-		if err != nil {
-			return ListResult{}, fmt.Errorf("list audit log: %w", err)
+	scan, err := l.Scan(ctx, ScanQuery{After: q.After, Before: q.Before, Below: q.Cursor, Budget: budget}, func(e Entry) bool {
+		if needle != "" && !matches(e, needle) || q.Match != nil && !q.Match(e) {
+			return true
 		}
-		for i, it := range page.Items {
-			var e Entry
-			if err := json.Unmarshal(it.Data, &e); err != nil {
-				return ListResult{}, fmt.Errorf("decode audit entry %s: %w", it.SK, err)
-			}
-			// The cursor means "continue below this id", so it may name an
-			// entry that was examined but not returned.
-			res.Next = it.SK
-			if needle != "" && !matches(e, needle) || q.Match != nil && !q.Match(e) {
-				continue
-			}
-			res.Entries = append(res.Entries, e)
-			if len(res.Entries) == q.Limit {
-				if page.Cursor == "" && i == len(page.Items)-1 {
-					res.Next = ""
-				}
-				return res, nil
-			}
-		}
-		if page.Cursor == "" {
-			res.Next = ""
-			return res, nil
-		}
-		sq.Cursor = page.Cursor
+		res.Entries = append(res.Entries, e)
+		return len(res.Entries) < q.Limit
+	})
+	if err != nil {
+		return ListResult{}, err
 	}
-	// The scan budget ran out: the client continues below the last id examined.
+	// The cursor means "continue below this id", so it may name an entry
+	// that was examined but not returned (the budget ran out).
+	if scan.More {
+		res.Next = scan.Last
+	}
 	return res, nil
 }
 
@@ -167,8 +131,9 @@ func ValidID(s string) bool {
 
 // ScanQuery selects a window of the log for Scan.
 type ScanQuery struct {
-	// From and To bound the entries' times (Unix ms, both inclusive; 0 = open).
-	From, To int64
+	// After and Before bound the entries' times (Unix ms, both exclusive,
+	// as in ListQuery and CountQuery; 0 = no bound).
+	After, Before int64
 	// Below, when set, keeps entries with ids strictly below it (newest
 	// first walks); Above keeps ids strictly above it.
 	Below, Above string
@@ -197,11 +162,13 @@ func (l *Log) Scan(ctx context.Context, q ScanQuery, visit func(Entry) bool) (Sc
 		}
 	}
 	sq := store.Query{PK: store.AuditPK, Descending: !q.Ascending, Limit: 100}
-	if q.From > 0 {
-		sq.SKFrom = fmt.Sprintf("%012x000000000000", q.From)
+	if q.After > 0 {
+		sq.SKFrom = fmt.Sprintf("%012x000000000000", q.After+1)
 	}
-	if q.To > 0 {
-		sq.SKTo = fmt.Sprintf("%012xffffffffffff", q.To)
+	if q.Before > 0 {
+		// ids of entries made before ms Before are below this floor; the
+		// floor itself is a possible id, so step down one.
+		sq.SKTo = predecessor(fmt.Sprintf("%012x000000000000", q.Before))
 	}
 	if q.Below != "" {
 		if p := predecessor(q.Below); sq.SKTo == "" || p < sq.SKTo {
@@ -279,7 +246,7 @@ func (l *Log) Counts(ctx context.Context, q CountQuery) (CountResult, error) {
 	span := q.Before - q.After
 	interval := (span + int64(q.Buckets) - 1) / int64(q.Buckets)
 	res := CountResult{Counts: make([]int64, q.Buckets), IntervalMs: interval}
-	scan, err := l.Scan(ctx, ScanQuery{From: q.After + 1, To: q.Before - 1, Ascending: true, Budget: MaxCountedEntries}, func(e Entry) bool {
+	scan, err := l.Scan(ctx, ScanQuery{After: q.After, Before: q.Before, Ascending: true, Budget: MaxCountedEntries}, func(e Entry) bool {
 		if q.Match != nil && !q.Match(e) {
 			return true
 		}

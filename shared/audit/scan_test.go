@@ -59,12 +59,12 @@ func TestScanWalksAWindowWithinItsBudget(t *testing.T) {
 		more  bool
 	}{
 		{"the whole log, newest first", ScanQuery{}, "29", 30, false},
-		{"a time window, both ends inclusive", ScanQuery{From: base.UnixMilli() + 10*minute, To: base.UnixMilli() + 19*minute}, "19", 10, false},
-		{"oldest first", ScanQuery{Ascending: true, To: base.UnixMilli() + 4*minute}, "0", 5, false},
+		{"a time window, both ends exclusive", ScanQuery{After: base.UnixMilli() + 10*minute - 1, Before: base.UnixMilli() + 19*minute + 1}, "19", 10, false},
+		{"oldest first", ScanQuery{Ascending: true, Before: base.UnixMilli() + 4*minute + 1}, "0", 5, false},
 		{"below a cursor", ScanQuery{Below: made[5].ID}, "4", 5, false},
 		{"above a cursor", ScanQuery{Above: made[25].ID, Ascending: true}, "26", 4, false},
 		{"a budget cut", ScanQuery{Budget: 7}, "29", 7, true},
-		{"a window of nothing", ScanQuery{From: 5, To: 10}, "", 0, false},
+		{"a window of nothing", ScanQuery{After: 4, Before: 11}, "", 0, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

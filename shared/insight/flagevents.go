@@ -146,7 +146,7 @@ func (s *Service) FlagEvents(ctx context.Context, q FlagEventQuery) (FlagEventPa
 	}
 	ev := s.newEvaluator(q.ProjectKey, q.EnvironmentKey, proj.ID, env.ID)
 	page := FlagEventPage{Items: []FlagEvent{}}
-	sq := audit.ScanQuery{From: q.From, To: q.To, Below: q.After, Above: q.Before, Ascending: q.Before != "", Budget: MaxExaminedAuditEntries}
+	sq := audit.ScanQuery{After: q.From - 1, Before: q.To + 1, Below: q.After, Above: q.Before, Ascending: q.Before != "", Budget: MaxExaminedAuditEntries}
 	var scanErr error
 	res, err := s.log.Scan(ctx, sq, func(e audit.Entry) bool {
 		fe, ok := sel.event(e)

@@ -240,7 +240,7 @@ func (s *Service) periodDeployments(ctx context.Context, q ScoreQuery, p Period)
 
 func (s *Service) periodFlagEvents(ctx context.Context, q ScoreQuery, sel *selector, p Period, projID, envID string, in *periodInput) error {
 	var measured []FlagEvent
-	_, err := s.log.Scan(ctx, audit.ScanQuery{From: p.Start, To: p.End, Budget: maxScoreAuditEntries}, func(e audit.Entry) bool {
+	_, err := s.log.Scan(ctx, audit.ScanQuery{After: p.Start - 1, Before: p.End + 1, Budget: maxScoreAuditEntries}, func(e audit.Entry) bool {
 		fe, ok := sel.event(e)
 		if !ok {
 			return true
