@@ -63,15 +63,7 @@ func (e *event) valid() bool {
 	switch e.Kind {
 	case "index", "identify":
 		return e.parseContext()
-	case "feature", "debug":
-		if e.Key == "" {
-			return false
-		}
-		if len(e.Context) > 0 {
-			return e.parseContext()
-		}
-		return len(e.ContextKeys) > 0
-	case "custom":
+	case "feature", "debug", "custom":
 		if e.Key == "" {
 			return false
 		}
