@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"time"
@@ -31,18 +30,6 @@ const deliveredTTL = 7 * 24 * time.Hour
 const maxAnswer = 64 << 10
 
 func invalidf(format string, args ...any) error { return fault.New(fault.Invalid, format, args...) }
-
-// guardedClient is the HTTP client of every outbound request: the guard
-// refuses forbidden addresses when dialing (a DNS answer may change after
-// the check at creation) and redirects are not followed.
-func guardedClient(g webhook.Guard) *http.Client {
-	dialer := &net.Dialer{Timeout: webhook.Timeout, Control: g.DialControl}
-	return &http.Client{
-		Timeout:       webhook.Timeout,
-		Transport:     &http.Transport{DialContext: dialer.DialContext, MaxIdleConnsPerHost: 4, ResponseHeaderTimeout: webhook.Timeout},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
-}
 
 // post sends one request and returns the answer's start. Errors name the
 // host only: a URL (Slack's, Teams') holds a secret, and the HTTP client's

@@ -49,7 +49,7 @@ func NewService(table store.Table, log *audit.Log, guard webhook.Guard, render f
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Service{table: table, log: log, guard: guard, client: guardedClient(guard), render: render, logger: logger, now: time.Now}
+	return &Service{table: table, log: log, guard: guard, client: guard.Client(webhook.Timeout), render: render, logger: logger, now: time.Now}
 }
 
 // validate checks a configuration against its manifest and the rules

@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/flagplane/flagplane/shared/fault"
 )
@@ -144,4 +146,17 @@ func (g Guard) DialControl(network, address string, _ syscall.RawConn) error {
 		return fmt.Errorf("webhook dial %s: the address is loopback, private, link-local or metadata", address)
 	}
 	return nil
+}
+
+// Client returns an HTTP client for requests a user's settings aim (a
+// webhook, an event hook, an import source): every connection passes the
+// guard when it dials, redirects are not followed (the request gets
+// exactly its URL) and each request ends within timeout.
+func (g Guard) Client(timeout time.Duration) *http.Client {
+	dialer := &net.Dialer{Timeout: timeout, Control: g.DialControl}
+	return &http.Client{
+		Timeout:       timeout,
+		Transport:     &http.Transport{DialContext: dialer.DialContext, MaxIdleConnsPerHost: 4, ResponseHeaderTimeout: timeout},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
 }

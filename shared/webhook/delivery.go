@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"time"
 
@@ -104,13 +103,9 @@ func (d *Dispatcher) AddConsumer(c Consumer) {
 // NewDispatcher returns a dispatcher sending follow-up messages to queue;
 // render turns an entry into the payload (the API's audit entry JSON).
 func NewDispatcher(table store.Table, hooks *Service, log *audit.Log, queue Queue, guard Guard, render func(audit.Entry) ([]byte, error)) *Dispatcher {
-	dialer := &net.Dialer{Timeout: Timeout, Control: guard.DialControl}
-	transport := &http.Transport{DialContext: dialer.DialContext, MaxIdleConnsPerHost: 4, ResponseHeaderTimeout: Timeout}
 	return &Dispatcher{
 		table: table, hooks: hooks, log: log, queue: queue, render: render, now: time.Now,
-		client: &http.Client{Timeout: Timeout, Transport: transport,
-			// A redirect could lead anywhere; a webhook gets exactly its URL.
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
+		client: guard.Client(Timeout),
 	}
 }
 
