@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/flagplane/flagplane/shared/audit"
-	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/store"
 	"github.com/flagplane/flagplane/shared/webhook"
 )
@@ -28,8 +27,6 @@ const deliveredTTL = 7 * 24 * time.Hour
 
 // maxAnswer bounds what is read of a receiver's answer.
 const maxAnswer = 64 << 10
-
-func invalidf(format string, args ...any) error { return fault.New(fault.Invalid, format, args...) }
 
 // post sends one request and returns the answer's start. Errors name the
 // host only: a URL (Slack's, Teams') holds a secret, and the HTTP client's

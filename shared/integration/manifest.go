@@ -61,9 +61,6 @@ func (m *Manifest) Secret(name string) bool {
 	return ok
 }
 
-// Fields are the names configValues may hold, sorted.
-func (m *Manifest) Fields() []string { return slices.Clone(m.fields) }
-
 // Defaults returns values with the schema's defaults filled in for
 // fields that are absent.
 func (m *Manifest) Defaults(values map[string]any) map[string]any {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/flagplane/flagplane/shared/audit"
+	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/webhook"
 )
 
@@ -59,7 +60,7 @@ func urlField(name string) func(map[string]any) (*url.URL, error) {
 }
 
 func fmtField(name, msg string) error {
-	return invalidf("field %q %s", "configValues."+name, msg)
+	return fault.New(fault.Invalid, "field %q %s", "configValues."+name, msg)
 }
 
 func jsonHeader() http.Header {
