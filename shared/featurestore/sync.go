@@ -151,7 +151,7 @@ func (s *Service) Sync(ctx context.Context, c *Config) error {
 		s.logger.Warn("featurestore: sync failed", "config", c.ID, "err", err)
 	}
 	s.record(context.WithoutCancel(ctx), c, items, err)
-	if isNotFound(err) {
+	if fault.Is(err, fault.NotFound) {
 		return nil // the environment is gone: retrying cannot help, the status says why
 	}
 	return err
@@ -488,5 +488,3 @@ func (s *Service) RefreshBigSegments(ctx context.Context) error {
 	}
 	return errors.Join(errs...)
 }
-
-func isNotFound(err error) bool { return fault.Is(err, fault.NotFound) }
