@@ -1,38 +1,21 @@
 package lambdafn_test
 
 import (
-	"encoding/json"
-	"io"
-	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/aws/aws-lambda-go/events"
-
-	"github.com/flagplane/flagplane/shared/account"
 	"github.com/flagplane/flagplane/shared/app"
 	"github.com/flagplane/flagplane/shared/audit"
 	_ "github.com/flagplane/flagplane/shared/coderefs/coderefsapi" // the code-refs function's group, as its main links it
 	"github.com/flagplane/flagplane/shared/lambdafn"
-	"github.com/flagplane/flagplane/shared/store/bolt"
 )
 
 // TestSampleEvents feeds every sample API Gateway v2 event of events/ to
 // its group's handler, as the Lambda runtime would, in order.
 func TestSampleEvents(t *testing.T) {
-	table, err := bolt.Open(filepath.Join(t.TempDir(), "events.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { table.Close() })
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	acct, adminToken, err := account.Bootstrap(t.Context(), table, audit.Discard{}, logger)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := app.New(table, audit.Discard{}, app.Settings{Approvals: true, AccountID: acct.ID}, logger)
+	table, accountID, adminToken := bootstrapped(t)
+	a := app.New(table, audit.Discard{}, app.Settings{Approvals: true, AccountID: accountID}, quiet)
 
 	steps := []struct {
 		name   string
@@ -53,27 +36,17 @@ func TestSampleEvents(t *testing.T) {
 	}
 	// What some answers must hold, beyond their status.
 	wantBody := map[string]string{"code-refs-extinctions.json": `"items":{}`}
-	dir := filepath.Join("..", "..", "events", "apigw-v2")
-	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	files, _ := filepath.Glob(filepath.Join(sampleDir, "*.json"))
 	if len(files) != len(steps) {
-		t.Fatalf("%d sample events in %s but %d steps: every sample needs a step", len(files), dir, len(steps))
+		t.Fatalf("%d sample events in %s but %d steps: every sample needs a step", len(files), sampleDir, len(steps))
 	}
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {
-			raw, err := os.ReadFile(filepath.Join(dir, st.file))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var ev events.APIGatewayV2HTTPRequest
-			if err := json.Unmarshal(raw, &ev); err != nil {
-				t.Fatalf("decode %s: %v", st.file, err)
-			}
-			ev.Headers["authorization"] = adminToken
 			h, err := a.Handler(st.group)
 			if err != nil {
 				t.Fatal(err)
 			}
-			resp, err := lambdafn.Adapt(h)(t.Context(), ev)
+			resp, err := lambdafn.Adapt(h)(t.Context(), sampleEvent(t, st.file, adminToken))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,22 +1,15 @@
 package lambdafn_test
 
 import (
-	"encoding/json"
-	"io"
-	"log/slog"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/flagplane/flagplane/shared/account"
 	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/app"
 	"github.com/flagplane/flagplane/shared/audit"
 	"github.com/flagplane/flagplane/shared/lambdafn"
-	"github.com/flagplane/flagplane/shared/store/bolt"
 )
 
 // TestRateLimitsFromTheStack runs a function as the stack configures it:
@@ -45,32 +38,14 @@ func TestRateLimitsFromTheStack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	table, err := bolt.Open(filepath.Join(t.TempDir(), "limits.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { table.Close() })
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	acct, adminToken, err := account.Bootstrap(t.Context(), table, audit.Discard{}, logger)
-	if err != nil {
-		t.Fatal(err)
-	}
-	settings.AccountID = acct.ID
-	h, err := app.New(table, audit.Discard{}, settings, logger).Handler("webhooks")
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := os.ReadFile(filepath.Join("..", "..", "events", "apigw-v2", "webhooks-list.json"))
+	table, accountID, adminToken := bootstrapped(t)
+	settings.AccountID = accountID
+	h, err := app.New(table, audit.Discard{}, settings, quiet).Handler("webhooks")
 	if err != nil {
 		t.Fatal(err)
 	}
 	invoke := func() events.APIGatewayV2HTTPResponse {
-		var ev events.APIGatewayV2HTTPRequest
-		if err := json.Unmarshal(raw, &ev); err != nil {
-			t.Fatal(err)
-		}
-		ev.Headers["authorization"] = adminToken
-		resp, err := lambdafn.Adapt(h)(t.Context(), ev)
+		resp, err := lambdafn.Adapt(h)(t.Context(), sampleEvent(t, "webhooks-list.json", adminToken))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"log/slog"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -14,7 +13,6 @@ import (
 	"github.com/flagplane/flagplane/shared/app"
 	"github.com/flagplane/flagplane/shared/audit"
 	"github.com/flagplane/flagplane/shared/lambdafn"
-	"github.com/flagplane/flagplane/shared/store/bolt"
 )
 
 type lockedBuffer struct {
@@ -50,13 +48,8 @@ func gatewayEvent(method, path, requestID string, headers map[string]string) eve
 }
 
 func TestGatewayRequestID(t *testing.T) {
-	table, err := bolt.Open(filepath.Join(t.TempDir(), "ids.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { table.Close() })
 	logs := &lockedBuffer{}
-	a := app.New(table, audit.Discard{}, app.Settings{}, slog.New(slog.NewJSONHandler(logs, nil)))
+	a := app.New(openTable(t), audit.Discard{}, app.Settings{}, slog.New(slog.NewJSONHandler(logs, nil)))
 	h, err := a.Handler("projects")
 	if err != nil {
 		t.Fatal(err)
