@@ -68,17 +68,24 @@ func (s *Service) branch(ctx context.Context, repo *Repository, name string) (*B
 // Branch returns one branch with its references, keeping only the hunks
 // of projKey and flagKey when they are set. A missing branch is a 404.
 func (s *Service) Branch(ctx context.Context, repo *Repository, name, projKey, flagKey string) (*Branch, error) {
+	b, err := s.branch(ctx, repo, name)
+	if err != nil {
+		return nil, err
+	}
+	if b == nil {
+		return nil, fault.New(fault.NotFound, "branch %q of code-reference repository %q not found", name, repo.Name)
+	}
+	return s.WithReferences(ctx, repo, b, projKey, flagKey)
+}
+
+// WithReferences fills in the references of b, a branch as Branches lists
+// it, filtered as Branch does; a list showing references this way reads
+// each branch's summary once.
+func (s *Service) WithReferences(ctx context.Context, repo *Repository, b *Branch, projKey, flagKey string) (*Branch, error) {
 	// A concurrent upload may replace the chunks between the summary and
 	// their reads; each chunk carries the summary's version, so a torn
-	// read is seen and read again.
-	for attempt := 0; attempt < 3; attempt++ {
-		b, err := s.branch(ctx, repo, name)
-		if err != nil {
-			return nil, err
-		}
-		if b == nil {
-			return nil, fault.New(fault.NotFound, "branch %q of code-reference repository %q not found", name, repo.Name)
-		}
+	// read is seen and the summary read again.
+	for attempt := 1; ; attempt++ {
 		refs, ok, err := s.references(ctx, repo, b)
 		if err != nil {
 			return nil, err
@@ -87,8 +94,17 @@ func (s *Service) Branch(ctx context.Context, repo *Repository, name, projKey, f
 			b.References = filterRefs(refs, projKey, flagKey)
 			return b, nil
 		}
+		if attempt == 3 {
+			return nil, fault.New(fault.OptimisticLock, "branch %q of code-reference repository %q is being uploaded; try again", b.Name, repo.Name)
+		}
+		name := b.Name
+		if b, err = s.branch(ctx, repo, name); err != nil {
+			return nil, err
+		}
+		if b == nil {
+			return nil, fault.New(fault.NotFound, "branch %q of code-reference repository %q not found", name, repo.Name)
+		}
 	}
-	return nil, fault.New(fault.OptimisticLock, "branch %q of code-reference repository %q is being uploaded; try again", name, repo.Name)
 }
 
 func (s *Service) references(ctx context.Context, repo *Repository, b *Branch) ([]Reference, bool, error) {

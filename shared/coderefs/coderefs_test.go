@@ -317,3 +317,42 @@ func TestDeleteBranchesAndFlagReferences(t *testing.T) {
 		}
 	})
 }
+
+func TestReferencesReadDuringAnUpload(t *testing.T) {
+	ctx := context.Background()
+	s, table := newService(t)
+	repo := mustRepo(t, s, "app")
+	if _, err := upload(t, s, "app", "main", "c1", nil, "alpha"); err != nil {
+		t.Fatal(err)
+	}
+	listed, err := s.Branches(ctx, repo)
+	if err != nil || len(listed) != 1 {
+		t.Fatalf("branches %v, %v", listed, err)
+	}
+	if _, err := upload(t, s, "app", "main", "c2", nil, "beta"); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("a branch listed before an upload shows the upload's references", func(t *testing.T) {
+		b, err := s.WithReferences(ctx, repo, listed[0], "", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.Head != "c2" || len(b.References) != 1 || b.References[0].Hunks[0].FlagKey != "beta" {
+			t.Errorf("branch %+v, references %+v", b, b.References)
+		}
+	})
+	t.Run("references that stay torn are a conflict to retry", func(t *testing.T) {
+		k := store.CodeBranchChunkKey(repo.ID, "main", 0)
+		it, err := table.Get(ctx, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		it.Version += 10 // a chunk of another upload than the summary's
+		if err := table.Put(ctx, it, store.Cond{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Branch(ctx, repo, "main", "", ""); !fault.Is(err, fault.OptimisticLock) {
+			t.Errorf("got %v, want a conflict", err)
+		}
+	})
+}

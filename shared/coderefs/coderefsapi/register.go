@@ -133,7 +133,7 @@ func handlers(a *app.App) map[string]api.Handler {
 					}
 					for _, b := range branches {
 						if withRefs && b.Name == repo.DefaultBranch {
-							full, err := s.Branch(r.Context(), repo, b.Name, q.Get("projKey"), q.Get("flagKey"))
+							full, err := s.WithReferences(r.Context(), repo, b, q.Get("projKey"), q.Get("flagKey"))
 							if fault.Is(err, fault.NotFound) {
 								continue // deleted since the list was read
 							}
