@@ -188,24 +188,19 @@ func (s *Service) recordOnce(ctx context.Context, in EventInput, t int64) (*Depl
 	} else {
 		next.ItemVersion = 1
 	}
+	var extra []store.Write
+	if next.Status == StatusFinished && (old == nil || old.Status != StatusFinished || !old.Active) {
+		// Before the put: activate marks next active.
+		if extra, err = s.activate(ctx, next); err != nil {
+			return nil, err
+		}
+	}
 	put, err := next.put(cond)
 	if err != nil {
 		return nil, err
 	}
-	writes := []store.Write{put}
-	if next.Status == StatusFinished && (old == nil || old.Status != StatusFinished || !old.Active) {
-		extra, err := s.activate(ctx, next)
-		if err != nil {
-			return nil, err
-		}
-		// activate marked next active; the put must say so too.
-		if writes[0], err = next.put(cond); err != nil {
-			return nil, err
-		}
-		writes = append(writes, extra...)
-	}
 	_, err = s.log.Commit(ctx, audit.Change{
-		Writes: writes, Kind: "deployment", Resource: "deployment/" + id, Actions: []string{"createDeploymentEvent"},
+		Writes: append([]store.Write{put}, extra...), Kind: "deployment", Resource: "deployment/" + id, Actions: []string{"createDeploymentEvent"},
 		Name: in.ApplicationKey + " " + in.Version, Href: DeploymentHref(id),
 		TitleVerb: "recorded a " + in.EventType + " event of the deployment", Previous: old, Current: next,
 		Conflict: fmt.Sprintf("deployment %q changed under this event; send it again", id),
@@ -395,23 +390,19 @@ func (s *Service) PatchDeployment(ctx context.Context, id string, p patch.Patch)
 		return old, nil
 	}
 	next.ItemVersion = old.ItemVersion + 1
+	var extra []store.Write
+	if next.Status == StatusFinished && !next.Active {
+		// Before the put: activate marks next active.
+		if extra, err = s.activate(ctx, &next); err != nil {
+			return nil, err
+		}
+	}
 	put, err := next.put(store.IfVersion(old.ItemVersion))
 	if err != nil {
 		return nil, err
 	}
-	writes := []store.Write{put}
-	if next.Status == StatusFinished && !next.Active {
-		extra, err := s.activate(ctx, &next)
-		if err != nil {
-			return nil, err
-		}
-		if writes[0], err = next.put(store.IfVersion(old.ItemVersion)); err != nil {
-			return nil, err
-		}
-		writes = append(writes, extra...)
-	}
 	_, err = s.log.Commit(ctx, audit.Change{
-		Writes: writes, Kind: "deployment", Resource: "deployment/" + id, Actions: []string{"updateDeployment"},
+		Writes: append([]store.Write{put}, extra...), Kind: "deployment", Resource: "deployment/" + id, Actions: []string{"updateDeployment"},
 		Name: old.ApplicationKey + " " + old.Version, Href: DeploymentHref(id), TitleVerb: "updated the deployment",
 		Comment: p.Comment, Previous: old, Current: &next, Delta: p.Raw,
 		Conflict: fmt.Sprintf("deployment %q was changed by another request; read it again and retry", id),
