@@ -404,21 +404,27 @@ func (ev *evaluator) counts(ctx context.Context, flagKey, hour string) (map[stri
 	return c, nil
 }
 
-func (ev *evaluator) flag(ctx context.Context, key string) *flag.Flag {
+// flag returns the flag, nil when it was deleted (its variations are then
+// shown by index); any other failure to read it is an error, not a
+// deleted flag.
+func (ev *evaluator) flag(ctx context.Context, key string) (*flag.Flag, error) {
 	ev.mu.Lock()
 	f, ok := ev.flags[key]
 	ev.mu.Unlock()
 	if ok {
-		return f
+		return f, nil
 	}
 	f, err := ev.s.flags.Load(ctx, ev.proj, key)
-	if err != nil {
-		f = nil // a deleted flag: variations are shown by index
+	switch {
+	case fault.Is(err, fault.NotFound):
+		f = nil
+	case err != nil:
+		return nil, err
 	}
 	ev.mu.Lock()
 	ev.flags[key] = f
 	ev.mu.Unlock()
-	return f
+	return f, nil
 }
 
 // impact compares the share of evaluations each variation received in the
@@ -434,7 +440,11 @@ func (ev *evaluator) impact(ctx context.Context, flagKey string, at int64) (Impa
 	if err != nil {
 		return Impact{}, err
 	}
-	return measure(ev.flag(ctx, flagKey), before, after), nil
+	f, err := ev.flag(ctx, flagKey)
+	if err != nil {
+		return Impact{}, err
+	}
+	return measure(f, before, after), nil
 }
 
 // measure computes the impact from two hours' counters.
