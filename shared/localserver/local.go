@@ -58,8 +58,9 @@ const DefaultShutdownGrace = 10 * time.Second
 // RunLocal serves every route on the embedded store until ctx ends. On the
 // first start it creates the account and an admin token and prints it
 // once. When ctx ends it stops accepting, lets requests in flight finish
-// (up to the grace), stops the timers, then closes the store: a write is
-// acknowledged only after its commit, so none acknowledged is lost.
+// (up to the grace), stops the timers, applies the SDK events it queued,
+// then closes the store: a write is acknowledged only after its commit,
+// and an accepted SDK event is applied, so none acknowledged is lost.
 func RunLocal(ctx context.Context, cfg LocalConfig, logger *slog.Logger) (err error) {
 	tlsConfig, err := loadTLS(cfg.TLSCert, cfg.TLSKey)
 	if err != nil {
@@ -186,6 +187,8 @@ func RunLocal(ctx context.Context, cfg LocalConfig, logger *slog.Logger) (err er
 	}
 	stopJobs()
 	jobs.Wait()
+	// SDK events accepted (202) before the stop are applied while the store is open.
+	events.Close()
 	queue.Close()
 	if cerr := table.Close(); cerr != nil {
 		return cerr
