@@ -8,9 +8,8 @@ import (
 	"log/slog"
 	"os"
 
-	"github.com/flagplane/flagplane/shared/app"
-
 	"github.com/flagplane/flagplane/shared/account"
+	"github.com/flagplane/flagplane/shared/app"
 	"github.com/flagplane/flagplane/shared/audit"
 	"github.com/flagplane/flagplane/shared/identity"
 	"github.com/flagplane/flagplane/shared/store"

@@ -7,7 +7,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"github.com/flagplane/flagplane/shared/ingest"
 	"io"
 	"log/slog"
 	"net"
@@ -16,11 +15,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/flagplane/flagplane/shared/account"
 	"github.com/flagplane/flagplane/shared/app"
 	_ "github.com/flagplane/flagplane/shared/app/allgroups" // the local server serves every group
-
-	"github.com/flagplane/flagplane/shared/account"
 	"github.com/flagplane/flagplane/shared/environment"
+	"github.com/flagplane/flagplane/shared/ingest"
 	"github.com/flagplane/flagplane/shared/store/bolt"
 	"github.com/flagplane/flagplane/shared/webhook"
 )
