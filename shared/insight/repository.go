@@ -63,6 +63,7 @@ func (s *Service) Associate(ctx context.Context, mappings []Mapping) ([]Mapping,
 		}
 	}
 	repos := map[string]Repository{}
+	projects := map[string]bool{}
 	for i, m := range mappings {
 		if _, ok := repos[m.RepositoryKey]; !ok {
 			r, err := s.repository(ctx, m.RepositoryKey)
@@ -74,12 +75,16 @@ func (s *Service) Associate(ctx context.Context, mappings []Mapping) ([]Mapping,
 			}
 			repos[m.RepositoryKey] = r
 		}
+		if projects[m.ProjectKey] {
+			continue
+		}
 		if _, err := s.projects.Get(ctx, m.ProjectKey); err != nil {
 			if fault.Is(err, fault.NotFound) {
 				return nil, fault.New(fault.NotFound, "mappings[%d]: project %q not found", i, m.ProjectKey)
 			}
 			return nil, err
 		}
+		projects[m.ProjectKey] = true
 	}
 	out := make([]Mapping, 0, len(mappings))
 	seen := map[Mapping]bool{}

@@ -351,19 +351,27 @@ func handlers(a *app.App) map[string]api.Handler {
 				}
 			}
 			out := repositoriesRep{TotalCount: len(repos), Items: make([]repositoryRep, 0, len(repos)), Links: api.Self(base + "/repositories")}
+			// A project mapped to several repositories is read once.
+			summaries := map[string]*projectSummaryRep{}
 			for _, rp := range repos {
 				rep := repositoryRep{ID: rp.ID, Version: rp.Version, Key: rp.Key, Type: rp.Type, URL: rp.URL, MainBranch: rp.MainBranch}
 				if exp["projects"] {
 					ps := &projectSummariesRep{Items: []projectSummaryRep{}, Links: api.Links{}}
 					for _, pk := range mappings[rp.Key] {
-						p, err := a.Services.Projects.Get(r.Context(), pk)
-						if fault.Is(err, fault.NotFound) {
-							continue // the project was deleted since
+						sum, seen := summaries[pk]
+						if !seen {
+							p, err := a.Services.Projects.Get(r.Context(), pk)
+							if err != nil && !fault.Is(err, fault.NotFound) {
+								return err
+							}
+							if err == nil {
+								sum = &projectSummaryRep{ID: p.ID, Key: p.Key, Name: p.Name, Links: api.Self("/api/v2/projects/" + p.Key)}
+							}
+							summaries[pk] = sum
 						}
-						if err != nil {
-							return err
+						if sum != nil { // nil: the project was deleted since
+							ps.Items = append(ps.Items, *sum)
 						}
-						ps.Items = append(ps.Items, projectSummaryRep{ID: p.ID, Key: p.Key, Name: p.Name, Links: api.Self("/api/v2/projects/" + p.Key)})
 					}
 					ps.TotalCount = len(ps.Items)
 					rep.Projects = ps
