@@ -11,9 +11,11 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/flagplane/flagplane/shared/audit"
+	"github.com/flagplane/flagplane/shared/record"
 	"github.com/flagplane/flagplane/shared/store"
 	"github.com/flagplane/flagplane/shared/webhook"
 )
@@ -95,6 +97,7 @@ func (s *Service) Consumer() webhook.Consumer {
 func (s *Service) Deliver(ctx context.Context, e audit.Entry, attempt int) error {
 	var failures []error
 	var payload []byte
+	var done map[string]bool // the configurations served, read once a configuration matches
 	configs, err := s.all(ctx)
 	if err != nil {
 		return err
@@ -105,12 +108,15 @@ func (s *Service) Deliver(ctx context.Context, e audit.Entry, attempt int) error
 		if !ok || !m.Offers(CapabilityEventsHook) || !c.Enabled || c.Pending || !webhook.Matches(&webhook.Webhook{On: true, Statements: c.statements()}, e) {
 			continue
 		}
-		mark := store.IntegrationDeliveredKey(e.ID, c.ID)
-		if _, err := s.table.Get(ctx, mark); err == nil {
-			continue // sent by an earlier attempt
-		} else if !errors.Is(err, store.ErrNotFound) {
-			return fmt.Errorf("read delivery marker: %w", err)
+		if done == nil {
+			if done, err = s.delivered(ctx, e.ID); err != nil {
+				return err
+			}
 		}
+		if done[c.ID] {
+			continue // sent by an earlier attempt
+		}
+		mark := store.IntegrationDeliveredKey(e.ID, c.ID)
 		if payload == nil {
 			if payload, err = s.render(e); err != nil {
 				return fmt.Errorf("render entry %s: %w", e.ID, err)
@@ -128,6 +134,18 @@ func (s *Service) Deliver(ctx context.Context, e audit.Entry, attempt int) error
 		}
 	}
 	return errors.Join(failures...)
+}
+
+// delivered returns the ids of the configurations entry entryID was
+// already sent to: its delivery markers, one partition, one Query.
+func (s *Service) delivered(ctx context.Context, entryID string) (map[string]bool, error) {
+	k := store.IntegrationDeliveredKey(entryID, "") // the partition, and the markers' sort key prefix
+	out := map[string]bool{}
+	err := record.Each(ctx, s.table, store.Query{PK: k.PK, SKPrefix: k.SK}, "event hook delivery markers", func(it store.Item) error {
+		out[strings.TrimPrefix(it.SK, k.SK)] = true
+		return nil
+	})
+	return out, err
 }
 
 func (s *Service) send(ctx context.Context, m *Manifest, c *Config, ev event) error {

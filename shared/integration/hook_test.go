@@ -3,6 +3,7 @@ package integration
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -105,4 +106,48 @@ func TestDeliverySendsEachServiceItsRequestAndLogsNoSecret(t *testing.T) {
 			t.Errorf("%d requests after the retries, want 3", n)
 		}
 	})
+}
+
+// countingTable counts the reads made through it.
+type countingTable struct {
+	store.Table
+	gets, queries int
+}
+
+func (c *countingTable) Get(ctx context.Context, k store.Key) (store.Item, error) {
+	c.gets++
+	return c.Table.Get(ctx, k)
+}
+
+func (c *countingTable) Query(ctx context.Context, q store.Query) (store.Page, error) {
+	c.queries++
+	return c.Table.Query(ctx, q)
+}
+
+func TestDeliveryReadsAsMuchForOneEntryWhateverTheConfigurations(t *testing.T) {
+	rt := &roundTripper{status: http.StatusAccepted}
+	s := hookService(t, rt, nil)
+	for i, key := range []string{"slack", "slack", "msteams", "generic-webhook"} {
+		values := map[string]any{"url": "https://hooks.example/" + key}
+		if key == "generic-webhook" {
+			values["secret"] = "0123456789abcdef"
+		}
+		storeConfig(t, s, &Config{ID: fmt.Sprintf("c%d", i), IntegrationKey: key, Name: "C", Enabled: true, CreatedAt: int64(i), ConfigValues: values})
+	}
+	reads := &countingTable{Table: s.table}
+	s.table = reads
+	for attempt := 1; attempt <= 2; attempt++ {
+		reads.gets, reads.queries = 0, 0
+		if err := s.Deliver(context.Background(), entry(), attempt); err != nil {
+			t.Fatal(err)
+		}
+		t.Run(fmt.Sprintf("attempt %d reads the configurations with one Query and the entry's delivery marks with another", attempt), func(t *testing.T) {
+			if reads.queries != 2 || reads.gets != 0 {
+				t.Errorf("%d Queries and %d Gets; want 2 Queries and no Get", reads.queries, reads.gets)
+			}
+			if len(rt.seen) != 4 {
+				t.Errorf("%d requests; want 4, one per configuration, all on the first attempt", len(rt.seen))
+			}
+		})
+	}
 }
