@@ -36,7 +36,7 @@ func (s *Service) Trigger(ctx context.Context, projectKey, integrationKey, id st
 	if !Runnable(integrationKey) {
 		return nil, nil, fault.New(fault.Invalid, "imports from %s cannot run on this server: its configuration is kept, but flags are imported only from %s", integrationKey, strings.Join(runnable(), " and "))
 	}
-	start := s.now()
+	start := s.Now()
 	if run.Running(start) {
 		return nil, nil, fault.New(fault.Conflict, "an import of flag import configuration %q is already running (started at %d); wait for it to finish, or after a crash until %d",
 			id, run.StartedAt, run.LeaseUntil)
@@ -123,7 +123,7 @@ func (s *Service) importFlags(ctx context.Context, c *Configuration, resumeAfter
 	src, err := s.sourceFor(c)
 	if err != nil {
 		res.sourceFailed = true
-		res.fail(c.ID, http.StatusInternalServerError, "an internal error occurred", s.now())
+		res.fail(c.ID, http.StatusInternalServerError, "an internal error occurred", s.Now())
 		s.Logger.Error("flag import: no source reader", "integrationId", c.ID, "error", err)
 		return res
 	}
@@ -133,11 +133,11 @@ func (s *Service) importFlags(ctx context.Context, c *Configuration, resumeAfter
 		var se *SourceError
 		switch {
 		case errors.As(err, &se):
-			res.fail(c.ID, se.Status, se.Message, s.now())
+			res.fail(c.ID, se.Status, se.Message, s.Now())
 		case errors.Is(err, context.DeadlineExceeded):
-			res.fail(c.ID, http.StatusGatewayTimeout, fmt.Sprintf("reading the source took longer than the run's %s", s.RunBudget), s.now())
+			res.fail(c.ID, http.StatusGatewayTimeout, fmt.Sprintf("reading the source took longer than the run's %s", s.RunBudget), s.Now())
 		default:
-			res.fail(c.ID, http.StatusInternalServerError, "an internal error occurred", s.now())
+			res.fail(c.ID, http.StatusInternalServerError, "an internal error occurred", s.Now())
 			s.Logger.Error("flag import: source read failed", "integrationId", c.ID, "error", err)
 		}
 		return res
@@ -145,7 +145,7 @@ func (s *Service) importFlags(ctx context.Context, c *Configuration, resumeAfter
 	envs, err := s.environmentKeys(ctx, c.ProjectKey)
 	if err != nil {
 		res.sourceFailed = true
-		res.fail(c.ID, s.StatusOf(err), fault.MessageOf(err), s.now())
+		res.fail(c.ID, s.StatusOf(err), fault.MessageOf(err), s.Now())
 		return res
 	}
 	slices.SortFunc(flags, func(a, b SourceFlag) int { return strings.Compare(a.Key, b.Key) })
@@ -158,7 +158,7 @@ func (s *Service) importFlags(ctx context.Context, c *Configuration, resumeAfter
 	flags = append(flags[split:len(flags):len(flags)], flags[:split]...)
 	mapping, problems := envMapping(c.Config.EnvironmentMap(), envs)
 	for _, p := range problems {
-		res.fail(c.ID, http.StatusBadRequest, p, s.now())
+		res.fail(c.ID, http.StatusBadRequest, p, s.Now())
 	}
 	outcomes := map[string]int{}
 	// done are the flags imported, each as its import left it.
@@ -168,11 +168,11 @@ func (s *Service) importFlags(ctx context.Context, c *Configuration, resumeAfter
 	}
 	var done []imported
 	stopped := func(i int) bool {
-		if !s.now().After(deadline) && ctx.Err() == nil {
+		if !s.Now().After(deadline) && ctx.Err() == nil {
 			return false
 		}
 		res.fail(c.ID, http.StatusServiceUnavailable, fmt.Sprintf("the run's time budget (%s) ran out after %d of %d flags; trigger the import again to import the rest (flags already imported are left as they are)",
-			s.RunBudget, i, len(flags)), s.now())
+			s.RunBudget, i, len(flags)), s.Now())
 		res.failed += len(flags) - i - 1
 		if i > 0 {
 			res.resumeAfter = flags[i-1].Key
@@ -180,7 +180,7 @@ func (s *Service) importFlags(ctx context.Context, c *Configuration, resumeAfter
 		return true
 	}
 	flagFailed := func(key string, err error) {
-		res.fail(c.ID, s.StatusOf(err), fmt.Sprintf("flag %q: %s", key, fault.MessageOf(err)), s.now())
+		res.fail(c.ID, s.StatusOf(err), fmt.Sprintf("flag %q: %s", key, fault.MessageOf(err)), s.Now())
 		if fault.CodeOf(err) == fault.Internal {
 			s.Logger.Error("flag import: flag failed", "integrationId", c.ID, "flag", key, "error", err)
 		}
@@ -203,7 +203,7 @@ func (s *Service) importFlags(ctx context.Context, c *Configuration, resumeAfter
 	}
 	// Prerequisites name other flags, so they are set once the flags exist.
 	for _, d := range done {
-		if s.now().After(deadline) || ctx.Err() != nil {
+		if s.Now().After(deadline) || ctx.Err() != nil {
 			break // the next run sets them
 		}
 		changed, err := s.importPrerequisites(ctx, c, d.sf, d.f, mapping)
@@ -271,7 +271,7 @@ func (s *Service) importPrerequisites(ctx context.Context, c *Configuration, sf 
 // lease: a run whose lease ran out (and was taken by another) leaves the
 // other's state alone and answers 409.
 func (s *Service) finish(ctx context.Context, c *Configuration, lease *Run, res *result) (*Run, error) {
-	now := s.now().UnixMilli()
+	now := s.Now().UnixMilli()
 	next := *lease
 	next.LeaseUntil, next.ItemVersion = 0, lease.ItemVersion+1
 	next.Created, next.Updated, next.Unchanged, next.Failed = res.created, res.updated, res.unchanged, res.failed

@@ -41,7 +41,6 @@ type Deps struct {
 // Service creates, reads, patches and deletes configurations and runs imports.
 type Service struct {
 	Deps
-	now func() time.Time
 	// client reads sources; its dialer refuses what the guard forbids, so
 	// a name that resolves elsewhere after the check still cannot reach it.
 	client *http.Client
@@ -70,7 +69,7 @@ func NewService(d Deps) *Service {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	return &Service{Deps: d, now: d.Now, client: newClient(d.Guard), RunBudget: DefaultRunBudget, LeaseTTL: DefaultLeaseTTL}
+	return &Service{Deps: d, client: newClient(d.Guard), RunBudget: DefaultRunBudget, LeaseTTL: DefaultLeaseTTL}
 }
 
 // Input is the body of a create.
@@ -384,7 +383,7 @@ func (s *Service) Delete(ctx context.Context, projectKey, integrationKey, id str
 	if err != nil {
 		return err
 	}
-	if run.Running(s.now()) {
+	if run.Running(s.Now()) {
 		return fault.New(fault.Conflict, "an import of flag import configuration %q is running; delete it when the run has finished", id)
 	}
 	writes := []store.Write{store.Delete(store.FlagImportKey(projectKey, integrationKey, id), store.IfVersion(old.Version))}
