@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -195,7 +196,25 @@ func (s *Service) ListConfigs(ctx context.Context, projectKey string) ([]*Full, 
 	if err != nil {
 		return nil, err
 	}
-	vars, err := record.All(ctx, s.table, store.Query{PK: part, SKPrefix: store.AIVariationsPrefix}, "AI Config variations of project "+projectKey, func(it store.Item) (keyed, error) {
+	byConfig, err := s.variationsByConfig(ctx, projectKey)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Full, len(configs))
+	for i, c := range configs {
+		out[i] = &Full{Config: c, Variations: latest(byConfig[c.Key])}
+	}
+	return out, nil
+}
+
+// variationsByConfig reads every version of every variation of a project
+// in one query, grouped by the key of their AI Config.
+func (s *Service) variationsByConfig(ctx context.Context, projectKey string) (map[string][]*Variation, error) {
+	type keyed struct {
+		config string
+		v      *Variation
+	}
+	vars, err := record.All(ctx, s.table, store.Query{PK: store.ProjectPartition(projectKey), SKPrefix: store.AIVariationsPrefix}, "AI Config variations of project "+projectKey, func(it store.Item) (keyed, error) {
 		v, err := decodeVariation(it)
 		return keyed{config: strings.SplitN(strings.TrimPrefix(it.SK, store.AIVariationsPrefix), "#", 2)[0], v: v}, err
 	})
@@ -206,16 +225,7 @@ func (s *Service) ListConfigs(ctx context.Context, projectKey string) ([]*Full, 
 	for _, kv := range vars {
 		byConfig[kv.config] = append(byConfig[kv.config], kv.v)
 	}
-	out := make([]*Full, len(configs))
-	for i, c := range configs {
-		out[i] = &Full{Config: c, Variations: latest(byConfig[c.Key])}
-	}
-	return out, nil
-}
-
-type keyed struct {
-	config string
-	v      *Variation
+	return byConfig, nil
 }
 
 func validMode(mode string) error {
@@ -817,23 +827,11 @@ func (s *Service) DeleteModel(ctx context.Context, projectKey, modelKey string) 
 	if err != nil {
 		return err
 	}
-	vars, err := record.All(ctx, s.table, store.Query{PK: store.ProjectPartition(projectKey), SKPrefix: store.AIVariationsPrefix}, "AI Config variations of project "+projectKey, func(it store.Item) (keyed, error) {
-		v, err := decodeVariation(it)
-		return keyed{config: strings.SplitN(strings.TrimPrefix(it.SK, store.AIVariationsPrefix), "#", 2)[0], v: v}, err
-	})
+	byConfig, err := s.variationsByConfig(ctx, projectKey)
 	if err != nil {
 		return err
 	}
-	byConfig := map[string][]*Variation{}
-	for _, kv := range vars {
-		byConfig[kv.config] = append(byConfig[kv.config], kv.v)
-	}
-	configs := make([]string, 0, len(byConfig))
-	for c := range byConfig {
-		configs = append(configs, c)
-	}
-	slices.Sort(configs)
-	for _, c := range configs {
+	for _, c := range slices.Sorted(maps.Keys(byConfig)) {
 		for _, v := range latest(byConfig[c]) {
 			if v.ModelConfigKey == modelKey {
 				return fault.New(fault.Invalid, "AI model config %q is in use by variation %q of AI Config %q; point the variation at another model config first", modelKey, v.Key, c)
