@@ -260,27 +260,14 @@ func (s *Service) periodFlagEvents(ctx context.Context, q ScoreQuery, sel *selec
 	if err != nil {
 		return err
 	}
-	// The impacts are measured evalReaders at a time: each reads two counters.
+	// Each impact reads two counters.
 	ev := s.newEvaluator(q.ProjectKey, q.EnvironmentKey, projID, envID)
 	in.impacts = make([]Impact, len(measured))
-	errs := make([]error, len(measured))
-	sem := make(chan struct{}, evalReaders)
-	var wg sync.WaitGroup
-	for i, fe := range measured {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			in.impacts[i], errs[i] = ev.impact(ctx, fe.FlagKey, fe.EventTime)
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return parallel(len(measured), func(i int) error {
+		var err error
+		in.impacts[i], err = ev.impact(ctx, measured[i].FlagKey, measured[i].EventTime)
+		return err
+	})
 }
 
 // healthFlags are the flags scored for health: the project's live flags
@@ -307,30 +294,21 @@ func (s *Service) healthFlags(ctx context.Context, projectKey string, used map[s
 // evalReaders at a time.
 func (s *Service) evaluatedFlags(ctx context.Context, q ScoreQuery, flags []*flag.Flag, p Period) (map[string]bool, error) {
 	found := make([]bool, len(flags))
-	errs := make([]error, len(flags))
-	sem := make(chan struct{}, evalReaders)
-	var wg sync.WaitGroup
-	for i, f := range flags {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			prefix := store.FlagEvalPrefix(q.EnvironmentKey, f.Key)
-			page, err := s.table.Query(ctx, store.Query{PK: store.ProjectPartition(q.ProjectKey),
-				SKFrom: prefix + hourOf(p.Start), SKTo: prefix + hourOf(p.End), Limit: 1})
-			if err != nil {
-				errs[i] = fmt.Errorf("read evaluations of flag %q: %w", f.Key, err)
-				return
-			}
-			found[i] = len(page.Items) > 0
-		}()
+	err := parallel(len(flags), func(i int) error {
+		prefix := store.FlagEvalPrefix(q.EnvironmentKey, flags[i].Key)
+		page, err := s.table.Query(ctx, store.Query{PK: store.ProjectPartition(q.ProjectKey),
+			SKFrom: prefix + hourOf(p.Start), SKTo: prefix + hourOf(p.End), Limit: 1})
+		if err != nil {
+			return fmt.Errorf("read evaluations of flag %q: %w", flags[i].Key, err)
+		}
+		found[i] = len(page.Items) > 0
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	wg.Wait()
 	out := make(map[string]bool, len(flags))
 	for i, f := range flags {
-		if errs[i] != nil {
-			return nil, errs[i]
-		}
 		out[f.Key] = found[i]
 	}
 	return out, nil
@@ -338,6 +316,29 @@ func (s *Service) evaluatedFlags(ctx context.Context, q ScoreQuery, flags []*fla
 
 // evalReaders is how many flags' counters a score reads at once.
 const evalReaders = 16
+
+// parallel runs f for 0 to n-1, evalReaders at a time, and returns the
+// error of the lowest i that failed.
+func parallel(n int, f func(i int) error) error {
+	errs := make([]error, n)
+	sem := make(chan struct{}, evalReaders)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			errs[i] = f(i)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 func calculated(v int) *Score { return &Score{Score: clamp(v), Calculated: true} }
 
