@@ -23,7 +23,6 @@ import (
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/patch"
 	"github.com/flagplane/flagplane/shared/semanticpatch"
-	"github.com/flagplane/flagplane/shared/store"
 )
 
 // instruction is how the engine runs one kind.
@@ -356,19 +355,5 @@ func (s *Service) semanticOnce(ctx context.Context, key string, sp semanticpatch
 	if len(patch.ChangedFields(old, next, patchable)) == 0 {
 		return old, nil
 	}
-	next.Version, next.LastModified = old.Version+1, s.now().UnixMilli()
-	put, err := next.put(store.IfVersion(old.Version))
-	if err != nil {
-		return nil, err
-	}
-	_, err = s.log.Commit(ctx, audit.Change{
-		Writes: []store.Write{put}, Kind: "team", Resource: resource(key), Actions: actions,
-		Name: next.Name, Href: Href(key), TitleVerb: "updated the team", Comment: sp.Comment,
-		Previous: old, Current: next,
-		Conflict: fmt.Sprintf("team %q was changed by another request; read it again and retry", key),
-	})
-	if err != nil {
-		return nil, err
-	}
-	return next, nil
+	return s.update(ctx, old, next, audit.Change{Actions: actions, Comment: sp.Comment})
 }

@@ -344,21 +344,25 @@ func (s *Service) Patch(ctx context.Context, key string, p patch.Patch) (*Team, 
 	if len(actions) == 0 {
 		return old, nil
 	}
+	return s.update(ctx, old, &next, audit.Change{Actions: actions, Comment: p.Comment, Delta: p.Raw})
+}
+
+// update writes next over old on old's version, through the audit log; c
+// brings the actions, comment and delta of the change.
+func (s *Service) update(ctx context.Context, old, next *Team, c audit.Change) (*Team, error) {
 	next.Version, next.LastModified = old.Version+1, s.now().UnixMilli()
 	put, err := next.put(store.IfVersion(old.Version))
 	if err != nil {
 		return nil, err
 	}
-	_, err = s.log.Commit(ctx, audit.Change{
-		Writes: []store.Write{put}, Kind: "team", Resource: resource(key), Actions: actions,
-		Name: next.Name, Href: Href(key), TitleVerb: "updated the team", Comment: p.Comment,
-		Previous: old, Current: &next, Delta: p.Raw,
-		Conflict: fmt.Sprintf("team %q was changed by another request; read it again and retry", key),
-	})
-	if err != nil {
+	c.Writes, c.Kind, c.Resource = []store.Write{put}, "team", resource(old.Key)
+	c.Name, c.Href, c.TitleVerb = next.Name, Href(old.Key), "updated the team"
+	c.Previous, c.Current = old, next
+	c.Conflict = fmt.Sprintf("team %q was changed by another request; read it again and retry", old.Key)
+	if _, err := s.log.Commit(ctx, c); err != nil {
 		return nil, err
 	}
-	return &next, nil
+	return next, nil
 }
 
 // Delete removes a team; its members lose the roles it gave them.
