@@ -112,29 +112,6 @@ func NewService(table store.Table, log *audit.Log, envs *environment.Service, se
 // Stage is where this service's exports land.
 func (s *Service) Stage() StageInfo { return s.stage }
 
-// change is one audited commit of this package.
-type change struct {
-	writes             []store.Write
-	resource, action   string
-	name, href, verb   string
-	parent             *audit.Parent
-	previous, current  any
-	comment            string
-	delta              json.RawMessage
-	conflict           string
-	additionalsActions []string
-}
-
-func (s *Service) change(c change) audit.Change {
-	actions := append([]string{c.action}, c.additionalsActions...)
-	if c.action == "" {
-		actions = c.additionalsActions
-	}
-	return audit.Change{Writes: c.writes, Kind: "destination", Resource: c.resource, Actions: actions,
-		Name: c.name, Href: c.href, TitleVerb: c.verb, Parent: c.parent, Previous: c.previous, Current: c.current,
-		Comment: c.comment, Delta: c.delta, Conflict: c.conflict}
-}
-
 func envParent(projectKey, envKey string) *audit.Parent {
 	return &audit.Parent{Name: envKey, Resource: "proj/" + projectKey + ":env/" + envKey,
 		Href: "/api/v2/projects/" + projectKey + "/environments/" + envKey}
@@ -317,9 +294,9 @@ func (s *Service) commitNew(ctx context.Context, env *environment.Environment, d
 		return err
 	}
 	writes := append([]store.Write{put, mark, store.Check(store.EnvironmentKey(env.ProjectKey, env.Key), store.IfExists())}, extra...)
-	_, err = s.log.Commit(ctx, s.change(change{writes: writes, resource: Resource(d.ProjectKey, d.EnvKey, d.ID), action: "createDestination",
-		name: displayName(d), href: Href(d.ProjectKey, d.EnvKey, d.ID), verb: verb, parent: envParent(d.ProjectKey, d.EnvKey), current: d,
-		conflict: fmt.Sprintf("the destinations of environment %q were changed by another request; try again", d.EnvKey)}))
+	_, err = s.log.Commit(ctx, audit.Change{Kind: "destination", Writes: writes, Resource: Resource(d.ProjectKey, d.EnvKey, d.ID), Actions: []string{"createDestination"},
+		Name: displayName(d), Href: Href(d.ProjectKey, d.EnvKey, d.ID), TitleVerb: verb, Parent: envParent(d.ProjectKey, d.EnvKey), Current: d,
+		Conflict: fmt.Sprintf("the destinations of environment %q were changed by another request; try again", d.EnvKey)})
 	return err
 }
 
@@ -385,10 +362,10 @@ func (s *Service) Patch(ctx context.Context, projectKey, envKey, id string, p pa
 	if err != nil {
 		return nil, err
 	}
-	_, err = s.log.Commit(ctx, s.change(change{writes: []store.Write{put, mark}, resource: Resource(projectKey, envKey, id),
-		additionalsActions: actions, name: displayName(&next), href: Href(projectKey, envKey, id), verb: "updated the destination",
-		parent: envParent(projectKey, envKey), previous: old, current: &next, comment: p.Comment, delta: p.Raw,
-		conflict: fmt.Sprintf("destination %q was changed by another request; read it again and retry", id)}))
+	_, err = s.log.Commit(ctx, audit.Change{Kind: "destination", Writes: []store.Write{put, mark}, Resource: Resource(projectKey, envKey, id),
+		Actions: actions, Name: displayName(&next), Href: Href(projectKey, envKey, id), TitleVerb: "updated the destination",
+		Parent: envParent(projectKey, envKey), Previous: old, Current: &next, Comment: p.Comment, Delta: p.Raw,
+		Conflict: fmt.Sprintf("destination %q was changed by another request; read it again and retry", id)})
 	if err != nil {
 		return nil, err
 	}
@@ -414,10 +391,10 @@ func (s *Service) Delete(ctx context.Context, projectKey, envKey, id string) err
 	if err != nil {
 		return err
 	}
-	_, err = s.log.Commit(ctx, s.change(change{
-		writes:   []store.Write{store.Delete(store.DestinationKey(projectKey, envKey, id), store.IfVersion(old.Version)), mark},
-		resource: Resource(projectKey, envKey, id), action: "deleteDestination", name: displayName(old), href: Href(projectKey, envKey, id),
-		verb: "deleted the destination", parent: envParent(projectKey, envKey), previous: old,
-		conflict: fmt.Sprintf("destination %q was changed by another request; try again", id)}))
+	_, err = s.log.Commit(ctx, audit.Change{Kind: "destination",
+		Writes:   []store.Write{store.Delete(store.DestinationKey(projectKey, envKey, id), store.IfVersion(old.Version)), mark},
+		Resource: Resource(projectKey, envKey, id), Actions: []string{"deleteDestination"}, Name: displayName(old), Href: Href(projectKey, envKey, id),
+		TitleVerb: "deleted the destination", Parent: envParent(projectKey, envKey), Previous: old,
+		Conflict: fmt.Sprintf("destination %q was changed by another request; try again", id)})
 	return err
 }

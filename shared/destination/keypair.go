@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/flagplane/flagplane/shared/audit"
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/record"
 	"github.com/flagplane/flagplane/shared/store"
@@ -207,10 +208,10 @@ func (s *Service) GenerateKeyPair(ctx context.Context, projectKey, envKey string
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.log.Commit(ctx, s.change(change{
-		writes: append([]store.Write{put}, writes...), resource: resource, action: "createDestination",
-		name: "key pair " + k.Fingerprint[:16], verb: "generated the warehouse destination", current: k.masked(),
-	})); err != nil {
+	if _, err := s.log.Commit(ctx, audit.Change{Kind: "destination",
+		Writes: append([]store.Write{put}, writes...), Resource: resource, Actions: []string{"createDestination"},
+		Name: "key pair " + k.Fingerprint[:16], TitleVerb: "generated the warehouse destination", Current: k.masked(),
+	}); err != nil {
 		return nil, err
 	}
 	return k, nil

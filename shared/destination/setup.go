@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/flagplane/flagplane/shared/audit"
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/identity"
 	"github.com/flagplane/flagplane/shared/record"
@@ -123,10 +124,10 @@ func (s *Service) Setup(ctx context.Context, projectKey, envKey, kind string, bo
 	// complete-setup that read the old one cannot consume this one.
 	writes = append(writes, store.Put(store.Item{PK: pk.PK, SK: pk.SK, Version: s.now().UnixNano(), Data: data}, store.Cond{}),
 		store.Check(store.EnvironmentKey(projectKey, envKey), store.IfExists()))
-	if _, err := s.log.Commit(ctx, s.change(change{writes: writes, resource: Resource(projectKey, envKey, "*"), action: "createDestination",
-		name: kind + " setup", href: "/api/v2/destinations/projects/" + projectKey + "/environments/" + envKey + "/kinds/" + kind + "/setup",
-		verb: "generated the setup script of the warehouse destination", parent: envParent(projectKey, envKey), current: pending,
-		conflict: fmt.Sprintf("environment %q of project %q was changed by another request; try again", envKey, projectKey)})); err != nil {
+	if _, err := s.log.Commit(ctx, audit.Change{Kind: "destination", Writes: writes, Resource: Resource(projectKey, envKey, "*"), Actions: []string{"createDestination"},
+		Name: kind + " setup", Href: "/api/v2/destinations/projects/" + projectKey + "/environments/" + envKey + "/kinds/" + kind + "/setup",
+		TitleVerb: "generated the setup script of the warehouse destination", Parent: envParent(projectKey, envKey), Current: pending,
+		Conflict: fmt.Sprintf("environment %q of project %q was changed by another request; try again", envKey, projectKey)}); err != nil {
 		return nil, err
 	}
 	return res, nil
