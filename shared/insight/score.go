@@ -6,7 +6,6 @@ import (
 	"math"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -196,12 +195,12 @@ func (s *Service) references(ctx context.Context, projectKey string) (map[string
 	if len(refs) > 0 {
 		return refs, true, nil
 	}
-	page, err := s.table.Query(ctx, store.Query{Index: store.IndexGSI1, PK: store.InsightReposIndexPK, Limit: 1000})
+	mappings, err := s.Mappings(ctx)
 	if err != nil {
-		return nil, false, fmt.Errorf("list repository mappings: %w", err)
+		return nil, false, err
 	}
-	for _, it := range page.Items {
-		if strings.HasSuffix(it.GSI1SK, "#"+projectKey) {
+	for _, projects := range mappings {
+		if slices.Contains(projects, projectKey) {
 			return refs, true, nil
 		}
 	}
