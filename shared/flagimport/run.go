@@ -71,17 +71,13 @@ func runnable() []string {
 // state read: of two triggers at once, one wins and the other is a 409.
 // The audit entry records who triggered the import.
 func (s *Service) takeLease(ctx context.Context, c *Configuration, prev *Run, now time.Time) (*Run, error) {
-	next := &Run{Status: StatusImporting, RunID: newID(), StartedAt: now.UnixMilli(), LeaseUntil: now.Add(s.LeaseTTL).UnixMilli()}
-	cond := store.IfNotExists()
+	// The last finished run's outcome stays readable while this one runs.
+	next, cond := &Run{}, store.IfNotExists()
 	if prev != nil {
-		next.LastImport, next.LastError, next.Errors = prev.LastImport, prev.LastError, prev.Errors
-		next.Created, next.Updated, next.Unchanged, next.Failed = prev.Created, prev.Updated, prev.Unchanged, prev.Failed
-		next.ResumeAfter = prev.ResumeAfter
-		next.ItemVersion = prev.ItemVersion + 1
-		cond = store.IfVersion(prev.ItemVersion)
-	} else {
-		next.ItemVersion = 1
+		*next, cond = *prev, store.IfVersion(prev.ItemVersion)
 	}
+	next.Status, next.RunID, next.StartedAt, next.LeaseUntil = StatusImporting, newID(), now.UnixMilli(), now.Add(s.LeaseTTL).UnixMilli()
+	next.ItemVersion++
 	put, err := next.put(c, cond)
 	if err != nil {
 		return nil, err
