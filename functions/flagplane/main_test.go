@@ -19,6 +19,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/flagplane/flagplane/shared/logtest"
 )
 
 // binary is the flagplane command built once for these tests: they run it
@@ -188,31 +190,13 @@ func TestVersion(t *testing.T) {
 	})
 }
 
-// syncBuffer collects a process's output while the test reads it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // server is a running `flagplane serve` with JSON logs.
 type server struct {
 	URL    string
 	data   string
 	cmd    *exec.Cmd
-	stdout syncBuffer
-	logs   syncBuffer
+	stdout logtest.Buffer
+	logs   logtest.Buffer
 	done   chan struct{}
 	exit   int
 }
@@ -474,7 +458,7 @@ func TestServeLogsAndHealth(t *testing.T) {
 func TestServeLogsTextByDefault(t *testing.T) {
 	data := filepath.Join(t.TempDir(), "flagplane.db")
 	cmd := exec.Command(binary, "serve", "-addr", "127.0.0.1:0", "-data", data)
-	var logs syncBuffer
+	var logs logtest.Buffer
 	cmd.Stderr = &logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -1,41 +1,29 @@
 package api_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/catalog"
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/identity"
+	"github.com/flagplane/flagplane/shared/logtest"
 )
 
 // logBuffer collects JSON log lines written by concurrent requests.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
+type logBuffer struct{ logtest.Buffer }
 
 // lines decodes every line written so far.
 func (b *logBuffer) lines(tb testing.TB) []map[string]any {
 	tb.Helper()
-	b.mu.Lock()
-	defer b.mu.Unlock()
 	var out []map[string]any
-	for _, raw := range strings.Split(strings.TrimSpace(b.buf.String()), "\n") {
+	for _, raw := range strings.Split(strings.TrimSpace(b.String()), "\n") {
 		if raw == "" {
 			continue
 		}

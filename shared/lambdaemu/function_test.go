@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/flagplane/flagplane/shared/lambdaemu"
+	"github.com/flagplane/flagplane/shared/logtest"
 )
 
 var uuidPattern = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
@@ -262,7 +263,7 @@ func TestPool(t *testing.T) {
 
 func TestFailures(t *testing.T) {
 	t.Run("a crash fails the invocation and the next one gets a new process", func(t *testing.T) {
-		out := &lockedBuffer{}
+		out := &logtest.Buffer{}
 		f := newFunction(t, "rawruntime", func(c *lambdaemu.Config) { c.Output = out })
 		pid := pidOf(t, f)
 		_, err := invoke(t, f, "crash", nil)
@@ -349,7 +350,7 @@ func TestFailures(t *testing.T) {
 }
 
 func TestMeasurementsAndOutput(t *testing.T) {
-	out := &lockedBuffer{}
+	out := &logtest.Buffer{}
 	f := newFunction(t, "rawruntime", func(c *lambdaemu.Config) { c.Output = out })
 	mustInvoke(t, f, "log", nil)
 	mustInvoke(t, f, "pid", nil)

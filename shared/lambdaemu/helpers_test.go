@@ -1,7 +1,6 @@
 package lambdaemu_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/flagplane/flagplane/shared/lambdaemu"
+	"github.com/flagplane/flagplane/shared/logtest"
 )
 
 // The fake bootstraps are built once per test run, from testdata.
@@ -88,24 +88,6 @@ func (o testOutput) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// lockedBuffer collects output written from many goroutines.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // invoke sends the event {"action": action, ...extra} and returns the
 // answer and the error.
 func invoke(tb testing.TB, f *lambdaemu.Function, action string, extra map[string]any) (map[string]any, error) {
@@ -167,7 +149,7 @@ type signal struct {
 	want string
 	seen chan struct{}
 	once sync.Once
-	buf  lockedBuffer
+	buf  logtest.Buffer
 }
 
 func newSignal(want string) *signal { return &signal{want: want, seen: make(chan struct{})} }

@@ -1,11 +1,9 @@
 package lambdafn_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -13,24 +11,8 @@ import (
 	"github.com/flagplane/flagplane/shared/app"
 	"github.com/flagplane/flagplane/shared/audit"
 	"github.com/flagplane/flagplane/shared/lambdafn"
+	"github.com/flagplane/flagplane/shared/logtest"
 )
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // gatewayEvent is a payload 2.0 event as API Gateway sends it.
 func gatewayEvent(method, path, requestID string, headers map[string]string) events.APIGatewayV2HTTPRequest {
@@ -48,7 +30,7 @@ func gatewayEvent(method, path, requestID string, headers map[string]string) eve
 }
 
 func TestGatewayRequestID(t *testing.T) {
-	logs := &lockedBuffer{}
+	logs := &logtest.Buffer{}
 	a := app.New(openTable(t), audit.Discard{}, app.Settings{}, slog.New(slog.NewJSONHandler(logs, nil)))
 	h, err := a.Handler("projects")
 	if err != nil {

@@ -7,33 +7,15 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/flagplane/flagplane/shared/app"
 	"github.com/flagplane/flagplane/shared/environment/credtest"
 	"github.com/flagplane/flagplane/shared/localserver"
+	"github.com/flagplane/flagplane/shared/logtest"
 	"github.com/flagplane/flagplane/shared/store/bolt"
 )
-
-// lockedBuffer is a log sink the server goroutine writes while the test reads.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // oldDataFile makes a data file with a project whose environments lack
 // their credential items, as one written before the credential index.
@@ -57,10 +39,10 @@ func oldDataFile(tb testing.TB) (string, []credtest.Env) {
 
 // serveLogged runs the local server on data until the test ends and
 // returns its base URL and its log.
-func serveLogged(tb testing.TB, data string) (string, *lockedBuffer) {
+func serveLogged(tb testing.TB, data string) (string, *logtest.Buffer) {
 	tb.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	logs := &lockedBuffer{}
+	logs := &logtest.Buffer{}
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
 	go func() {
