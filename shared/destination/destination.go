@@ -109,9 +109,6 @@ func NewService(table store.Table, log *audit.Log, envs *environment.Service, se
 	return &Service{table: table, log: log, envs: envs, sealer: sealer, stage: stage, now: time.Now}
 }
 
-// Stage is where this service's exports land.
-func (s *Service) Stage() StageInfo { return s.stage }
-
 func envParent(projectKey, envKey string) *audit.Parent {
 	return &audit.Parent{Name: envKey, Resource: "proj/" + projectKey + ":env/" + envKey,
 		Href: "/api/v2/projects/" + projectKey + "/environments/" + envKey}
