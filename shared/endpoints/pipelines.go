@@ -219,8 +219,8 @@ func pipelineHandlers(s Services) map[string]api.Handler {
 			out := pipelinesRep{Links: api.OffsetLinks(path, r.URL.Query(), offset, limit, int64(len(all))),
 				Items: []pipelineRep{}, TotalCount: int64(len(all))}
 			envs := newEnvSummaries(s, r)
-			for i := offset; i < int64(len(all)) && i < offset+limit; i++ {
-				rep, err := newPipelineRep(r, envs, all[i], proj.DefaultReleasePipelineKey)
+			for _, p := range listing.Window(all, offset, limit) {
+				rep, err := newPipelineRep(r, envs, p, proj.DefaultReleasePipelineKey)
 				if err != nil {
 					return err
 				}
@@ -294,8 +294,7 @@ func pipelineHandlers(s Services) map[string]api.Handler {
 			for _, ph := range p.Phases {
 				out.Phases = append(out.Phases, phaseInfoRep{ID: ph.ID, Name: ph.Name, ReleaseCount: inPhase[ph.ID]})
 			}
-			for i := offset; i < int64(len(kept)) && i < offset+limit; i++ {
-				rel := kept[i]
+			for _, rel := range listing.Window(kept, offset, limit) {
 				out.Items = append(out.Items, progressionRep{Links: api.Self(pipeline.ReleaseHref(projectKey, rel.FlagKey)),
 					CreatedAt: rel.CreatedAt, CompletedAt: rel.CompletedAt(), FlagKey: rel.FlagKey, ActivePhaseID: rel.ActivePhase()})
 			}
