@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+
+	"github.com/flagplane/flagplane/shared/fault"
 )
 
 // Queue takes payloads from the ingest handler to the aggregator.
@@ -22,7 +24,10 @@ type MemoryQueue struct {
 	logger  *slog.Logger
 	pending sync.WaitGroup
 	done    chan struct{}
-	once    sync.Once
+	// closed refuses sends after Close; mu keeps a send from racing the
+	// channel's close (a handler the shutdown grace cut off may still send).
+	mu     sync.RWMutex
+	closed bool
 }
 
 // NewMemoryQueue starts the worker over agg.
@@ -32,8 +37,13 @@ func NewMemoryQueue(agg *Aggregator, buffer int, logger *slog.Logger) *MemoryQue
 	return q
 }
 
-// Send queues p.
+// Send queues p; after Close it refuses with 503.
 func (q *MemoryQueue) Send(ctx context.Context, p Payload) error {
+	q.mu.RLock()
+	defer q.mu.RUnlock()
+	if q.closed {
+		return fault.New(fault.Unavailable, "the server is stopping and takes no more events; send them again")
+	}
 	q.pending.Add(1)
 	select {
 	case q.ch <- p:
@@ -59,7 +69,12 @@ func (q *MemoryQueue) Wait() { q.pending.Wait() }
 
 // Close applies what is queued and stops the worker.
 func (q *MemoryQueue) Close() {
-	q.once.Do(func() { close(q.ch) })
+	q.mu.Lock()
+	if !q.closed {
+		q.closed = true
+		close(q.ch)
+	}
+	q.mu.Unlock()
 	<-q.done
 }
 

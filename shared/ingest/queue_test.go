@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/ingest"
 	"github.com/flagplane/flagplane/shared/sdkcontext"
 	"github.com/flagplane/flagplane/shared/store"
@@ -52,6 +53,13 @@ func TestMemoryQueue(t *testing.T) {
 			if _, err := table.Get(ctx, store.ContextInstanceKey("env", sdkcontext.InstanceID("u103"))); err != nil {
 				t.Errorf("the last payload queued before Close was not applied: %v", err)
 			}
+		}},
+		{"a send after Close is refused with 503 instead of panicking", func(t *testing.T) {
+			err := q.Send(ctx, ingest.Payload{Source: ingest.SourceServer, EnvID: "env", ReceivedAt: time.Now().UnixMilli(), Body: identifies(200, 1)})
+			if !fault.Is(err, fault.Unavailable) {
+				t.Errorf("Send after Close = %v; want a service_unavailable fault", err)
+			}
+			q.Close() // a second Close is harmless
 		}},
 	}
 	for _, tc := range tests {
