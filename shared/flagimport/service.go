@@ -69,7 +69,7 @@ func NewService(d Deps) *Service {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	return &Service{Deps: d, client: newClient(d.Guard), RunBudget: DefaultRunBudget, LeaseTTL: DefaultLeaseTTL}
+	return &Service{Deps: d, client: d.Guard.Client(requestTimeout), RunBudget: DefaultRunBudget, LeaseTTL: DefaultLeaseTTL}
 }
 
 // Input is the body of a create.

@@ -6,13 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"time"
 
 	"github.com/flagplane/flagplane/shared/flag"
-	"github.com/flagplane/flagplane/shared/webhook"
 )
 
 // SourceFlag is one flag as a source has it, in flagplane's terms.
@@ -58,18 +56,6 @@ type SourceError struct {
 }
 
 func (e *SourceError) Error() string { return e.Message }
-
-// newClient returns the HTTP client that reads sources: every connection
-// passes the guard at dial time, redirects are not followed (a source gets
-// exactly its URL), and each request ends within requestTimeout.
-func newClient(guard webhook.Guard) *http.Client {
-	dialer := &net.Dialer{Timeout: requestTimeout, Control: guard.DialControl}
-	return &http.Client{
-		Timeout:       requestTimeout,
-		Transport:     &http.Transport{DialContext: dialer.DialContext, MaxIdleConnsPerHost: 4, ResponseHeaderTimeout: requestTimeout},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
-}
 
 // getJSON reads base+path (path already escaped) into out, sending
 // headers. Errors name the path, never the credentials.
