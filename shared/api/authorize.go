@@ -63,10 +63,9 @@ func authorize(r *http.Request, op catalog.Operation, p identity.Principal, need
 	var body []byte
 	if op.BodyActions || op.Method == http.MethodPost && strings.HasSuffix(op.Resource, "/*") {
 		var err error
-		if body, err = readBodyOnce(r); err != nil {
+		if body, err = PeekBody(r); err != nil {
 			return r, err
 		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
 	}
 	action := op.Action
 	if action == "" {
@@ -157,8 +156,9 @@ func StoredTags(r *http.Request, res policy.Resource) policy.Resource {
 	return t
 }
 
-// readBodyOnce reads the body for the check; the handler reads the copy.
-func readBodyOnce(r *http.Request) ([]byte, error) {
+// PeekBody reads the body (bounded by MaxBody) and puts an unread copy
+// back for the handler: for rights checks that depend on the body.
+func PeekBody(r *http.Request) ([]byte, error) {
 	if r.Body == nil {
 		return nil, nil
 	}
@@ -169,6 +169,7 @@ func readBodyOnce(r *http.Request) ([]byte, error) {
 	if len(body) > MaxBody {
 		return nil, fault.New(fault.TooLarge, "request body is larger than %d bytes", MaxBody)
 	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
 	return body, nil
 }
 

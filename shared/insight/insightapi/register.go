@@ -4,10 +4,8 @@
 package insightapi
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -47,9 +45,9 @@ func needs(*app.App) map[string]api.Needs {
 	return map[string]api.Needs{
 		// Each mapping needs the right on its own project and repository.
 		// The router reads bodies for needs only of PATCHes and creates, so
-		// this PUT's body is read here and put back for the handler.
+		// this PUT's body is peeked here.
 		"associateRepositoriesAndProjects": func(r *http.Request, _ []byte) ([]api.Need, error) {
-			body, err := rereadBody(r)
+			body, err := api.PeekBody(r)
 			if err != nil {
 				return nil, err
 			}
@@ -69,23 +67,6 @@ func needs(*app.App) map[string]api.Needs {
 			return out, nil
 		},
 	}
-}
-
-// rereadBody reads the request's body (bounded like every body) and puts
-// an unread copy back.
-func rereadBody(r *http.Request) ([]byte, error) {
-	if r.Body == nil {
-		return nil, nil
-	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, api.MaxBody+1))
-	if err != nil {
-		return nil, fault.Wrap(err, fault.Invalid, "request body could not be read")
-	}
-	if len(body) > api.MaxBody {
-		return nil, fault.New(fault.TooLarge, "request body is larger than %d bytes", api.MaxBody)
-	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	return body, nil
 }
 
 type mappingsInput struct {
