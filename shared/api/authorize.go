@@ -99,16 +99,70 @@ func authorize(r *http.Request, op catalog.Operation, p identity.Principal, need
 		if a == "" {
 			a = action
 		}
-		d := p.Decide(res, a)
-		if d.Allowed {
-			continue
+		var d policy.Decision
+		if a == identity.ViewAction {
+			res, d = decideView(p, res, a)
+		} else {
+			d = p.Decide(res, a)
 		}
-		if d.Reason != nil {
-			return r, fault.New(fault.Forbidden, "the access token may not %s on %s: a %s statement of role %q denies it", a, res, d.Reason.Effect, d.Reason.RoleName)
+		if !d.Allowed {
+			return r, refusal(a, res, d)
 		}
-		return r, fault.New(fault.Forbidden, "the access token may not %s on %s", a, res)
 	}
 	return r, nil
+}
+
+// refusal is the 403 of a refused decision, naming the action, the
+// resource it was decided on and the statement that decided.
+func refusal(action string, res policy.Resource, d policy.Decision) error {
+	if d.Reason != nil {
+		return fault.New(fault.Forbidden, "the access token may not %s on %s: a %s statement of role %q denies it", action, res, d.Reason.Effect, d.Reason.RoleName)
+	}
+	return fault.New(fault.Forbidden, "the access token may not %s on %s", action, res)
+}
+
+// decideView decides a read of res along the resources that enclose it
+// (its project, its environment, then res): a deny statement on any of
+// them refuses, so a role denying proj/pb or proj/*:env/denied hides
+// everything inside; otherwise a read allowed on any of them is allowed,
+// as viewProject on a project reads what the project holds. The resource
+// returned is the one the decision was made on, for the refusal to name.
+func decideView(p identity.Principal, res policy.Resource, action string) (policy.Resource, policy.Decision) {
+	var allowed *policy.Decision
+	for _, in := range res.Enclosing() {
+		d := p.Decide(in, action)
+		if !d.Allowed && d.Reason != nil {
+			return in, d
+		}
+		if d.Allowed && allowed == nil {
+			allowed = &d
+		}
+	}
+	if allowed != nil {
+		return res, *allowed
+	}
+	return res, p.Decide(res, action)
+}
+
+// MayView answers whether the caller of r may read the item res names
+// with action (the action of the GET of that item, viewProject for
+// everything inside a project), with the decision that GET makes: the
+// same chain of enclosing resources, with their stored tags for
+// tag-selecting roles. Lists keep only the items it allows, so a list
+// never shows what a GET of the item would refuse.
+func MayView(r *http.Request, res policy.Resource, action string) bool {
+	return RequireView(r, res, action) == nil
+}
+
+// RequireView is MayView as the 403 the router would give, for reads
+// whose scope a query parameter names rather than the path.
+func RequireView(r *http.Request, res policy.Resource, action string) error {
+	p, _ := identity.From(r.Context())
+	in, d := decideView(p, StoredTags(r, res), action)
+	if d.Allowed {
+		return nil
+	}
+	return refusal(action, in, d)
 }
 
 // tagMemo loads each resource's stored tags once per request, for the

@@ -51,6 +51,22 @@ var notInResource = map[string]map[string]string{
 	},
 }
 
+// itemReads are the GETs of items that account-wide lists show across projects
+// or environments: each names the item itself, so the GET and the list decide
+// on the same resource.
+var itemReads = map[string]string{
+	"getDestination":                          "proj/{projectKey}:env/{environmentKey}:destination/{id}",
+	"getIntegrationDeliveryConfigurationById": "proj/{projectKey}:env/{environmentKey}:integration/{integrationKey}/{id}",
+	"getBigSegmentStoreIntegration":           "proj/{projectKey}:env/{environmentKey}:integration/{integrationKey}/{integrationId}",
+	"getFlagImportConfiguration":              "proj/{projectKey}:integration/{integrationKey}/{integrationId}",
+}
+
+// settledElsewhere are viewProject operations whose resource follows another rule.
+var settledElsewhere = map[string]bool{
+	// validate opens a connection to the store: its right is not a read's.
+	"validateIntegrationDeliveryConfiguration": true,
+}
+
 // mergePatches are the PATCH operations whose body is a merge-style object, not a JSON
 // patch or semantic patch, so their action does not follow from the body.
 var mergePatches = map[string]bool{"patchAIConfig": true, "patchAIConfigVariation": true}
@@ -253,13 +269,23 @@ func TestOperationActions(t *testing.T) {
 				}
 			}
 		}},
-		{"a viewProject read names exactly its project", func(t *testing.T) {
+		{"a viewProject read names its project, its environment when the path has one, or the item it reads", func(t *testing.T) {
 			for _, op := range ops {
 				if op.Action != "viewProject" {
 					continue
 				}
-				if p, _ := projectParam(op.Path); op.Resource != "proj/{"+p+"}" {
-					t.Errorf("%s: resource %q, want proj/{%s}", op.ID, op.Resource, p)
+				p, _ := projectParam(op.Path)
+				want := "proj/{" + p + "}"
+				for _, e := range []string{"environmentKey", "envKey"} {
+					if strings.Contains(op.Path, "{"+e+"}") {
+						want += ":env/{" + e + "}"
+					}
+				}
+				if item, ok := itemReads[op.ID]; ok {
+					want = item
+				}
+				if op.Resource != want && !settledElsewhere[op.ID] {
+					t.Errorf("%s: resource %q, want %s", op.ID, op.Resource, want)
 				}
 			}
 		}},
@@ -311,7 +337,7 @@ func TestOperationAccessSpotChecks(t *testing.T) {
 		id, resource, action string
 		bodyActions          bool
 	}{
-		{"getEnvironment", "proj/{projectKey}", "viewProject", false},
+		{"getEnvironment", "proj/{projectKey}:env/{environmentKey}", "viewProject", false},
 		{"getEnvironmentsByProject", "proj/{projectKey}", "viewProject", false},
 		{"postEnvironment", "proj/{projectKey}:env/*", "createEnvironment", false},
 		{"patchEnvironment", "proj/{projectKey}:env/{environmentKey}", "updateEnvironment", true},
@@ -348,11 +374,11 @@ func TestOperationAccessSpotChecks(t *testing.T) {
 		{"patchAIConfigVariation", "proj/{projectKey}:aiconfig/{configKey}", "updateAIConfigVariation", false},
 		{"putContextKind", "proj/{projectKey}:context-kind/{key}", "updateContextKind", false},
 		{"deleteContextInstances", "proj/{projectKey}:env/{environmentKey}", "deleteContextInstance", false},
-		{"searchContexts", "proj/{projectKey}", "viewProject", false},
+		{"searchContexts", "proj/{projectKey}:env/{environmentKey}", "viewProject", false},
 		{"createIntegrationConfiguration", "integration/{integrationKey}/*", "createIntegration", false},
 		{"patchDestination", "proj/{projectKey}:env/{environmentKey}:destination/{id}", "updateDestination", true},
 		{"postRepository", "code-reference-repository/*", "createCodeRefsRepository", false},
-		{"getEvaluationsUsage", "proj/{projectKey}", "viewProject", false},
+		{"getEvaluationsUsage", "proj/{projectKey}:env/{environmentKey}", "viewProject", false},
 		{"getAuditLogEntries", "auditlog/*", "", false},
 		{"postAuditLogEntryCounts", "auditlog/*", "", false},
 	}

@@ -31,8 +31,12 @@ package catalog
 //     their repository.
 //
 // Action: writes carry the policy action. Reads whose path has a project key carry
-// viewProject and their Resource is that project (proj/{projectKey}), whatever they read;
-// account-level reads carry no action (every role but no_access may make them). POSTs that
+// viewProject on that project (proj/{projectKey}), on its environment when the path names
+// one (proj/{projectKey}:env/{environmentKey}), or on the item itself when the item can be
+// listed across projects or environments (a destination, a store, a flag import), so that a
+// GET decides what an account-wide list shows. A read is decided along the resource's
+// enclosing ones (api.MayView): a deny on the project or environment refuses it.
+// Account-level reads carry no action (every role but no_access may make them). POSTs that
 // store nothing (search, evaluate, counts, validate) are reads. BodyActions marks the
 // JSON-patch and semantic-patch PATCHes, whose actions follow from the body (updateName,
 // updateTags, ...); their Action is the fallback, update<Kind>. The AI Config PATCHes take
@@ -55,7 +59,7 @@ var operations = []Operation{
 	// environments: spec 4.3 and 4.23 "Update environment"; plus delete and the SDK key resets.
 	{ID: "getEnvironmentsByProject", Group: "environments", Method: "GET", Path: "/api/v2/projects/{projectKey}/environments", Scope: Read, Resource: "proj/{projectKey}", Action: "viewProject"},
 	{ID: "postEnvironment", Group: "environments", Method: "POST", Path: "/api/v2/projects/{projectKey}/environments", Scope: Write, Resource: "proj/{projectKey}:env/*", Action: "createEnvironment"},
-	{ID: "getEnvironment", Group: "environments", Method: "GET", Path: "/api/v2/projects/{projectKey}/environments/{environmentKey}", Scope: Read, Resource: "proj/{projectKey}", Action: "viewProject"},
+	{ID: "getEnvironment", Group: "environments", Method: "GET", Path: "/api/v2/projects/{projectKey}/environments/{environmentKey}", Scope: Read, Resource: "proj/{projectKey}:env/{environmentKey}", Action: "viewProject"},
 	{ID: "patchEnvironment", Group: "environments", Method: "PATCH", Path: "/api/v2/projects/{projectKey}/environments/{environmentKey}", Scope: Write, Resource: "proj/{projectKey}:env/{environmentKey}", Action: "updateEnvironment", BodyActions: true},
 	{ID: "deleteEnvironment", Group: "environments", Method: "DELETE", Path: "/api/v2/projects/{projectKey}/environments/{environmentKey}", Scope: Write, Resource: "proj/{projectKey}:env/{environmentKey}", Action: "deleteEnvironment"},
 	{ID: "resetEnvironmentSDKKey", Group: "environments", Method: "POST", Path: "/api/v2/projects/{projectKey}/environments/{environmentKey}/apiKey", Scope: Write, Resource: "proj/{projectKey}:env/{environmentKey}", Action: "updateApiKey"},
@@ -70,9 +74,9 @@ var operations = []Operation{
 	{ID: "getFeatureFlag", Group: "flags", Method: "GET", Path: "/api/v2/flags/{projectKey}/{featureFlagKey}", Scope: Read, Resource: "proj/{projectKey}", Action: "viewProject"},
 	{ID: "patchFeatureFlag", Group: "flags", Method: "PATCH", Path: "/api/v2/flags/{projectKey}/{featureFlagKey}", Scope: Write, Resource: "proj/{projectKey}:env/*:flag/{featureFlagKey}", Action: "updateFlag", BodyActions: true},
 	{ID: "deleteFeatureFlag", Group: "flags", Method: "DELETE", Path: "/api/v2/flags/{projectKey}/{featureFlagKey}", Scope: Write, Resource: "proj/{projectKey}:env/*:flag/{featureFlagKey}", Action: "deleteFlag"},
-	{ID: "getExpiringUserTargets", Group: "flags", Method: "GET", Path: "/api/v2/flags/{projectKey}/{featureFlagKey}/expiring-user-targets/{environmentKey}", Scope: Read, Resource: "proj/{projectKey}", Action: "viewProject"},
+	{ID: "getExpiringUserTargets", Group: "flags", Method: "GET", Path: "/api/v2/flags/{projectKey}/{featureFlagKey}/expiring-user-targets/{environmentKey}", Scope: Read, Resource: "proj/{projectKey}:env/{environmentKey}", Action: "viewProject"},
 	{ID: "patchExpiringUserTargets", Group: "flags", Method: "PATCH", Path: "/api/v2/flags/{projectKey}/{featureFlagKey}/expiring-user-targets/{environmentKey}", Scope: Write, Resource: "proj/{projectKey}:env/{environmentKey}:flag/{featureFlagKey}", Action: "updateExpiringTargets", BodyActions: true},
-	{ID: "getExpiringFlagsForUser", Group: "flags", Method: "GET", Path: "/api/v2/users/{projectKey}/{userKey}/expiring-user-targets/{environmentKey}", Scope: Read, Resource: "proj/{projectKey}", Action: "viewProject"},
+	{ID: "getExpiringFlagsForUser", Group: "flags", Method: "GET", Path: "/api/v2/users/{projectKey}/{userKey}/expiring-user-targets/{environmentKey}", Scope: Read, Resource: "proj/{projectKey}:env/{environmentKey}", Action: "viewProject"},
 	{ID: "patchExpiringFlagsForUser", Group: "flags", Method: "PATCH", Path: "/api/v2/users/{projectKey}/{userKey}/expiring-user-targets/{environmentKey}", Scope: Write, Resource: "proj/{projectKey}:env/{environmentKey}:flag/*", Action: "updateExpiringTargets", BodyActions: true},
 
 	// approvals: spec 4.6 and 4.23 "List approval requests", "Get approval request".
@@ -132,14 +136,14 @@ var operations = []Operation{
 	// Search and evaluate are POSTs that store nothing, so they need only read scope.
 	{ID: "getContextKindsByProjectKey", Group: "contexts", Method: "GET", Path: "/api/v2/projects/{projectKey}/context-kinds", Scope: Read, Resource: "proj/{projectKey}", Action: "viewProject"},
 	{ID: "putContextKind", Group: "contexts", Method: "PUT", Path: "/api/v2/projects/{projectKey}/context-kinds/{key}", Scope: Write, Resource: "proj/{projectKey}:context-kind/{key}", Action: "updateContextKind"},
-	{ID: "getContextAttributeNames", Group: "contexts", Method: "GET", Path: "/api/v2/projects/{projectKey}/environments/{environmentKey}/context-attributes", Scope: Read, Resource: "proj/{projectKey}", Action: "viewProject"},
-	{ID: "getContextAttributeValues", Group: "contexts", Method: "GET", Path: "/api/v2/projects/{projectKey}/environments/{environmentKey}/context-attributes/{attributeName}", Scope: Read, Resource: "proj/{projectKey}", Action: "viewProject"},
-	{ID: "getContextInstances", Group: "contexts", Method: "GET", Path: "/api/v2/projects/{projectKey}/environments/{environmentKey}/context-instances/{id}", Scope: Read, Resource: "proj/{projectKey}", Action: "viewProject"},
+	{ID: "getContextAttributeNames", Group: "contexts", Method: "GET", Path: "/api/v2/projects/{projectKey}/environments/{environmentKey}/context-attributes", Scope: Read, Resource: "proj/{projectKey}:env/{environmentKey}", Action: "viewProject"},
+	{ID: "getContextAttributeValues", Group: "contexts", Method: "GET", Path: "/api/v2/projects/{projectKey}/environments/{environmentKey}/context-attributes/{attributeName}", Scope: Read, Resource: "proj/{projectKey}:env/{environmentKey}", Action: "viewProject"},
+	{ID: "getContextInstances", Group: "contexts", Method: "GET", Path: "/api/v2/projects/{projectKey}/environments/{environmentKey}/context-instances/{id}", Scope: Read, Resource: "proj/{projectKey}:env/{environmentKey}", Action: "viewProject"},
 	{ID: "deleteContextInstances", Group: "contexts", Method: "DELETE", Path: "/api/v2/projects/{projectKey}/environments/{environmentKey}/context-instances/{id}", Scope: Write, Resource: "proj/{projectKey}:env/{environmentKey}", Action: "deleteContextInstance"},
-	{ID: "searchContextInstances", Group: "contexts", Method: "POST", Path: "/api/v2/projects/{projectKey}/environments/{environmentKey}/context-instances/search", Scope: Read, Resource: "proj/{projectKey}", Action: "viewProject"},
-	{ID: "getContexts", Group: "contexts", Method: "GET", Path: "/api/v2/projects/{projectKey}/environments/{environmentKey}/contexts/{kind}/{key}", Scope: Read, Resource: "proj/{projectKey}", Action: "viewProject"},
-	{ID: "searchContexts", Group: "contexts", Method: "POST", Path: "/api/v2/projects/{projectKey}/environments/{environmentKey}/contexts/search", Scope: Read, Resource: "proj/{projectKey}", Action: "viewProject"},
-	{ID: "evaluateContextInstance", Group: "contexts", Method: "POST", Path: "/api/v2/projects/{projectKey}/environments/{environmentKey}/flags/evaluate", Scope: Read, Resource: "proj/{projectKey}", Action: "viewProject"},
+	{ID: "searchContextInstances", Group: "contexts", Method: "POST", Path: "/api/v2/projects/{projectKey}/environments/{environmentKey}/context-instances/search", Scope: Read, Resource: "proj/{projectKey}:env/{environmentKey}", Action: "viewProject"},
+	{ID: "getContexts", Group: "contexts", Method: "GET", Path: "/api/v2/projects/{projectKey}/environments/{environmentKey}/contexts/{kind}/{key}", Scope: Read, Resource: "proj/{projectKey}:env/{environmentKey}", Action: "viewProject"},
+	{ID: "searchContexts", Group: "contexts", Method: "POST", Path: "/api/v2/projects/{projectKey}/environments/{environmentKey}/contexts/search", Scope: Read, Resource: "proj/{projectKey}:env/{environmentKey}", Action: "viewProject"},
+	{ID: "evaluateContextInstance", Group: "contexts", Method: "POST", Path: "/api/v2/projects/{projectKey}/environments/{environmentKey}/flags/evaluate", Scope: Read, Resource: "proj/{projectKey}:env/{environmentKey}", Action: "viewProject"},
 
 	// integrations: spec 4.8 (integration configurations); beta (spec 9.2 and reference).
 	{ID: "getAllIntegrationConfigurations", Group: "integrations", Method: "GET", Path: "/api/v2/integration-configurations/keys/{integrationKey}", Beta: true, Scope: Read, Resource: "integration/{integrationKey}/*"},
@@ -151,9 +155,9 @@ var operations = []Operation{
 	// delivery-configurations: spec 4.11 and 4.23 "Validate delivery configuration" (feature
 	// store capability); beta (spec 9.2 and reference). Validate stores nothing: read scope.
 	{ID: "getIntegrationDeliveryConfigurations", Group: "delivery-configurations", Method: "GET", Path: "/api/v2/integration-capabilities/featureStore", Beta: true, Scope: Read, Resource: "proj/*:env/*:integration/*/*"},
-	{ID: "getIntegrationDeliveryConfigurationByEnvironment", Group: "delivery-configurations", Method: "GET", Path: "/api/v2/integration-capabilities/featureStore/{projectKey}/{environmentKey}", Beta: true, Scope: Read, Resource: "proj/{projectKey}", Action: "viewProject"},
+	{ID: "getIntegrationDeliveryConfigurationByEnvironment", Group: "delivery-configurations", Method: "GET", Path: "/api/v2/integration-capabilities/featureStore/{projectKey}/{environmentKey}", Beta: true, Scope: Read, Resource: "proj/{projectKey}:env/{environmentKey}", Action: "viewProject"},
 	{ID: "createIntegrationDeliveryConfiguration", Group: "delivery-configurations", Method: "POST", Path: "/api/v2/integration-capabilities/featureStore/{projectKey}/{environmentKey}/{integrationKey}", Beta: true, Scope: Write, Resource: "proj/{projectKey}:env/{environmentKey}:integration/{integrationKey}/*", Action: "createIntegration"},
-	{ID: "getIntegrationDeliveryConfigurationById", Group: "delivery-configurations", Method: "GET", Path: "/api/v2/integration-capabilities/featureStore/{projectKey}/{environmentKey}/{integrationKey}/{id}", Beta: true, Scope: Read, Resource: "proj/{projectKey}", Action: "viewProject"},
+	{ID: "getIntegrationDeliveryConfigurationById", Group: "delivery-configurations", Method: "GET", Path: "/api/v2/integration-capabilities/featureStore/{projectKey}/{environmentKey}/{integrationKey}/{id}", Beta: true, Scope: Read, Resource: "proj/{projectKey}:env/{environmentKey}:integration/{integrationKey}/{id}", Action: "viewProject"},
 	{ID: "patchIntegrationDeliveryConfiguration", Group: "delivery-configurations", Method: "PATCH", Path: "/api/v2/integration-capabilities/featureStore/{projectKey}/{environmentKey}/{integrationKey}/{id}", Beta: true, Scope: Write, Resource: "proj/{projectKey}:env/{environmentKey}:integration/{integrationKey}/{id}", Action: "updateIntegration", BodyActions: true},
 	{ID: "deleteIntegrationDeliveryConfiguration", Group: "delivery-configurations", Method: "DELETE", Path: "/api/v2/integration-capabilities/featureStore/{projectKey}/{environmentKey}/{integrationKey}/{id}", Beta: true, Scope: Write, Resource: "proj/{projectKey}:env/{environmentKey}:integration/{integrationKey}/{id}", Action: "deleteIntegration"},
 	{ID: "validateIntegrationDeliveryConfiguration", Group: "delivery-configurations", Method: "POST", Path: "/api/v2/integration-capabilities/featureStore/{projectKey}/{environmentKey}/{integrationKey}/{id}/validate", Beta: true, Scope: Read, Resource: "proj/{projectKey}", Action: "viewProject"},
@@ -162,14 +166,14 @@ var operations = []Operation{
 	// (persistent store capability); beta per the reference.
 	{ID: "getBigSegmentStoreIntegrations", Group: "big-segments", Method: "GET", Path: "/api/v2/integration-capabilities/big-segment-store", Beta: true, Scope: Read, Resource: "proj/*:env/*:integration/*/*"},
 	{ID: "createBigSegmentStoreIntegration", Group: "big-segments", Method: "POST", Path: "/api/v2/integration-capabilities/big-segment-store/{projectKey}/{environmentKey}/{integrationKey}", Beta: true, Scope: Write, Resource: "proj/{projectKey}:env/{environmentKey}:integration/{integrationKey}/*", Action: "createIntegration"},
-	{ID: "getBigSegmentStoreIntegration", Group: "big-segments", Method: "GET", Path: "/api/v2/integration-capabilities/big-segment-store/{projectKey}/{environmentKey}/{integrationKey}/{integrationId}", Beta: true, Scope: Read, Resource: "proj/{projectKey}", Action: "viewProject"},
+	{ID: "getBigSegmentStoreIntegration", Group: "big-segments", Method: "GET", Path: "/api/v2/integration-capabilities/big-segment-store/{projectKey}/{environmentKey}/{integrationKey}/{integrationId}", Beta: true, Scope: Read, Resource: "proj/{projectKey}:env/{environmentKey}:integration/{integrationKey}/{integrationId}", Action: "viewProject"},
 	{ID: "patchBigSegmentStoreIntegration", Group: "big-segments", Method: "PATCH", Path: "/api/v2/integration-capabilities/big-segment-store/{projectKey}/{environmentKey}/{integrationKey}/{integrationId}", Beta: true, Scope: Write, Resource: "proj/{projectKey}:env/{environmentKey}:integration/{integrationKey}/{integrationId}", Action: "updateIntegration", BodyActions: true},
 	{ID: "deleteBigSegmentStoreIntegration", Group: "big-segments", Method: "DELETE", Path: "/api/v2/integration-capabilities/big-segment-store/{projectKey}/{environmentKey}/{integrationKey}/{integrationId}", Beta: true, Scope: Write, Resource: "proj/{projectKey}:env/{environmentKey}:integration/{integrationKey}/{integrationId}", Action: "deleteIntegration"},
 
 	// flag-imports: spec 4.18 and 4.23 "Create flag import configuration"; beta per the reference.
 	{ID: "getFlagImportConfigurations", Group: "flag-imports", Method: "GET", Path: "/api/v2/integration-capabilities/flag-import", Beta: true, Scope: Read, Resource: "proj/*:integration/*/*"},
 	{ID: "createFlagImportConfiguration", Group: "flag-imports", Method: "POST", Path: "/api/v2/integration-capabilities/flag-import/{projectKey}/{integrationKey}", Beta: true, Scope: Write, Resource: "proj/{projectKey}:integration/{integrationKey}/*", Action: "createIntegration"},
-	{ID: "getFlagImportConfiguration", Group: "flag-imports", Method: "GET", Path: "/api/v2/integration-capabilities/flag-import/{projectKey}/{integrationKey}/{integrationId}", Beta: true, Scope: Read, Resource: "proj/{projectKey}", Action: "viewProject"},
+	{ID: "getFlagImportConfiguration", Group: "flag-imports", Method: "GET", Path: "/api/v2/integration-capabilities/flag-import/{projectKey}/{integrationKey}/{integrationId}", Beta: true, Scope: Read, Resource: "proj/{projectKey}:integration/{integrationKey}/{integrationId}", Action: "viewProject"},
 	{ID: "patchFlagImportConfiguration", Group: "flag-imports", Method: "PATCH", Path: "/api/v2/integration-capabilities/flag-import/{projectKey}/{integrationKey}/{integrationId}", Beta: true, Scope: Write, Resource: "proj/{projectKey}:integration/{integrationKey}/{integrationId}", Action: "updateIntegration", BodyActions: true},
 	{ID: "deleteFlagImportConfiguration", Group: "flag-imports", Method: "DELETE", Path: "/api/v2/integration-capabilities/flag-import/{projectKey}/{integrationKey}/{integrationId}", Beta: true, Scope: Write, Resource: "proj/{projectKey}:integration/{integrationKey}/{integrationId}", Action: "deleteIntegration"},
 	{ID: "triggerFlagImportJob", Group: "flag-imports", Method: "POST", Path: "/api/v2/integration-capabilities/flag-import/{projectKey}/{integrationKey}/{integrationId}/trigger", Beta: true, Scope: Write, Resource: "proj/{projectKey}:integration/{integrationKey}/{integrationId}", Action: "triggerFlagImport"},
@@ -181,7 +185,7 @@ var operations = []Operation{
 	// reference; complete-setup reads the stored configuration).
 	{ID: "getDestinations", Group: "destinations", Method: "GET", Path: "/api/v2/destinations", Scope: Read, Resource: "proj/*:env/*:destination/*"},
 	{ID: "postDestination", Group: "destinations", Method: "POST", Path: "/api/v2/destinations/{projectKey}/{environmentKey}", Scope: Write, Resource: "proj/{projectKey}:env/{environmentKey}:destination/*", Action: "createDestination"},
-	{ID: "getDestination", Group: "destinations", Method: "GET", Path: "/api/v2/destinations/{projectKey}/{environmentKey}/{id}", Scope: Read, Resource: "proj/{projectKey}", Action: "viewProject"},
+	{ID: "getDestination", Group: "destinations", Method: "GET", Path: "/api/v2/destinations/{projectKey}/{environmentKey}/{id}", Scope: Read, Resource: "proj/{projectKey}:env/{environmentKey}:destination/{id}", Action: "viewProject"},
 	{ID: "patchDestination", Group: "destinations", Method: "PATCH", Path: "/api/v2/destinations/{projectKey}/{environmentKey}/{id}", Scope: Write, Resource: "proj/{projectKey}:env/{environmentKey}:destination/{id}", Action: "updateDestination", BodyActions: true},
 	{ID: "deleteDestination", Group: "destinations", Method: "DELETE", Path: "/api/v2/destinations/{projectKey}/{environmentKey}/{id}", Scope: Write, Resource: "proj/{projectKey}:env/{environmentKey}:destination/{id}", Action: "deleteDestination"},
 	{ID: "postGenerateWarehouseDestinationKeyPair", Group: "destinations", Method: "POST", Path: "/api/v2/destinations/generate-warehouse-destination-key-pair", Scope: Write, Resource: "proj/*:env/*:destination/*", Action: "createDestination"},
@@ -286,9 +290,9 @@ var operations = []Operation{
 	// path is the spec's and every id here is named by us in the reference style; the
 	// collection routes (list, create) and patch/delete on the item are our additions. Not beta:
 	// spec 9.2 does not label them.
-	{ID: "getAdaptiveTriggers", Group: "adaptive-triggers", Method: "GET", Path: "/api/v2/projects/{projectKey}/environments/{environmentKey}/adaptive-triggers", Scope: Read, Resource: "proj/{projectKey}", Action: "viewProject"},
+	{ID: "getAdaptiveTriggers", Group: "adaptive-triggers", Method: "GET", Path: "/api/v2/projects/{projectKey}/environments/{environmentKey}/adaptive-triggers", Scope: Read, Resource: "proj/{projectKey}:env/{environmentKey}", Action: "viewProject"},
 	{ID: "postAdaptiveTrigger", Group: "adaptive-triggers", Method: "POST", Path: "/api/v2/projects/{projectKey}/environments/{environmentKey}/adaptive-triggers", Scope: Write, Resource: "proj/{projectKey}:env/{environmentKey}:adaptive-trigger/*", Action: "createAdaptiveTrigger"},
-	{ID: "getAdaptiveTrigger", Group: "adaptive-triggers", Method: "GET", Path: "/api/v2/projects/{projectKey}/environments/{environmentKey}/adaptive-triggers/{triggerID}", Scope: Read, Resource: "proj/{projectKey}", Action: "viewProject"},
+	{ID: "getAdaptiveTrigger", Group: "adaptive-triggers", Method: "GET", Path: "/api/v2/projects/{projectKey}/environments/{environmentKey}/adaptive-triggers/{triggerID}", Scope: Read, Resource: "proj/{projectKey}:env/{environmentKey}", Action: "viewProject"},
 	{ID: "patchAdaptiveTrigger", Group: "adaptive-triggers", Method: "PATCH", Path: "/api/v2/projects/{projectKey}/environments/{environmentKey}/adaptive-triggers/{triggerID}", Scope: Write, Resource: "proj/{projectKey}:env/{environmentKey}:adaptive-trigger/{triggerID}", Action: "updateAdaptiveTrigger", BodyActions: true},
 	{ID: "deleteAdaptiveTrigger", Group: "adaptive-triggers", Method: "DELETE", Path: "/api/v2/projects/{projectKey}/environments/{environmentKey}/adaptive-triggers/{triggerID}", Scope: Write, Resource: "proj/{projectKey}:env/{environmentKey}:adaptive-trigger/{triggerID}", Action: "deleteAdaptiveTrigger"},
 	// The alert source fires a trigger with the token the create answer showed once
@@ -341,7 +345,7 @@ var operations = []Operation{
 	{ID: "getContextsClientsideUsage", Group: "usage", Method: "GET", Path: "/api/v2/usage/clientside-contexts", Beta: true, Scope: Read, Resource: "usage/*"},
 	{ID: "getMAUClientsideUsage", Group: "usage", Method: "GET", Path: "/api/v2/usage/clientside-mau", Beta: true, Scope: Read, Resource: "usage/*"},
 	{ID: "getDataExportEventsUsage", Group: "usage", Method: "GET", Path: "/api/v2/usage/data-export-events", Beta: true, Scope: Read, Resource: "usage/*"},
-	{ID: "getEvaluationsUsage", Group: "usage", Method: "GET", Path: "/api/v2/usage/evaluations/{projectKey}/{environmentKey}/{featureFlagKey}", Beta: true, Scope: Read, Resource: "proj/{projectKey}", Action: "viewProject"},
+	{ID: "getEvaluationsUsage", Group: "usage", Method: "GET", Path: "/api/v2/usage/evaluations/{projectKey}/{environmentKey}/{featureFlagKey}", Beta: true, Scope: Read, Resource: "proj/{projectKey}:env/{environmentKey}", Action: "viewProject"},
 	{ID: "getEventsUsage", Group: "usage", Method: "GET", Path: "/api/v2/usage/events/{type}", Beta: true, Scope: Read, Resource: "usage/*"},
 	{ID: "getExperimentationEventsUsage", Group: "usage", Method: "GET", Path: "/api/v2/usage/experimentation-events", Beta: true, Scope: Read, Resource: "usage/*"},
 	{ID: "getExperimentationKeysUsage", Group: "usage", Method: "GET", Path: "/api/v2/usage/experimentation-keys", Beta: true, Scope: Read, Resource: "usage/*"},

@@ -14,6 +14,8 @@ import (
 	"github.com/flagplane/flagplane/shared/environment"
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/flag"
+	"github.com/flagplane/flagplane/shared/identity"
+	"github.com/flagplane/flagplane/shared/listing"
 	"github.com/flagplane/flagplane/shared/policy"
 	"github.com/flagplane/flagplane/shared/semanticpatch"
 )
@@ -226,9 +228,18 @@ func approvalHandlers(s Services) map[string]api.Handler {
 			if err != nil {
 				return err
 			}
-			total := int64(len(all))
+			// Requests on what the caller may not read are left out before
+			// counting and paging, so totalCount counts what is shown.
+			shown := all[:0:0]
+			for _, a := range all {
+				if api.MayView(r, approvalResource(a.Kind(), a.ProjectKey, a.EnvironmentKey, a.Key()), identity.ViewAction) {
+					shown = append(shown, a)
+				}
+			}
+			total := int64(len(shown))
 			out := approvalsRep{TotalCount: total, Items: []approvalRep{}, Links: api.OffsetLinks(approval.CollectionHref, q, offset, limit, total)}
-			for _, a := range windowOf(all, offset, limit) {
+			for _, a := range listing.Window(shown, offset, limit) {
+
 				rep, err := v.rep(a)
 				if err != nil {
 					return err
@@ -323,20 +334,28 @@ func approvalCreateNeeds(_ *http.Request, body []byte) ([]api.Need, error) {
 	return []api.Need{approvalNeed(t.Kind, t.ProjectKey, t.EnvironmentKey, t.Key)}, nil
 }
 
-// approvalNeed is the right an approval request needs: on its flag in its
-// environment (the operation's own resource, proj/*:env/*:flag/*), or for
-// an AI Config on proj/<p>:env/<e>:aiconfig/<key>, named with On.
+// approvalNeed is the right an approval request needs: on its resource.
 func approvalNeed(kind, projectKey, envKey, key string) api.Need {
-	if kind == approval.KindAIConfig {
-		res := policy.NewResource("proj", projectKey).Child("env", envKey).Child("aiconfig", key)
-		return api.Need{On: &res}
-	}
-	return api.Need{Keys: map[string]string{"proj": projectKey, "env": envKey, "flag": key}}
+	res := approvalResource(kind, projectKey, envKey, key)
+	return api.Need{On: &res}
 }
 
-// storedApprovalNeeds authorizes reviewing, applying or deleting a request
-// on the flag and environment the stored request acts on, so a role
-// limited to staging reviews staging's requests only. A request that does
+// approvalResource is what an approval request acts on: its flag in its
+// environment (proj/<p>:env/<e>:flag/<key>, the operations' own resource
+// proj/*:env/*:flag/* narrowed), or for an AI Config
+// proj/<p>:env/<e>:aiconfig/<key>.
+func approvalResource(kind, projectKey, envKey, key string) policy.Resource {
+	kindOf := "flag"
+	if kind == approval.KindAIConfig {
+		kindOf = "aiconfig"
+	}
+	return policy.NewResource("proj", projectKey).Child("env", envKey).Child(kindOf, key)
+}
+
+// storedApprovalNeeds authorizes reading, reviewing, applying or deleting
+// a request on the flag and environment the stored request acts on, so a
+// role limited to staging reviews staging's requests only, and one denied
+// a project reads none of its requests. A request that does
 // not exist needs the right on proj/*:env/*:flag/*: a caller without it
 // learns nothing (403), one with it gets the handler's 404.
 func storedApprovalNeeds(s Services) api.Needs {
@@ -350,11 +369,4 @@ func storedApprovalNeeds(s Services) api.Needs {
 		}
 		return []api.Need{approvalNeed(a.Kind(), a.ProjectKey, a.EnvironmentKey, a.Key())}, nil
 	}
-}
-
-func windowOf(all []*approval.Request, offset, limit int64) []*approval.Request {
-	if offset >= int64(len(all)) {
-		return nil
-	}
-	return all[offset:min(int64(len(all)), offset+limit)]
 }

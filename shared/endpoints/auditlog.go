@@ -9,6 +9,7 @@ import (
 	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/audit"
 	"github.com/flagplane/flagplane/shared/fault"
+	"github.com/flagplane/flagplane/shared/identity"
 	"github.com/flagplane/flagplane/shared/policy"
 )
 
@@ -102,8 +103,31 @@ type entriesRep struct {
 	Items []entryRep `json:"items"`
 }
 
+// entryVisible refuses an entry about something the caller may not read:
+// each resource its accesses name passes the check a GET of it makes, so
+// the log does not show what a role hides (a denied project's flags).
+func entryVisible(r *http.Request, e audit.Entry) error {
+	for _, a := range e.Accesses {
+		if res, ok := policy.ResourceOf(a.Resource); ok {
+			if err := api.RequireView(r, res, identity.ViewAction); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// visibleAnd keeps the entries the caller may read that match keeps (all
+// of them when match is nil), for lists and counts.
+func visibleAnd(r *http.Request, match func(audit.Entry) bool) func(audit.Entry) bool {
+	return func(e audit.Entry) bool {
+		return (match == nil || match(e)) && entryVisible(r, e) == nil
+	}
+}
+
 // listEntries writes a page of the audit log, of the entries match keeps
-// (all when nil). A search's next link repeats it: a POST with the same body.
+// (all when nil) among those the caller may read. A search's next link
+// repeats it: a POST with the same body.
 func listEntries(w http.ResponseWriter, r *http.Request, log *audit.Log, match func(audit.Entry) bool) error {
 	q := r.URL.Query()
 	limit, err := api.IntParam(q, "limit", 10, 1, 20)
@@ -118,7 +142,7 @@ func listEntries(w http.ResponseWriter, r *http.Request, log *audit.Log, match f
 	if err != nil {
 		return err
 	}
-	res, err := log.List(r.Context(), audit.ListQuery{Before: before, After: after, Q: q.Get("q"), Limit: int(limit), Cursor: q.Get("cursor"), Match: match})
+	res, err := log.List(r.Context(), audit.ListQuery{Before: before, After: after, Q: q.Get("q"), Limit: int(limit), Cursor: q.Get("cursor"), Match: visibleAnd(r, match)})
 	if err != nil {
 		return err
 	}
@@ -164,7 +188,7 @@ func auditHandlers(s Services) map[string]api.Handler {
 			if err != nil {
 				return err
 			}
-			res, err := s.Audit.Counts(r.Context(), audit.CountQuery{After: after, Before: before, Buckets: int(buckets), Match: match})
+			res, err := s.Audit.Counts(r.Context(), audit.CountQuery{After: after, Before: before, Buckets: int(buckets), Match: visibleAnd(r, match)})
 			if err != nil {
 				return err
 			}
@@ -178,6 +202,9 @@ func auditHandlers(s Services) map[string]api.Handler {
 		"getAuditLogEntry": func(w http.ResponseWriter, r *http.Request) error {
 			e, err := s.Audit.Get(r.Context(), r.PathValue("id"))
 			if err != nil {
+				return err
+			}
+			if err := entryVisible(r, e); err != nil {
 				return err
 			}
 			api.WriteJSON(w, http.StatusOK, newEntryRep(e, true))

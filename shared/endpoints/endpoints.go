@@ -55,6 +55,7 @@ func Needs(s Services) map[string]api.Needs {
 
 		"patchExpiringFlagsForUser": expiringForUserNeeds,
 
+		"getApprovalRequest":        storedApprovalNeeds(s),
 		"postApprovalRequest":       approvalCreateNeeds,
 		"postApprovalRequestReview": storedApprovalNeeds(s),
 		"postApprovalRequestApply":  storedApprovalNeeds(s),

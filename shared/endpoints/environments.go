@@ -6,6 +6,7 @@ import (
 	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/environment"
 	"github.com/flagplane/flagplane/shared/fault"
+	"github.com/flagplane/flagplane/shared/identity"
 	"github.com/flagplane/flagplane/shared/policy"
 )
 
@@ -54,6 +55,13 @@ func NewEnvironmentRep(r *http.Request, e *environment.Environment, approvals bo
 	return rep
 }
 
+// environmentVisible keeps the environments whose GET the caller of r may make.
+func environmentVisible(r *http.Request) func(*environment.Environment) bool {
+	return func(e *environment.Environment) bool {
+		return api.MayView(r, policy.NewResource("proj", e.ProjectKey).Child("env", e.Key), identity.ViewAction)
+	}
+}
+
 type environmentsRep struct {
 	Links      api.Links        `json:"_links"`
 	TotalCount int64            `json:"totalCount"`
@@ -74,7 +82,8 @@ func environmentHandlers(s Services) map[string]api.Handler {
 				return err
 			}
 			pk := r.PathValue("projectKey")
-			res, err := envs.List(r.Context(), pk, environment.ListQuery{Filter: q.Get("filter"), Sort: q.Get("sort"), Offset: offset, Limit: limit})
+			res, err := envs.List(r.Context(), pk, environment.ListQuery{Filter: q.Get("filter"), Sort: q.Get("sort"), Offset: offset, Limit: limit,
+				Visible: environmentVisible(r)})
 			if err != nil {
 				return err
 			}

@@ -7,6 +7,7 @@ import (
 	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/environment"
 	"github.com/flagplane/flagplane/shared/fault"
+	"github.com/flagplane/flagplane/shared/identity"
 	"github.com/flagplane/flagplane/shared/policy"
 	"github.com/flagplane/flagplane/shared/project"
 )
@@ -89,7 +90,7 @@ func projectHandlers(s Services) map[string]api.Handler {
 	projects := s.Projects
 	approvals := s.Environments.ApprovalsEnabled()
 	allEnvironments := func(r *http.Request, key string) ([]*environment.Environment, error) {
-		res, err := s.Environments.List(r.Context(), key, environment.ListQuery{Limit: 1 << 31})
+		res, err := s.Environments.List(r.Context(), key, environment.ListQuery{Limit: 1 << 31, Visible: environmentVisible(r)})
 		return res.Items, err
 	}
 	return map[string]api.Handler{
@@ -103,7 +104,10 @@ func projectHandlers(s Services) map[string]api.Handler {
 			if err != nil {
 				return err
 			}
-			res, err := projects.List(r.Context(), project.ListQuery{Filter: q.Get("filter"), Sort: q.Get("sort"), Offset: offset, Limit: limit})
+			res, err := projects.List(r.Context(), project.ListQuery{Filter: q.Get("filter"), Sort: q.Get("sort"), Offset: offset, Limit: limit,
+				Visible: func(p *project.Project) bool {
+					return api.MayView(r, policy.NewResource("proj", p.Key), identity.ViewAction)
+				}})
 			if err != nil {
 				return err
 			}

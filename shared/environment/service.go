@@ -219,6 +219,9 @@ type ListQuery struct {
 	Sort   string
 	Offset int64
 	Limit  int64
+	// Visible, when set, keeps only what the caller may read, before
+	// counting and paging: totalCount counts what a caller can page through.
+	Visible func(*Environment) bool
 }
 
 // ListResult is one page and the number of environments that match.
@@ -263,7 +266,7 @@ func (s *Service) List(ctx context.Context, projectKey string, q ListQuery) (Lis
 			if err != nil {
 				return ListResult{}, err
 			}
-			if match(e) {
+			if match(e) && (q.Visible == nil || q.Visible(e)) {
 				all = append(all, e)
 			}
 		}

@@ -42,6 +42,19 @@ func (r Resource) Child(kind, key string, tags ...string) Resource {
 // Segments returns a copy of r's segments, outermost first.
 func (r Resource) Segments() []ResourceSegment { return slices.Clone(r.segs) }
 
+// Enclosing returns the resources from r's outermost container in to r
+// itself: proj/shop, proj/shop:env/production, then r. Reads are decided
+// along this chain, so a deny on a project or an environment hides what
+// it holds.
+func (r Resource) Enclosing() []Resource {
+	out := make([]Resource, len(r.segs))
+	for i := range r.segs {
+		// Capped like Child's, so no two share room to grow into.
+		out[i] = Resource{segs: r.segs[: i+1 : i+1]}
+	}
+	return out
+}
+
 // Kind returns the kind of the innermost segment ("" for the zero Resource);
 // the API layer uses it to pick the actions `_access` reports.
 func (r Resource) Kind() string {

@@ -244,6 +244,9 @@ type ListQuery struct {
 	Sort   string
 	Offset int64
 	Limit  int64
+	// Visible, when set, keeps only what the caller may read, before
+	// counting and paging: totalCount counts what a caller can page through.
+	Visible func(*Project) bool
 }
 
 // ListResult is one page and the number of projects that match.
@@ -272,7 +275,7 @@ func (s *Service) List(ctx context.Context, q ListQuery) (ListResult, error) {
 	}
 	var all []*Project
 	for _, p := range stored {
-		if !p.Deleting && match(p) {
+		if !p.Deleting && match(p) && (q.Visible == nil || q.Visible(p)) {
 			all = append(all, p)
 		}
 	}

@@ -104,8 +104,7 @@ func visible(r *http.Request, list []*coderefs.Repository) []*coderefs.Repositor
 
 // mayView says whether the caller may read the repository named name.
 func mayView(r *http.Request, name string) bool {
-	p, _ := identity.From(r.Context())
-	return p.Decide(api.StoredTags(r, policy.NewResource("code-reference-repository", name)), identity.ViewAction).Allowed
+	return api.MayView(r, policy.NewResource("code-reference-repository", name), identity.ViewAction)
 }
 
 // present is "set to any value", as the reference words withBranches.

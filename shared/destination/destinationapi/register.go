@@ -158,11 +158,16 @@ type listRep struct {
 func newRep(r *http.Request, d *destination.Destination) rep {
 	cfg, _ := json.Marshal(d.Config)
 	p, _ := identity.From(r.Context())
-	res := policy.NewResource("proj", d.ProjectKey).Child("env", d.EnvKey).Child("destination", d.ID)
+	res := resourceOf(d)
 	return rep{ID: d.ID, Name: d.Name, Kind: d.Kind, Version: d.Version, Config: string(cfg), On: d.On,
 		CreatedAt: strconv.FormatInt(d.CreatedAt, 10), MaintainerID: d.MaintainerID,
 		Access: p.Access(api.StoredTags(r, res), destination.Actions), CompletedArtifacts: d.CompletedArtifacts,
 		Links: api.Links{"self": api.JSONLink(destination.Href(d.ProjectKey, d.EnvKey, d.ID)), "parent": api.JSONLink(destination.ListHref)}}
+}
+
+// resourceOf is the destination's own resource, which its GET names.
+func resourceOf(d *destination.Destination) policy.Resource {
+	return policy.NewResource("proj", d.ProjectKey).Child("env", d.EnvKey).Child("destination", d.ID)
 }
 
 func needs(*app.App) map[string]api.Needs {
@@ -187,7 +192,9 @@ func handlers(a *app.App) map[string]api.Handler {
 			}
 			out := listRep{Links: api.Self(destination.ListHref), Items: make([]rep, 0, len(list))}
 			for _, d := range list {
-				out.Items = append(out.Items, newRep(r, d))
+				if api.MayView(r, resourceOf(d), identity.ViewAction) {
+					out.Items = append(out.Items, newRep(r, d))
+				}
 			}
 			api.WriteJSON(w, http.StatusOK, out)
 			return nil

@@ -41,7 +41,7 @@ func newRep(r *http.Request, c *featurestore.Config, status any) configRep {
 		parent = "/api/v2/integration-capabilities/big-segment-store"
 	}
 	p, _ := identity.From(r.Context())
-	res := policy.NewResource("proj", c.ProjectKey).Child("env", c.EnvironmentKey).Child("integration", c.IntegrationKey+"/"+c.ID)
+	res := resourceOf(c)
 	return configRep{
 		Links: api.Links{"self": api.JSONLink(c.Href()), "parent": api.JSONLink(parent),
 			"project": api.JSONLink("/api/v2/projects/" + c.ProjectKey), "environment": api.JSONLink(env)},
@@ -49,6 +49,23 @@ func newRep(r *http.Request, c *featurestore.Config, status any) configRep {
 		Config: m.Config, On: c.On, Tags: m.Tags, Name: c.Name, Version: c.Version,
 		Access: p.Access(res, featurestore.Actions), Status: status,
 	}
+}
+
+// resourceOf is the configuration's own resource, which its GET names:
+// proj/<p>:env/<e>:integration/<integrationKey>/<id>.
+func resourceOf(c *featurestore.Config) policy.Resource {
+	return policy.NewResource("proj", c.ProjectKey).Child("env", c.EnvironmentKey).Child("integration", c.IntegrationKey+"/"+c.ID)
+}
+
+// visible keeps the configurations whose GET the caller may make.
+func visible(r *http.Request, all []*featurestore.Config) []*featurestore.Config {
+	out := all[:0:0]
+	for _, c := range all {
+		if api.MayView(r, resourceOf(c), identity.ViewAction) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 type collectionRep struct {
@@ -81,6 +98,7 @@ func deliveryHandlers(a *app.App) map[string]api.Handler {
 		if err != nil {
 			return err
 		}
+		all = visible(r, all)
 		out := collectionRep{Links: links, Items: []configRep{}}
 		for _, cfg := range all {
 			item, err := rep(r, cfg)
@@ -152,6 +170,7 @@ func bigSegmentHandlers(a *app.App) map[string]api.Handler {
 			if err != nil {
 				return err
 			}
+			all = visible(r, all)
 			out := collectionRep{Links: api.Self("/api/v2/integration-capabilities/big-segment-store"), Items: make([]configRep, len(all))}
 			// Each status checks its store: in parallel, so a list costs one check's time.
 			errs := make([]error, len(all))

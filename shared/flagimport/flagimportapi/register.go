@@ -70,7 +70,7 @@ func newConfigRep(r *http.Request, c *flagimport.Configuration, run *flagimport.
 	m := c.Masked()
 	v := run.View(time.Now(), c.ID)
 	p, _ := identity.From(r.Context())
-	res := policy.NewResource("proj", c.ProjectKey).Child("integration", c.IntegrationKey+"/"+c.ID)
+	res := resourceOf(c)
 	return configRep{
 		Links: api.Links{
 			"self":    api.JSONLink(flagimport.Href(c.ProjectKey, c.IntegrationKey, c.ID)),
@@ -81,6 +81,11 @@ func newConfigRep(r *http.Request, c *flagimport.Configuration, run *flagimport.
 		Version: m.Version, Access: p.Access(api.StoredTags(r, res), flagimport.Actions),
 		Status: statusRep{Status: v.Status, LastImport: millis(v.LastImport), LastError: millis(v.LastError), Errors: v.Errors},
 	}
+}
+
+// resourceOf is the configuration's own resource, which its GET names.
+func resourceOf(c *flagimport.Configuration) policy.Resource {
+	return policy.NewResource("proj", c.ProjectKey).Child("integration", c.IntegrationKey+"/"+c.ID)
 }
 
 type collectionRep struct {
@@ -131,9 +136,7 @@ func handlers(a *app.App) map[string]api.Handler {
 			out := collectionRep{Links: api.Links{"self": api.JSONLink(flagimport.CollectionHref), "parent": api.JSONLink("/api/v2")},
 				Items: []configRep{}}
 			for _, e := range all {
-				// Configurations of projects the caller may not view are left out.
-				p, _ := identity.From(r.Context())
-				if !p.Decide(policy.NewResource("proj", e.Config.ProjectKey), "viewProject").Allowed {
+				if !api.MayView(r, resourceOf(e.Config), identity.ViewAction) {
 					continue
 				}
 				out.Items = append(out.Items, newConfigRep(r, e.Config, e.Run))

@@ -156,6 +156,9 @@ func handlers(a *app.App) map[string]api.Handler {
 			if err != nil {
 				return err
 			}
+			if err := viewScope(r, dq.ProjectKey, dq.EnvironmentKey); err != nil {
+				return err
+			}
 			if _, err := expands(q, "pullRequests", "flagReferences"); err != nil {
 				return err
 			}
@@ -202,6 +205,9 @@ func handlers(a *app.App) map[string]api.Handler {
 			if err != nil {
 				return err
 			}
+			if err := viewScope(r, fq.ProjectKey, fq.EnvironmentKey); err != nil {
+				return err
+			}
 			page, err := s.FlagEvents(r.Context(), fq)
 			if err != nil {
 				return err
@@ -220,6 +226,9 @@ func handlers(a *app.App) map[string]api.Handler {
 			q := r.URL.Query()
 			sq, err := scoreQuery(q)
 			if err != nil {
+				return err
+			}
+			if err := viewScope(r, sq.ProjectKey, sq.EnvironmentKey); err != nil {
 				return err
 			}
 			sc, err := s.Scores(r.Context(), sq)
@@ -339,6 +348,9 @@ func handlers(a *app.App) map[string]api.Handler {
 				if exp["projects"] {
 					ps := &projectSummariesRep{Items: []projectSummaryRep{}, Links: api.Links{}}
 					for _, pk := range mappings[rp.Key] {
+						if !api.MayView(r, policy.NewResource("proj", pk), identity.ViewAction) {
+							continue // a project the caller may not read is not named
+						}
 						sum, seen := summaries[pk]
 						if !seen {
 							p, err := a.Services.Projects.Get(r.Context(), pk)
@@ -397,6 +409,12 @@ func cursorLinks(path string, q url.Values, next, prev string) api.Links {
 		links["prev"] = api.JSONLink(path + "?" + v.Encode())
 	}
 	return links
+}
+
+// viewScope refuses a read of the project and environment a query names,
+// as the router refuses a read whose path names them.
+func viewScope(r *http.Request, projectKey, envKey string) error {
+	return api.RequireView(r, policy.NewResource("proj", projectKey).Child("env", envKey), identity.ViewAction)
 }
 
 func deploymentQuery(q url.Values) (insight.DeploymentQuery, error) {
@@ -566,8 +584,7 @@ func expandGroup(r *http.Request, a *app.App, scores *groupScores, g *insight.Gr
 // environment's secrets.
 func environmentRep(r *http.Request, e *environment.Environment, approvals bool) endpoints.EnvironmentRep {
 	rep := endpoints.NewEnvironmentRep(r, e, approvals)
-	p, _ := identity.From(r.Context())
-	if !p.Decide(policy.NewResource("proj", e.ProjectKey).Child("env", e.Key, e.Tags...), identity.ViewAction).Allowed {
+	if !api.MayView(r, policy.NewResource("proj", e.ProjectKey).Child("env", e.Key), identity.ViewAction) {
 		rep.APIKey, rep.MobileKey = "", ""
 	}
 	return rep
