@@ -123,6 +123,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	limits, limitsErr := app.RateLimitsFromEnv()
 	global := fs.Int("rate-limit-global", limits.Global, "requests per 10 seconds admitted in all, 0 for no limit (env "+app.EnvRateLimitGlobal+")")
 	route := fs.Int("rate-limit-route", limits.Route, "requests per 10 seconds admitted per route, 0 for no limit (env "+app.EnvRateLimitRoute+")")
+	credential := fs.Int("rate-limit-credential", limits.Credential,
+		"requests per 10 seconds admitted per SDK credential (SDK key, mobile key, client-side id) and SDK or event route, 0 for no limit (env "+app.EnvRateLimitCredential+")")
 	cors := fs.String("cors-origins", envOr(envCORSOrigins, api.AnyOrigin),
 		"browser origins allowed to call, comma-separated (https://app.example.com), * for any, none for no CORS (env "+envCORSOrigins+")")
 	var allowPrivate optionalBool
@@ -151,10 +153,15 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *heartbeat < time.Second {
 		return misused(fs, stderr, fmt.Errorf("-sdk-heartbeat must be at least 1s, not %s", *heartbeat))
 	}
-	rateLimits := api.RateLimits{Global: *global, Route: *route}
-	if *global < 0 || *route < 0 || rateLimits.Check() != nil {
-		return misused(fs, stderr, fmt.Errorf("-rate-limit-global and -rate-limit-route must be 0 (no limit) to %d, not %d and %d", api.MaxRateLimit, *global, *route))
+	for _, l := range []struct {
+		flag string
+		n    int
+	}{{"-rate-limit-global", *global}, {"-rate-limit-route", *route}, {"-rate-limit-credential", *credential}} {
+		if l.n < 0 || l.n > api.MaxRateLimit {
+			return misused(fs, stderr, fmt.Errorf("%s must be 0 (no limit) to %d, not %d", l.flag, api.MaxRateLimit, l.n))
+		}
 	}
+	rateLimits := api.RateLimits{Global: *global, Route: *route, Credential: *credential}
 	origins, err := corsOrigins(*cors)
 	if err != nil {
 		return misused(fs, stderr, err)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strings"
 
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/jsondoc"
@@ -40,6 +41,21 @@ func Decode(w http.ResponseWriter, r *http.Request, v any) error {
 		return err
 	}
 	return jsondoc.Unmarshal(body, v)
+}
+
+// RequireJSON refuses a body announced as anything but JSON
+// (application/json or a +json type) with 415 unsupported_media_type. A
+// request without Content-Type is read as JSON.
+func RequireJSON(r *http.Request) error {
+	ct := r.Header.Get("Content-Type")
+	if ct == "" {
+		return nil
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json")) {
+		return nil
+	}
+	return fault.New(fault.UnsupportedMedia, "the body must be JSON (Content-Type: application/json), not %.100q", ct)
 }
 
 // SemanticPatchModel is the domain-model parameter of a semantic patch's Content-Type.

@@ -129,14 +129,22 @@ func valuesHaveBeta(values []string) bool {
 // guard runs the checks every operation shares, in order: credential,
 // rate limits, beta header, then the caller's rights on the operation's
 // resource. A Public operation (the health check, the OAuth token
-// exchange) skips them: it authenticates its caller itself, and is not
-// rate limited, as the reference limits authenticated requests.
+// exchange, the SDK and event routes) skips them: it authenticates its
+// caller itself. Those that take an SDK credential count it with
+// LimitCredential once it has authenticated.
 func guard(op catalog.Operation, rt Routes, lim *limiter, next Handler) http.Handler {
 	needs := rt.Needs[op.ID]
 	route := lim.route()
+	var gate *credentialGate
+	if op.Public && lim != nil && lim.credentials != nil {
+		gate = &credentialGate{lim: lim, op: op}
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		err := func() error {
 			if op.Public {
+				if gate != nil {
+					r = r.WithContext(context.WithValue(r.Context(), credentialGateKey{}, gate))
+				}
 				return next(w, r)
 			}
 			token := TokenFromHeader(r.Header)
@@ -147,7 +155,7 @@ func guard(op catalog.Operation, rt Routes, lim *limiter, next Handler) http.Han
 			if err != nil {
 				return err
 			}
-			if lim != nil {
+			if lim.limitsTokens() {
 				if err := lim.admit(w.Header(), op, route); err != nil {
 					return err
 				}

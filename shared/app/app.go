@@ -274,6 +274,9 @@ const (
 	// defaults of api.DefaultRateLimits.
 	EnvRateLimitGlobal = "FLAGPLANE_RATE_LIMIT_GLOBAL"
 	EnvRateLimitRoute  = "FLAGPLANE_RATE_LIMIT_ROUTE"
+	// EnvRateLimitCredential is the requests per ten seconds admitted per
+	// SDK credential and SDK or event route (0: no limit).
+	EnvRateLimitCredential = "FLAGPLANE_RATE_LIMIT_CREDENTIAL"
 )
 
 // SettingsFromEnv reads the shared settings from the environment.
@@ -294,14 +297,14 @@ func SettingsFromEnv() (Settings, error) {
 	return s, nil
 }
 
-// RateLimitsFromEnv reads EnvRateLimitGlobal and EnvRateLimitRoute over
-// api.DefaultRateLimits.
+// RateLimitsFromEnv reads EnvRateLimitGlobal, EnvRateLimitRoute and
+// EnvRateLimitCredential over api.DefaultRateLimits.
 func RateLimitsFromEnv() (api.RateLimits, error) {
 	l := api.DefaultRateLimits
 	for _, v := range []struct {
 		name string
 		into *int
-	}{{EnvRateLimitGlobal, &l.Global}, {EnvRateLimitRoute, &l.Route}} {
+	}{{EnvRateLimitGlobal, &l.Global}, {EnvRateLimitRoute, &l.Route}, {EnvRateLimitCredential, &l.Credential}} {
 		raw := os.Getenv(v.name)
 		if raw == "" {
 			continue

@@ -24,6 +24,12 @@ const (
 	ClientSideCredential CredentialKind = "cid"
 )
 
+// CredentialName names one credential of an environment without its
+// secret ("sdk:<environment id>"): what limits count it by.
+func CredentialName(kind CredentialKind, envID string) string {
+	return string(kind) + ":" + envID
+}
+
 // credentialRef is what a credential item holds: the environment it opens.
 type credentialRef struct {
 	ProjectKey string `json:"projectKey"`

@@ -158,6 +158,7 @@ func RunLocal(ctx context.Context, cfg LocalConfig, logger *slog.Logger) (err er
 	logger.Info("flagplane started", "addr", ln.Addr().String(), "data", cfg.DataFile, "version", cfg.Version,
 		"url", scheme+"://"+ln.Addr().String(), "webhooksAllowPrivate", cfg.Settings.AllowPrivateWebhooks,
 		"rateLimitGlobal", cfg.Settings.RateLimits.Global, "rateLimitRoute", cfg.Settings.RateLimits.Route,
+		"rateLimitCredential", cfg.Settings.RateLimits.Credential,
 		"corsOrigins", strings.Join(cfg.Settings.CORSOrigins, ","))
 	if cfg.Ready != nil {
 		cfg.Ready(ln.Addr().String())

@@ -81,8 +81,19 @@ func secret(r *http.Request) string {
 	return v
 }
 
-// snapshot authenticates the request's credential and reads its environment's flags.
-func (h handlers) snapshot(r *http.Request, kind environment.CredentialKind, cred string) (*sdkdata.Snapshot, error) {
+// snapshot authenticates the request's credential, counts it against
+// its rate limit and reads its environment's flags.
+func (h handlers) snapshot(w http.ResponseWriter, r *http.Request, kind environment.CredentialKind, cred string) (*sdkdata.Snapshot, error) {
+	env, err := h.authenticate(w, r, kind, cred)
+	if err != nil {
+		return nil, err
+	}
+	return h.s.Flags(r.Context(), sdkdata.RefOf(env))
+}
+
+// authenticate resolves an SDK key to its environment and counts it
+// against its rate limit.
+func (h handlers) authenticate(w http.ResponseWriter, r *http.Request, kind environment.CredentialKind, cred string) (*environment.Environment, error) {
 	if cred == "" {
 		return nil, fault.New(fault.Unauthorized, "the Authorization header must carry the environment's SDK key")
 	}
@@ -90,7 +101,10 @@ func (h handlers) snapshot(r *http.Request, kind environment.CredentialKind, cre
 	if err != nil {
 		return nil, err
 	}
-	return h.s.Flags(r.Context(), sdkdata.RefOf(env))
+	if err := api.LimitCredential(w, r, environment.CredentialName(kind, env.ID)); err != nil {
+		return nil, err
+	}
+	return env, nil
 }
 
 // writeData answers body with the snapshot's ETag, or 304 when the SDK
@@ -124,7 +138,7 @@ func matches(header, etag string) bool {
 
 // latestAll is GET /sdk/latest-all: every live flag and no segments.
 func (h handlers) latestAll(w http.ResponseWriter, r *http.Request) error {
-	snap, err := h.snapshot(r, environment.ServerCredential, secret(r))
+	snap, err := h.snapshot(w, r, environment.ServerCredential, secret(r))
 	if err != nil {
 		return err
 	}
@@ -134,7 +148,7 @@ func (h handlers) latestAll(w http.ResponseWriter, r *http.Request) error {
 
 // latestFlags is GET /sdk/latest-flags: the flags alone.
 func (h handlers) latestFlags(w http.ResponseWriter, r *http.Request) error {
-	snap, err := h.snapshot(r, environment.ServerCredential, secret(r))
+	snap, err := h.snapshot(w, r, environment.ServerCredential, secret(r))
 	if err != nil {
 		return err
 	}
@@ -144,7 +158,7 @@ func (h handlers) latestFlags(w http.ResponseWriter, r *http.Request) error {
 
 // latestFlag is GET /sdk/latest-flags/{flagKey}: one flag.
 func (h handlers) latestFlag(w http.ResponseWriter, r *http.Request) error {
-	snap, err := h.snapshot(r, environment.ServerCredential, secret(r))
+	snap, err := h.snapshot(w, r, environment.ServerCredential, secret(r))
 	if err != nil {
 		return err
 	}
@@ -174,6 +188,9 @@ func (h handlers) evaluate(kind environment.CredentialKind, inBody bool) api.Han
 		}
 		env, err := h.s.Environment(r.Context(), kind, cred)
 		if err != nil {
+			return err
+		}
+		if err := api.LimitCredential(w, r, environment.CredentialName(kind, env.ID)); err != nil {
 			return err
 		}
 		var raw []byte

@@ -22,9 +22,11 @@ func (h handlers) stream(w http.ResponseWriter, r *http.Request) error {
 	if h.o.NoStreaming {
 		return fault.New(fault.NotFound, "streaming is not available in this deployment: configure the SDK to poll %s (for example ldcomponents.PollingDataSource())", "/sdk/latest-all")
 	}
+	// Opening a stream counts as a request of its credential; what it
+	// then sends does not.
 	cred := secret(r)
-	if cred == "" {
-		return fault.New(fault.Unauthorized, "the Authorization header must carry the environment's SDK key")
+	if _, err := h.authenticate(w, r, environment.ServerCredential, cred); err != nil {
+		return err
 	}
 	sub, first, err := h.s.Streams().Subscribe(r.Context(), environment.ServerCredential, cred)
 	if err != nil {
