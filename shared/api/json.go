@@ -76,9 +76,15 @@ func IsSemanticPatch(r *http.Request) bool {
 	return m == SemanticPatchModel || m == LaunchDarklySemanticPatchModel
 }
 
-// WriteJSON writes v with status.
+// WriteJSON writes v with status. The answer to a request that names a
+// dated LaunchDarkly API version has its jsondoc.MillisString timestamps
+// as integers, as LaunchDarkly's clients decode them; every other answer
+// keeps the spec's strings.
 func WriteJSON(w http.ResponseWriter, status int, v any) {
 	body, err := json.Marshal(v)
+	if err == nil && answersDated(w) {
+		body, err = jsondoc.StringMillisAsIntegers(v, body)
+	}
 	if err != nil {
 		body = []byte(fmt.Sprintf(`{"code":%q,"message":"an internal error occurred","id":""}`, fault.Internal))
 		status = http.StatusInternalServerError

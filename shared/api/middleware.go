@@ -103,10 +103,12 @@ const BetaHeader = "SVC-API-Version"
 
 // LDVersionHeader is LaunchDarkly's name for it, which LaunchDarkly's own
 // clients send: "beta" there opts in to beta operations just the same.
-// Its dated values (LaunchDarkly's Terraform provider sends 20220603 on
+// Its dated values (LaunchDarkly's Terraform provider sends 20240415 on
 // every request) select an API version in the reference; flagplane serves
-// one version, so they are accepted on every operation and ignored. They
-// are not "beta": a beta operation still needs one of the two set to beta.
+// one version, so they are accepted on every operation, and change only
+// the type of the timestamps the spec has as strings (jsondoc.MillisString,
+// written as integers then). They are not "beta": a beta operation still
+// needs one of the two set to beta.
 const LDVersionHeader = "LD-API-Version"
 
 // hasBeta reports whether either header says beta. Each accepts the value

@@ -83,7 +83,7 @@ func NewRouter(ops []catalog.Operation, rt Routes) (http.Handler, error) {
 	// CORS comes before routing, so preflights are answered for every path
 	// with no token; method override too, so a tunnelled request is routed
 	// by the method it names.
-	return withRequestID(withAccessLog(withRecovery(withCORS(rt.CORSOrigins, ops, withMethodOverride(jsonFallbacks(mux)))))), nil
+	return withRequestID(withAccessLog(withRecovery(withCORS(rt.CORSOrigins, ops, withMethodOverride(withAPIVersion(jsonFallbacks(mux))))))), nil
 }
 
 func register(mux *http.ServeMux, pattern string, h http.Handler) (err error) {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/flagplane/flagplane/shared/aiconfig"
@@ -15,6 +14,7 @@ import (
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/flag"
 	"github.com/flagplane/flagplane/shared/identity"
+	"github.com/flagplane/flagplane/shared/jsondoc"
 	"github.com/flagplane/flagplane/shared/listing"
 	"github.com/flagplane/flagplane/shared/policy"
 	"github.com/flagplane/flagplane/shared/semanticpatch"
@@ -22,12 +22,12 @@ import (
 
 // approvalReviewRep is one review as the API shows it.
 type approvalReviewRep struct {
-	ID             string `json:"_id"`
-	Kind           string `json:"kind"`
-	CreationDate   string `json:"creationDate"`
-	Comment        string `json:"comment,omitempty"`
-	MemberID       string `json:"memberId,omitempty"`
-	ServiceTokenID string `json:"serviceTokenId,omitempty"`
+	ID             string               `json:"_id"`
+	Kind           string               `json:"kind"`
+	CreationDate   jsondoc.MillisString `json:"creationDate"`
+	Comment        string               `json:"comment,omitempty"`
+	MemberID       string               `json:"memberId,omitempty"`
+	ServiceTokenID string               `json:"serviceTokenId,omitempty"`
 }
 
 // approvalRep is an approval request as the API shows it (spec 2.7).
@@ -37,7 +37,7 @@ type approvalRep struct {
 	Links                   api.Links                    `json:"_links"`
 	ID                      string                       `json:"_id"`
 	Version                 int64                        `json:"_version"`
-	CreationDate            string                       `json:"creationDate"`
+	CreationDate            jsondoc.MillisString         `json:"creationDate"`
 	ServiceKind             string                       `json:"serviceKind"`
 	RequestorID             string                       `json:"requestorId,omitempty"`
 	RequestorServiceTokenID string                       `json:"requestorServiceTokenId,omitempty"`
@@ -46,14 +46,14 @@ type approvalRep struct {
 	AllReviews              []approvalReviewRep          `json:"allReviews"`
 	NotifyMemberIDs         []string                     `json:"notifyMemberIds"`
 	NotifyTeamKeys          []string                     `json:"notifyTeamKeys"`
-	AppliedDate             string                       `json:"appliedDate,omitempty"`
+	AppliedDate             jsondoc.MillisString         `json:"appliedDate,omitempty"`
 	AppliedByMemberID       string                       `json:"appliedByMemberId,omitempty"`
 	AppliedByServiceTokenID string                       `json:"appliedByServiceTokenId,omitempty"`
 	Status                  string                       `json:"status"`
 	FailureReason           string                       `json:"failureReason,omitempty"`
 	Instructions            []semanticpatch.Instruction  `json:"instructions"`
 	Conflicts               []approval.Conflict          `json:"conflicts"`
-	ExecutionDate           string                       `json:"executionDate,omitempty"`
+	ExecutionDate           jsondoc.MillisString         `json:"executionDate,omitempty"`
 	OperatingOnID           string                       `json:"operatingOnId"`
 	ResourceID              string                       `json:"resourceId"`
 	Source                  any                          `json:"source"`
@@ -64,13 +64,6 @@ type approvalRep struct {
 	Resource     *flagRep         `json:"resource,omitempty"`
 	Project      *projectRep      `json:"project,omitempty"`
 	Environments []EnvironmentRep `json:"environments,omitempty"`
-}
-
-func msString(ms int64) string {
-	if ms == 0 {
-		return ""
-	}
-	return strconv.FormatInt(ms, 10)
 }
 
 type approvalsRep struct {
@@ -130,19 +123,19 @@ func (v *approvalView) rep(a *approval.Request) (approvalRep, error) {
 	}
 	rep := approvalRep{
 		Links: links,
-		ID:    a.ID, Version: a.Version, CreationDate: msString(a.CreationDate), ServiceKind: a.ServiceKind,
+		ID:    a.ID, Version: a.Version, CreationDate: jsondoc.MillisString(a.CreationDate), ServiceKind: a.ServiceKind,
 		RequestorID: a.RequestorID, RequestorServiceTokenID: a.RequestorServiceTokenID, Description: a.Description,
 		ReviewStatus: a.ReviewStatus, AllReviews: []approvalReviewRep{}, NotifyMemberIDs: a.NotifyMemberIDs, NotifyTeamKeys: a.NotifyTeamKeys,
-		AppliedDate: msString(a.AppliedDate), AppliedByMemberID: a.AppliedByMemberID, AppliedByServiceTokenID: a.AppliedByServiceTokenID,
+		AppliedDate: jsondoc.MillisString(a.AppliedDate), AppliedByMemberID: a.AppliedByMemberID, AppliedByServiceTokenID: a.AppliedByServiceTokenID,
 		Status: a.Status, FailureReason: a.FailureReason, Instructions: a.Instructions, Conflicts: conflicts,
-		ExecutionDate: msString(a.ExecutionDate), OperatingOnID: a.OperatingOnID, ResourceID: a.ResourceID,
+		ExecutionDate: jsondoc.MillisString(a.ExecutionDate), OperatingOnID: a.OperatingOnID, ResourceID: a.ResourceID,
 		ApprovalSettings: a.ApprovalSettings,
 	}
 	if len(a.IntegrationConfig) > 0 {
 		rep.IntegrationConfig = a.IntegrationConfig
 	}
 	for _, rv := range a.AllReviews {
-		rep.AllReviews = append(rep.AllReviews, approvalReviewRep{ID: rv.ID, Kind: rv.Kind, CreationDate: msString(rv.CreationDate),
+		rep.AllReviews = append(rep.AllReviews, approvalReviewRep{ID: rv.ID, Kind: rv.Kind, CreationDate: jsondoc.MillisString(rv.CreationDate),
 			Comment: rv.Comment, MemberID: rv.MemberID, ServiceTokenID: rv.ServiceTokenID})
 	}
 	for _, e := range v.expand {
@@ -239,7 +232,6 @@ func approvalHandlers(s Services) map[string]api.Handler {
 			total := int64(len(shown))
 			out := approvalsRep{TotalCount: total, Items: []approvalRep{}, Links: api.OffsetLinks(approval.CollectionHref, q, offset, limit, total)}
 			for _, a := range listing.Window(shown, offset, limit) {
-
 				rep, err := v.rep(a)
 				if err != nil {
 					return err

@@ -3,13 +3,13 @@ package endpoints
 import (
 	"encoding/json"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/audit"
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/identity"
+	"github.com/flagplane/flagplane/shared/jsondoc"
 	"github.com/flagplane/flagplane/shared/policy"
 )
 
@@ -40,26 +40,26 @@ type parentRep struct {
 
 // entryRep is an audit log entry; the detailed fields only in the single read.
 type entryRep struct {
-	Links            api.Links       `json:"_links"`
-	ID               string          `json:"_id"`
-	AccountID        string          `json:"_accountId"`
-	Date             string          `json:"date"`
-	Accesses         []audit.Access  `json:"accesses"`
-	Kind             string          `json:"kind"`
-	Name             string          `json:"name"`
-	Description      string          `json:"description"`
-	ShortDescription string          `json:"shortDescription"`
-	Comment          string          `json:"comment"`
-	Subject          subjectRep      `json:"subject"`
-	Member           *entryMemberRep `json:"member,omitempty"`
-	Token            *entryTokenRep  `json:"token,omitempty"`
-	TitleVerb        string          `json:"titleVerb"`
-	Title            string          `json:"title"`
-	Target           string          `json:"target"`
-	Parent           *parentRep      `json:"parent,omitempty"`
-	PreviousVersion  json.RawMessage `json:"previousVersion,omitempty"`
-	CurrentVersion   json.RawMessage `json:"currentVersion,omitempty"`
-	Delta            json.RawMessage `json:"delta,omitempty"`
+	Links            api.Links            `json:"_links"`
+	ID               string               `json:"_id"`
+	AccountID        string               `json:"_accountId"`
+	Date             jsondoc.MillisString `json:"date"`
+	Accesses         []audit.Access       `json:"accesses"`
+	Kind             string               `json:"kind"`
+	Name             string               `json:"name"`
+	Description      string               `json:"description"`
+	ShortDescription string               `json:"shortDescription"`
+	Comment          string               `json:"comment"`
+	Subject          subjectRep           `json:"subject"`
+	Member           *entryMemberRep      `json:"member,omitempty"`
+	Token            *entryTokenRep       `json:"token,omitempty"`
+	TitleVerb        string               `json:"titleVerb"`
+	Title            string               `json:"title"`
+	Target           string               `json:"target"`
+	Parent           *parentRep           `json:"parent,omitempty"`
+	PreviousVersion  json.RawMessage      `json:"previousVersion,omitempty"`
+	CurrentVersion   json.RawMessage      `json:"currentVersion,omitempty"`
+	Delta            json.RawMessage      `json:"delta,omitempty"`
 }
 
 // newEntryRep builds the summary form; detailed adds previousVersion,
@@ -67,7 +67,7 @@ type entryRep struct {
 func newEntryRep(e audit.Entry, detailed bool) entryRep {
 	r := entryRep{
 		Links: api.Links{"self": api.JSONLink("/api/v2/auditlog/" + e.ID), "parent": api.JSONLink("/api/v2/auditlog")},
-		ID:    e.ID, AccountID: e.AccountID, Date: strconv.FormatInt(e.Date, 10), Accesses: e.Accesses, Kind: e.Kind,
+		ID:    e.ID, AccountID: e.AccountID, Date: jsondoc.MillisString(e.Date), Accesses: e.Accesses, Kind: e.Kind,
 		Name: e.Name, Description: e.Description, ShortDescription: e.ShortDescription, Comment: e.Comment,
 		Subject: subjectRep{Links: api.Links{}, Name: e.Subject.Name}, TitleVerb: e.TitleVerb, Title: e.Title, Target: e.Target,
 	}

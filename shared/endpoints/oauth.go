@@ -7,10 +7,10 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"strconv"
 
 	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/identity"
+	"github.com/flagplane/flagplane/shared/jsondoc"
 	"github.com/flagplane/flagplane/shared/oauth"
 	"github.com/flagplane/flagplane/shared/policy"
 )
@@ -18,22 +18,22 @@ import (
 // oauthClientRep is an OAuth 2.0 client as the API shows it (spec 2.3).
 // ClientSecret is set only in the create response.
 type oauthClientRep struct {
-	Links        api.Links     `json:"_links"`
-	Name         string        `json:"name"`
-	Description  string        `json:"description"`
-	AccountID    string        `json:"_accountId"`
-	ClientID     string        `json:"_clientId"`
-	ClientSecret string        `json:"_clientSecret,omitempty"`
-	RedirectURI  string        `json:"redirectUri"`
-	CreationDate string        `json:"_creationDate"`
-	Access       policy.Access `json:"_access"`
+	Links        api.Links            `json:"_links"`
+	Name         string               `json:"name"`
+	Description  string               `json:"description"`
+	AccountID    string               `json:"_accountId"`
+	ClientID     string               `json:"_clientId"`
+	ClientSecret string               `json:"_clientSecret,omitempty"`
+	RedirectURI  string               `json:"redirectUri"`
+	CreationDate jsondoc.MillisString `json:"_creationDate"`
+	Access       policy.Access        `json:"_access"`
 }
 
 func newOAuthClientRep(r *http.Request, c *oauth.Client) oauthClientRep {
 	return oauthClientRep{
 		Links: api.Links{"self": api.JSONLink(oauth.Href(c.ID)), "parent": api.JSONLink(oauth.CollectionHref)},
 		Name:  c.Name, Description: c.Description, AccountID: c.AccountID, ClientID: c.ID, RedirectURI: c.RedirectURI,
-		CreationDate: strconv.FormatInt(c.CreationDate, 10),
+		CreationDate: jsondoc.MillisString(c.CreationDate),
 		Access:       accessOf(r, policy.NewResource("oauth-client", c.ID), oauth.Actions),
 	}
 }

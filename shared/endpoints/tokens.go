@@ -27,27 +27,27 @@ type tokenMemberRep struct {
 // tokenRep is an access token as the API shows it (spec 2.10). Token holds
 // the whole value only in the create and reset answers; later its last four
 // characters. Its timestamps are Unix milliseconds as JSON strings, as the
-// spec types them (the reference has integers); lastUsed and expiry are
+// spec types them (integers for a dated LD-API-Version); lastUsed and expiry are
 // left out while the token was never used or never expires.
 type tokenRep struct {
-	Links             api.Links          `json:"_links"`
-	ID                string             `json:"_id"`
-	OwnerID           string             `json:"ownerId"`
-	MemberID          string             `json:"memberId"`
-	Member            *tokenMemberRep    `json:"_member,omitempty"`
-	Name              string             `json:"name"`
-	Description       string             `json:"description"`
-	CreationDate      string             `json:"creationDate"`
-	LastModified      string             `json:"lastModified"`
-	CustomRoleIDs     []string           `json:"customRoleIds"`
-	InlineRole        []policy.Statement `json:"inlineRole"`
-	Role              string             `json:"role,omitempty"`
-	Token             string             `json:"token"`
-	ServiceToken      bool               `json:"serviceToken"`
-	DefaultAPIVersion int                `json:"defaultApiVersion"`
-	LastUsed          string             `json:"lastUsed,omitempty"`
-	Expiry            string             `json:"expiry,omitempty"`
-	Access            policy.Access      `json:"_access"`
+	Links             api.Links            `json:"_links"`
+	ID                string               `json:"_id"`
+	OwnerID           string               `json:"ownerId"`
+	MemberID          string               `json:"memberId"`
+	Member            *tokenMemberRep      `json:"_member,omitempty"`
+	Name              string               `json:"name"`
+	Description       string               `json:"description"`
+	CreationDate      jsondoc.MillisString `json:"creationDate"`
+	LastModified      jsondoc.MillisString `json:"lastModified"`
+	CustomRoleIDs     []string             `json:"customRoleIds"`
+	InlineRole        []policy.Statement   `json:"inlineRole"`
+	Role              string               `json:"role,omitempty"`
+	Token             string               `json:"token"`
+	ServiceToken      bool                 `json:"serviceToken"`
+	DefaultAPIVersion int                  `json:"defaultApiVersion"`
+	LastUsed          jsondoc.MillisString `json:"lastUsed,omitempty"`
+	Expiry            jsondoc.MillisString `json:"expiry,omitempty"`
+	Access            policy.Access        `json:"_access"`
 }
 
 func newTokenRep(r *http.Request, t token.Token, m *member.Member, value string) tokenRep {
@@ -61,9 +61,9 @@ func newTokenRep(r *http.Request, t token.Token, m *member.Member, value string)
 	rep := tokenRep{
 		Links: api.Links{"self": api.JSONLink(token.Href(t.ID)), "parent": api.JSONLink("/api/v2/tokens")},
 		ID:    t.ID, OwnerID: t.OwnerID, MemberID: t.MemberID, Name: t.Name, Description: t.Description,
-		CreationDate: msString(t.CreationDate), LastModified: msString(t.LastModified), CustomRoleIDs: t.CustomRoleIDs, InlineRole: t.InlineRole,
+		CreationDate: jsondoc.MillisString(t.CreationDate), LastModified: jsondoc.MillisString(t.LastModified), CustomRoleIDs: t.CustomRoleIDs, InlineRole: t.InlineRole,
 		Role: string(t.Role), Token: value, ServiceToken: t.ServiceToken, DefaultAPIVersion: t.DefaultAPIVersion,
-		LastUsed: msString(t.LastUsed), Expiry: msString(t.Expiry),
+		LastUsed: jsondoc.MillisString(t.LastUsed), Expiry: jsondoc.MillisString(t.Expiry),
 		Access: accessOf(r, policy.NewResource("member", owner).Child("token", t.ID), token.Actions),
 	}
 	if rep.InlineRole == nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/flagplane/flagplane/shared/audit"
 	"github.com/flagplane/flagplane/shared/fault"
+	"github.com/flagplane/flagplane/shared/jsondoc"
 	"github.com/flagplane/flagplane/shared/sdkdata"
 	"github.com/flagplane/flagplane/shared/store"
 )
@@ -329,11 +330,11 @@ func (s *Service) Validate(ctx context.Context, c *Config) Validation {
 
 // BigSegmentStatus is a big segment store's `_status`.
 type BigSegmentStatus struct {
-	Available        bool         `json:"available"`
-	PotentiallyStale bool         `json:"potentiallyStale"`
-	LastSync         int64        `json:"lastSync,omitempty,string"`
-	LastError        int64        `json:"lastError,omitempty,string"`
-	Errors           []StoreError `json:"errors"`
+	Available        bool                 `json:"available"`
+	PotentiallyStale bool                 `json:"potentiallyStale"`
+	LastSync         jsondoc.MillisString `json:"lastSync,omitempty"`
+	LastError        jsondoc.MillisString `json:"lastError,omitempty"`
+	Errors           []StoreError         `json:"errors"`
 }
 
 // BigSegmentStatus checks the store now: it is potentially stale when it
@@ -344,21 +345,21 @@ func (s *Service) BigSegmentStatus(ctx context.Context, c *Config) (BigSegmentSt
 	if err != nil {
 		return BigSegmentStatus{}, err
 	}
-	out := BigSegmentStatus{LastSync: rec.LastSync, LastError: rec.LastError, Errors: rec.Errors}
+	out := BigSegmentStatus{LastSync: jsondoc.MillisString(rec.LastSync), LastError: jsondoc.MillisString(rec.LastError), Errors: rec.Errors}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	now := s.now()
 	synced, err := s.synchronizedOn(ctx, c)
 	if err != nil {
-		out.LastError = now.UnixMilli()
-		out.Errors = append([]StoreError{{StatusCode: 503, Message: "connection check: " + err.Error(), Timestamp: out.LastError}}, out.Errors...)
+		out.LastError = jsondoc.MillisString(now.UnixMilli())
+		out.Errors = append([]StoreError{{StatusCode: 503, Message: "connection check: " + err.Error(), Timestamp: now.UnixMilli()}}, out.Errors...)
 		if len(out.Errors) > maxErrors {
 			out.Errors = out.Errors[:maxErrors]
 		}
 		out.PotentiallyStale = true
 		return out, nil
 	}
-	out.LastSync = synced
+	out.LastSync = jsondoc.MillisString(synced)
 	out.PotentiallyStale = synced == 0 || now.Sub(time.UnixMilli(synced)) > StaleAfter
 	// The reference's meaning: synchronized, and recently.
 	out.Available = !out.PotentiallyStale

@@ -242,7 +242,7 @@ func TestBigSegmentStatusFollowsTheStoresSynchronizedOnTime(t *testing.T) {
 			if st.Available != tc.available || st.PotentiallyStale != tc.stale || len(st.Errors) != tc.errors {
 				t.Fatalf("status %+v", st)
 			}
-			if tc.err == nil && st.LastSync != tc.ms {
+			if tc.err == nil && int64(st.LastSync) != tc.ms {
 				t.Fatalf("lastSync %d, want %d", st.LastSync, tc.ms)
 			}
 		})

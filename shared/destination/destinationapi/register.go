@@ -15,7 +15,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -24,6 +23,7 @@ import (
 	"github.com/flagplane/flagplane/shared/destination"
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/identity"
+	"github.com/flagplane/flagplane/shared/jsondoc"
 	"github.com/flagplane/flagplane/shared/policy"
 )
 
@@ -144,7 +144,7 @@ type rep struct {
 	Version            int64                  `json:"version"`
 	Config             string                 `json:"config"`
 	On                 bool                   `json:"on"`
-	CreatedAt          string                 `json:"createdAt"`
+	CreatedAt          jsondoc.MillisString   `json:"createdAt"`
 	MaintainerID       string                 `json:"maintainerId,omitempty"`
 	Access             policy.Access          `json:"_access"`
 	CompletedArtifacts *destination.Artifacts `json:"completedArtifacts,omitempty"`
@@ -160,7 +160,7 @@ func newRep(r *http.Request, d *destination.Destination) rep {
 	p, _ := identity.From(r.Context())
 	res := resourceOf(d)
 	return rep{ID: d.ID, Name: d.Name, Kind: d.Kind, Version: d.Version, Config: string(cfg), On: d.On,
-		CreatedAt: strconv.FormatInt(d.CreatedAt, 10), MaintainerID: d.MaintainerID,
+		CreatedAt: jsondoc.MillisString(d.CreatedAt), MaintainerID: d.MaintainerID,
 		Access: p.Access(api.StoredTags(r, res), destination.Actions), CompletedArtifacts: d.CompletedArtifacts,
 		Links: api.Links{"self": api.JSONLink(destination.Href(d.ProjectKey, d.EnvKey, d.ID)), "parent": api.JSONLink(destination.ListHref)}}
 }

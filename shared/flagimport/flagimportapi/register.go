@@ -5,13 +5,13 @@ package flagimportapi
 import (
 	"context"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/app"
 	"github.com/flagplane/flagplane/shared/flagimport"
 	"github.com/flagplane/flagplane/shared/identity"
+	"github.com/flagplane/flagplane/shared/jsondoc"
 	"github.com/flagplane/flagplane/shared/policy"
 	"github.com/flagplane/flagplane/shared/project"
 )
@@ -54,16 +54,9 @@ type configRep struct {
 // strings (spec 2.18), absent before the first import or error.
 type statusRep struct {
 	Status     string                `json:"status"`
-	LastImport string                `json:"lastImport,omitempty"`
-	LastError  string                `json:"lastError,omitempty"`
+	LastImport jsondoc.MillisString  `json:"lastImport,omitempty"`
+	LastError  jsondoc.MillisString  `json:"lastError,omitempty"`
 	Errors     []flagimport.RunError `json:"errors"`
-}
-
-func millis(ms int64) string {
-	if ms == 0 {
-		return ""
-	}
-	return strconv.FormatInt(ms, 10)
 }
 
 func newConfigRep(r *http.Request, c *flagimport.Configuration, run *flagimport.Run) configRep {
@@ -79,7 +72,7 @@ func newConfigRep(r *http.Request, c *flagimport.Configuration, run *flagimport.
 		},
 		ID: m.ID, IntegrationKey: m.IntegrationKey, ProjectKey: m.ProjectKey, Config: m.Config, Tags: m.Tags, Name: m.Name,
 		Version: m.Version, Access: p.Access(api.StoredTags(r, res), flagimport.Actions),
-		Status: statusRep{Status: v.Status, LastImport: millis(v.LastImport), LastError: millis(v.LastError), Errors: v.Errors},
+		Status: statusRep{Status: v.Status, LastImport: jsondoc.MillisString(v.LastImport), LastError: jsondoc.MillisString(v.LastError), Errors: v.Errors},
 	}
 }
 

@@ -1,10 +1,9 @@
 package insightapi
 
 import (
-	"strconv"
-
 	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/insight"
+	"github.com/flagplane/flagplane/shared/jsondoc"
 )
 
 const base = "/api/v2/engineering-insights"
@@ -53,12 +52,12 @@ type deploymentsRep struct {
 // strings of Unix ms). The scores read uses it too: it is the same
 // reference schema (InsightPeriod), so one type for both.
 type periodStringRep struct {
-	StartTime string `json:"startTime"`
-	EndTime   string `json:"endTime"`
+	StartTime jsondoc.MillisString `json:"startTime"`
+	EndTime   jsondoc.MillisString `json:"endTime"`
 }
 
 func stringPeriod(p insight.Period) periodStringRep {
-	return periodStringRep{StartTime: strconv.FormatInt(p.Start, 10), EndTime: strconv.FormatInt(p.End, 10)}
+	return periodStringRep{StartTime: jsondoc.MillisString(p.Start), EndTime: jsondoc.MillisString(p.End)}
 }
 
 type rangeRep struct {
@@ -125,21 +124,21 @@ type scoreMetadataRep struct {
 
 // groupRep is an insight group (spec 2.5: createdAt a string of Unix ms).
 type groupRep struct {
-	Key             string            `json:"key"`
-	Name            string            `json:"name"`
-	ProjectKey      string            `json:"projectKey"`
-	EnvironmentKey  string            `json:"environmentKey"`
-	ApplicationKeys []string          `json:"applicationKeys"`
-	CreatedAt       string            `json:"createdAt"`
-	Environment     any               `json:"environment,omitempty"`
-	Scores          *scoresRep        `json:"scores,omitempty"`
-	ScoreMetadata   *scoreMetadataRep `json:"scoreMetadata,omitempty"`
-	Links           api.Links         `json:"_links"`
+	Key             string               `json:"key"`
+	Name            string               `json:"name"`
+	ProjectKey      string               `json:"projectKey"`
+	EnvironmentKey  string               `json:"environmentKey"`
+	ApplicationKeys []string             `json:"applicationKeys"`
+	CreatedAt       jsondoc.MillisString `json:"createdAt"`
+	Environment     any                  `json:"environment,omitempty"`
+	Scores          *scoresRep           `json:"scores,omitempty"`
+	ScoreMetadata   *scoreMetadataRep    `json:"scoreMetadata,omitempty"`
+	Links           api.Links            `json:"_links"`
 }
 
 func newGroupRep(g *insight.Group) groupRep {
 	return groupRep{Key: g.Key, Name: g.Name, ProjectKey: g.ProjectKey, EnvironmentKey: g.EnvironmentKey,
-		ApplicationKeys: g.ApplicationKeys, CreatedAt: strconv.FormatInt(g.CreatedAt, 10),
+		ApplicationKeys: g.ApplicationKeys, CreatedAt: jsondoc.MillisString(g.CreatedAt),
 		Links: api.Self(insight.GroupHref(g.Key))}
 }
 
@@ -197,25 +196,25 @@ type experimentsRep struct {
 
 // flagEventRep is a flag event (spec 2.22: eventTime a string of Unix ms).
 type flagEventRep struct {
-	ID              string          `json:"id"`
-	ProjectID       string          `json:"projectId"`
-	ProjectKey      string          `json:"projectKey"`
-	EnvironmentID   string          `json:"environmentId,omitempty"`
-	EnvironmentKey  string          `json:"environmentKey,omitempty"`
-	FlagKey         string          `json:"flagKey"`
-	EventType       string          `json:"eventType"`
-	EventTime       string          `json:"eventTime"`
-	Description     string          `json:"description"`
-	AuditLogEntryID string          `json:"auditLogEntryId"`
-	Member          *memberRep      `json:"member,omitempty"`
-	Actions         []string        `json:"actions"`
-	Impact          impactRep       `json:"impact"`
-	Experiments     *experimentsRep `json:"experiments,omitempty"`
+	ID              string               `json:"id"`
+	ProjectID       string               `json:"projectId"`
+	ProjectKey      string               `json:"projectKey"`
+	EnvironmentID   string               `json:"environmentId,omitempty"`
+	EnvironmentKey  string               `json:"environmentKey,omitempty"`
+	FlagKey         string               `json:"flagKey"`
+	EventType       string               `json:"eventType"`
+	EventTime       jsondoc.MillisString `json:"eventTime"`
+	Description     string               `json:"description"`
+	AuditLogEntryID string               `json:"auditLogEntryId"`
+	Member          *memberRep           `json:"member,omitempty"`
+	Actions         []string             `json:"actions"`
+	Impact          impactRep            `json:"impact"`
+	Experiments     *experimentsRep      `json:"experiments,omitempty"`
 }
 
 func newFlagEventRep(e insight.FlagEvent, expandExperiments bool) flagEventRep {
 	r := flagEventRep{ID: e.ID, ProjectID: e.ProjectID, ProjectKey: e.ProjectKey, EnvironmentID: e.EnvironmentID,
-		EnvironmentKey: e.EnvironmentKey, FlagKey: e.FlagKey, EventType: e.EventType, EventTime: strconv.FormatInt(e.EventTime, 10),
+		EnvironmentKey: e.EnvironmentKey, FlagKey: e.FlagKey, EventType: e.EventType, EventTime: jsondoc.MillisString(e.EventTime),
 		Description: e.Description, AuditLogEntryID: e.AuditLogEntryID, Actions: e.Actions,
 		Impact: impactRep{Size: e.Impact.Size, Percentage: e.Impact.Percentage, Reason: e.Impact.Reason,
 			EvaluationsSummary: evaluationsSummaryRep{Variations: make([]variationEvalsRep, 0, len(e.Impact.Variations))}}}
