@@ -237,6 +237,14 @@ func TestListsShowOnlyWhatTheCallerMayRead(t *testing.T) {
 						if in := slices.Contains(got, id); in == hidden(s) {
 							t.Errorf("item %s of %v shown: %v, want %v (the list shows %v)", id, s, in, !hidden(s), got)
 						}
+						if !strings.HasPrefix(id, "/api/v2/") {
+							return // no path of its own to GET
+						}
+						// The GET of the item decides as the list did.
+						want := map[bool]int{false: http.StatusOK, true: http.StatusForbidden}[hidden(s)]
+						if res := srv.Do(t, http.MethodGet, id, nil, append([]string{"Authorization", tokens[role.key]}, c.headers...)...); res.Status != want {
+							t.Errorf("GET %s: %d, want %d: %s", id, res.Status, want, res.Body)
+						}
 					})
 				}
 				if c.pages {
