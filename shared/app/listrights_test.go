@@ -397,3 +397,60 @@ func TestListFilterTableCoversTheCatalog(t *testing.T) {
 		}
 	}
 }
+
+// TestInsightRepositoriesNameOnlyProjectsTheCallerMayRead: repositories
+// are account-level, but the projects an expand names are filtered by the
+// view right, and their totalCount counts what is shown.
+func TestInsightRepositoriesNameOnlyProjectsTheCallerMayRead(t *testing.T) {
+	rightsBackends(t, func(t *testing.T, srv *apptest.Server) {
+		for _, p := range []string{"pa", "pb"} {
+			srv.MustCreateProject(t, p)
+		}
+		role := listRoles[0] // denies proj/pb
+		mustDo(t, srv, http.StatusCreated, http.MethodPost, "/api/v2/roles", map[string]any{"key": role.key, "name": role.key,
+			"basePermissions": "reader", "policy": role.statements})
+		_, tok := srv.MustCreateToken(t, map[string]any{"name": role.key, "customRoleIds": []string{role.key}})
+		mustDo(t, srv, http.StatusOK, http.MethodPost, "/api/v2/code-refs/repositories", map[string]any{"name": "shop-web", "sourceLink": "https://git.example.com/shop-web"})
+		mustDo(t, srv, http.StatusOK, http.MethodPut, "/api/v2/engineering-insights/repositories/projects", map[string]any{"mappings": []any{
+			map[string]any{"repositoryKey": "shop-web", "projectKey": "pa"}, map[string]any{"repositoryKey": "shop-web", "projectKey": "pb"}}}, beta...)
+		projectsOf := func(tb testing.TB, tok string) ([]string, int) {
+			tb.Helper()
+			var list struct {
+				Items []struct {
+					Projects struct {
+						TotalCount int `json:"totalCount"`
+						Items      []struct {
+							Key string `json:"key"`
+						} `json:"items"`
+					} `json:"projects"`
+				} `json:"items"`
+			}
+			mustDo(tb, srv, http.StatusOK, http.MethodGet, "/api/v2/engineering-insights/repositories?expand=projects", nil,
+				append([]string{"Authorization", tok}, beta...)...).JSON(tb, &list)
+			if len(list.Items) != 1 {
+				tb.Fatalf("%d repositories, want 1", len(list.Items))
+			}
+			var keys []string
+			for _, p := range list.Items[0].Projects.Items {
+				keys = append(keys, p.Key)
+			}
+			return keys, list.Items[0].Projects.TotalCount
+		}
+		tests := []struct {
+			name, token string
+			want        []string
+		}{
+			{"the admin sees both mapped projects", srv.Token, []string{"pa", "pb"}},
+			{"a role denying pb sees only pa, and counts only pa", tok, []string{"pa"}},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				keys, total := projectsOf(t, tt.token)
+				slices.Sort(keys)
+				if !slices.Equal(keys, tt.want) || total != len(tt.want) {
+					t.Errorf("projects %v (totalCount %d), want %v", keys, total, tt.want)
+				}
+			})
+		}
+	})
+}
