@@ -74,34 +74,60 @@ type Result struct {
 	Skipped   int
 }
 
-// Apply aggregates one payload. A payload whose id was already counted is
-// skipped; when aggregation fails the id is released, so the retry counts.
+// Apply aggregates one payload. A payload whose id was applied before is
+// a duplicate and writes nothing. A payload with an id is applied in
+// steps, each written in one commit with a mark of its own (writeSteps),
+// so a delivery that failed or crashed part-way can be delivered again:
+// the steps that landed are skipped, the others written, and each event
+// counts once. A payload without an id is applied in one go, unmarked.
 func (a *Aggregator) Apply(ctx context.Context, p Payload) (Result, error) {
 	now := a.now()
+	if p.PayloadID == "" {
+		if err := a.export(ctx, p); err != nil {
+			return Result{}, err
+		}
+		return a.apply(ctx, p, now, nil)
+	}
+	mark := store.PayloadKey(p.EnvID, p.PayloadID)
+	it, err := a.table.Get(ctx, mark)
+	switch {
+	case err == nil:
+		if !pendingMark(it.Data) {
+			return Result{Duplicate: true}, nil
+		}
+	case !errors.Is(err, store.ErrNotFound):
+		return Result{}, fmt.Errorf("read mark of payload %q: %w", p.PayloadID, err)
+	}
 	if err := a.export(ctx, p); err != nil {
 		return Result{}, err
 	}
-	if p.PayloadID != "" {
-		mark := store.PayloadKey(p.EnvID, p.PayloadID)
-		err := a.table.Put(ctx, store.Item{PK: mark.PK, SK: mark.SK, Version: 1, TTL: now.Add(PayloadTTL).Unix(), Data: []byte("{}")}, store.IfNotExists())
-		if errors.Is(err, store.ErrConditionFailed) {
-			return Result{Duplicate: true}, nil
-		}
-		if err != nil {
-			return Result{}, fmt.Errorf("mark payload %q: %w", p.PayloadID, err)
-		}
-		res, err := a.apply(ctx, p, now)
-		if err != nil {
-			if derr := a.table.Delete(ctx, mark, store.Cond{}); derr != nil {
-				a.logger.Error("release payload id", "payloadId", p.PayloadID, "err", derr)
-			}
-		}
+	res, err := a.apply(ctx, p, now, &progress{envID: p.EnvID, payloadID: p.PayloadID, ttl: now.Add(PayloadTTL).Unix()})
+	if err != nil {
 		return res, err
 	}
-	return a.apply(ctx, p, now)
+	// Only now is the payload a duplicate for later deliveries; a crash
+	// before this put leaves each step's mark, so the next one skips them.
+	if err := a.table.Put(ctx, store.Item{PK: mark.PK, SK: mark.SK, Version: 1, TTL: now.Add(PayloadTTL).Unix(), Data: []byte("{}")}, store.Cond{}); err != nil {
+		return res, fmt.Errorf("mark payload %q applied: %w", p.PayloadID, err)
+	}
+	return res, nil
 }
 
-func (a *Aggregator) apply(ctx context.Context, p Payload, now time.Time) (Result, error) {
+// payloadMark is the data of a payload's mark. Marks without Pending
+// (and those older files hold, "{}") say the payload was applied.
+type payloadMark struct {
+	// Pending says the payload was accepted into the local inbox and is
+	// not applied yet: a later payload with its id is still a duplicate,
+	// but the inbox's worker applies this one.
+	Pending bool `json:"pending,omitempty"`
+}
+
+func pendingMark(data []byte) bool {
+	var m payloadMark
+	return json.Unmarshal(data, &m) == nil && m.Pending
+}
+
+func (a *Aggregator) apply(ctx context.Context, p Payload, now time.Time, pr *progress) (Result, error) {
 	if IsDiagnostic(p.Source) {
 		return a.applyDiagnostic(ctx, p, now)
 	}
@@ -115,20 +141,27 @@ func (a *Aggregator) apply(ctx context.Context, p Payload, now time.Time) (Resul
 	for i := range events {
 		b.add(&events[i])
 	}
-	// Instances first: which are new decides what the attribute index counts.
-	if err := a.write(ctx, b.instanceChanges()); err != nil {
+	// Instances first: which are new decides what the attribute index
+	// and the context count count, so each chunk's mark keeps what its
+	// writes found.
+	if err := a.writeSteps(ctx, pr, "instances", b.instanceChanges(), b.fateOutcome()); err != nil {
 		return Result{}, err
 	}
 	b.settle()
 	b.attributeDeltas()
-	values, err := b.valueChanges(ctx, a.table)
+	values, err := b.valueChanges(ctx, a.table, pr)
 	if err != nil {
 		return Result{}, err
 	}
-	if err := a.write(ctx, values); err != nil {
+	if err := a.writeSteps(ctx, pr, "values", values, b.newValueOutcome()); err != nil {
 		return Result{}, err
 	}
-	if err := a.write(ctx, b.otherChanges(a.known)); err != nil {
+	// What may be written again without harm goes item by item; what adds
+	// up goes in marked steps, in an order that depends only on the payload.
+	if err := a.write(ctx, b.idempotentChanges(a.known)); err != nil {
+		return Result{}, err
+	}
+	if err := a.writeSteps(ctx, pr, "counters", b.counterChanges(), nil); err != nil {
 		return Result{}, err
 	}
 	for _, k := range b.learned {
@@ -388,9 +421,10 @@ func (b *batch) countChange() (change, bool) {
 	}}, true
 }
 
-// otherChanges are the references of new instances, the attribute index,
-// context kinds, applications, evaluation counters, the SDK and the hour's usage.
-func (b *batch) otherChanges(known *cache.Bounded[string, struct{}]) []change {
+// idempotentChanges are what a payload writes that may be written again
+// without harm: the references of new instances, context kinds,
+// applications, their versions and flags, and the SDK.
+func (b *batch) idempotentChanges(known *cache.Bounded[string, struct{}]) []change {
 	var out []change
 	p := b.p
 	now := b.now.UnixMilli()
@@ -402,13 +436,6 @@ func (b *batch) otherChanges(known *cache.Bounded[string, struct{}]) []change {
 			k := store.ContextRefKey(p.EnvID, string(c.Kind()), sdkcontext.Hash(c.Key()), in.id)
 			out = append(out, change{key: k, item: store.Item{PK: k.PK, SK: k.SK, Version: 1, Data: ref}})
 		}
-	}
-	for k, n := range b.names {
-		newValues := int64(len(b.newValues[k]))
-		out = append(out, change{key: k, merge: addName(n, newValues)})
-	}
-	if c, ok := b.countChange(); ok {
-		out = append(out, c)
 	}
 	// Context kinds, created the first time they are seen.
 	// A known kind's lastSeen moves once an hour per process.
@@ -449,12 +476,6 @@ func (b *batch) otherChanges(known *cache.Bounded[string, struct{}]) []change {
 			out = append(out, change{key: k, item: store.Item{PK: k.PK, SK: k.SK, Version: 1, Data: data}})
 		}
 	}
-	// Evaluation counters by flag, hour and variation.
-	for flagKey, byHour := range b.evals {
-		for hour, counts := range byHour {
-			out = append(out, change{key: store.FlagEvalKey(p.ProjectKey, p.EnvKey, flagKey, hour), merge: addEvals(flagKey, p.EnvKey, hour, counts)})
-		}
-	}
 	// The SDK, once an hour per process.
 	sdk := b.sdk
 	if seen := "sdk/" + p.EnvID + "/" + sdk.Type + "/" + sdk.Name + "/" + sdk.Version + "/" + hourOf(now); sdk.Name != "" && !has(seen) {
@@ -463,8 +484,55 @@ func (b *batch) otherChanges(known *cache.Bounded[string, struct{}]) []change {
 			out = append(out, change{key: it.Key(), merge: keepConnection(it)})
 		}
 	}
-	out = append(out, b.cellChange())
 	return out
+}
+
+// counterChanges are what a payload adds up: the context count, the
+// attribute names' counts, evaluation counters by flag, hour and
+// variation, and the hour's usage cell. Their order depends only on the
+// payload and what its instance and value steps found, so a delivery
+// again cuts them into the same marked chunks; the cell, whose hour is
+// the clock's, comes last.
+func (b *batch) counterChanges() []change {
+	var out []change
+	p := b.p
+	if c, ok := b.countChange(); ok {
+		out = append(out, c)
+	}
+	names := make([]store.Key, 0, len(b.names))
+	for k := range b.names {
+		names = append(names, k)
+	}
+	sortKeys(names)
+	for _, k := range names {
+		out = append(out, change{key: k, merge: addName(b.names[k], int64(len(b.newValues[k])))})
+	}
+	flags := make([]string, 0, len(b.evals))
+	for flagKey := range b.evals {
+		flags = append(flags, flagKey)
+	}
+	sort.Strings(flags)
+	for _, flagKey := range flags {
+		byHour := b.evals[flagKey]
+		hours := make([]string, 0, len(byHour))
+		for hour := range byHour {
+			hours = append(hours, hour)
+		}
+		sort.Strings(hours)
+		for _, hour := range hours {
+			out = append(out, change{key: store.FlagEvalKey(p.ProjectKey, p.EnvKey, flagKey, hour), merge: addEvals(flagKey, p.EnvKey, hour, byHour[hour])})
+		}
+	}
+	return append(out, b.cellChange())
+}
+
+func sortKeys(keys []store.Key) {
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].PK != keys[j].PK {
+			return keys[i].PK < keys[j].PK
+		}
+		return keys[i].SK < keys[j].SK
+	})
 }
 
 // attributeDeltas gathers the attribute names and scalar values of the
@@ -511,9 +579,71 @@ const MaxValuesPerAttribute = 1000
 
 // valueChanges are the value index writes, leaving out attributes that
 // hold MaxValuesPerAttribute values already; each value stored for the
-// first time is noted, so its name counts it.
-func (b *batch) valueChanges(ctx context.Context, table store.Table) ([]change, error) {
+// first time is noted, so its name counts it. Which attributes are full
+// is read once per payload: with progress it is kept in a mark, so a
+// delivery again leaves out the same ones and cuts the same chunks, even
+// though the counters the first delivery wrote may have filled one since.
+func (b *batch) valueChanges(ctx context.Context, table store.Table, pr *progress) ([]change, error) {
+	full, err := b.fullNames(ctx, table, pr)
+	if err != nil {
+		return nil, err
+	}
+	keys := make([]store.Key, 0, len(b.values))
+	for vk, d := range b.values {
+		if !full[d.name] {
+			keys = append(keys, vk)
+		}
+	}
+	sortKeys(keys)
+	b.newValues = map[store.Key]map[store.Key]bool{}
+	out := make([]change, 0, len(keys))
+	for _, vk := range keys {
+		d := b.values[vk]
+		out = append(out, change{key: vk, merge: func(old *store.Item) (store.Item, bool, error) {
+			doc := d.doc
+			if old != nil {
+				var prev sdkcontext.AttrValue
+				if err := json.Unmarshal(old.Data, &prev); err == nil {
+					doc.Weight += prev.Weight
+				}
+			}
+			b.noteValue(d.name, vk, old == nil)
+			data, err := json.Marshal(doc)
+			return store.Item{Data: data}, err == nil, err
+		}})
+	}
+	return out, nil
+}
+
+// noteValue records whether writing value vk of name created it.
+func (b *batch) noteValue(name, vk store.Key, isNew bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !isNew {
+		delete(b.newValues[name], vk)
+		return
+	}
+	if b.newValues[name] == nil {
+		b.newValues[name] = map[store.Key]bool{}
+	}
+	b.newValues[name][vk] = true
+}
+
+// fullNames reads which attribute names of the payload hold
+// MaxValuesPerAttribute values already; with progress, the first
+// delivery's answer is kept in a mark and read back by the next ones.
+func (b *batch) fullNames(ctx context.Context, table store.Table, pr *progress) (map[store.Key]bool, error) {
+	var mark store.Key
+	if pr != nil {
+		mark = pr.key("full")
+		if it, err := table.Get(ctx, mark); err == nil {
+			return decodeFull(it.Data)
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return nil, fmt.Errorf("read step mark %s: %w", mark.SK, err)
+		}
+	}
 	full := map[store.Key]bool{}
+	var names []store.Key
 	for nk := range b.names {
 		it, err := table.Get(ctx, nk)
 		if errors.Is(err, store.ErrNotFound) {
@@ -525,34 +655,41 @@ func (b *batch) valueChanges(ctx context.Context, table store.Table) ([]change, 
 		var n sdkcontext.AttrName
 		if err := json.Unmarshal(it.Data, &n); err == nil && n.Values >= MaxValuesPerAttribute {
 			full[nk] = true
+			names = append(names, nk)
 		}
 	}
-	b.newValues = map[store.Key]map[store.Key]bool{}
-	var out []change
-	for vk, d := range b.values {
-		if full[d.name] {
-			continue
-		}
-		out = append(out, change{key: vk, merge: func(old *store.Item) (store.Item, bool, error) {
-			doc := d.doc
-			if old != nil {
-				var prev sdkcontext.AttrValue
-				if err := json.Unmarshal(old.Data, &prev); err == nil {
-					doc.Weight += prev.Weight
-				}
-			} else {
-				b.mu.Lock()
-				if b.newValues[d.name] == nil {
-					b.newValues[d.name] = map[store.Key]bool{}
-				}
-				b.newValues[d.name][vk] = true
-				b.mu.Unlock()
-			}
-			data, err := json.Marshal(doc)
-			return store.Item{Data: data}, err == nil, err
-		}})
+	if pr == nil {
+		return full, nil
 	}
-	return out, nil
+	data, err := json.Marshal(names)
+	if err != nil {
+		return nil, fmt.Errorf("encode full attribute names: %w", err)
+	}
+	err = table.Put(ctx, store.Item{PK: mark.PK, SK: mark.SK, Version: 1, TTL: pr.ttl, Data: data}, store.IfNotExists())
+	if errors.Is(err, store.ErrConditionFailed) {
+		// A concurrent delivery of the same payload read first: its answer holds.
+		it, err := table.Get(ctx, mark)
+		if err != nil {
+			return nil, fmt.Errorf("read step mark %s: %w", mark.SK, err)
+		}
+		return decodeFull(it.Data)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("write step mark %s: %w", mark.SK, err)
+	}
+	return full, nil
+}
+
+func decodeFull(data []byte) (map[store.Key]bool, error) {
+	var names []store.Key
+	if err := json.Unmarshal(data, &names); err != nil {
+		return nil, fmt.Errorf("decode full attribute names: %w", err)
+	}
+	full := make(map[store.Key]bool, len(names))
+	for _, k := range names {
+		full[k] = true
+	}
+	return full, nil
 }
 
 // addName adds an attribute name's counts to the stored ones.

@@ -74,8 +74,11 @@ func TestBilledCallsPerPayload(t *testing.T) {
 			}
 			reads, writes := float64(c.reads.Load())/payloads, float64(c.writes.Load())/payloads
 			t.Logf("per payload of 400 events: %.0f reads, %.0f writes; per million events: %.0f reads, %.0f writes", reads, writes, reads*2500, writes*2500)
-			if writes > 4*float64(fresh)+40 {
-				t.Errorf("%.0f writes per payload, want at most %d: one per item touched", writes, 4*fresh+40)
+			// What adds up (and the instances, whose creation decides the
+			// counts) is written in transactions with the step marks that make
+			// a redelivered payload count once, billed twice per item.
+			if limit := 2 * (4*fresh + 40); writes > float64(limit) {
+				t.Errorf("%.0f writes per payload, want at most %d: two per item touched", writes, limit)
 			}
 		})
 	}

@@ -9,8 +9,9 @@
 // the export job has written them to the stage (export.go).
 //
 // A payload travels as one message (one per payload, never per event):
-// through an in-process queue locally, through SQS in AWS; the Aggregator
-// applies it. No HTTP or AWS code lives here.
+// through an inbox in the data file locally, through SQS in AWS; the
+// Aggregator applies it, in marked steps, so a delivery again after a
+// failure or a crash counts each event once. No HTTP or AWS code lives here.
 package ingest
 
 import (

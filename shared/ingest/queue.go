@@ -2,84 +2,254 @@ package ingest
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
+	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/flagplane/flagplane/shared/fault"
+	"github.com/flagplane/flagplane/shared/store"
 )
 
 // Queue takes payloads from the ingest handler to the aggregator.
 type Queue interface {
-	// Send hands one payload over; the handler answers 202 once it returns.
+	// Send hands one payload over; the handler answers 202 once it
+	// returns, so a payload Send took must not be lost.
 	Send(ctx context.Context, p Payload) error
 }
 
-// MemoryQueue is the local delivery path: payloads wait in a buffered
-// channel and one worker applies them, so the handler answers at once.
-// When the buffer is full, Send waits: the SDK's request slows down rather
-// than memory growing.
-type MemoryQueue struct {
-	ch      chan Payload
-	agg     *Aggregator
-	logger  *slog.Logger
-	pending sync.WaitGroup
+// InboxWait is how long Send waits for room in a full inbox before it
+// answers 503: the SDK keeps its events and sends them again.
+const InboxWait = 5 * time.Second
+
+// applyAttempts is how often the inbox's worker tries a payload before it
+// gives up on it (the table keeps failing on it), so one payload cannot
+// stop every later one.
+const applyAttempts = 5
+
+// Inbox is the local delivery path. Send keeps the payload in the table
+// (the data file), in the same commit that marks its payload id, before
+// the handler answers 202; one worker applies the kept payloads, oldest
+// first, and removes each once applied. A restart applies what the last
+// run kept, and Apply's step marks make a payload applied again after a
+// crash count once. At most max payloads are kept unapplied: Send waits
+// for room (InboxWait at most, then 503), so a burst slows the SDKs down
+// rather than growing the file or the memory without bound.
+type Inbox struct {
+	table  store.Table
+	agg    *Aggregator
+	logger *slog.Logger
+	// slots holds one token per payload this process kept and its worker
+	// has not removed yet.
+	slots chan struct{}
+	// unslotted counts the payloads found kept at start, which took no
+	// slot; only the worker touches it once running.
+	unslotted int
+	// wait is how long Send waits for room: InboxWait unless SetWait.
+	wait    time.Duration
+	wake    chan struct{}
+	stop    chan struct{}
 	done    chan struct{}
+	pending sync.WaitGroup
 	// closed refuses sends after Close; mu keeps a send from racing the
-	// channel's close (a handler the shutdown grace cut off may still send).
+	// stop (a handler the shutdown grace cut off may still send).
 	mu     sync.RWMutex
 	closed bool
 }
 
-// NewMemoryQueue starts the worker over agg.
-func NewMemoryQueue(agg *Aggregator, buffer int, logger *slog.Logger) *MemoryQueue {
-	q := &MemoryQueue{ch: make(chan Payload, buffer), agg: agg, logger: logger, done: make(chan struct{})}
+// NewInbox starts the worker over agg, which applies into table; it first
+// applies the payloads a previous run kept and did not remove.
+func NewInbox(ctx context.Context, table store.Table, agg *Aggregator, max int, logger *slog.Logger) (*Inbox, error) {
+	kept, err := countKept(ctx, table)
+	if err != nil {
+		return nil, err
+	}
+	q := &Inbox{table: table, agg: agg, logger: logger, slots: make(chan struct{}, max), unslotted: kept, wait: InboxWait,
+		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	if kept > 0 {
+		logger.Info("applying SDK event payloads accepted before the last stop", "payloads", kept)
+		q.pending.Add(kept)
+	}
 	go q.run()
-	return q
+	return q, nil
 }
 
-// Send queues p; after Close it refuses with 503.
-func (q *MemoryQueue) Send(ctx context.Context, p Payload) error {
+func countKept(ctx context.Context, table store.Table) (int, error) {
+	n := 0
+	q := store.Query{PK: store.IngestInboxPK, Limit: 16}
+	for {
+		page, err := table.Query(ctx, q)
+		if err != nil {
+			return 0, fmt.Errorf("read the ingest inbox: %w", err)
+		}
+		n += len(page.Items)
+		if page.Cursor == "" {
+			return n, nil
+		}
+		q.Cursor = page.Cursor
+	}
+}
+
+// SetWait sets how long Send waits for room in a full inbox; call it
+// before the inbox is in use.
+func (q *Inbox) SetWait(d time.Duration) { q.wait = d }
+
+// Send keeps p in the inbox, marking its payload id (one is made up for a
+// payload without). A payload id marked before is a duplicate: Send
+// returns nil and keeps nothing, so it counts once.
+func (q *Inbox) Send(ctx context.Context, p Payload) error {
 	q.mu.RLock()
 	defer q.mu.RUnlock()
 	if q.closed {
 		return fault.New(fault.Unavailable, "the server is stopping and takes no more events; send them again")
 	}
+	if p.PayloadID == "" {
+		p.PayloadID = uuid.NewString()
+	}
+	wait := time.NewTimer(q.wait)
+	defer wait.Stop()
+	select {
+	case q.slots <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-wait.C:
+		return fault.New(fault.Unavailable, "the server is busy applying earlier events; send these again later")
+	}
+	kept, err := q.keep(ctx, p)
+	if err != nil || !kept {
+		<-q.slots
+		return err
+	}
 	q.pending.Add(1)
 	select {
-	case q.ch <- p:
-		return nil
-	case <-ctx.Done():
-		q.pending.Done()
-		return ctx.Err()
+	case q.wake <- struct{}{}:
+	default: // the worker is already woken
 	}
+	return nil
 }
 
-func (q *MemoryQueue) run() {
+// keep writes the payload and its pending mark in one commit; false when
+// the mark existed (a duplicate).
+func (q *Inbox) keep(ctx context.Context, p Payload) (bool, error) {
+	data, err := json.Marshal(p)
+	if err != nil {
+		return false, fmt.Errorf("encode payload %q: %w", p.PayloadID, err)
+	}
+	mark := store.PayloadKey(p.EnvID, p.PayloadID)
+	pending, _ := json.Marshal(payloadMark{Pending: true})
+	ttl := time.UnixMilli(p.ReceivedAt).Add(PayloadTTL).Unix()
+	k := store.IngestInboxKey(p.ReceivedAt, p.EnvID, p.PayloadID)
+	err = q.table.Transact(ctx, []store.Write{
+		store.Put(store.Item{PK: mark.PK, SK: mark.SK, Version: 1, TTL: ttl, Data: pending}, store.IfNotExists()),
+		store.Put(store.Item{PK: k.PK, SK: k.SK, Version: 1, Data: data}, store.Cond{}),
+	})
+	if errors.Is(err, store.ErrConditionFailed) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("keep payload %q: %w", p.PayloadID, err)
+	}
+	return true, nil
+}
+
+func (q *Inbox) run() {
 	defer close(q.done)
-	for p := range q.ch {
-		if _, err := q.agg.Apply(context.Background(), p); err != nil {
-			q.logger.Error("ingest payload failed", "environmentId", p.EnvID, "payloadId", p.PayloadID, "err", err)
+	ctx := context.Background()
+	for {
+		page, err := q.table.Query(ctx, store.Query{PK: store.IngestInboxPK, Limit: 1})
+		if err != nil {
+			q.logger.Error("read the ingest inbox", "err", err)
+			if !q.pause(time.Second) {
+				return
+			}
+			continue
 		}
-		q.pending.Done()
+		if len(page.Items) == 0 {
+			select {
+			case <-q.wake:
+				continue
+			case <-q.stop:
+				// Sends ended before stop closed, and each woke us after its
+				// commit: an empty inbox now stays empty.
+				return
+			}
+		}
+		if !q.applyKept(ctx, page.Items[0]) && !q.pause(time.Second) {
+			return
+		}
 	}
 }
 
-// Wait returns when every payload sent so far has been applied.
-func (q *MemoryQueue) Wait() { q.pending.Wait() }
+// applyKept applies one kept payload and removes it, reporting whether
+// it did; a payload the table keeps failing on is given up after
+// applyAttempts, and logged.
+func (q *Inbox) applyKept(ctx context.Context, it store.Item) bool {
+	var p Payload
+	if err := json.Unmarshal(it.Data, &p); err != nil {
+		q.logger.Error("dropped an unreadable payload from the ingest inbox", "key", it.SK, "err", err)
+	} else {
+		for attempt := 1; ; attempt++ {
+			_, err := q.agg.Apply(ctx, p)
+			if err == nil {
+				break
+			}
+			if attempt == applyAttempts {
+				q.logger.Error("ingest payload failed; dropped it", "environmentId", p.EnvID, "payloadId", p.PayloadID, "attempts", attempt, "err", err)
+				break
+			}
+			q.logger.Warn("ingest payload failed; trying again", "environmentId", p.EnvID, "payloadId", p.PayloadID, "attempt", attempt, "err", err)
+			time.Sleep(time.Duration(attempt) * 200 * time.Millisecond)
+		}
+	}
+	// Removed once applied: a crash before this delete applies the payload
+	// again at the next start (or the next turn, when the delete failed),
+	// which its marks make a duplicate.
+	if err := q.table.Delete(ctx, it.Key(), store.Cond{}); err != nil {
+		q.logger.Error("remove an applied payload from the ingest inbox", "key", it.SK, "err", err)
+		return false
+	}
+	if q.unslotted > 0 {
+		q.unslotted--
+	} else {
+		<-q.slots
+	}
+	q.pending.Done()
+	return true
+}
 
-// Close applies what is queued and stops the worker.
-func (q *MemoryQueue) Close() {
+// pause waits d, or reports false when the inbox is stopping.
+func (q *Inbox) pause(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-q.stop:
+		return false
+	}
+}
+
+// Wait returns when every payload kept so far has been applied.
+func (q *Inbox) Wait() { q.pending.Wait() }
+
+// Close refuses new sends, applies what is kept, and stops the worker.
+// The table must stay open until it returns.
+func (q *Inbox) Close() {
 	q.mu.Lock()
 	if !q.closed {
 		q.closed = true
-		close(q.ch)
+		close(q.stop)
 	}
 	q.mu.Unlock()
 	<-q.done
 }
 
 // Direct applies each payload before Send returns: the Lambda function's
-// path until the SQS ingest queue lands, and tests that read at once.
+// path when no ingest queue is configured, and tests that read at once.
 type Direct struct{ Agg *Aggregator }
 
 // Send applies p.

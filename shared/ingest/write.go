@@ -98,7 +98,17 @@ func writeEach(ctx context.Context, table store.Table, changes []change) error {
 }
 
 func writeChunk(ctx context.Context, table store.Table, chunk []change) error {
-	writes := make([]store.Write, 0, len(chunk))
+	writes, err := mergeWrites(ctx, table, chunk)
+	if err != nil {
+		return err
+	}
+	return commit(ctx, table, writes)
+}
+
+// mergeWrites reads and merges each change of chunk into the write that
+// lands it on the condition that the item did not change meanwhile.
+func mergeWrites(ctx context.Context, table store.Table, chunk []change) ([]store.Write, error) {
+	writes := make([]store.Write, 0, len(chunk)+1)
 	for _, c := range chunk {
 		if c.merge == nil {
 			writes = append(writes, store.Put(c.item, store.Cond{}))
@@ -110,11 +120,11 @@ func writeChunk(ctx context.Context, table store.Table, chunk []change) error {
 		case err == nil:
 			old = &it
 		case !errors.Is(err, store.ErrNotFound):
-			return fmt.Errorf("read %s/%s: %w", c.key.PK, c.key.SK, err)
+			return nil, fmt.Errorf("read %s/%s: %w", c.key.PK, c.key.SK, err)
 		}
 		next, ok, err := c.merge(old)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if !ok {
 			continue
@@ -128,6 +138,11 @@ func writeChunk(ctx context.Context, table store.Table, chunk []change) error {
 		}
 		writes = append(writes, store.Put(next, cond))
 	}
+	return writes, nil
+}
+
+// commit writes all of writes or none.
+func commit(ctx context.Context, table store.Table, writes []store.Write) error {
 	switch len(writes) {
 	case 0:
 		return nil

@@ -57,9 +57,10 @@ const DefaultShutdownGrace = 10 * time.Second
 // RunLocal serves every route on the embedded store until ctx ends. On the
 // first start it creates the account and an admin token and prints it
 // once. When ctx ends it stops accepting, lets requests in flight finish
-// (up to the grace), stops the timers, applies the SDK events it queued,
-// then closes the store: a write is acknowledged only after its commit,
-// and an accepted SDK event is applied, so none acknowledged is lost.
+// (up to the grace), stops the timers, applies the SDK events it kept,
+// then closes the store: a write, and an SDK event payload, is
+// acknowledged only after its commit, so none acknowledged is lost, even
+// to a crash (a restart applies the kept payloads).
 func RunLocal(ctx context.Context, cfg LocalConfig, logger *slog.Logger) (err error) {
 	tlsConfig, err := loadTLS(cfg.TLSCert, cfg.TLSKey)
 	if err != nil {
@@ -95,8 +96,13 @@ func RunLocal(ctx context.Context, cfg LocalConfig, logger *slog.Logger) (err er
 	}
 	a, queue := app.NewWithMemoryQueue(table, cfg.Settings, logger, attempts, webhook.Backoff)
 	defer queue.Close()
-	// SDK events: the handler answers 202 at once and one worker aggregates, as the SQS worker does in AWS.
-	events := ingest.NewMemoryQueue(ingest.NewAggregator(table, logger), 16, logger)
+	// SDK events: the handler answers 202 once the payload is kept in the
+	// data file, and one worker aggregates, as the SQS worker does in AWS.
+	// Payloads a previous run kept and did not apply are applied first.
+	events, err := ingest.NewInbox(ctx, table, ingest.NewAggregator(table, logger), 16, logger)
+	if err != nil {
+		return err
+	}
 	defer events.Close()
 	a.Services.Ingest = events
 	acct, adminToken, err := account.Bootstrap(ctx, table, a.Publisher, logger)

@@ -384,6 +384,24 @@ func PayloadKey(envID, payloadID string) Key {
 	return Key{PK: payloadPrefix + envID + "#" + payloadID, SK: "PAYLOAD"}
 }
 
+// PayloadStepKey marks one step of applying a payload (its instances,
+// values or counters, chunk by chunk) as done, in the payload mark's
+// partition: written in the same commit as the step's writes, it makes a
+// redelivered or resumed payload skip what already counted.
+func PayloadStepKey(envID, payloadID, step string) Key {
+	return Key{PK: payloadPrefix + envID + "#" + payloadID, SK: "STEP#" + step}
+}
+
+// IngestInboxPK is the local server's inbox of accepted SDK event
+// payloads not yet applied, oldest first by sort key.
+const IngestInboxPK = "INGESTINBOX"
+
+// IngestInboxKey is one accepted payload in the inbox: received (Unix
+// milliseconds, zero-padded so the sort key orders by it) by environment and payload id.
+func IngestInboxKey(receivedAt int64, envID, payloadID string) Key {
+	return Key{PK: IngestInboxPK, SK: fmt.Sprintf("%015d#%s#%s", receivedAt, envID, payloadID)}
+}
+
 // SDKSeenKey is one SDK (type, name, version) seen in one environment.
 func SDKSeenKey(envID, sdkType, name, version string) Key {
 	return Key{PK: sdkSeenPK, SK: envID + "#" + sdkType + "#" + name + "#" + version}
