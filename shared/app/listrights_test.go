@@ -454,3 +454,57 @@ func TestInsightRepositoriesNameOnlyProjectsTheCallerMayRead(t *testing.T) {
 		}
 	})
 }
+
+// TestFlagsShowNoTargetingOfADeniedEnvironment: a flag belongs to its
+// project, but its targeting in an environment the caller may not read is
+// left out of the flag, in a GET and in the list alike.
+func TestFlagsShowNoTargetingOfADeniedEnvironment(t *testing.T) {
+	rightsBackends(t, func(t *testing.T, srv *apptest.Server) {
+		mustDo(t, srv, http.StatusCreated, http.MethodPost, "/api/v2/projects", map[string]any{"key": "pa", "name": "Project pa",
+			"environments": []map[string]any{{"key": "open", "name": "Open", "color": "00AA00"}, {"key": "denied", "name": "Denied", "color": "AA0000"}}})
+		mustDo(t, srv, http.StatusCreated, http.MethodPost, "/api/v2/flags/pa", map[string]any{"key": "checkout", "name": "Checkout"})
+		role := listRoles[1] // denies proj/*:env/denied
+		mustDo(t, srv, http.StatusCreated, http.MethodPost, "/api/v2/roles", map[string]any{"key": role.key, "name": role.key,
+			"basePermissions": "reader", "policy": role.statements})
+		_, tok := srv.MustCreateToken(t, map[string]any{"name": role.key, "customRoleIds": []string{role.key}})
+		type flagEnvs struct {
+			Environments map[string]any `json:"environments"`
+		}
+		envsOf := func(f flagEnvs) []string {
+			var out []string
+			for k := range f.Environments {
+				out = append(out, k)
+			}
+			slices.Sort(out)
+			return out
+		}
+		tests := []struct {
+			name, token string
+			want        []string
+		}{
+			{"the admin sees both environments", srv.Token, []string{"denied", "open"}},
+			{"a role denying one environment sees only the other", tok, []string{"open"}},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name+" in a GET of the flag", func(t *testing.T) {
+				var f flagEnvs
+				mustDo(t, srv, http.StatusOK, http.MethodGet, "/api/v2/flags/pa/checkout", nil, "Authorization", tt.token).JSON(t, &f)
+				if got := envsOf(f); !slices.Equal(got, tt.want) {
+					t.Errorf("environments %v, want %v", got, tt.want)
+				}
+			})
+			t.Run(tt.name+" in the list of flags", func(t *testing.T) {
+				var list struct {
+					Items []flagEnvs `json:"items"`
+				}
+				mustDo(t, srv, http.StatusOK, http.MethodGet, "/api/v2/flags/pa", nil, "Authorization", tt.token).JSON(t, &list)
+				if len(list.Items) != 1 {
+					t.Fatalf("%d flags, want 1", len(list.Items))
+				}
+				if got := envsOf(list.Items[0]); !slices.Equal(got, tt.want) {
+					t.Errorf("environments %v, want %v", got, tt.want)
+				}
+			})
+		}
+	})
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/flagplane/flagplane/shared/environment"
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/flag"
+	"github.com/flagplane/flagplane/shared/identity"
 	"github.com/flagplane/flagplane/shared/patch"
 	"github.com/flagplane/flagplane/shared/policy"
 	"github.com/flagplane/flagplane/shared/semanticpatch"
@@ -102,6 +103,9 @@ func newFlagRep(r *http.Request, f *flag.Flag, envs []*environment.Environment, 
 	for _, e := range envs {
 		if len(v.only) > 0 && !slices.Contains(v.only, e.Key) {
 			continue
+		}
+		if !api.MayView(r, policy.NewResource("proj", f.ProjectKey).Child("env", e.Key), identity.ViewAction) {
+			continue // an environment the caller may not read shows nothing of its targeting
 		}
 		c := f.EnvView(e.Key)
 		er := flagEnvRep{
