@@ -58,6 +58,15 @@ var listRoles = []listRole{
 	},
 }
 
+// token makes the role (reading by default, as a reader) and a token holding it.
+func (r listRole) token(tb testing.TB, srv *apptest.Server) string {
+	tb.Helper()
+	mustDo(tb, srv, http.StatusCreated, http.MethodPost, "/api/v2/roles", map[string]any{"key": r.key, "name": r.key,
+		"basePermissions": "reader", "policy": r.statements})
+	_, tok := srv.MustCreateToken(tb, map[string]any{"name": r.key, "customRoleIds": []string{r.key}})
+	return tok
+}
+
 // listCase is one list operation of the catalog.
 type listCase struct {
 	op string
@@ -200,9 +209,7 @@ func TestListsShowOnlyWhatTheCallerMayRead(t *testing.T) {
 		}
 		tokens := map[string]string{}
 		for _, role := range listRoles {
-			mustDo(t, srv, http.StatusCreated, http.MethodPost, "/api/v2/roles", map[string]any{"key": role.key, "name": role.key,
-				"basePermissions": "reader", "policy": role.statements})
-			_, tokens[role.key] = srv.MustCreateToken(t, map[string]any{"name": role.key, "customRoleIds": []string{role.key}})
+			tokens[role.key] = role.token(t, srv)
 		}
 		cases := 0
 		for _, c := range listCases {
@@ -406,10 +413,7 @@ func TestInsightRepositoriesNameOnlyProjectsTheCallerMayRead(t *testing.T) {
 		for _, p := range []string{"pa", "pb"} {
 			srv.MustCreateProject(t, p)
 		}
-		role := listRoles[0] // denies proj/pb
-		mustDo(t, srv, http.StatusCreated, http.MethodPost, "/api/v2/roles", map[string]any{"key": role.key, "name": role.key,
-			"basePermissions": "reader", "policy": role.statements})
-		_, tok := srv.MustCreateToken(t, map[string]any{"name": role.key, "customRoleIds": []string{role.key}})
+		tok := listRoles[0].token(t, srv) // denies proj/pb
 		mustDo(t, srv, http.StatusOK, http.MethodPost, "/api/v2/code-refs/repositories", map[string]any{"name": "shop-web", "sourceLink": "https://git.example.com/shop-web"})
 		mustDo(t, srv, http.StatusOK, http.MethodPut, "/api/v2/engineering-insights/repositories/projects", map[string]any{"mappings": []any{
 			map[string]any{"repositoryKey": "shop-web", "projectKey": "pa"}, map[string]any{"repositoryKey": "shop-web", "projectKey": "pb"}}}, beta...)
@@ -463,10 +467,7 @@ func TestFlagsShowNoTargetingOfADeniedEnvironment(t *testing.T) {
 		mustDo(t, srv, http.StatusCreated, http.MethodPost, "/api/v2/projects", map[string]any{"key": "pa", "name": "Project pa",
 			"environments": []map[string]any{{"key": "open", "name": "Open", "color": "00AA00"}, {"key": "denied", "name": "Denied", "color": "AA0000"}}})
 		mustDo(t, srv, http.StatusCreated, http.MethodPost, "/api/v2/flags/pa", map[string]any{"key": "checkout", "name": "Checkout"})
-		role := listRoles[1] // denies proj/*:env/denied
-		mustDo(t, srv, http.StatusCreated, http.MethodPost, "/api/v2/roles", map[string]any{"key": role.key, "name": role.key,
-			"basePermissions": "reader", "policy": role.statements})
-		_, tok := srv.MustCreateToken(t, map[string]any{"name": role.key, "customRoleIds": []string{role.key}})
+		tok := listRoles[1].token(t, srv) // denies proj/*:env/denied
 		type flagEnvs struct {
 			Environments map[string]any `json:"environments"`
 		}
