@@ -23,6 +23,7 @@ import (
 	"github.com/flagplane/flagplane/shared/ingest"
 	"github.com/flagplane/flagplane/shared/member"
 	"github.com/flagplane/flagplane/shared/oauth"
+	"github.com/flagplane/flagplane/shared/patch"
 	"github.com/flagplane/flagplane/shared/pipeline"
 	"github.com/flagplane/flagplane/shared/policy"
 	"github.com/flagplane/flagplane/shared/project"
@@ -41,8 +42,8 @@ import (
 // environment they act in, the flag and environment of an approval request.
 func Needs(s Services) map[string]api.Needs {
 	return map[string]api.Needs{
-		"patchEnvironment":        api.PatchNeeds("an environment", environment.PatchActions),
-		"patchProject":            api.PatchNeeds("a project", project.PatchActions),
+		"patchEnvironment":        api.PatchNeeds("an environment", patch.ChangingActions(environment.PatchActions)),
+		"patchProject":            api.PatchNeeds("a project", patch.ChangingActions(project.PatchActions)),
 		"patchCustomRole":         api.PatchNeeds("a custom role", role.PatchActions),
 		"patchMember":             api.PatchNeeds("a member", member.PatchActions),
 		"patchToken":              api.PatchNeeds("an access token", token.PatchActions),

@@ -270,7 +270,9 @@ func flagPatchNeeds(r *http.Request, body []byte) ([]api.Need, error) {
 }
 
 // parseFlagJSONPatch parses a JSON patch, telling a client that sent
-// semantic-patch instructions without the Content-Type parameter what to add.
+// semantic-patch instructions without the Content-Type parameter what to
+// add, and reading LaunchDarkly's Terraform provider's misspelling of
+// fallthrough as fallthrough (flag.WithProviderAliases).
 func parseFlagJSONPatch(body []byte) (patch.Patch, error) {
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) > 0 && trimmed[0] == '{' {
@@ -281,5 +283,9 @@ func parseFlagJSONPatch(body []byte) (patch.Patch, error) {
 			return patch.Patch{}, fault.New(fault.Invalid, "the body holds semantic patch instructions, but Content-Type does not announce a semantic patch: send it as %q", "application/json; domain-model="+api.SemanticPatchModel)
 		}
 	}
-	return patch.Parse(body)
+	p, err := patch.Parse(body)
+	if err != nil {
+		return patch.Patch{}, err
+	}
+	return flag.WithProviderAliases(p), nil
 }

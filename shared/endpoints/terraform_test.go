@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"reflect"
+	"strconv"
 	"testing"
 
 	ldapi "github.com/launchdarkly/api-client-go/v17"
@@ -192,4 +194,246 @@ func TestTerraformDatedVersionAnswersEveryTimestampAsAnInteger(t *testing.T) {
 			}
 		})
 	}
+}
+
+// providerEnvPatch is the JSON patch the provider sends to update an
+// environment of a launchdarkly_project (getEnvironmentUpdatePatches): every
+// field it manages, then every approval setting, each as in env (as it read
+// it) unless set. An empty requiredApprovalTags goes as null, as the
+// provider sends a nil list.
+func providerEnvPatch(env map[string]any, set map[string]any) []patchOp {
+	as, _ := env["approvalSettings"].(map[string]any)
+	val := func(path string, read any) any {
+		if v, ok := set[path]; ok {
+			return v
+		}
+		return read
+	}
+	tags := any(json.RawMessage("null"))
+	if list, _ := as["requiredApprovalTags"].([]any); len(list) > 0 {
+		tags = list
+	}
+	var ops []patchOp
+	for _, f := range []string{"name", "color", "defaultTtl", "secureMode", "defaultTrackEvents", "requireComments", "confirmChanges", "tags", "critical"} {
+		ops = append(ops, replace("/"+f, val("/"+f, env[f])))
+	}
+	for _, f := range []string{"required", "canReviewOwnRequest", "minNumApprovals", "canApplyDeclinedChanges", "requiredApprovalTags", "serviceKind", "serviceConfig", "autoApplyApprovedChanges"} {
+		read := as[f]
+		if f == "requiredApprovalTags" {
+			read = tags
+		}
+		ops = append(ops, replace("/approvalSettings/"+f, val("/approvalSettings/"+f, read)))
+	}
+	return ops
+}
+
+func TestTerraformProjectUpdate(t *testing.T) {
+	srv := apptest.New(t)
+	wantStatus(t, terraform(t, srv, http.MethodPost, api+"/projects", map[string]any{"key": "tf", "name": "Terraform", "tags": []string{"managed"},
+		"environments": []map[string]any{{"key": "production", "name": "Production", "color": "417505"}}}), http.StatusCreated)
+
+	t.Run("the provider's update renames the project and the environment, sending back the approval settings it read", func(t *testing.T) {
+		proj := terraform(t, srv, http.MethodGet, projectPath("tf"), nil).Map(t)
+		wantStatus(t, terraform(t, srv, http.MethodPatch, projectPath("tf"), []patchOp{
+			replace("/name", "Terraform 2"), replace("/tags", []string{"managed"}), replace("/includeInSnippetByDefault", proj["includeInSnippetByDefault"]),
+			replace("/defaultClientSideAvailability", proj["defaultClientSideAvailability"]),
+		}), http.StatusOK)
+		before := getEnv(t, srv, "tf", "production")
+		res := terraform(t, srv, http.MethodPatch, envPath("tf", "production"), providerEnvPatch(before, map[string]any{"/name": "Production 2"}))
+		wantStatus(t, res, http.StatusOK)
+		after := getEnv(t, srv, "tf", "production")
+		if after["name"] != "Production 2" {
+			t.Errorf("environment name %v, want Production 2", after["name"])
+		}
+		if !reflect.DeepEqual(after["approvalSettings"], before["approvalSettings"]) {
+			t.Errorf("approval settings changed from %v to %v", before["approvalSettings"], after["approvalSettings"])
+		}
+		if got := terraform(t, srv, http.MethodGet, projectPath("tf"), nil).Map(t)["name"]; got != "Terraform 2" {
+			t.Errorf("project name %v, want Terraform 2", got)
+		}
+	})
+
+	refusedEnv := []struct {
+		name string
+		set  map[string]any
+		part string
+	}{
+		{"a read-only approval setting that changes is refused naming it", map[string]any{"/approvalSettings/serviceKind": "servicenow"}, "/approvalSettings/serviceKind"},
+		{"auto-apply, read-only here, is refused when it changes", map[string]any{"/approvalSettings/autoApplyApprovedChanges": true}, "/approvalSettings/autoApplyApprovedChanges"},
+		{"required and requiredApprovalTags both changed are refused", map[string]any{"/approvalSettings/required": true, "/approvalSettings/requiredApprovalTags": []string{"reviewed"}}, "requiredApprovalTags"},
+		{"an invalid color after a valid rename is refused", map[string]any{"/color": "nope"}, "color"},
+	}
+	for _, tc := range refusedEnv {
+		t.Run(tc.name+", and nothing of the patch is stored", func(t *testing.T) {
+			before := getEnv(t, srv, "tf", "production")
+			set := map[string]any{"/name": "Renamed"}
+			for k, v := range tc.set {
+				set[k] = v
+			}
+			wantError(t, terraform(t, srv, http.MethodPatch, envPath("tf", "production"), providerEnvPatch(before, set)), http.StatusBadRequest, "invalid_request", tc.part)
+			if after := getEnv(t, srv, "tf", "production"); !reflect.DeepEqual(before, after) {
+				t.Errorf("a refused patch changed the environment:\nbefore %v\nafter  %v", before, after)
+			}
+		})
+	}
+
+	t.Run("a read-only project field sent back as read is accepted", func(t *testing.T) {
+		res := terraform(t, srv, http.MethodPatch, projectPath("tf"), []patchOp{replace("/key", "tf"), replace("/name", "Terraform 3")})
+		wantStatus(t, res, http.StatusOK)
+		if got := res.Map(t)["name"]; got != "Terraform 3" {
+			t.Errorf("name %v", got)
+		}
+	})
+
+	t.Run("a read-only project field that changes is refused naming it, and the rename before it is not stored", func(t *testing.T) {
+		wantError(t, terraform(t, srv, http.MethodPatch, projectPath("tf"), []patchOp{replace("/name", "Half done"), replace("/key", "other")}),
+			http.StatusBadRequest, "invalid_request", "/key")
+		if got := terraform(t, srv, http.MethodGet, projectPath("tf"), nil).Map(t)["name"]; got != "Terraform 3" {
+			t.Errorf("project name %v after a refused patch, want Terraform 3", got)
+		}
+	})
+}
+
+// terraformFlag creates, as the provider does, a boolean flag without
+// variation names in project tf, and returns it.
+func terraformFlag(tb testing.TB, srv *apptest.Server, key string) map[string]any {
+	tb.Helper()
+	res := terraform(tb, srv, http.MethodPost, flagsPath("tf"), map[string]any{
+		"key": key, "name": "Checkout", "description": "", "temporary": false, "tags": []string{},
+		"variations": []map[string]any{{"value": true}, {"value": false}},
+		"defaults":   map[string]any{"onVariation": 0, "offVariation": 1},
+		"clientSideAvailability": map[string]any{"usingEnvironmentId": false, "usingMobileKey": false},
+	})
+	wantStatus(tb, res, http.StatusCreated)
+	return res.Map(tb)
+}
+
+// providerFlagPatch is the patch the provider sends to update a
+// launchdarkly_feature_flag, with a comment, as PatchWithComment: its
+// settings, then value, name and description of each variation (names and
+// descriptions "" when unset), then the defaults.
+func providerFlagPatch(name string, variations []map[string]any) map[string]any {
+	ops := []patchOp{replace("/name", name), replace("/description", ""), replace("/tags", []string{}), replace("/temporary", false),
+		replace("/customProperties", map[string]any{}), replace("/clientSideAvailability", map[string]any{"usingEnvironmentId": false, "usingMobileKey": false})}
+	for i, v := range variations {
+		for _, f := range []string{"value", "name", "description"} {
+			ops = append(ops, replace("/variations/"+strconv.Itoa(i)+"/"+f, v[f]))
+		}
+	}
+	ops = append(ops, replace("/defaults", map[string]any{"onVariation": 0, "offVariation": 1}))
+	return map[string]any{"comment": "Terraform", "patch": ops}
+}
+
+func TestTerraformFlagUpdate(t *testing.T) {
+	srv := apptest.New(t)
+	wantStatus(t, terraform(t, srv, http.MethodPost, api+"/projects", map[string]any{"key": "tf", "name": "Terraform"}), http.StatusCreated)
+	created := terraformFlag(t, srv, "checkout")
+	if v := created["variations"].([]any)[0].(map[string]any); v["name"] != nil || v["description"] != nil {
+		t.Errorf("a variation without a name answers %v; the reference leaves name and description out when unset", v)
+	}
+	unnamed := []map[string]any{{"value": true, "name": "", "description": ""}, {"value": false, "name": "", "description": ""}}
+
+	t.Run("a rename with the provider's variation replaces of empty names succeeds and leaves the variations as they were", func(t *testing.T) {
+		res := terraform(t, srv, http.MethodPatch, flagPath("tf", "checkout"), providerFlagPatch("Checkout v2", unnamed))
+		wantStatus(t, res, http.StatusOK)
+		got := terraform(t, srv, http.MethodGet, flagPath("tf", "checkout"), nil).Map(t)
+		if got["name"] != "Checkout v2" {
+			t.Errorf("name %v", got["name"])
+		}
+		if !reflect.DeepEqual(got["variations"], created["variations"]) {
+			t.Errorf("variations %v, want them unchanged: %v", got["variations"], created["variations"])
+		}
+	})
+
+	t.Run("a variation name and description set by the provider's replace are stored", func(t *testing.T) {
+		named := []map[string]any{{"value": true, "name": "On", "description": "serves true"}, {"value": false, "name": "", "description": ""}}
+		wantStatus(t, terraform(t, srv, http.MethodPatch, flagPath("tf", "checkout"), providerFlagPatch("Checkout v2", named)), http.StatusOK)
+		vars := terraform(t, srv, http.MethodGet, flagPath("tf", "checkout"), nil).Map(t)["variations"].([]any)
+		first, second := vars[0].(map[string]any), vars[1].(map[string]any)
+		if first["name"] != "On" || first["description"] != "serves true" {
+			t.Errorf("variation 0 %v, want name On and description serves true", first)
+		}
+		if _, ok := second["name"]; ok {
+			t.Errorf("variation 1 %v has a name though it was replaced with \"\"", second)
+		}
+	})
+
+	t.Run("a replace of any other missing member of a variation is still refused", func(t *testing.T) {
+		before := terraform(t, srv, http.MethodGet, flagPath("tf", "checkout"), nil).Map(t)
+		wantError(t, terraform(t, srv, http.MethodPatch, flagPath("tf", "checkout"), []patchOp{replace("/name", "Half done"), replace("/variations/0/nickname", "x")}),
+			http.StatusUnprocessableEntity, "patch_failed")
+		if after := terraform(t, srv, http.MethodGet, flagPath("tf", "checkout"), nil).Map(t); !reflect.DeepEqual(before, after) {
+			t.Errorf("a refused patch changed the flag")
+		}
+	})
+
+	t.Run("a read-only flag field sent back as read is accepted, one that changes is refused naming it", func(t *testing.T) {
+		wantStatus(t, terraform(t, srv, http.MethodPatch, flagPath("tf", "checkout"), []patchOp{replace("/key", "checkout"), replace("/kind", "boolean"), replace("/description", "kept")}), http.StatusOK)
+		wantError(t, terraform(t, srv, http.MethodPatch, flagPath("tf", "checkout"), []patchOp{replace("/description", "lost"), replace("/kind", "multivariate")}),
+			http.StatusBadRequest, "invalid_request", "kind")
+		if got := terraform(t, srv, http.MethodGet, flagPath("tf", "checkout"), nil).Map(t)["description"]; got != "kept" {
+			t.Errorf("description %v after a refused patch, want kept", got)
+		}
+	})
+}
+
+func TestTerraformFlagEnvironmentDestroy(t *testing.T) {
+	srv := apptest.New(t)
+	wantStatus(t, terraform(t, srv, http.MethodPost, api+"/projects", map[string]any{"key": "tf", "name": "Terraform"}), http.StatusCreated)
+	terraformFlag(t, srv, "gate")
+	terraformFlag(t, srv, "checkout")
+	prod := func(path string) string { return "/environments/production/" + path }
+
+	// The provider's launchdarkly_feature_flag_environment create: targeting in production.
+	wantStatus(t, terraform(t, srv, http.MethodPatch, flagPath("tf", "checkout"), map[string]any{"comment": "Terraform", "patch": []patchOp{
+		replace(prod("on"), true),
+		replace(prod("offVariation"), 0),
+		replace(prod("trackEvents"), true),
+		replace(prod("rules"), []map[string]any{{"variation": 0, "clauses": []map[string]any{{"attribute": "email", "op": "endsWith", "values": []string{"@example.com"}, "negate": false}}}}),
+		replace(prod("prerequisites"), []map[string]any{{"key": "gate", "variation": 0}}),
+		replace(prod("targets"), []map[string]any{{"values": []string{"alice"}, "variation": 0}}),
+		replace(prod("contextTargets"), []map[string]any{{"contextKind": "org", "values": []string{"acme"}, "variation": 1}}),
+		replace(prod("fallthrough"), map[string]any{"variation": 1}),
+	}}), http.StatusOK)
+
+	for _, path := range []string{"/environments/production/fallthoughs", "/environments/production/fallthoug", "/fallthough", "/environments/production/rules/fallthough"} {
+		t.Run("the misspelling is no alias at "+path, func(t *testing.T) {
+			before := terraform(t, srv, http.MethodGet, flagPath("tf", "checkout"), nil).Map(t)
+			res := terraform(t, srv, http.MethodPatch, flagPath("tf", "checkout"), map[string]any{"comment": "Terraform", "patch": []patchOp{replace(prod("on"), false), replace(path, map[string]any{"variation": 0})}})
+			if res.Status != http.StatusBadRequest && res.Status != http.StatusUnprocessableEntity {
+				t.Fatalf("status %d, want 400 or 422: %s", res.Status, res.Body)
+			}
+			if after := terraform(t, srv, http.MethodGet, flagPath("tf", "checkout"), nil).Map(t); !reflect.DeepEqual(before, after) {
+				t.Errorf("a refused patch changed the flag")
+			}
+		})
+	}
+
+	t.Run("the provider's destroy resets the environment's targeting", func(t *testing.T) {
+		// It reads the flag first, for its off variation: the last one.
+		vars := terraform(t, srv, http.MethodGet, flagPath("tf", "checkout"), nil).Map(t)["variations"].([]any)
+		res := terraform(t, srv, http.MethodPatch, flagPath("tf", "checkout"), map[string]any{"comment": "Terraform", "patch": []patchOp{
+			replace(prod("on"), false),
+			replace(prod("rules"), []any{}),
+			replace(prod("trackEvents"), false),
+			replace(prod("prerequisites"), []any{}),
+			replace(prod("offVariation"), len(vars)-1),
+			replace(prod("targets"), []any{}),
+			replace(prod("contextTargets"), []any{}),
+			replace(prod("fallthough"), map[string]any{"variation": 0}),
+		}})
+		wantStatus(t, res, http.StatusOK)
+		env := terraform(t, srv, http.MethodGet, flagPath("tf", "checkout")+"?env=production", nil).Map(t)["environments"].(map[string]any)["production"].(map[string]any)
+		want := map[string]any{"on": false, "trackEvents": false, "offVariation": float64(len(vars) - 1), "fallthrough": map[string]any{"variation": 0.0}}
+		for f, w := range want {
+			if !reflect.DeepEqual(env[f], w) {
+				t.Errorf("%s %v, want %v", f, env[f], w)
+			}
+		}
+		for _, f := range []string{"rules", "prerequisites", "targets", "contextTargets"} {
+			if list, ok := env[f].([]any); !ok || len(list) != 0 {
+				t.Errorf("%s %v, want []", f, env[f])
+			}
+		}
+	})
 }

@@ -2,6 +2,7 @@ package environment
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -55,37 +56,62 @@ func PatchActions(p patch.Patch) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	// touched records, per settings object ("approvalSettings" or
-	// "resourceApprovalSettings.<kind>"), the editable fields a patch sets.
+	for _, path := range p.Touched() {
+		if _, _, err := approvalSetting(path); err != nil {
+			return nil, err
+		}
+	}
+	return actions, nil
+}
+
+// approvalSetting returns, for a path into approval settings, the settings
+// object it is in ("approvalSettings" or "resourceApprovalSettings.<kind>")
+// and the setting, refusing one that is not editable; "" for other paths.
+func approvalSetting(path string) (owner, setting string, err error) {
+	seg := patch.Segments(path)
+	owner = seg[0]
+	switch seg[0] {
+	case "approvalSettings":
+		seg = seg[1:]
+	case "resourceApprovalSettings":
+		if len(seg) < 2 || !resourceApprovalKinds[seg[1]] {
+			return "", "", fault.New(fault.Invalid, "path %q cannot be patched: resourceApprovalSettings takes only the kind aiconfig, as /resourceApprovalSettings/aiconfig/<setting>", path)
+		}
+		owner, seg = "resourceApprovalSettings."+seg[1], seg[2:]
+	default:
+		return "", "", nil
+	}
+	if len(seg) < 1 || !approvalEditable[seg[0]] {
+		return "", "", fault.New(fault.Invalid, "path %q cannot be patched: of the approval settings only canReviewOwnRequest, canApplyDeclinedChanges, minNumApprovals, required and requiredApprovalTags are editable", path)
+	}
+	return owner, seg[0], nil
+}
+
+// requiredWithTags refuses a patch that changes both required and
+// requiredApprovalTags of one settings object. It is judged on what the
+// patch changes (after patch.WithoutNoOps): LaunchDarkly's Terraform
+// provider sends both on every update, one of them as it read it.
+func requiredWithTags(p patch.Patch) error {
 	touched := map[string]map[string]bool{}
 	for _, path := range p.Touched() {
-		seg := patch.Segments(path)
-		owner := seg[0]
-		switch seg[0] {
-		case "approvalSettings":
-			seg = seg[1:]
-		case "resourceApprovalSettings":
-			if len(seg) < 2 || !resourceApprovalKinds[seg[1]] {
-				return nil, fault.New(fault.Invalid, "path %q cannot be patched: resourceApprovalSettings takes only the kind aiconfig, as /resourceApprovalSettings/aiconfig/<setting>", path)
-			}
-			owner, seg = "resourceApprovalSettings."+seg[1], seg[2:]
-		default:
-			continue
+		owner, setting, err := approvalSetting(path)
+		if err != nil {
+			return err
 		}
-		if len(seg) < 1 || !approvalEditable[seg[0]] {
-			return nil, fault.New(fault.Invalid, "path %q cannot be patched: of the approval settings only canReviewOwnRequest, canApplyDeclinedChanges, minNumApprovals, required and requiredApprovalTags are editable", path)
+		if setting == "" {
+			continue
 		}
 		if touched[owner] == nil {
 			touched[owner] = map[string]bool{}
 		}
-		touched[owner][seg[0]] = true
+		touched[owner][setting] = true
 	}
 	for owner, fields := range touched {
 		if fields["required"] && fields["requiredApprovalTags"] {
-			return nil, fault.New(fault.Invalid, "%s.required and %s.requiredApprovalTags cannot be patched in one request: require approvals for every change, or only for resources with the given tags", owner, owner)
+			return fault.New(fault.Invalid, "%s.required and %s.requiredApprovalTags cannot be patched in one request: require approvals for every change, or only for resources with the given tags", owner, owner)
 		}
 	}
-	return actions, nil
+	return nil
 }
 
 // withResourceKinds returns e, or a copy of it whose resourceApprovalSettings
@@ -120,6 +146,9 @@ func (s *Service) checkPaths(p patch.Patch) error {
 	if err != nil {
 		return err
 	}
+	if err := requiredWithTags(p); err != nil {
+		return err
+	}
 	if !s.approvals && slices.Contains(actions, "updateApprovalSettings") {
 		return fault.New(fault.Invalid, "approval settings cannot be patched: the approvals feature is turned off")
 	}
@@ -128,16 +157,25 @@ func (s *Service) checkPaths(p patch.Patch) error {
 
 // Patch applies a JSON patch to an environment, validates the result and
 // stores it on the version it was read at (409 when another write won).
+// A replace that changes nothing is dropped first (patch.WithoutNoOps), so
+// a read-only approval setting sent back as read is no error. Nothing is
+// stored unless the whole patch applies and the result is valid.
 func (s *Service) Patch(ctx context.Context, projectKey, envKey string, p patch.Patch) (*Environment, error) {
-	if err := s.checkPaths(p); err != nil {
-		return nil, err
-	}
 	old, err := s.Get(ctx, projectKey, envKey)
 	if err != nil {
 		return nil, err
 	}
+	doc := withResourceKinds(old, p)
+	raw, err := json.Marshal(doc)
+	if err != nil {
+		return nil, fmt.Errorf("encode environment %q to patch: %w", envKey, err)
+	}
+	p = p.WithoutNoOps(raw)
+	if err := s.checkPaths(p); err != nil {
+		return nil, err
+	}
 	var next Environment
-	if err := p.ApplyTo(withResourceKinds(old, p), &next); err != nil {
+	if err := p.ApplyTo(doc, &next); err != nil {
 		return nil, err
 	}
 	if next.Tags == nil {

@@ -1,6 +1,7 @@
 package flag
 
 import (
+	"cmp"
 	"sort"
 
 	"github.com/flagplane/flagplane/shared/patch"
@@ -22,10 +23,35 @@ var EnvActions = []string{"updateOn", "updateTargets", "updateRules", "updateFla
 	"createApprovalRequest", "reviewApprovalRequest", "applyApprovalRequest", "deleteApprovalRequest"}
 
 // PatchEnvActions returns what a JSON patch of a flag performs, each
-// action with the environment its path names, once each and sorted.
+// action with the environment its path names, once each and sorted. It is
+// the rights check made before the flag is read, so a replace of a path
+// that cannot be patched is left out: Patch takes it only when it changes
+// nothing (patch.WithoutNoOps) and refuses it otherwise. A patch of
+// nothing else is refused here.
 func PatchEnvActions(p patch.Patch) ([]EnvAction, error) {
 	var out []EnvAction
-	for _, path := range p.Touched() {
+	var refused error
+	for _, op := range p.Ops {
+		acts, err := opEnvActions(op)
+		switch {
+		case err != nil && op.Op == "replace":
+			refused = cmp.Or(refused, err)
+		case err != nil:
+			return nil, err
+		default:
+			out = append(out, acts...)
+		}
+	}
+	if len(out) == 0 && refused != nil {
+		return nil, refused
+	}
+	return uniqueSorted(out), nil
+}
+
+// opEnvActions returns what one patch operation performs.
+func opEnvActions(op patch.Op) ([]EnvAction, error) {
+	var out []EnvAction
+	for _, path := range (patch.Patch{Ops: []patch.Op{op}}).Touched() {
 		action, err := pathAction(path)
 		if err != nil {
 			return nil, err
@@ -36,7 +62,7 @@ func PatchEnvActions(p patch.Patch) ([]EnvAction, error) {
 		}
 		out = append(out, EnvAction{Env: env, Action: action})
 	}
-	return uniqueSorted(out), nil
+	return out, nil
 }
 
 // InstructionEnvActions returns what the instructions perform: the

@@ -2,12 +2,14 @@ package flag
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
 	"strings"
 
 	"github.com/flagplane/flagplane/shared/fault"
+	"github.com/flagplane/flagplane/shared/jsondoc"
 	"github.com/flagplane/flagplane/shared/patch"
 )
 
@@ -104,10 +106,11 @@ func pathAction(path string) (string, error) {
 // Patch applies a JSON patch to the flag as the API shows it (every
 // environment of the project under environments), validates the result
 // and stores it on the version it was read at (409 when another write won).
+//
+// A replace that changes nothing is dropped first (patch.WithoutNoOps), so
+// a read-only field sent back as read is no error. Nothing is stored
+// unless the whole patch applies and the result is valid.
 func (s *Service) Patch(ctx context.Context, projectKey, flagKey string, p patch.Patch) (*Detail, error) {
-	if _, err := PatchActions(p); err != nil {
-		return nil, err
-	}
 	old, envs, err := s.load(ctx, projectKey, flagKey)
 	if err != nil {
 		return nil, err
@@ -117,8 +120,20 @@ func (s *Service) Patch(ctx context.Context, projectKey, flagKey string, p patch
 	for _, k := range keys {
 		doc.Environments[k] = old.EnvView(k)
 	}
+	raw, err := patchDocument(doc)
+	if err != nil {
+		return nil, err
+	}
+	p = p.WithoutNoOps(raw)
+	if _, err := PatchActions(p); err != nil {
+		return nil, err
+	}
 	var next Flag
-	if err := p.ApplyTo(doc, &next); err != nil {
+	out, err := p.Apply(raw)
+	if err != nil {
+		return nil, err
+	}
+	if err := jsondoc.Unmarshal(out, &next); err != nil {
 		return nil, err
 	}
 	next.Key, next.Kind, next.CreationDate, next.ProjectKey = old.Key, old.Kind, old.CreationDate, old.ProjectKey
@@ -164,6 +179,51 @@ func (s *Service) Patch(ctx context.Context, projectKey, flagKey string, p patch
 		envKey = changed[0]
 	}
 	return s.commit(ctx, old, &next, envs, prerequisiteGuards(old, &next, others), nil, actions, envKey, p.Comment, p.Raw)
+}
+
+// patchDocument is the JSON a patch of f applies to: f as the API shows
+// it, with name and description on every variation, "" when unset (the
+// answers leave them out then, as the reference does). LaunchDarkly's
+// Terraform provider replaces /variations/<i>/name and /description on
+// every update of a flag; RFC 6902 refuses a replace of a missing member.
+func patchDocument(f *Flag) ([]byte, error) {
+	raw, err := json.Marshal(f)
+	if err != nil {
+		return nil, fmt.Errorf("encode flag %q to patch: %w", f.Key, err)
+	}
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return nil, fmt.Errorf("decode flag %q to patch: %w", f.Key, err)
+	}
+	vars := make([]map[string]any, len(f.Variations))
+	for i, v := range f.Variations {
+		vars[i] = map[string]any{"_id": v.ID, "value": v.Value, "name": v.Name, "description": v.Description}
+	}
+	if doc["variations"], err = json.Marshal(vars); err != nil {
+		return nil, fmt.Errorf("encode variations of flag %q to patch: %w", f.Key, err)
+	}
+	return json.Marshal(doc)
+}
+
+// fallthoughAlias is the misspelled member LaunchDarkly's Terraform
+// provider (v2) replaces in /environments/<key>/ when it destroys a
+// launchdarkly_feature_flag_environment, meaning fallthrough. It is taken
+// as fallthrough there, and only there, so the destroy succeeds; every
+// other unknown path is still refused.
+const fallthoughAlias = "fallthough"
+
+// WithProviderAliases returns p with /environments/<key>/fallthough read
+// as /environments/<key>/fallthrough.
+func WithProviderAliases(p patch.Patch) patch.Patch {
+	ops := slices.Clone(p.Ops)
+	for i, op := range ops {
+		seg := patch.Segments(op.Path)
+		if len(seg) == 3 && seg[0] == "environments" && seg[2] == fallthoughAlias {
+			ops[i].Path = strings.TrimSuffix(op.Path, fallthoughAlias) + "fallthrough"
+		}
+	}
+	p.Ops = ops
+	return p
 }
 
 func unique(actions []string) []string {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
@@ -99,10 +100,18 @@ func (p Patch) Touched() []string {
 	return out
 }
 
-// Apply runs the patch on doc. A patch that cannot apply (a failed test,
-// a missing path) is a 422 patch_failed naming the reason.
+// Apply runs the patch's operations on doc. A patch that cannot apply (a
+// failed test, a missing path) is a 422 patch_failed naming the reason.
 func (p Patch) Apply(doc []byte) ([]byte, error) {
-	decoded, err := jsonpatch.DecodePatch(p.Raw)
+	return applyOps(p.Ops, doc)
+}
+
+func applyOps(ops []Op, doc []byte) ([]byte, error) {
+	raw, err := json.Marshal(ops)
+	if err != nil {
+		return nil, fmt.Errorf("encode patch: %w", err)
+	}
+	decoded, err := jsonpatch.DecodePatch(raw)
 	if err != nil {
 		return nil, fault.New(fault.Invalid, "patch is not a valid JSON patch: %s", err.Error())
 	}
@@ -111,6 +120,59 @@ func (p Patch) Apply(doc []byte) ([]byte, error) {
 		return nil, fault.New(fault.PatchFailed, "patch could not be applied: %s", err.Error())
 	}
 	return out, nil
+}
+
+// WithoutNoOps returns p without the replace operations that change
+// nothing in doc: the value at the path already equals theirs, judged
+// after the operations before them. Clients that send back what they read
+// along with their change (LaunchDarkly's Terraform provider replaces
+// read-only approval settings with the values it read) are then judged
+// only by what they change: a read-only path is refused when its value
+// would change, not when it is repeated. Raw keeps what was sent.
+func (p Patch) WithoutNoOps(doc []byte) Patch {
+	kept := make([]Op, 0, len(p.Ops))
+	for i, op := range p.Ops {
+		if op.Op == "replace" && holds(doc, op.Path, op.Value) {
+			continue
+		}
+		kept = append(kept, op)
+		next, err := applyOps([]Op{op}, doc)
+		if err != nil {
+			// Apply reports it, for the whole patch; the rest stays as sent.
+			kept = append(kept, p.Ops[i+1:]...)
+			break
+		}
+		doc = next
+	}
+	p.Ops = kept
+	return p
+}
+
+// holds reports whether doc has, at pointer, a value equal to value as JSON.
+func holds(doc []byte, pointer string, value json.RawMessage) bool {
+	var cur, want any
+	if json.Unmarshal(doc, &cur) != nil || json.Unmarshal(value, &want) != nil {
+		return false
+	}
+	for _, seg := range Segments(pointer) {
+		switch c := cur.(type) {
+		case map[string]any:
+			v, ok := c[seg]
+			if !ok {
+				return false
+			}
+			cur = v
+		case []any:
+			i, err := strconv.Atoi(seg)
+			if err != nil || i < 0 || i >= len(c) || seg != strconv.Itoa(i) {
+				return false
+			}
+			cur = c[i]
+		default:
+			return false
+		}
+	}
+	return reflect.DeepEqual(cur, want)
 }
 
 // Actions maps every path the patch changes to its action through
@@ -132,6 +194,29 @@ func (p Patch) Actions(patchable map[string]string, kind string) ([]string, erro
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// ChangingActions wraps a resource's actions for the rights check made
+// before the resource is read: a replace of a path actions refuses is left
+// out, since the service takes it only as a no-op (WithoutNoOps) and
+// refuses it otherwise. A patch of nothing else is refused as actions does.
+func ChangingActions(actions func(Patch) ([]string, error)) func(Patch) ([]string, error) {
+	return func(p Patch) ([]string, error) {
+		kept := make([]Op, 0, len(p.Ops))
+		for _, op := range p.Ops {
+			if op.Op == "replace" {
+				if _, err := actions(Patch{Ops: []Op{op}}); err != nil {
+					continue
+				}
+			}
+			kept = append(kept, op)
+		}
+		if len(kept) == 0 {
+			return actions(p)
+		}
+		p.Ops = kept
+		return actions(p)
+	}
 }
 
 // ApplyTo runs the patch on the JSON form of cur and decodes the result

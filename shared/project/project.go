@@ -329,12 +329,20 @@ var patchable = map[string]string{
 func PatchActions(p patch.Patch) ([]string, error) { return p.Actions(patchable, "a project") }
 
 // Patch applies a JSON patch to a project on the version it was read at.
+// A replace that changes nothing is dropped first (patch.WithoutNoOps), so
+// a read-only field sent back as read is no error; nothing is stored
+// unless the whole patch applies and the result is valid.
 func (s *Service) Patch(ctx context.Context, key string, p patch.Patch) (*Project, error) {
-	if _, err := PatchActions(p); err != nil {
-		return nil, err
-	}
 	old, err := s.Get(ctx, key)
 	if err != nil {
+		return nil, err
+	}
+	raw, err := json.Marshal(old)
+	if err != nil {
+		return nil, fmt.Errorf("encode project %q to patch: %w", key, err)
+	}
+	p = p.WithoutNoOps(raw)
+	if _, err := PatchActions(p); err != nil {
 		return nil, err
 	}
 	var next Project
