@@ -55,7 +55,7 @@ var notInResource = map[string]map[string]string{
 // or environments: each names the item itself, so the GET and the list decide
 // on the same resource.
 var itemReads = map[string]string{
-	"getDestination":                          "proj/{projectKey}:env/{environmentKey}:destination/{id}",
+	"getDestination": "proj/{projectKey}:env/{environmentKey}:destination/{id}",
 	"getIntegrationDeliveryConfigurationById": "proj/{projectKey}:env/{environmentKey}:integration/{integrationKey}/{id}",
 	"getBigSegmentStoreIntegration":           "proj/{projectKey}:env/{environmentKey}:integration/{integrationKey}/{integrationId}",
 	"getFlagImportConfiguration":              "proj/{projectKey}:integration/{integrationKey}/{integrationId}",
