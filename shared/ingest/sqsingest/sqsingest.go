@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/google/uuid"
 
 	"github.com/flagplane/flagplane/shared/ingest"
 )
@@ -26,8 +27,13 @@ type Queue struct {
 // New returns a queue sending to url.
 func New(client *sqs.Client, url string) *Queue { return &Queue{client: client, url: url} }
 
-// Send puts the payload on the queue: one message, or one per part.
+// Send puts the payload on the queue: one message, or one per part. A
+// payload without an id gets one, so that each part is applied in marked
+// steps and SQS delivering a message again counts it once.
 func (q *Queue) Send(ctx context.Context, p ingest.Payload) error {
+	if p.PayloadID == "" {
+		p.PayloadID = uuid.NewString()
+	}
 	parts, err := ingest.Split(p, ingest.MaxMessage)
 	if err != nil {
 		return err
