@@ -139,8 +139,8 @@ func (s *Service) check(ctx context.Context, c *Configuration) error {
 		if u.RawQuery != "" || u.Fragment != "" {
 			return fault.New(fault.Invalid, "field \"config.baseUrl\" must be the server's base URL, without a query or fragment")
 		}
-		if err := s.Guard.Check(ctx, u); err != nil {
-			return fault.New(fault.Invalid, "%s", strings.Replace(fault.MessageOf(err), `field "url"`, `field "config.baseUrl"`, 1))
+		if err := s.Guard.Check(ctx, "config.baseUrl", u); err != nil {
+			return err
 		}
 	}
 	if m := c.Config.String("ldMaintainer"); m != "" && s.Member != nil {

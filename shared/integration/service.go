@@ -85,9 +85,8 @@ func (s *Service) validate(ctx context.Context, m *Manifest, c *Config) error {
 		}
 		// A user-chosen host is checked now, as a webhook's URL is, and again when each delivery dials.
 		if r.urlField != "" {
-			if err := s.guard.Check(ctx, u); err != nil {
-				msg := strings.Replace(fault.MessageOf(err), `field "url"`, fmt.Sprintf("field %q", "configValues."+r.urlField), 1)
-				return fault.New(fault.Invalid, "%s", msg)
+			if err := s.guard.Check(ctx, "configValues."+r.urlField, u); err != nil {
+				return err
 			}
 		}
 	}

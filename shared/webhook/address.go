@@ -34,28 +34,38 @@ func CheckURL(raw string) (*url.URL, error) {
 	return u, nil
 }
 
-// Guard decides which addresses webhooks may reach. By default it refuses
-// loopback, private, link-local (which holds cloud metadata services),
-// unspecified and multicast addresses, so a webhook cannot be aimed at the
-// service's own network (SSRF). Local mode and tests allow them.
+// Guard decides which addresses outbound requests a user's settings aim
+// may reach: by default none that Refuses refuses (loopback, private,
+// link-local where cloud metadata services answer, and every other
+// special-purpose block), so a webhook, an integration, an import source
+// or a store cannot be aimed at the service's own network (SSRF). Local
+// mode and tests allow them.
 type Guard struct {
 	AllowPrivate bool
 	// Resolve looks a host up; nil uses the system resolver.
 	Resolve func(ctx context.Context, host string) ([]netip.Addr, error)
 }
 
-// Check refuses a URL whose host resolves to a forbidden address.
-func (g Guard) Check(ctx context.Context, u *url.URL) error {
+// Check refuses, with a 400 naming field, a URL whose host resolves to a
+// refused address.
+func (g Guard) Check(ctx context.Context, field string, u *url.URL) error {
+	return g.CheckHost(ctx, field, u.Hostname())
+}
+
+// CheckHost refuses, with a 400 naming field, a host (a name, or an
+// address however written) that is or resolves to a refused address, or
+// that does not resolve: what cannot be judged is not stored.
+func (g Guard) CheckHost(ctx context.Context, field, host string) error {
 	if g.AllowPrivate {
 		return nil
 	}
-	addrs, err := g.lookup(ctx, u.Hostname())
+	addrs, err := g.lookup(ctx, host)
 	if err != nil {
-		return fault.New(fault.Invalid, "field \"url\": host %q cannot be resolved", u.Hostname())
+		return fault.New(fault.Invalid, "field %q: host %q cannot be resolved", field, host)
 	}
 	for _, a := range addrs {
-		if forbidden(a) {
-			return fault.New(fault.Invalid, "field \"url\": host %q resolves to %s, a loopback, private, link-local or metadata address that webhooks may not reach", u.Hostname(), a)
+		if why, refused := Refuses(a); refused {
+			return fault.New(fault.Invalid, "field %q: host %q is %s, %s: outbound requests may not reach it", field, host, a, why)
 		}
 	}
 	return nil
@@ -121,29 +131,19 @@ func legacyIPv4(host string) (netip.Addr, bool) {
 	return netip.AddrFrom4([4]byte{byte(ip >> 24), byte(ip >> 16), byte(ip >> 8), byte(ip)}), true
 }
 
-// metadata is the address cloud instance metadata services answer on.
-var metadata = netip.MustParseAddr("169.254.169.254")
-
-func forbidden(a netip.Addr) bool {
-	a = a.Unmap()
-	return a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() ||
-		a.IsUnspecified() || a.IsMulticast() || a.IsInterfaceLocalMulticast() || a == metadata ||
-		// IPv6 unique local (fc00::/7) is covered by IsPrivate; 100.64/10 (carrier NAT) is not.
-		netip.MustParsePrefix("100.64.0.0/10").Contains(a)
-}
-
-// DialControl refuses, at connect time, an address the guard forbids: the
-// check at creation cannot see a DNS answer that changes later.
+// DialControl refuses, at connect time, an address Refuses refuses: the
+// check at creation cannot see a DNS answer that changes later (DNS
+// rebinding).
 func (g Guard) DialControl(network, address string, _ syscall.RawConn) error {
 	if g.AllowPrivate {
 		return nil
 	}
 	ap, err := netip.ParseAddrPort(address)
 	if err != nil {
-		return fmt.Errorf("webhook dial %s: %w", address, err)
+		return fmt.Errorf("outbound dial %s: %w", address, err)
 	}
-	if forbidden(ap.Addr()) {
-		return fmt.Errorf("webhook dial %s: the address is loopback, private, link-local or metadata", address)
+	if why, refused := Refuses(ap.Addr()); refused {
+		return fmt.Errorf("outbound dial %s refused: %s", address, why)
 	}
 	return nil
 }

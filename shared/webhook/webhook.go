@@ -98,7 +98,7 @@ func (s *Service) validate(ctx context.Context, h *Webhook) error {
 	if err != nil {
 		return err
 	}
-	if err := s.guard.Check(ctx, u); err != nil {
+	if err := s.guard.Check(ctx, "url", u); err != nil {
 		return err
 	}
 	if len(h.Name) > 256 {
