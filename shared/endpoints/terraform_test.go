@@ -300,8 +300,8 @@ func terraformFlag(tb testing.TB, srv *apptest.Server, key string) map[string]an
 	tb.Helper()
 	res := terraform(tb, srv, http.MethodPost, flagsPath("tf"), map[string]any{
 		"key": key, "name": "Checkout", "description": "", "temporary": false, "tags": []string{},
-		"variations": []map[string]any{{"value": true}, {"value": false}},
-		"defaults":   map[string]any{"onVariation": 0, "offVariation": 1},
+		"variations":             []map[string]any{{"value": true}, {"value": false}},
+		"defaults":               map[string]any{"onVariation": 0, "offVariation": 1},
 		"clientSideAvailability": map[string]any{"usingEnvironmentId": false, "usingMobileKey": false},
 	})
 	wantStatus(tb, res, http.StatusCreated)
@@ -436,4 +436,115 @@ func TestTerraformFlagEnvironmentDestroy(t *testing.T) {
 			}
 		}
 	})
+}
+
+// ldSemanticPatch is the Content-Type of a semantic patch as LaunchDarkly's clients send it.
+const ldSemanticPatch = "application/json; domain-model=launchdarkly.semanticpatch"
+
+// An instruction that removes what is already absent is a no-op, as
+// LaunchDarkly treats it (and as removeUserTargets always was): the answer
+// is 200 and nothing is written. Those whose result cannot hold (a removal
+// that would leave a clause empty, a variation still served) still fail.
+func TestRemoveInstructionsWhoseResultHoldsAreNoOps(t *testing.T) {
+	srv := apptest.New(t)
+	wantStatus(t, terraform(t, srv, http.MethodPost, api+"/projects", map[string]any{"key": "tf", "name": "Terraform"}), http.StatusCreated)
+	terraformFlag(t, srv, "gate")
+	f := terraformFlag(t, srv, "checkout")
+	var vids []string
+	for _, v := range f["variations"].([]any) {
+		vids = append(vids, v.(map[string]any)["_id"].(string))
+	}
+	semantic := func(path string, body map[string]any) *apptest.Response {
+		return terraform(t, srv, http.MethodPatch, path, body, "Content-Type", ldSemanticPatch)
+	}
+	wantStatus(t, semantic(flagPath("tf", "checkout"), map[string]any{"environmentKey": "production", "instructions": []any{
+		instr("addRule", "variationId", vids[0], "clauses", []any{map[string]any{"attribute": "country", "op": "in", "values": []string{"SE", "NO"}}}),
+		instr("addUserTargets", "values", []string{"alice"}, "variationId", vids[0]),
+	}}), http.StatusOK)
+	wantStatus(t, terraform(t, srv, http.MethodPost, api+"/teams", map[string]any{"key": "ops", "name": "Ops"}), http.StatusCreated)
+	var rule struct {
+		ID      string `json:"_id"`
+		Clauses []struct {
+			ID string `json:"_id"`
+		} `json:"clauses"`
+	}
+	env := terraform(t, srv, http.MethodGet, flagPath("tf", "checkout")+"?env=production", nil).Map(t)["environments"].(map[string]any)["production"].(map[string]any)
+	raw, _ := json.Marshal(env["rules"].([]any)[0])
+	if err := json.Unmarshal(raw, &rule); err != nil || len(rule.Clauses) != 1 {
+		t.Fatalf("rule %s: %v", raw, err)
+	}
+	clause := rule.Clauses[0].ID
+
+	onFlag := func(ins ...map[string]any) (string, map[string]any) {
+		return flagPath("tf", "checkout"), map[string]any{"environmentKey": "production", "instructions": ins}
+	}
+	cases := []struct {
+		name   string
+		path   string
+		body   map[string]any
+		read   string // what must not change
+		status int
+		part   string
+	}{
+		{name: "removeExpireUserTargetDate with nothing scheduled, on the flag's expiring targets", path: flagExpiringPath("tf", "checkout", "production"),
+			body: map[string]any{"instructions": []any{instr("removeExpireUserTargetDate", "userKey", "alice", "variationId", vids[0])}}, read: flagExpiringPath("tf", "checkout", "production")},
+		{name: "removeExpireUserTargetDate with nothing scheduled, on the user's expiring targets", path: userExpiringPath("tf", "alice", "production"),
+			body: map[string]any{"instructions": []any{instr("removeExpireUserTargetDate", "flagKey", "checkout", "variationId", vids[0])}}, read: userExpiringPath("tf", "alice", "production")},
+		{name: "removeVariation of a variation the flag does not have"},
+		{name: "removeClauses of a clause the rule does not have"},
+		{name: "removeClauses of a rule that does not exist"},
+		{name: "removeValuesFromClause of values the clause does not hold"},
+		{name: "removeValuesFromClause of a clause that does not exist"},
+		{name: "removeValuesFromClause of a rule that does not exist"},
+		{name: "removeRule of a rule that does not exist"},
+		{name: "removePrerequisite of a flag that is no prerequisite"},
+		{name: "removeUserTargets of a user not targeted"},
+		{name: "removeTargets of a context not targeted"},
+		{name: "removeTags of a tag the flag does not have"},
+		{name: "removeMaintainer of a flag without one"},
+		{name: "removeMembers of a member not in the team", path: api + "/teams/ops",
+			body: map[string]any{"instructions": []any{instr("removeMembers", "values", []string{"0123456789abcdef01234567"})}}, read: api + "/teams/ops"},
+		{name: "removeCustomRoles of a role the team does not have", path: api + "/teams/ops",
+			body: map[string]any{"instructions": []any{instr("removeCustomRoles", "values", []string{"nobody"})}}, read: api + "/teams/ops"},
+		{name: "removeVariation of a variation still served still fails", status: http.StatusUnprocessableEntity, part: "in use"},
+		{name: "removeValuesFromClause that would leave the clause empty still fails", status: http.StatusUnprocessableEntity, part: "without values"},
+	}
+	flagIns := map[string]map[string]any{
+		"removeVariation of a variation the flag does not have":                instr("removeVariation", "variationId", "no-such-variation"),
+		"removeClauses of a clause the rule does not have":                     instr("removeClauses", "ruleId", rule.ID, "clauseIds", []string{"no-such-clause"}),
+		"removeClauses of a rule that does not exist":                          instr("removeClauses", "ruleId", "no-such-rule", "clauseIds", []string{clause}),
+		"removeValuesFromClause of values the clause does not hold":            instr("removeValuesFromClause", "ruleId", rule.ID, "clauseId", clause, "values", []string{"DK"}),
+		"removeValuesFromClause of a clause that does not exist":               instr("removeValuesFromClause", "ruleId", rule.ID, "clauseId", "no-such-clause", "values", []string{"SE"}),
+		"removeValuesFromClause of a rule that does not exist":                 instr("removeValuesFromClause", "ruleId", "no-such-rule", "clauseId", clause, "values", []string{"SE"}),
+		"removeRule of a rule that does not exist":                             instr("removeRule", "ruleId", "no-such-rule"),
+		"removePrerequisite of a flag that is no prerequisite":                 instr("removePrerequisite", "key", "gate"),
+		"removeUserTargets of a user not targeted":                             instr("removeUserTargets", "values", []string{"bob"}, "variationId", vids[0]),
+		"removeTargets of a context not targeted":                              instr("removeTargets", "values", []string{"acme"}, "variationId", vids[1], "contextKind", "org"),
+		"removeTags of a tag the flag does not have":                           instr("removeTags", "values", []string{"absent"}),
+		"removeMaintainer of a flag without one":                               instr("removeMaintainer"),
+		"removeVariation of a variation still served still fails":              instr("removeVariation", "variationId", vids[0]),
+		"removeValuesFromClause that would leave the clause empty still fails": instr("removeValuesFromClause", "ruleId", rule.ID, "clauseId", clause, "values", []string{"SE", "NO"}),
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if in, ok := flagIns[tc.name]; ok {
+				tc.path, tc.body = onFlag(in)
+				tc.read = flagPath("tf", "checkout")
+			}
+			if tc.path == "" {
+				t.Fatalf("no request for %q", tc.name)
+			}
+			before := terraform(t, srv, http.MethodGet, tc.read, nil)
+			wantStatus(t, before, http.StatusOK)
+			res := semantic(tc.path, tc.body)
+			if tc.status != 0 {
+				wantError(t, res, tc.status, "patch_failed", tc.part)
+			} else {
+				wantStatus(t, res, http.StatusOK)
+			}
+			if after := terraform(t, srv, http.MethodGet, tc.read, nil); !sameJSON(t, before.Body, after.Body) {
+				t.Errorf("%s changed:\nbefore %s\nafter  %s", tc.read, before.Body, after.Body)
+			}
+		})
+	}
 }

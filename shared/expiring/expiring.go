@@ -297,7 +297,8 @@ func (s *Service) patch(ctx context.Context, sc scope, sp semanticpatch.Patch) e
 			c.cur.ExpirationDate, c.cur.VariationID = int64(*p.Value), *p.VariationID
 		case KindRemove:
 			if c.cur == nil {
-				return semanticpatch.Failed(i, in.Kind, "user %q has no removal scheduled on flag %q in environment %q", userKey, flagKey, sc.envKey)
+				// Nothing scheduled: what was asked already holds, as for removeUserTargets.
+				continue
 			}
 			if c.cur.VariationID != *p.VariationID {
 				return semanticpatch.Failed(i, in.Kind, "the removal scheduled for user %q on flag %q is for variation %q, not %q", userKey, flagKey, c.cur.VariationID, *p.VariationID)

@@ -720,20 +720,20 @@ func (r *runner) clauseAt(p *params) (*Clause, error) {
 	return nil, r.failed("clause %q does not exist in rule %q", *p.ClauseID, rule.ID)
 }
 
+// removeClauses removes clauses of a rule; as removeRule, clauses (or a
+// rule) that do not exist are not an error: what was asked already holds.
 func (r *runner) removeClauses(p *params) error {
-	idx, err := r.rule(p.RuleID)
-	if err != nil {
-		return err
+	if p.RuleID == nil || *p.RuleID == "" {
+		return r.invalid("field %q is required", semanticpatch.Field(r.i, "ruleId"))
 	}
 	if len(p.ClauseIDs) == 0 {
 		return r.invalid("field %q must hold at least one clause id", semanticpatch.Field(r.i, "clauseIds"))
 	}
-	rule := &r.env().Rules[idx]
-	for _, id := range p.ClauseIDs {
-		if !slices.ContainsFunc(rule.Clauses, func(c Clause) bool { return c.ID == id }) {
-			return r.failed("clause %q does not exist in rule %q", id, rule.ID)
-		}
+	idx, ok := r.env().ruleIndex(*p.RuleID)
+	if !ok {
+		return nil
 	}
+	rule := &r.env().Rules[idx]
 	rule.Clauses = slices.DeleteFunc(rule.Clauses, func(c Clause) bool { return slices.Contains(p.ClauseIDs, c.ID) })
 	if len(rule.Clauses) == 0 {
 		return r.failed("rule %q would be left without clauses; remove the rule instead", rule.ID)
@@ -789,15 +789,29 @@ func (r *runner) addValuesToClause(p *params) error {
 	return nil
 }
 
+// removeValuesFromClause removes values from a clause; values, a clause or
+// a rule that are not there are not an error: what was asked already holds.
 func (r *runner) removeValuesFromClause(p *params) error {
-	c, err := r.clauseAt(p)
-	if err != nil {
-		return err
+	if p.RuleID == nil || *p.RuleID == "" {
+		return r.invalid("field %q is required", semanticpatch.Field(r.i, "ruleId"))
+	}
+	if p.ClauseID == nil || *p.ClauseID == "" {
+		return r.invalid("field %q is required", semanticpatch.Field(r.i, "clauseId"))
 	}
 	values, err := r.clauseValues(p)
 	if err != nil {
 		return err
 	}
+	idx, ok := r.env().ruleIndex(*p.RuleID)
+	if !ok {
+		return nil
+	}
+	rule := &r.env().Rules[idx]
+	j := slices.IndexFunc(rule.Clauses, func(c Clause) bool { return c.ID == *p.ClauseID })
+	if j < 0 {
+		return nil
+	}
+	c := &rule.Clauses[j]
 	c.Values = slices.DeleteFunc(c.Values, func(v json.RawMessage) bool { return containsValue(values, v) })
 	if len(c.Values) == 0 {
 		return r.failed("clause %q would be left without values; remove the clause instead", c.ID)
@@ -958,11 +972,15 @@ func (r *runner) updateVariation(p *params) error {
 }
 
 // removeVariation removes a variation nothing serves any more, and shifts
-// every index after it.
+// every index after it. A variation that does not exist is not an error:
+// what was asked already holds.
 func (r *runner) removeVariation(p *params) error {
-	idx, err := r.variation(p.VariationID, "variationId")
-	if err != nil {
-		return err
+	if p.VariationID == nil || *p.VariationID == "" {
+		return r.invalid("field %q is required", semanticpatch.Field(r.i, "variationId"))
+	}
+	idx, ok := r.f.VariationIndex(*p.VariationID)
+	if !ok {
+		return nil
 	}
 	if uses := r.f.variationUses(idx); len(uses) > 0 {
 		return r.failed("variation %q is still in use (%s); change those first", *p.VariationID, strings.Join(uses, "; "))
