@@ -51,7 +51,7 @@ func TestConsumeLooksUpEachResourceOfAnEntryOnce(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			reads := &countingTable{Table: bt}
-			s := NewService(reads, nil, nil, nil, nil, nil)
+			s := NewService(reads, nil, nil, nil, nil, nil, nil)
 			if err := s.Consume(context.Background(), tt.entry, 1); err != nil {
 				t.Fatal(err)
 			}

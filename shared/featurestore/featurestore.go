@@ -107,6 +107,10 @@ type Input struct {
 // Opener connects to the store a configuration names.
 type Opener func(ctx context.Context, integrationKey string, s Settings) (Store, error)
 
+// HostCheck refuses, with a 400 naming field, a host that outbound
+// connections may not reach: the SSRF guard, also applied when dialing.
+type HostCheck func(ctx context.Context, field, host string) error
+
 // FlagSource gives the flag data SDKs read: sdkdata.Service.
 type FlagSource interface {
 	Flags(ctx context.Context, ref sdkdata.EnvRef) (*sdkdata.Snapshot, error)
@@ -119,16 +123,32 @@ type Service struct {
 	envs   *environment.Service
 	flags  FlagSource
 	open   Opener
+	check  HostCheck
 	logger *slog.Logger
 	now    func() time.Time
 }
 
-// NewService returns the service; open connects to stores.
-func NewService(table store.Table, log *audit.Log, envs *environment.Service, flags FlagSource, open Opener, logger *slog.Logger) *Service {
+// NewService returns the service; open connects to stores, check vets
+// the hosts configurations name when they are created or changed.
+func NewService(table store.Table, log *audit.Log, envs *environment.Service, flags FlagSource, open Opener, check HostCheck, logger *slog.Logger) *Service {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Service{table: table, log: log, envs: envs, flags: flags, open: open, logger: logger, now: time.Now}
+	return &Service{table: table, log: log, envs: envs, flags: flags, open: open, check: check, logger: logger, now: time.Now}
+}
+
+// checkHost vets the host a normalized config connects to (a Redis host,
+// a DynamoDB endpoint override) when it differs from the stored one's;
+// AWS's own DynamoDB endpoints are not the user's choice.
+func (s *Service) checkHost(ctx context.Context, integrationKey string, config, stored map[string]any) error {
+	field, host := destination(integrationKey, config)
+	if host == "" {
+		return nil
+	}
+	if _, was := destination(integrationKey, stored); was == host {
+		return nil
+	}
+	return s.check(ctx, "config."+field, host)
 }
 
 func checkCapability(c string) {
@@ -174,6 +194,9 @@ func (s *Service) Create(ctx context.Context, capability, projectKey, envKey, in
 	}
 	config, err := normalize(integrationKey, in.Config)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.checkHost(ctx, integrationKey, config, nil); err != nil {
 		return nil, err
 	}
 	c := &Config{ID: uuid.NewString(), Capability: capability, IntegrationKey: integrationKey, ProjectKey: projectKey,
@@ -305,6 +328,9 @@ func (s *Service) Patch(ctx context.Context, capability, projectKey, envKey, int
 	}
 	keepSecrets(integrationKey, next.Config, old.Config)
 	if next.Config, err = normalize(integrationKey, next.Config); err != nil {
+		return nil, err
+	}
+	if err := s.checkHost(ctx, integrationKey, next.Config, old.Config); err != nil {
 		return nil, err
 	}
 	next.ID, next.Capability, next.IntegrationKey, next.ProjectKey, next.EnvironmentKey = old.ID, old.Capability, old.IntegrationKey, old.ProjectKey, old.EnvironmentKey

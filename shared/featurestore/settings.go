@@ -239,6 +239,27 @@ func SettingsOf(config map[string]any) Settings {
 	}
 }
 
+// destination is the config field naming where the store's connections
+// go, and the host in it ("" when the store's own default applies).
+func destination(store string, config map[string]any) (field, host string) {
+	switch store {
+	case Redis:
+		h, _ := config["host"].(string)
+		return "host", h
+	case DynamoDB:
+		raw, _ := config["endpoint"].(string)
+		if raw == "" {
+			return "endpoint", ""
+		}
+		u, err := url.Parse(raw)
+		if err != nil {
+			return "endpoint", raw // normalize refused it already
+		}
+		return "endpoint", u.Hostname()
+	}
+	return "", ""
+}
+
 func between(lo, hi int) func(any) string {
 	return func(v any) string {
 		if n := v.(int); n < lo || n > hi {

@@ -46,7 +46,8 @@ type Store interface {
 	SetSynchronizedOn(ctx context.Context, ms int64) error
 	// SynchronizedOn reads it; 0 when never written.
 	SynchronizedOn(ctx context.Context) (int64, error)
-	// Probe writes a probe key, reads it back and removes it.
+	// Probe writes a probe key, reads it back and removes it; an error
+	// is a *StepError naming the step that failed.
 	Probe(ctx context.Context) error
 	// Close releases the connection.
 	Close() error
@@ -302,30 +303,62 @@ type Validation struct {
 	ResponseBody string `json:"responseBody"`
 }
 
+// The steps of a probe, as a validate's answer names them.
+const (
+	StepConnect = "connect"
+	StepWrite   = "write"
+	StepRead    = "read"
+	StepDelete  = "delete"
+)
+
+// StepError is a failure at one step of a probe.
+type StepError struct {
+	Step string
+	Err  error
+}
+
+func (e *StepError) Error() string { return e.Step + ": " + e.Err.Error() }
+func (e *StepError) Unwrap() error { return e.Err }
+
+// stepFailures are what a validate answers per failed step: one message
+// each, never the address dialled nor the error, so that validate does not
+// tell a refused connection from a timeout or a closed port from a
+// filtered one (it would be a port scanner). The log has the details.
+var stepFailures = map[string]string{
+	StepConnect: "the store could not be reached",
+	StepWrite:   "the store did not accept the probe write",
+	StepRead:    "the probe could not be read back",
+	StepDelete:  "the probe could not be removed",
+}
+
 // Validate connects to the configuration's store, writes a probe key,
 // reads it back and removes it, answering which step failed.
 func (s *Service) Validate(ctx context.Context, c *Config) Validation {
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	v := Validation{StatusCode: 200, Timestamp: s.now().UnixMilli()}
-	step := "connect"
-	fail := func(err error) Validation {
-		v.StatusCode = 503
-		v.Error = fmt.Sprintf("%s: %v", step, err)
-		v.ResponseBody = fmt.Sprintf(`{"ok":false,"step":%q}`, step)
+	v := Validation{StatusCode: 200, Timestamp: s.now().UnixMilli(), ResponseBody: `{"ok":true}`}
+	err := s.probe(ctx, c)
+	if err == nil {
 		return v
 	}
+	step := StepWrite
+	if se := (*StepError)(nil); errors.As(err, &se) && stepFailures[se.Step] != "" {
+		step = se.Step
+	}
+	s.logger.Warn("featurestore: validate failed", "config", c.ID, "step", step, "err", err)
+	v.StatusCode = 503
+	v.Error = step + ": " + stepFailures[step]
+	v.ResponseBody = fmt.Sprintf(`{"ok":false,"step":%q}`, step)
+	return v
+}
+
+func (s *Service) probe(ctx context.Context, c *Config) error {
 	st, err := s.open(ctx, c.IntegrationKey, c.Settings())
 	if err != nil {
-		return fail(err)
+		return &StepError{Step: StepConnect, Err: err}
 	}
 	defer st.Close()
-	step = "write and read back a probe key"
-	if err := st.Probe(ctx); err != nil {
-		return fail(err)
-	}
-	v.ResponseBody = `{"ok":true}`
-	return v
+	return st.Probe(ctx)
 }
 
 // BigSegmentStatus is a big segment store's `_status`.
@@ -352,7 +385,9 @@ func (s *Service) BigSegmentStatus(ctx context.Context, c *Config) (BigSegmentSt
 	synced, err := s.synchronizedOn(ctx, c)
 	if err != nil {
 		out.LastError = jsondoc.MillisString(now.UnixMilli())
-		out.Errors = append([]StoreError{{StatusCode: 503, Message: "connection check: " + err.Error(), Timestamp: now.UnixMilli()}}, out.Errors...)
+		// Readers see it: as validate, no address and no kind of network failure.
+		s.logger.Warn("featurestore: big segment store check failed", "config", c.ID, "err", err)
+		out.Errors = append([]StoreError{{StatusCode: 503, Message: "connection check: " + stepFailures[StepConnect], Timestamp: now.UnixMilli()}}, out.Errors...)
 		if len(out.Errors) > maxErrors {
 			out.Errors = out.Errors[:maxErrors]
 		}

@@ -213,19 +213,31 @@ func (st *Store) Probe(ctx context.Context) error {
 	item := key(ns, ns)
 	item[itemAttr] = str(want)
 	if _, err := st.client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(st.table), Item: item}); err != nil {
-		return fmt.Errorf("write to table %s: %w", st.table, err)
+		return failedAt(featurestore.StepWrite, fmt.Errorf("write to table %s: %w", st.table, err))
 	}
 	out, err := st.client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(st.table), Key: key(ns, ns), ConsistentRead: aws.Bool(true)})
 	if err != nil {
-		return fmt.Errorf("read back from table %s: %w", st.table, err)
+		return failedAt(featurestore.StepRead, fmt.Errorf("read back from table %s: %w", st.table, err))
 	}
 	if v, ok := out.Item[itemAttr].(*types.AttributeValueMemberS); !ok || v.Value != want {
-		return fmt.Errorf("read back from table %s: the probe item does not hold what was written", st.table)
+		return failedAt(featurestore.StepRead, fmt.Errorf("read back from table %s: the probe item does not hold what was written", st.table))
 	}
 	if _, err := st.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(st.table), Key: key(ns, ns)}); err != nil {
-		return fmt.Errorf("remove the probe item from table %s: %w", st.table, err)
+		return failedAt(featurestore.StepDelete, fmt.Errorf("remove the probe item from table %s: %w", st.table, err))
 	}
 	return nil
+}
+
+// failedAt names the probe step that failed: connect when the request
+// never reached the endpoint (Open connects nothing: the first request
+// does).
+func failedAt(step string, err error) error {
+	var op *net.OpError
+	var dns *net.DNSError
+	if errors.As(err, &op) && op.Op == "dial" || errors.As(err, &dns) {
+		step = featurestore.StepConnect
+	}
+	return &featurestore.StepError{Step: step, Err: err}
 }
 
 var _ featurestore.Store = (*Store)(nil)

@@ -38,7 +38,7 @@ func Service(a *app.App) *featurestore.Service {
 			}
 			return dynamostore.Open(ctx, s, guard.DialControl)
 		}
-		return featurestore.NewService(a.Table, a.Services.Audit, a.Services.Environments, a.SDK, open, a.Logger)
+		return featurestore.NewService(a.Table, a.Services.Audit, a.Services.Environments, a.SDK, open, guard.CheckHost, a.Logger)
 	}).(*featurestore.Service)
 }
 

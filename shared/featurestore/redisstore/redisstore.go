@@ -188,17 +188,17 @@ func (st *Store) Probe(context.Context) error {
 	want := hex.EncodeToString(b[:])
 	k := st.key("$flagplane_probe")
 	if _, err := st.conn.Do("SET", k, want, "PX", 60000); err != nil {
-		return fmt.Errorf("write %s: %w", k, err)
+		return &featurestore.StepError{Step: featurestore.StepWrite, Err: fmt.Errorf("write %s: %w", k, err)}
 	}
 	got, err := r.String(st.conn.Do("GET", k))
 	if err != nil {
-		return fmt.Errorf("read back %s: %w", k, err)
+		return &featurestore.StepError{Step: featurestore.StepRead, Err: fmt.Errorf("read back %s: %w", k, err)}
 	}
 	if got != want {
-		return fmt.Errorf("read back %s: got another value than written", k)
+		return &featurestore.StepError{Step: featurestore.StepRead, Err: fmt.Errorf("read back %s: got another value than written", k)}
 	}
 	if _, err := st.conn.Do("DEL", k); err != nil {
-		return fmt.Errorf("remove %s: %w", k, err)
+		return &featurestore.StepError{Step: featurestore.StepDelete, Err: fmt.Errorf("remove %s: %w", k, err)}
 	}
 	return nil
 }
