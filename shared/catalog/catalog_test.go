@@ -311,7 +311,7 @@ func TestSpecOperationsArePresent(t *testing.T) {
 func TestScopeAndBetaDecisions(t *testing.T) {
 	readPosts := []string{
 		"searchContexts", "searchContextInstances", "evaluateContextInstance",
-		"postAuditLogEntries", "postAuditLogEntryCounts", "validateIntegrationDeliveryConfiguration",
+		"postAuditLogEntries", "postAuditLogEntryCounts",
 	}
 	for _, id := range readPosts {
 		t.Run(id+" stores nothing so it needs only read scope", func(t *testing.T) {

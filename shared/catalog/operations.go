@@ -153,14 +153,16 @@ var operations = []Operation{
 	{ID: "deleteIntegrationConfiguration", Group: "integrations", Method: "DELETE", Path: "/api/v2/integration-configurations/{integrationConfigurationId}", Beta: true, Scope: Write, Resource: "integration/*/{integrationConfigurationId}", Action: "deleteIntegration"},
 
 	// delivery-configurations: spec 4.11 and 4.23 "Validate delivery configuration" (feature
-	// store capability); beta (spec 9.2 and reference). Validate stores nothing: read scope.
+	// store capability); beta (spec 9.2 and reference). Validate stores nothing but opens a
+	// connection to the configured host: it needs the right to change the configuration
+	// (write scope, updateConfiguration on it), so a reader cannot probe hosts with it.
 	{ID: "getIntegrationDeliveryConfigurations", Group: "delivery-configurations", Method: "GET", Path: "/api/v2/integration-capabilities/featureStore", Beta: true, Scope: Read, Resource: "proj/*:env/*:integration/*/*"},
 	{ID: "getIntegrationDeliveryConfigurationByEnvironment", Group: "delivery-configurations", Method: "GET", Path: "/api/v2/integration-capabilities/featureStore/{projectKey}/{environmentKey}", Beta: true, Scope: Read, Resource: "proj/{projectKey}:env/{environmentKey}", Action: "viewProject"},
 	{ID: "createIntegrationDeliveryConfiguration", Group: "delivery-configurations", Method: "POST", Path: "/api/v2/integration-capabilities/featureStore/{projectKey}/{environmentKey}/{integrationKey}", Beta: true, Scope: Write, Resource: "proj/{projectKey}:env/{environmentKey}:integration/{integrationKey}/*", Action: "createIntegration"},
 	{ID: "getIntegrationDeliveryConfigurationById", Group: "delivery-configurations", Method: "GET", Path: "/api/v2/integration-capabilities/featureStore/{projectKey}/{environmentKey}/{integrationKey}/{id}", Beta: true, Scope: Read, Resource: "proj/{projectKey}:env/{environmentKey}:integration/{integrationKey}/{id}", Action: "viewProject"},
 	{ID: "patchIntegrationDeliveryConfiguration", Group: "delivery-configurations", Method: "PATCH", Path: "/api/v2/integration-capabilities/featureStore/{projectKey}/{environmentKey}/{integrationKey}/{id}", Beta: true, Scope: Write, Resource: "proj/{projectKey}:env/{environmentKey}:integration/{integrationKey}/{id}", Action: "updateIntegration", BodyActions: true},
 	{ID: "deleteIntegrationDeliveryConfiguration", Group: "delivery-configurations", Method: "DELETE", Path: "/api/v2/integration-capabilities/featureStore/{projectKey}/{environmentKey}/{integrationKey}/{id}", Beta: true, Scope: Write, Resource: "proj/{projectKey}:env/{environmentKey}:integration/{integrationKey}/{id}", Action: "deleteIntegration"},
-	{ID: "validateIntegrationDeliveryConfiguration", Group: "delivery-configurations", Method: "POST", Path: "/api/v2/integration-capabilities/featureStore/{projectKey}/{environmentKey}/{integrationKey}/{id}/validate", Beta: true, Scope: Read, Resource: "proj/{projectKey}", Action: "viewProject"},
+	{ID: "validateIntegrationDeliveryConfiguration", Group: "delivery-configurations", Method: "POST", Path: "/api/v2/integration-capabilities/featureStore/{projectKey}/{environmentKey}/{integrationKey}/{id}/validate", Beta: true, Scope: Write, Resource: "proj/{projectKey}:env/{environmentKey}:integration/{integrationKey}/{id}", Action: "updateConfiguration"},
 
 	// big-segments: spec 4.20 and 4.23 "Create/Update big segment store integration"
 	// (persistent store capability); beta per the reference.

@@ -190,3 +190,35 @@ func TestValidateAndStatusSayWhatFailed(t *testing.T) {
 		t.Fatalf("big segment status of an unreachable store: %+v", b.Status)
 	}
 }
+
+func TestValidateNeedsTheRightToChangeTheConfiguration(t *testing.T) {
+	// Validate connects to the configured host: a reader must not be able
+	// to make the service knock on hosts for them.
+	srv := newServer(t)
+	var c struct {
+		ID string `json:"_id"`
+	}
+	mustOK(t, beta(t, srv, http.MethodPost, fsBase+"/redis", map[string]any{"config": map[string]any{"host": "127.0.0.1", "port": 1}}), http.StatusCreated).JSON(t, &c)
+	validate := fsBase + "/redis/" + c.ID + "/validate"
+	for _, tc := range []struct {
+		name  string
+		token map[string]any
+		want  int
+	}{
+		{"a reader is refused", map[string]any{"name": "reader", "role": "reader"}, http.StatusForbidden},
+		{"a writer token whose role may only view the project is refused",
+			map[string]any{"name": "viewer", "inlineRole": []map[string]any{{"effect": "allow", "resources": []string{"proj/*"}, "actions": []string{"viewProject"}}}}, http.StatusForbidden},
+		{"a role that may change another environment's configurations is refused",
+			map[string]any{"name": "other", "inlineRole": []map[string]any{{"effect": "allow", "resources": []string{"proj/p:env/production:integration/*"}, "actions": []string{"updateConfiguration"}}}}, http.StatusForbidden},
+		{"a role that may change this environment's configurations validates them",
+			map[string]any{"name": "owner", "inlineRole": []map[string]any{{"effect": "allow", "resources": []string{"proj/p:env/test:integration/*"}, "actions": []string{"updateConfiguration"}}}}, http.StatusOK},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, tok := srv.MustCreateToken(t, tc.token)
+			res := srv.Do(t, http.MethodPost, validate, nil, "SVC-API-Version", "beta", "Authorization", tok)
+			if res.Status != tc.want {
+				t.Fatalf("got %d %s, want %d", res.Status, res.Body, tc.want)
+			}
+		})
+	}
+}
