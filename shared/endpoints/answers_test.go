@@ -427,10 +427,17 @@ var answerQueries = map[string][]string{
 }
 
 func TestAnswersCarryTheFieldsTheReferenceRequires(t *testing.T) {
+	checkEveryAnswer(t, "answers every field the reference requires", nil, specTypes)
+}
+
+// checkEveryAnswer makes each built operation's call of answerRequests
+// (and answerQueries), with extra headers, in a subtest named for the
+// operation and what, and checks each answer with checkAnswer.
+func checkEveryAnswer(t *testing.T, what string, extra []string, types map[string]map[string]string) {
 	ref := loadReference(t)
 	w := newWorld(t)
 	for _, op := range builtOperations(w) {
-		t.Run(op.ID+" answers every field the reference requires", func(t *testing.T) {
+		t.Run(op.ID+" "+what, func(t *testing.T) {
 			rop, ok := ref.ops[op.ID]
 			if !ok {
 				t.Skipf("%s is flagplane's own (not in the reference)", op.ID)
@@ -443,10 +450,11 @@ func TestAnswersCarryTheFieldsTheReferenceRequires(t *testing.T) {
 				t.Errorf("the catalog has %s %s, the reference %s %s", op.Method, op.Path, rop.Method, rop.Path)
 			}
 			req := mk(t, w)
-			checkAnswer(t, ref, rop, w.srv.Do(t, op.Method, req.path, req.body, req.headers...))
+			headers := append(append([]string{}, req.headers...), extra...)
+			checkAnswer(t, ref, rop, w.srv.Do(t, op.Method, req.path, req.body, headers...), types)
 			for _, q := range answerQueries[op.ID] {
 				t.Run("with "+q, func(t *testing.T) {
-					checkAnswer(t, ref, rop, w.srv.Do(t, op.Method, req.path+q, req.body, req.headers...))
+					checkAnswer(t, ref, rop, w.srv.Do(t, op.Method, req.path+q, req.body, headers...), types)
 				})
 			}
 		})
@@ -454,14 +462,9 @@ func TestAnswersCarryTheFieldsTheReferenceRequires(t *testing.T) {
 }
 
 // checkAnswer checks one answer of rop: a success status the reference
-// lists, and a body its schema accepts with the spec's types.
-func checkAnswer(t *testing.T, ref *reference, rop *refOp, res *apptest.Response) {
-	t.Helper()
-	checkAnswerTyped(t, ref, rop, res, specTypes)
-}
-
-// checkAnswerTyped is checkAnswer with types in place of specTypes.
-func checkAnswerTyped(t *testing.T, ref *reference, rop *refOp, res *apptest.Response, types map[string]map[string]string) {
+// lists, and a body its schema accepts with types overriding the
+// reference's (specTypes: the spec's).
+func checkAnswer(t *testing.T, ref *reference, rop *refOp, res *apptest.Response, types map[string]map[string]string) {
 	t.Helper()
 	if res.Status < 200 || res.Status > 299 {
 		t.Fatalf("status %d: %s", res.Status, res.Body)

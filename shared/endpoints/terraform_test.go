@@ -164,8 +164,6 @@ var datedTimestamp = map[string]map[string]bool{
 }
 
 func TestTerraformDatedVersionAnswersEveryTimestampAsAnInteger(t *testing.T) {
-	ref := loadReference(t)
-	types := datedTypes()
 	for schema, fields := range datedTimestamp {
 		for f := range fields {
 			if _, ok := specTypes[schema][f]; !ok {
@@ -173,27 +171,7 @@ func TestTerraformDatedVersionAnswersEveryTimestampAsAnInteger(t *testing.T) {
 			}
 		}
 	}
-	w := newWorld(t)
-	for _, op := range builtOperations(w) {
-		t.Run(op.ID+" answers no listed timestamp as a string", func(t *testing.T) {
-			rop, ok := ref.ops[op.ID]
-			if !ok {
-				t.Skipf("%s is flagplane's own (not in the reference)", op.ID)
-			}
-			mk, ok := answerRequests[op.ID]
-			if !ok {
-				t.Fatalf("no request for %s in answerRequests", op.ID)
-			}
-			req := mk(t, w)
-			headers := append(append([]string{}, req.headers...), terraformHeaders...)
-			checkAnswerTyped(t, ref, rop, w.srv.Do(t, op.Method, req.path, req.body, headers...), types)
-			for _, q := range answerQueries[op.ID] {
-				t.Run("with "+q, func(t *testing.T) {
-					checkAnswerTyped(t, ref, rop, w.srv.Do(t, op.Method, req.path+q, req.body, headers...), types)
-				})
-			}
-		})
-	}
+	checkEveryAnswer(t, "answers no listed timestamp as a string", terraformHeaders, datedTypes())
 }
 
 // providerEnvPatch is the JSON patch the provider sends to update an
