@@ -213,7 +213,10 @@ func (q *Inbox) applyKept(ctx context.Context, it store.Item) bool {
 		return false
 	}
 	if q.unslotted > 0 {
-		q.unslotted--
+		// Oldest first: the payloads found at start go before any sent since.
+		if q.unslotted--; q.unslotted == 0 {
+			q.logger.Info("applied the SDK event payloads accepted before the last stop")
+		}
 	} else {
 		<-q.slots
 	}
