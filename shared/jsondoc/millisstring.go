@@ -15,8 +15,21 @@ import (
 // spec types it as a JSON string of digits ("1700000000000") and
 // LaunchDarkly's reference as an integer. It is written as the spec's
 // string; StringMillisAsIntegers rewrites it as an integer for clients
-// that ask for LaunchDarkly's types. It reads either form, as Millis does.
-// Zero is "0"; omitempty leaves it out.
+// that ask for LaunchDarkly's types (a dated LD-API-Version, see
+// api.WriteJSON). It reads either form, as Millis does. Zero is "0";
+// omitempty leaves it out.
+//
+// The fields of that kind, found by comparing the spec's part 2 with the
+// reference, and so the ones a dated version answers as integers:
+// OAuth client _creationDate (2.3); insight group createdAt and its
+// scoreMetadata periods' startTime and endTime (2.5); approval request
+// creationDate, appliedDate, executionDate and allReviews[].creationDate
+// (2.7); access token creationDate, lastModified, lastUsed and expiry
+// (2.10); warehouse destination createdAt (2.16); flag import
+// _status.lastImport and lastError (2.18); audit log entry date (2.19);
+// big segment store _status.lastSync and lastError (2.20); flag event
+// eventTime (2.22). A release pipeline's createdAt (2.8) is not one: the
+// reference has a date-time string there.
 type MillisString int64
 
 var millisStringType = reflect.TypeOf(MillisString(0))
