@@ -55,7 +55,9 @@ func TestValidateNamesTheStepWithoutSayingWhatTheNetworkDid(t *testing.T) {
 		})
 	}
 	t.Run("a probe that goes through is a 200", func(t *testing.T) {
-		open := func(context.Context, string, Settings) (Store, error) { return probeStore{memStore: newMemStore()}, nil }
+		open := func(context.Context, string, Settings) (Store, error) {
+			return probeStore{memStore: newMemStore()}, nil
+		}
 		s := &Service{open: open, logger: discardLogger(), now: timeNow}
 		if v := s.Validate(context.Background(), &Config{ID: "c", IntegrationKey: Redis}); v.StatusCode != 200 || v.Error != "" {
 			t.Fatalf("got %+v", v)

@@ -178,7 +178,7 @@ func TestTheDialerRefusesWhatANameResolvesToWhenConnecting(t *testing.T) {
 	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
 
 	t.Run("a name resolving to loopback is not connected to", func(t *testing.T) {
-		res, err := Guard{}.Client(2*time.Second).Get("http://localhost:" + port + "/")
+		res, err := Guard{}.Client(2 * time.Second).Get("http://localhost:" + port + "/")
 		if err == nil {
 			res.Body.Close()
 			t.Fatal("the request went through")
@@ -191,7 +191,7 @@ func TestTheDialerRefusesWhatANameResolvesToWhenConnecting(t *testing.T) {
 		}
 	})
 	t.Run("allow-private connects", func(t *testing.T) {
-		res, err := Guard{AllowPrivate: true}.Client(2*time.Second).Get("http://localhost:" + port + "/")
+		res, err := Guard{AllowPrivate: true}.Client(2 * time.Second).Get("http://localhost:" + port + "/")
 		if err != nil {
 			t.Fatal(err)
 		}
