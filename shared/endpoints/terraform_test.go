@@ -88,9 +88,10 @@ func TestTerraformAccessTokenTimestamps(t *testing.T) {
 }
 
 // TestTerraformTokenDecodesInLaunchDarklysClient creates and reads a token
-// with LaunchDarkly's Go API client, which the provider is built on, set up
-// as the provider sets it: a dated version on every request. The client
-// decodes creationDate as an int64, so a string fails the call.
+// (and an OAuth client) with LaunchDarkly's Go API client, which the
+// provider is built on, set up as the provider sets it: a dated version on
+// every request. The client decodes creationDate as an int64, so a string
+// fails the call.
 func TestTerraformTokenDecodesInLaunchDarklysClient(t *testing.T) {
 	srv := apptest.New(t)
 	cfg := ldapi.NewConfiguration()
@@ -122,7 +123,21 @@ func TestTerraformTokenDecodesInLaunchDarklysClient(t *testing.T) {
 	if len(list.Items) == 0 {
 		t.Errorf("the token list is empty")
 	}
+
+	// Another of the listed fields, which the beta-header tier (shared/ldcompat) counts as a deviation.
+	client, _, err := ld.OAuth2ClientsApi.CreateOAuth2Client(ctx).OauthClientPost(ldapi.OauthClientPost{
+		Name: ptr("terraform"), RedirectUri: ptr("https://app.example.com/cb")}).Execute()
+	if err != nil {
+		t.Fatalf("create OAuth client: %v", err)
+	}
+	if client.CreationDate == 0 {
+		t.Errorf("OAuth client _creationDate 0")
+	}
+	if _, _, err := ld.OAuth2ClientsApi.GetOAuthClients(ctx).Execute(); err != nil {
+		t.Errorf("list OAuth clients: %v", err)
+	}
 }
+
 
 // datedTypes are specTypes with every timestamp the spec has as a string
 // (Unix ms) where the reference has an integer typed as the reference's
