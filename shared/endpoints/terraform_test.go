@@ -138,7 +138,6 @@ func TestTerraformTokenDecodesInLaunchDarklysClient(t *testing.T) {
 	}
 }
 
-
 // datedTypes are specTypes with every timestamp the spec has as a string
 // (Unix ms) where the reference has an integer typed as the reference's
 // integer: what a dated LD-API-Version answers. Other differences (the
