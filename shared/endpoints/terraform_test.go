@@ -33,11 +33,8 @@ func jsonTypes(tb testing.TB, res *apptest.Response, fields ...string) map[strin
 	m := res.Map(tb)
 	out := map[string]string{}
 	for _, f := range fields {
-		v, ok := m[f]
-		switch {
-		case !ok:
-			out[f] = "absent"
-		default:
+		out[f] = "absent"
+		if v, ok := m[f]; ok {
 			out[f] = refJSONType(v)
 		}
 	}
