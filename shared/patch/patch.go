@@ -103,11 +103,7 @@ func (p Patch) Touched() []string {
 // Apply runs the patch's operations on doc. A patch that cannot apply (a
 // failed test, a missing path) is a 422 patch_failed naming the reason.
 func (p Patch) Apply(doc []byte) ([]byte, error) {
-	return applyOps(p.Ops, doc)
-}
-
-func applyOps(ops []Op, doc []byte) ([]byte, error) {
-	raw, err := json.Marshal(ops)
+	raw, err := json.Marshal(p.Ops)
 	if err != nil {
 		return nil, fmt.Errorf("encode patch: %w", err)
 	}
@@ -123,37 +119,78 @@ func applyOps(ops []Op, doc []byte) ([]byte, error) {
 }
 
 // WithoutNoOps returns p without the replace operations that change
-// nothing in doc: the value at the path already equals theirs, judged
-// after the operations before them. Clients that send back what they read
-// along with their change (LaunchDarkly's Terraform provider replaces
-// read-only approval settings with the values it read) are then judged
-// only by what they change: a read-only path is refused when its value
-// would change, not when it is repeated. Raw keeps what was sent.
+// nothing in doc: the value at the path already equals theirs. Clients
+// that send back what they read along with their change (LaunchDarkly's
+// Terraform provider replaces read-only approval settings with the values
+// it read) are then judged only by what they change: a read-only path is
+// refused when its value would change, not when it is repeated. Raw keeps
+// what was sent.
+//
+// doc is parsed once and each replace judged on it, which is exact while
+// the operations kept before it cannot have changed its path: none writes
+// the path, a parent or a child of it, and none changes the document's
+// shape (add, remove, move, copy: an array index could shift). After such
+// an operation every replace is kept, as sent.
 func (p Patch) WithoutNoOps(doc []byte) Patch {
+	var tree any
+	if json.Unmarshal(doc, &tree) != nil {
+		return p
+	}
 	kept := make([]Op, 0, len(p.Ops))
-	for i, op := range p.Ops {
-		if op.Op == "replace" && holds(doc, op.Path, op.Value) {
+	written, within := map[string]bool{}, map[string]bool{} // paths kept replaces write; their parents
+	judged := true
+	for _, op := range p.Ops {
+		if judged && op.Op == "replace" && !overlaps(op.Path, written, within) && holds(tree, op.Path, op.Value) {
 			continue
 		}
 		kept = append(kept, op)
-		next, err := applyOps([]Op{op}, doc)
-		if err != nil {
-			// Apply reports it, for the whole patch; the rest stays as sent.
-			kept = append(kept, p.Ops[i+1:]...)
-			break
+		switch op.Op {
+		case "test":
+		case "replace":
+			written[op.Path] = true
+			for _, parent := range parents(op.Path) {
+				within[parent] = true
+			}
+		default:
+			judged = false
 		}
-		doc = next
 	}
 	p.Ops = kept
 	return p
 }
 
-// holds reports whether doc has, at pointer, a value equal to value as JSON.
-func holds(doc []byte, pointer string, value json.RawMessage) bool {
-	var cur, want any
-	if json.Unmarshal(doc, &cur) != nil || json.Unmarshal(value, &want) != nil {
+// parents returns the pointers that enclose pointer, outermost first.
+func parents(pointer string) []string {
+	var out []string
+	for i := 1; i < len(pointer); i++ {
+		if pointer[i] == '/' {
+			out = append(out, pointer[:i])
+		}
+	}
+	return out
+}
+
+// overlaps reports whether pointer, or one that encloses it, was written,
+// or whether a written pointer lies inside it.
+func overlaps(pointer string, written, within map[string]bool) bool {
+	if written[pointer] || within[pointer] {
+		return true
+	}
+	for _, parent := range parents(pointer) {
+		if written[parent] {
+			return true
+		}
+	}
+	return false
+}
+
+// holds reports whether tree has, at pointer, a value equal to value as JSON.
+func holds(tree any, pointer string, value json.RawMessage) bool {
+	var want any
+	if json.Unmarshal(value, &want) != nil {
 		return false
 	}
+	cur := tree
 	for _, seg := range Segments(pointer) {
 		switch c := cur.(type) {
 		case map[string]any:
