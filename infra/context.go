@@ -36,10 +36,12 @@ const (
 	CtxThrottleRate  = "flagplane:throttleRate"
 	CtxThrottleBurst = "flagplane:throttleBurst"
 	// CtxRateLimitGlobal and CtxRateLimitRoute are the requests per ten
-	// seconds each API function instance admits in all and per route
+	// seconds each API function instance admits in all and per route, and
+	// CtxRateLimitCredential per SDK credential and SDK or event route
 	// (0: no limit); see FlagplaneStackProps.RateLimits.
-	CtxRateLimitGlobal = "flagplane:rateLimitGlobal"
-	CtxRateLimitRoute  = "flagplane:rateLimitRoute"
+	CtxRateLimitGlobal     = "flagplane:rateLimitGlobal"
+	CtxRateLimitRoute      = "flagplane:rateLimitRoute"
+	CtxRateLimitCredential = "flagplane:rateLimitCredential"
 	// CtxHTTPAPI "false" leaves out the HTTP API (see OmitHTTPAPI).
 	CtxHTTPAPI = "flagplane:httpApi"
 )
@@ -144,7 +146,7 @@ func SettingsFromContext(lookup func(key string) (string, bool)) (AppSettings, e
 		}
 		s.Props.ThrottleBurst = n
 	}
-	for _, key := range []string{CtxRateLimitGlobal, CtxRateLimitRoute} {
+	for _, key := range []string{CtxRateLimitGlobal, CtxRateLimitRoute, CtxRateLimitCredential} {
 		v, ok := get(key)
 		if !ok {
 			continue
@@ -157,10 +159,13 @@ func SettingsFromContext(lookup func(key string) (string, bool)) (AppSettings, e
 			limits := api.DefaultRateLimits
 			s.Props.RateLimits = &limits
 		}
-		if key == CtxRateLimitGlobal {
+		switch key {
+		case CtxRateLimitGlobal:
 			s.Props.RateLimits.Global = n
-		} else {
+		case CtxRateLimitRoute:
 			s.Props.RateLimits.Route = n
+		default:
+			s.Props.RateLimits.Credential = n
 		}
 	}
 	if v, ok := get(CtxHTTPAPI); ok {

@@ -24,11 +24,15 @@ func TestSettingsFromContext(t *testing.T) {
 				p.ThrottleRate == 0 && p.ThrottleBurst == 0 && p.RateLimits == nil
 		}, ""},
 		{"GIVEN a global rate limit THEN it is set and the route limit keeps its default", map[string]string{CtxRateLimitGlobal: "500"}, func(s AppSettings) bool {
-			return s.Props.RateLimits != nil && *s.Props.RateLimits == api.RateLimits{Global: 500, Route: api.DefaultRateLimits.Route}
+			return s.Props.RateLimits != nil && *s.Props.RateLimits == api.RateLimits{Global: 500, Route: api.DefaultRateLimits.Route, Credential: api.DefaultRateLimits.Credential}
 		}, ""},
 		{"GIVEN a route rate limit of 0 THEN routes are not limited", map[string]string{CtxRateLimitRoute: "0"}, func(s AppSettings) bool {
-			return s.Props.RateLimits != nil && *s.Props.RateLimits == api.RateLimits{Global: api.DefaultRateLimits.Global, Route: 0}
+			return s.Props.RateLimits != nil && *s.Props.RateLimits == api.RateLimits{Global: api.DefaultRateLimits.Global, Route: 0, Credential: api.DefaultRateLimits.Credential}
 		}, ""},
+		{"GIVEN a credential rate limit of 0 THEN SDK credentials are not limited", map[string]string{CtxRateLimitCredential: "0"}, func(s AppSettings) bool {
+			return s.Props.RateLimits != nil && *s.Props.RateLimits == api.RateLimits{Global: api.DefaultRateLimits.Global, Route: api.DefaultRateLimits.Route, Credential: 0}
+		}, ""},
+		{"GIVEN a credential rate limit over the largest THEN the key is named", map[string]string{CtxRateLimitCredential: "2000000000"}, nil, CtxRateLimitCredential},
 		{"GIVEN a negative rate limit THEN the key is named", map[string]string{CtxRateLimitRoute: "-5"}, nil, CtxRateLimitRoute},
 		{"GIVEN a rate limit that is not a number THEN the key is named", map[string]string{CtxRateLimitGlobal: "lots"}, nil, CtxRateLimitGlobal},
 		{"GIVEN a stack name THEN it is used", map[string]string{CtxStackName: "FlagplaneStaging"}, func(s AppSettings) bool {

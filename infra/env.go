@@ -52,6 +52,7 @@ func FunctionEnv(r Resources) map[string]string {
 	if r.RateLimits != nil {
 		env[app.EnvRateLimitGlobal] = strconv.Itoa(r.RateLimits.Global)
 		env[app.EnvRateLimitRoute] = strconv.Itoa(r.RateLimits.Route)
+		env[app.EnvRateLimitCredential] = strconv.Itoa(r.RateLimits.Credential)
 	}
 	return env
 }

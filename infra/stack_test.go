@@ -222,13 +222,13 @@ func expectedEnv(s Spec, tableID, queueID string, ingestID ...string) map[string
 func TestSpecEnv(t *testing.T) {
 	r := Resources{TableName: "t", WebhookQueueURL: "q", RateLimits: &api.DefaultRateLimits}
 	t.Run("GIVEN an API function THEN its environment has the rate limits", func(t *testing.T) {
-		env := Spec{API: true}.Env(Resources{TableName: "t", RateLimits: &api.RateLimits{Global: 300, Route: 0}})
-		if env[app.EnvRateLimitGlobal] != "300" || env[app.EnvRateLimitRoute] != "0" {
+		env := Spec{API: true}.Env(Resources{TableName: "t", RateLimits: &api.RateLimits{Global: 300, Route: 0, Credential: 40}})
+		if env[app.EnvRateLimitGlobal] != "300" || env[app.EnvRateLimitRoute] != "0" || env[app.EnvRateLimitCredential] != "40" {
 			t.Fatalf("env %v", env)
 		}
 	})
 	t.Run("GIVEN a worker THEN its environment has no rate limits", func(t *testing.T) {
-		if env := (Spec{}).Env(r); env[app.EnvRateLimitGlobal] != "" || env[app.EnvRateLimitRoute] != "" {
+		if env := (Spec{}).Env(r); env[app.EnvRateLimitGlobal] != "" || env[app.EnvRateLimitRoute] != "" || env[app.EnvRateLimitCredential] != "" {
 			t.Fatalf("env %v", env)
 		}
 	})

@@ -144,7 +144,7 @@ var optionsProps = FlagplaneStackProps{
 	DeadLetterMaxReceives:      2,
 	ThrottleRate:               25.5,
 	ThrottleBurst:              50,
-	RateLimits:                 &api.RateLimits{Global: 500, Route: 0},
+	RateLimits:                 &api.RateLimits{Global: 500, Route: 0, Credential: 70},
 }
 
 var (
@@ -219,6 +219,8 @@ func TestStackOptions(t *testing.T) {
 		{"CORS lets scripts read the rate-limit and request-id headers", prop(api.Properties, "CorsConfiguration", "ExposeHeaders"), CORSExposeHeaders},
 		{"API functions get the configured global rate limit", envOf(tpl.Resources[fns["flags"]].Properties)[app.EnvRateLimitGlobal], "500"},
 		{"API functions get the configured route rate limit (0: none)", envOf(tpl.Resources[fns["flags"]].Properties)[app.EnvRateLimitRoute], "0"},
+		{"the SDK function gets the configured credential rate limit", envOf(tpl.Resources[fns["sdk"]].Properties)[app.EnvRateLimitCredential], "70"},
+		{"the events function gets the configured credential rate limit", envOf(tpl.Resources[fns["events"]].Properties)[app.EnvRateLimitCredential], "70"},
 		{"the table is deleted with the stack when asked", table.DeletionPolicy, "Delete"},
 		{"a named function gets its own reserved concurrency", tpl.Resources[fns["projects"]].Properties["ReservedConcurrentExecutions"], 7},
 		{"other functions get the default reserved concurrency", tpl.Resources[fns["flags"]].Properties["ReservedConcurrentExecutions"], 3},
