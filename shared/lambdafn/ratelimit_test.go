@@ -18,19 +18,28 @@ func TestRateLimitsFromTheStack(t *testing.T) {
 	t.Run("without the variables the defaults apply", func(t *testing.T) {
 		t.Setenv(app.EnvRateLimitGlobal, "")
 		t.Setenv(app.EnvRateLimitRoute, "")
+		t.Setenv(app.EnvRateLimitCredential, "")
 		s, err := app.SettingsFromEnv()
 		if err != nil || s.RateLimits != api.DefaultRateLimits {
 			t.Errorf("limits %+v (%v), want %+v", s.RateLimits, err, api.DefaultRateLimits)
 		}
 	})
-	for _, bad := range []string{"-1", "lots", "1e3", "2000000000"} {
-		t.Run("a limit of "+bad+" stops the function from starting, naming the variable", func(t *testing.T) {
-			t.Setenv(app.EnvRateLimitRoute, bad)
-			if _, err := app.SettingsFromEnv(); err == nil || !strings.Contains(err.Error(), app.EnvRateLimitRoute) {
-				t.Errorf("err %v", err)
-			}
-		})
+	for _, variable := range []string{app.EnvRateLimitRoute, app.EnvRateLimitCredential} {
+		for _, bad := range []string{"-1", "lots", "1e3", "2000000000"} {
+			t.Run("a limit of "+bad+" in "+variable+" stops the function from starting, naming the variable", func(t *testing.T) {
+				t.Setenv(variable, bad)
+				if _, err := app.SettingsFromEnv(); err == nil || !strings.Contains(err.Error(), variable) {
+					t.Errorf("err %v", err)
+				}
+			})
+		}
 	}
+	t.Run("a credential limit in the environment is the SDK routes' limit", func(t *testing.T) {
+		t.Setenv(app.EnvRateLimitCredential, "7")
+		if s, err := app.SettingsFromEnv(); err != nil || s.RateLimits.Credential != 7 {
+			t.Errorf("limits %+v (%v)", s.RateLimits, err)
+		}
+	})
 
 	t.Setenv(app.EnvRateLimitGlobal, "0")
 	t.Setenv(app.EnvRateLimitRoute, "2")
