@@ -208,6 +208,10 @@ func (q *Inbox) applyKept(ctx context.Context, it store.Item) bool {
 	// Removed once applied: a crash before this delete applies the payload
 	// again at the next start (or the next turn, when the delete failed),
 	// which its marks make a duplicate.
+	if err := dropStepMarks(ctx, q.table, p); err != nil {
+		q.logger.Error("remove the step marks of an applied payload", "payloadId", p.PayloadID, "err", err)
+		return false
+	}
 	if err := q.table.Delete(ctx, it.Key(), store.Cond{}); err != nil {
 		q.logger.Error("remove an applied payload from the ingest inbox", "key", it.SK, "err", err)
 		return false
@@ -222,6 +226,33 @@ func (q *Inbox) applyKept(ctx context.Context, it store.Item) bool {
 	}
 	q.pending.Done()
 	return true
+}
+
+// dropStepMarks deletes the step marks of a payload applied in full:
+// its own mark says so from then on. The embedded store removes no
+// expired item, so they would pile up in the data file; on DynamoDB
+// their TTL removes them for free.
+func dropStepMarks(ctx context.Context, table store.Table, p Payload) error {
+	if p.PayloadID == "" {
+		return nil
+	}
+	q := store.Query{PK: store.PayloadKey(p.EnvID, p.PayloadID).PK, SKPrefix: store.PayloadStepPrefix, Limit: store.MaxWrites}
+	for {
+		page, err := table.Query(ctx, q)
+		if err != nil {
+			return fmt.Errorf("list step marks: %w", err)
+		}
+		if len(page.Items) == 0 {
+			return nil
+		}
+		ws := make([]store.Write, len(page.Items))
+		for i, it := range page.Items {
+			ws[i] = store.Delete(it.Key(), store.Cond{})
+		}
+		if err := table.Transact(ctx, ws); err != nil {
+			return fmt.Errorf("delete %d step marks: %w", len(ws), err)
+		}
+	}
 }
 
 // pause waits d, or reports false when the inbox is stopping.

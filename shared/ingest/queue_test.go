@@ -73,6 +73,15 @@ func TestInbox(t *testing.T) {
 		if n := kept(t, table); n != 0 {
 			t.Errorf("%d payloads left in the inbox after they were applied", n)
 		}
+		for i := 0; i < 10; i++ {
+			page, err := table.Query(ctx, store.Query{PK: store.PayloadKey("env", fmt.Sprintf("q%d", i)).PK})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(page.Items) != 1 || page.Items[0].SK != store.PayloadKey("env", "").SK {
+				t.Errorf("payload q%d left %d items in its partition; want its own mark alone, the step marks gone", i, len(page.Items))
+			}
+		}
 	})
 	t.Run("payloads without an id get one each, so each is applied", func(t *testing.T) {
 		agg, table := newAggregator(t)

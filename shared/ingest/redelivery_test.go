@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/flagplane/flagplane/shared/ingest"
 	"github.com/flagplane/flagplane/shared/store"
-	"github.com/flagplane/flagplane/shared/store/bolt"
 )
 
 var errCrash = errors.New("injected crash")
@@ -75,13 +73,10 @@ func bigPayload(id string) ingest.Payload {
 		UserAgent: "GoClient/7.14.6", ReceivedAt: ms, Body: []byte("[" + strings.Join(events, ",") + "]")}
 }
 
+// openTable is an empty embedded table.
 func openTable(tb testing.TB) store.Table {
 	tb.Helper()
-	table, err := bolt.Open(filepath.Join(tb.TempDir(), "ingest.db"))
-	if err != nil {
-		tb.Fatalf("open store: %v", err)
-	}
-	tb.Cleanup(func() { table.Close() })
+	_, table := newAggregator(tb)
 	return table
 }
 

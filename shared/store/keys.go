@@ -389,8 +389,11 @@ func PayloadKey(envID, payloadID string) Key {
 // partition: written in the same commit as the step's writes, it makes a
 // redelivered or resumed payload skip what already counted.
 func PayloadStepKey(envID, payloadID, step string) Key {
-	return Key{PK: payloadPrefix + envID + "#" + payloadID, SK: "STEP#" + step}
+	return Key{PK: payloadPrefix + envID + "#" + payloadID, SK: PayloadStepPrefix + step}
 }
+
+// PayloadStepPrefix selects the step marks in a payload's partition.
+const PayloadStepPrefix = "STEP#"
 
 // IngestInboxPK is the local server's inbox of accepted SDK event
 // payloads not yet applied, oldest first by sort key.
