@@ -143,10 +143,15 @@ func (q *Inbox) keep(ctx context.Context, p Payload) (bool, error) {
 	pending, _ := json.Marshal(payloadMark{Pending: true})
 	ttl := time.UnixMilli(p.ReceivedAt).Add(PayloadTTL).Unix()
 	k := store.IngestInboxKey(p.ReceivedAt, p.EnvID, p.PayloadID)
-	err = q.table.Transact(ctx, []store.Write{
-		store.Put(store.Item{PK: mark.PK, SK: mark.SK, Version: 1, TTL: ttl, Data: pending}, store.IfNotExists()),
-		store.Put(store.Item{PK: k.PK, SK: k.SK, Version: 1, Data: data}, store.Cond{}),
-	})
+	writes := []store.Write{store.Put(store.Item{PK: mark.PK, SK: mark.SK, Version: 1, TTL: ttl, Data: pending}, store.IfNotExists())}
+	for n, part := range inboxParts(data) {
+		pk := k
+		if n > 0 {
+			pk = store.IngestInboxPartKey(k, n)
+		}
+		writes = append(writes, store.Put(store.Item{PK: pk.PK, SK: pk.SK, Version: 1, Data: part}, store.Cond{}))
+	}
+	err = q.table.Transact(ctx, writes)
 	if errors.Is(err, store.ErrConditionFailed) {
 		return false, nil
 	}
@@ -154,6 +159,50 @@ func (q *Inbox) keep(ctx context.Context, p Payload) (bool, error) {
 		return false, fmt.Errorf("keep payload %q: %w", p.PayloadID, err)
 	}
 	return true, nil
+}
+
+// inboxPart is the most bytes of a payload one inbox item holds: a
+// payload of up to MaxBody (5 MiB) is kept in up to 21 items, under the
+// store's item size limit, with its mark in one commit.
+const inboxPart = 256 << 10
+
+// inboxParts cuts data into parts of at most inboxPart bytes.
+func inboxParts(data []byte) [][]byte {
+	var parts [][]byte
+	for len(data) > inboxPart {
+		parts = append(parts, data[:inboxPart])
+		data = data[inboxPart:]
+	}
+	return append(parts, data)
+}
+
+// readKept returns the payload document of the kept head item, joined
+// with its parts, and the keys of those parts.
+func (q *Inbox) readKept(ctx context.Context, head store.Item) ([]byte, []store.Key, error) {
+	var (
+		parts [][]byte
+		keys  []store.Key
+	)
+	size := len(head.Data)
+	for n := 1; ; n++ {
+		k := store.IngestInboxPartKey(head.Key(), n)
+		part, err := q.table.Get(ctx, k)
+		if errors.Is(err, store.ErrNotFound) {
+			break
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("read part %d of kept payload %s: %w", n, head.SK, err)
+		}
+		parts, keys, size = append(parts, part.Data), append(keys, k), size+len(part.Data)
+	}
+	if len(parts) == 0 {
+		return head.Data, nil, nil
+	}
+	data := append(make([]byte, 0, size), head.Data...)
+	for _, part := range parts {
+		data = append(data, part...)
+	}
+	return data, keys, nil
 }
 
 func (q *Inbox) run() {
@@ -188,8 +237,13 @@ func (q *Inbox) run() {
 // it did; a payload the table keeps failing on is given up after
 // applyAttempts, and logged.
 func (q *Inbox) applyKept(ctx context.Context, it store.Item) bool {
+	data, parts, err := q.readKept(ctx, it)
+	if err != nil {
+		q.logger.Error("read a payload of the ingest inbox", "key", it.SK, "err", err)
+		return false
+	}
 	var p Payload
-	if err := json.Unmarshal(it.Data, &p); err != nil {
+	if err := json.Unmarshal(data, &p); err != nil {
 		q.logger.Error("dropped an unreadable payload from the ingest inbox", "key", it.SK, "err", err)
 	} else {
 		for attempt := 1; ; attempt++ {
@@ -212,7 +266,11 @@ func (q *Inbox) applyKept(ctx context.Context, it store.Item) bool {
 		q.logger.Error("remove the step marks of an applied payload", "payloadId", p.PayloadID, "err", err)
 		return false
 	}
-	if err := q.table.Delete(ctx, it.Key(), store.Cond{}); err != nil {
+	removal := []store.Write{store.Delete(it.Key(), store.Cond{})}
+	for _, k := range parts {
+		removal = append(removal, store.Delete(k, store.Cond{}))
+	}
+	if err := q.table.Transact(ctx, removal); err != nil {
 		q.logger.Error("remove an applied payload from the ingest inbox", "key", it.SK, "err", err)
 		return false
 	}

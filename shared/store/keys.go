@@ -405,6 +405,17 @@ func IngestInboxKey(receivedAt int64, envID, payloadID string) Key {
 	return Key{PK: IngestInboxPK, SK: fmt.Sprintf("%015d#%s#%s", receivedAt, envID, payloadID)}
 }
 
+// IngestInboxPartPK holds the parts of inbox payloads too large for one
+// item: the head item at IngestInboxKey holds the first part.
+const IngestInboxPartPK = "INGESTINBOXPART"
+
+// IngestInboxPartKey is part n (from 1) of the inbox payload whose head is
+// at head. Every suffix has the same length, so no payload's part key can
+// be another's.
+func IngestInboxPartKey(head Key, n int) Key {
+	return Key{PK: IngestInboxPartPK, SK: fmt.Sprintf("%s#%03d", head.SK, n)}
+}
+
 // SDKSeenKey is one SDK (type, name, version) seen in one environment.
 func SDKSeenKey(envID, sdkType, name, version string) Key {
 	return Key{PK: sdkSeenPK, SK: envID + "#" + sdkType + "#" + name + "#" + version}
