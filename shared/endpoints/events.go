@@ -39,9 +39,11 @@ func eventHandlers(s Services) map[string]api.Handler {
 // PayloadBytesInFlight bounds the payload bytes the event routes hold at
 // once, from reading a body until the queue has taken it: without it,
 // twenty SDKs flushing 5 MB each at the same moment raised the local
-// server's memory from 35 MB to 500 MB. A payload waits its turn before
-// its body is read, so a waiting one costs only its connection.
-const PayloadBytesInFlight = 3 * ingest.MaxBody
+// server's memory from 35 MB to 500 MB. It admits one payload of the
+// largest size and a mebibyte of small ones beside it. A payload waits
+// its turn before its body is read, so a waiting one costs only its
+// connection.
+const PayloadBytesInFlight = ingest.MaxBody + 1<<20
 
 // payloadWait is how long a payload waits for room in
 // PayloadBytesInFlight before it is answered 503 with Retry-After

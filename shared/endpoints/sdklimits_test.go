@@ -242,10 +242,10 @@ func TestEventMediaTypes(t *testing.T) {
 	}
 }
 
-// stalledUpload starts a payload of ingest.MaxBody bytes and sends only
-// its first bytes, so it holds its room among the payloads in flight; it
-// returns a function that sends the rest and returns the status.
-func stalledUpload(tb testing.TB, srv *apptest.Server, clientID string) func() int {
+// stalledUpload starts a payload of size bytes and sends only its first
+// bytes, so it holds its room among the payloads in flight; it returns a
+// function that sends the rest and returns the status.
+func stalledUpload(tb testing.TB, srv *apptest.Server, clientID string, size int) func() int {
 	tb.Helper()
 	addr := strings.TrimPrefix(srv.URL, "http://")
 	conn, err := net.Dial("tcp", addr)
@@ -253,8 +253,8 @@ func stalledUpload(tb testing.TB, srv *apptest.Server, clientID string) func() i
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { conn.Close() })
-	// An empty array padded with spaces to the largest payload allowed.
-	body := "[" + strings.Repeat(" ", ingest.MaxBody-2) + "]"
+	// An empty array padded with spaces to size.
+	body := "[" + strings.Repeat(" ", size-2) + "]"
 	fmt.Fprintf(conn, "POST /events/bulk/%s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
 		clientID, addr, len(body), body[:10])
 	return func() int {
@@ -272,16 +272,17 @@ func stalledUpload(tb testing.TB, srv *apptest.Server, clientID string) func() i
 
 func TestPayloadBytesInFlight(t *testing.T) {
 	endpoints.SetPayloadWait(t, 500*time.Millisecond)
-	room := int(endpoints.PayloadBytesInFlight / ingest.MaxBody)
 	srv := apptest.New(t)
 	e := newSDKEnv(t, srv, "flight")
 	post := func() *apptest.Response {
 		return srv.Do(t, http.MethodPost, "/events/bulk/"+e.clientID, goSDKPayload(time.Now(), "u1"), "Authorization", "")
 	}
 
+	// Payloads of the largest size, then one of what room is left, fill
+	// the bytes in flight.
 	var finish []func() int
-	for range room {
-		finish = append(finish, stalledUpload(t, srv, e.clientID))
+	for left := endpoints.PayloadBytesInFlight; left > 0; left -= min(left, ingest.MaxBody) {
+		finish = append(finish, stalledUpload(t, srv, e.clientID, min(left, ingest.MaxBody)))
 	}
 	time.Sleep(100 * time.Millisecond) // let the server take them in
 	t.Run("a payload finding no room waits, then is answered 503 with Retry-After", func(t *testing.T) {

@@ -99,7 +99,10 @@ func RunLocal(ctx context.Context, cfg LocalConfig, logger *slog.Logger) (err er
 	// SDK events: the handler answers 202 once the payload is kept in the
 	// data file, and one worker aggregates, as the SQS worker does in AWS.
 	// Payloads a previous run kept and did not apply are applied first.
-	events, err := ingest.NewInbox(ctx, table, ingest.NewAggregator(table, logger), 16, logger)
+	// At most 3 kept payloads wait: a kept payload's pages of the data
+	// file count in the server's resident memory once the worker reads
+	// them, so 16 payloads of 5 MB kept it over 100 MB.
+	events, err := ingest.NewInbox(ctx, table, ingest.NewAggregator(table, logger), 3, logger)
 	if err != nil {
 		return err
 	}
