@@ -123,6 +123,7 @@ func codeFigures(t *testing.T) []figures.Figure {
 		{Name: "localstack-image", Text: code(localStackImage(t))},
 		{Name: "rate-limit-global", Text: whole(api.DefaultRateLimits.Global)},
 		{Name: "rate-limit-route", Text: whole(api.DefaultRateLimits.Route)},
+		{Name: "rate-limit-credential", Text: whole(api.DefaultRateLimits.Credential)},
 	}
 }
 
