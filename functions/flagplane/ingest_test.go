@@ -200,3 +200,72 @@ func readStatusKB(pid int, name string) (int, bool) {
 }
 
 func mb(kb int) float64 { return float64(kb) / 1000 }
+
+// TestServeCredentialRateLimit: the SDK credential limit as serve takes it
+// from its flag and its environment variable.
+func TestServeCredentialRateLimit(t *testing.T) {
+	// polls polls /sdk/latest-all n times with the pressure project's SDK
+	// key, within one rate-limit window, and returns the answers' statuses
+	// and the last answer's headers.
+	polls := func(t *testing.T, s *server, n int) ([]int, http.Header) {
+		t.Helper()
+		token := s.adminToken(t)
+		clientSideIDOf(t, s, token)
+		_, body := do(t, "GET", s.URL+"/api/v2/projects/pressure/environments/production", token, "")
+		var env struct {
+			APIKey string `json:"apiKey"`
+		}
+		if err := json.Unmarshal([]byte(body), &env); err != nil || env.APIKey == "" {
+			t.Fatalf("environment %s", body)
+		}
+		for attempt := 0; ; attempt++ {
+			var statuses []int
+			var last *http.Response
+			resets := map[string]bool{}
+			for range n {
+				req, _ := http.NewRequest(http.MethodGet, s.URL+"/sdk/latest-all", nil)
+				req.Header.Set("Authorization", env.APIKey)
+				res, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+				statuses, last = append(statuses, res.StatusCode), res
+				resets[res.Header.Get("X-Ratelimit-Reset")] = true
+			}
+			if len(resets) == 1 || attempt == 2 { // else the window turned: again
+				return statuses, last.Header
+			}
+		}
+	}
+	t.Run("-rate-limit-credential 2 answers an SDK key's third poll in ten seconds with 429 and Retry-After", func(t *testing.T) {
+		s := startServer(t, filepath.Join(t.TempDir(), "flagplane.db"), "-rate-limit-credential", "2")
+		if line := s.waitForLog(t, "flagplane started", time.Second); line["rateLimitCredential"] != float64(2) {
+			t.Errorf("start line says rateLimitCredential=%v", line["rateLimitCredential"])
+		}
+		statuses, h := polls(t, s, 3)
+		if statuses[0] != http.StatusOK || statuses[1] != http.StatusOK || statuses[2] != http.StatusTooManyRequests || h.Get("Retry-After") == "" {
+			t.Errorf("statuses %v, last headers %v", statuses, h)
+		}
+	})
+	t.Run("FLAGPLANE_RATE_LIMIT_CREDENTIAL=0 turns the limit off: no 429 and no rate-limit header", func(t *testing.T) {
+		t.Setenv("FLAGPLANE_RATE_LIMIT_CREDENTIAL", "0")
+		s := startServer(t, filepath.Join(t.TempDir(), "flagplane.db"))
+		statuses, h := polls(t, s, 5)
+		for i, st := range statuses {
+			if st != http.StatusOK {
+				t.Errorf("poll %d: %d", i+1, st)
+			}
+		}
+		if h.Get("X-Ratelimit-Reset") != "" {
+			t.Errorf("headers %v", h)
+		}
+	})
+	t.Run("a negative -rate-limit-credential is refused with exit 2, naming the flag", func(t *testing.T) {
+		res := runCLI(t, t.TempDir(), "serve", "-rate-limit-credential", "-1")
+		if res.code != 2 || !strings.Contains(res.stderr, "-rate-limit-credential must be 0 (no limit)") {
+			t.Errorf("exit %d: %s", res.code, res.stderr)
+		}
+	})
+}
