@@ -2,6 +2,7 @@ package ingest_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -61,6 +62,36 @@ func TestInboxLargePayloads(t *testing.T) {
 		}
 		if heads, parts := countItems(t, table, store.IngestInboxPK), countItems(t, table, store.IngestInboxPartPK); heads != 0 || parts != 0 {
 			t.Errorf("%d payloads and %d parts left after applying", heads, parts)
+		}
+	})
+	t.Run("a payload kept whole in its head item, as before bodies were kept in parts, is applied", func(t *testing.T) {
+		_, table := newAggregator(t)
+		p := identify("old", 3)
+		data, _ := json.Marshal(p)
+		k := store.IngestInboxKey(p.ReceivedAt, p.EnvID, p.PayloadID)
+		if err := table.Put(ctx, store.Item{PK: k.PK, SK: k.SK, Version: 1, Data: data}, store.Cond{}); err != nil {
+			t.Fatal(err)
+		}
+		newInbox(t, table, ingest.NewAggregator(table, discardLogger()), 4).Wait()
+		if !hasContext(t, table, 3) {
+			t.Error("the payload kept whole was not applied")
+		}
+		if heads := countItems(t, table, store.IngestInboxPK); heads != 0 {
+			t.Errorf("%d payloads left after applying", heads)
+		}
+	})
+	t.Run("a head that does not decode is dropped with its parts", func(t *testing.T) {
+		_, table := newAggregator(t)
+		k := store.IngestInboxKey(time.Now().UnixMilli(), "env", "torn")
+		part := store.IngestInboxPartKey(k, 1)
+		for _, it := range []store.Item{{PK: k.PK, SK: k.SK, Version: 1, Data: []byte("{not json")}, {PK: part.PK, SK: part.SK, Version: 1, Data: []byte("[]")}} {
+			if err := table.Put(ctx, it, store.Cond{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		newInbox(t, table, ingest.NewAggregator(table, discardLogger()), 4).Wait()
+		if heads, parts := countItems(t, table, store.IngestInboxPK), countItems(t, table, store.IngestInboxPartPK); heads != 0 || parts != 0 {
+			t.Errorf("%d payloads and %d parts left", heads, parts)
 		}
 	})
 	t.Run("large and small payloads in turn are each applied once", func(t *testing.T) {

@@ -133,9 +133,15 @@ func (q *Inbox) Send(ctx context.Context, p Payload) error {
 }
 
 // keep writes the payload and its pending mark in one commit; false when
-// the mark existed (a duplicate).
+// the mark existed (a duplicate). The head item holds what the request
+// said about its sender, and the body follows as sent in parts of at most
+// inboxPart bytes: a body is up to MaxBody (5 MiB), far above what one
+// item holds, and encoding it into the head's JSON would copy it twice
+// more and leave a buffer of its size in encoding/json's pool.
 func (q *Inbox) keep(ctx context.Context, p Payload) (bool, error) {
-	data, err := json.Marshal(p)
+	body := p.Body
+	p.Body = nil
+	head, err := json.Marshal(p)
 	if err != nil {
 		return false, fmt.Errorf("encode payload %q: %w", p.PayloadID, err)
 	}
@@ -143,12 +149,14 @@ func (q *Inbox) keep(ctx context.Context, p Payload) (bool, error) {
 	pending, _ := json.Marshal(payloadMark{Pending: true})
 	ttl := time.UnixMilli(p.ReceivedAt).Add(PayloadTTL).Unix()
 	k := store.IngestInboxKey(p.ReceivedAt, p.EnvID, p.PayloadID)
-	writes := []store.Write{store.Put(store.Item{PK: mark.PK, SK: mark.SK, Version: 1, TTL: ttl, Data: pending}, store.IfNotExists())}
-	for n, part := range inboxParts(data) {
-		pk := k
-		if n > 0 {
-			pk = store.IngestInboxPartKey(k, n)
-		}
+	writes := []store.Write{
+		store.Put(store.Item{PK: mark.PK, SK: mark.SK, Version: 1, TTL: ttl, Data: pending}, store.IfNotExists()),
+		store.Put(store.Item{PK: k.PK, SK: k.SK, Version: 1, Data: head}, store.Cond{}),
+	}
+	for n := 1; len(body) > 0; n++ {
+		part := body[:min(len(body), inboxPart)]
+		body = body[len(part):]
+		pk := store.IngestInboxPartKey(k, n)
 		writes = append(writes, store.Put(store.Item{PK: pk.PK, SK: pk.SK, Version: 1, Data: part}, store.Cond{}))
 	}
 	err = q.table.Transact(ctx, writes)
@@ -161,29 +169,21 @@ func (q *Inbox) keep(ctx context.Context, p Payload) (bool, error) {
 	return true, nil
 }
 
-// inboxPart is the most bytes of a payload one inbox item holds: a
-// payload of up to MaxBody (5 MiB) is kept in up to 21 items, under the
-// store's item size limit, with its mark in one commit.
+// inboxPart is the most bytes of a body one inbox item holds: a body of
+// MaxBody is kept in 20 parts, under the store's item size limit, and
+// with its head and mark in one commit.
 const inboxPart = 256 << 10
 
-// inboxParts cuts data into parts of at most inboxPart bytes.
-func inboxParts(data []byte) [][]byte {
-	var parts [][]byte
-	for len(data) > inboxPart {
-		parts = append(parts, data[:inboxPart])
-		data = data[inboxPart:]
-	}
-	return append(parts, data)
-}
-
-// readKept returns the payload document of the kept head item, joined
-// with its parts, and the keys of those parts.
-func (q *Inbox) readKept(ctx context.Context, head store.Item) ([]byte, []store.Key, error) {
+// readKept returns the kept payload whose head item is head, its body
+// joined from its parts, and the keys of those parts. (A head written
+// before bodies were kept in parts holds the whole payload.)
+func (q *Inbox) readKept(ctx context.Context, head store.Item) (Payload, []store.Key, error) {
 	var (
+		p     Payload
 		parts [][]byte
 		keys  []store.Key
+		size  int
 	)
-	size := len(head.Data)
 	for n := 1; ; n++ {
 		k := store.IngestInboxPartKey(head.Key(), n)
 		part, err := q.table.Get(ctx, k)
@@ -191,19 +191,25 @@ func (q *Inbox) readKept(ctx context.Context, head store.Item) ([]byte, []store.
 			break
 		}
 		if err != nil {
-			return nil, nil, fmt.Errorf("read part %d of kept payload %s: %w", n, head.SK, err)
+			return p, nil, fmt.Errorf("read part %d of kept payload %s: %w", n, head.SK, err)
 		}
 		parts, keys, size = append(parts, part.Data), append(keys, k), size+len(part.Data)
 	}
-	if len(parts) == 0 {
-		return head.Data, nil, nil
+	if err := json.Unmarshal(head.Data, &p); err != nil {
+		return p, keys, fmt.Errorf("%w: %v", errUnreadable, err) // with its parts' keys, to remove them too
 	}
-	data := append(make([]byte, 0, size), head.Data...)
-	for _, part := range parts {
-		data = append(data, part...)
+	if len(parts) > 0 {
+		p.Body = make(json.RawMessage, 0, size)
+		for _, part := range parts {
+			p.Body = append(p.Body, part...)
+		}
 	}
-	return data, keys, nil
+	return p, keys, nil
 }
+
+// errUnreadable is a kept head that does not decode: it is dropped, as
+// no later attempt can read it.
+var errUnreadable = errors.New("unreadable payload")
 
 func (q *Inbox) run() {
 	defer close(q.done)
@@ -237,13 +243,12 @@ func (q *Inbox) run() {
 // it did; a payload the table keeps failing on is given up after
 // applyAttempts, and logged.
 func (q *Inbox) applyKept(ctx context.Context, it store.Item) bool {
-	data, parts, err := q.readKept(ctx, it)
-	if err != nil {
+	p, parts, err := q.readKept(ctx, it)
+	if err != nil && !errors.Is(err, errUnreadable) {
 		q.logger.Error("read a payload of the ingest inbox", "key", it.SK, "err", err)
 		return false
 	}
-	var p Payload
-	if err := json.Unmarshal(data, &p); err != nil {
+	if err != nil {
 		q.logger.Error("dropped an unreadable payload from the ingest inbox", "key", it.SK, "err", err)
 	} else {
 		for attempt := 1; ; attempt++ {
