@@ -25,32 +25,65 @@ import (
 // message and answers 202.
 func eventHandlers(s Services) map[string]api.Handler {
 	// One budget of payload bytes for every event route of this router.
-	inFlight := semaphore.NewWeighted(PayloadBytesInFlight)
+	b := newPayloadBudget()
 	return map[string]api.Handler{
-		"postServerEvents":              ingestHandler(s, inFlight, ingest.SourceServer, environment.ServerCredential),
-		"postDiagnosticEvent":           ingestHandler(s, inFlight, ingest.SourceDiagnostic, environment.ServerCredential),
-		"postMobileEvents":              ingestHandler(s, inFlight, ingest.SourceMobile, environment.MobileCredential),
-		"postClientSideEvents":          ingestHandler(s, inFlight, ingest.SourceClient, environment.ClientSideCredential),
-		"postMobileDiagnosticEvent":     ingestHandler(s, inFlight, ingest.SourceMobileDiagnostic, environment.MobileCredential),
-		"postClientSideDiagnosticEvent": ingestHandler(s, inFlight, ingest.SourceClientDiagnostic, environment.ClientSideCredential),
+		"postServerEvents":              ingestHandler(s, b, ingest.SourceServer, environment.ServerCredential),
+		"postDiagnosticEvent":           ingestHandler(s, b, ingest.SourceDiagnostic, environment.ServerCredential),
+		"postMobileEvents":              ingestHandler(s, b, ingest.SourceMobile, environment.MobileCredential),
+		"postClientSideEvents":          ingestHandler(s, b, ingest.SourceClient, environment.ClientSideCredential),
+		"postMobileDiagnosticEvent":     ingestHandler(s, b, ingest.SourceMobileDiagnostic, environment.MobileCredential),
+		"postClientSideDiagnosticEvent": ingestHandler(s, b, ingest.SourceClientDiagnostic, environment.ClientSideCredential),
 	}
 }
 
-// PayloadBytesInFlight bounds the payload bytes the event routes hold at
-// once, from reading a body until the queue has taken it: without it,
-// twenty SDKs flushing 5 MB each at the same moment raised the local
-// server's memory from 35 MB to 500 MB. It admits one payload of the
-// largest size and a mebibyte of small ones beside it. A payload waits
-// its turn before its body is read, so a waiting one costs only its
-// connection.
-const PayloadBytesInFlight = ingest.MaxBody + 1<<20
+// The payload bytes the event routes hold at once, from reading a body
+// until the queue has taken it: without a bound, twenty SDKs flushing
+// 5 MB each at the same moment raised the local server's memory from
+// 35 MB to 500 MB. Small payloads, what SDKs nearly always send, have
+// room of their own, so large ones waiting their turn, or a client
+// trickling one in, never hold them up.
+const (
+	// SmallPayload is the largest payload counted as small.
+	SmallPayload = 256 << 10
+	// SmallPayloadsInFlight is the room of small payloads (16 or more).
+	SmallPayloadsInFlight = 4 << 20
+	// LargePayloadsInFlight is the room of larger ones: one of the largest.
+	LargePayloadsInFlight = ingest.MaxBody
+)
 
-// payloadWait is how long a payload waits for room in
-// PayloadBytesInFlight before it is answered 503 with Retry-After
-// (LaunchDarkly's SDKs send it again once); tests shorten it.
+// payloadWait is how long a payload waits for room before it is answered
+// 503 with Retry-After (LaunchDarkly's SDKs send it again once); tests
+// shorten it.
 var payloadWait = 10 * time.Second
 
-func ingestHandler(s Services, inFlight *semaphore.Weighted, source string, kind environment.CredentialKind) api.Handler {
+// payloadBudget is the room of payloads in flight. A payload waits for
+// its room before its body is read, so a waiting one costs only its
+// connection.
+type payloadBudget struct{ small, large *semaphore.Weighted }
+
+func newPayloadBudget() payloadBudget {
+	return payloadBudget{small: semaphore.NewWeighted(SmallPayloadsInFlight), large: semaphore.NewWeighted(LargePayloadsInFlight)}
+}
+
+// take waits for room for size bytes and returns what gives it back; a
+// payload that finds none within payloadWait is answered 503.
+func (b payloadBudget) take(ctx context.Context, size int64) (release func(), err error) {
+	room := b.large
+	if size <= SmallPayload {
+		room = b.small
+	}
+	wait, cancel := context.WithTimeout(ctx, payloadWait)
+	defer cancel()
+	if err := room.Acquire(wait, size); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err() // the SDK gave up: nobody reads the answer
+		}
+		return nil, fault.New(fault.Unavailable, "the server holds as many event payloads as it takes at once; send this one again in a moment")
+	}
+	return func() { room.Release(size) }, nil
+}
+
+func ingestHandler(s Services, budget payloadBudget, source string, kind environment.CredentialKind) api.Handler {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		secret := r.PathValue("clientSideId")
 		if kind != environment.ClientSideCredential {
@@ -73,17 +106,12 @@ func ingestHandler(s Services, inFlight *semaphore.Weighted, source string, kind
 		if size < 0 { // unknown until read (chunked): hold room for the largest
 			size = ingest.MaxBody
 		}
-		wait, cancel := context.WithTimeout(r.Context(), payloadWait)
-		err = inFlight.Acquire(wait, size)
-		cancel()
+		release, err := budget.take(r.Context(), size)
 		if err != nil {
-			if r.Context().Err() != nil {
-				return r.Context().Err() // the SDK gave up: nobody reads the answer
-			}
 			w.Header().Set(api.HeaderRetryAfter, "1")
-			return fault.New(fault.Unavailable, "the server holds as many event payloads as it takes at once; send this one again in a moment")
+			return err
 		}
-		defer inFlight.Release(size)
+		defer release()
 		body, err := readPayload(w, r)
 		if err != nil {
 			return err

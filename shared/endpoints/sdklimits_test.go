@@ -274,20 +274,24 @@ func TestPayloadBytesInFlight(t *testing.T) {
 	endpoints.SetPayloadWait(t, 500*time.Millisecond)
 	srv := apptest.New(t)
 	e := newSDKEnv(t, srv, "flight")
-	post := func() *apptest.Response {
+	small := func() *apptest.Response {
 		return srv.Do(t, http.MethodPost, "/events/bulk/"+e.clientID, goSDKPayload(time.Now(), "u1"), "Authorization", "")
 	}
-
-	// Payloads of the largest size, then one of what room is left, fill
-	// the bytes in flight.
-	var finish []func() int
-	for left := endpoints.PayloadBytesInFlight; left > 0; left -= min(left, ingest.MaxBody) {
-		finish = append(finish, stalledUpload(t, srv, e.clientID, min(left, ingest.MaxBody)))
+	large := func() *apptest.Response {
+		// An empty array padded past SmallPayload.
+		return srv.Do(t, http.MethodPost, "/events/bulk/"+e.clientID, "["+strings.Repeat(" ", endpoints.SmallPayload)+"]", "Authorization", "")
 	}
-	time.Sleep(100 * time.Millisecond) // let the server take them in
-	t.Run("a payload finding no room waits, then is answered 503 with Retry-After", func(t *testing.T) {
-		began := time.Now()
-		res := post()
+	// fill holds room with stalled payloads of size bytes until total is taken.
+	fill := func(total, size int) []func() int {
+		var finish []func() int
+		for left := total; left > 0; left -= min(left, size) {
+			finish = append(finish, stalledUpload(t, srv, e.clientID, min(left, size)))
+		}
+		time.Sleep(100 * time.Millisecond) // let the server take them in
+		return finish
+	}
+	wantBusy := func(t *testing.T, res *apptest.Response, began time.Time) {
+		t.Helper()
 		wantError(t, res, http.StatusServiceUnavailable, "service_unavailable", "again")
 		if res.Header.Get(flagapi.HeaderRetryAfter) == "" {
 			t.Errorf("no Retry-After: %v", res.Header)
@@ -295,17 +299,38 @@ func TestPayloadBytesInFlight(t *testing.T) {
 		if took := time.Since(began); took < 400*time.Millisecond {
 			t.Errorf("answered after %s, without waiting for room", took)
 		}
+	}
+
+	finishLarge := fill(endpoints.LargePayloadsInFlight, ingest.MaxBody)
+	t.Run("a large payload finding no room waits, then is answered 503 with Retry-After", func(t *testing.T) {
+		began := time.Now()
+		wantBusy(t, large(), began)
 	})
-	t.Run("a payload waiting for room is taken once one in flight ends", func(t *testing.T) {
-		endpoints.SetPayloadWait(t, 20*time.Second)
-		waiting := make(chan *apptest.Response)
-		go func() { waiting <- post() }()
-		time.Sleep(100 * time.Millisecond)
-		if status := finish[0](); status != http.StatusAccepted {
-			t.Fatalf("the stalled payload, once sent whole: %d", status)
+	t.Run("a small payload is not held up by large ones", func(t *testing.T) {
+		if res := small(); res.Status != http.StatusAccepted {
+			t.Errorf("%d %s", res.Status, res.Body)
 		}
-		if res := <-waiting; res.Status != http.StatusAccepted {
-			t.Errorf("the waiting payload: %d %s", res.Status, res.Body)
+	})
+	finishSmall := fill(endpoints.SmallPayloadsInFlight, endpoints.SmallPayload)
+	t.Run("a small payload finding no room among small ones waits, then is answered 503", func(t *testing.T) {
+		began := time.Now()
+		wantBusy(t, small(), began)
+	})
+	t.Run("payloads waiting for room are taken once those in flight end", func(t *testing.T) {
+		endpoints.SetPayloadWait(t, 20*time.Second)
+		waitingSmall, waitingLarge := make(chan *apptest.Response), make(chan *apptest.Response)
+		go func() { waitingSmall <- small() }()
+		go func() { waitingLarge <- large() }()
+		time.Sleep(100 * time.Millisecond)
+		for _, finish := range []func() int{finishSmall[0], finishLarge[0]} {
+			if status := finish(); status != http.StatusAccepted {
+				t.Fatalf("a stalled payload, once sent whole: %d", status)
+			}
+		}
+		for _, waiting := range []chan *apptest.Response{waitingSmall, waitingLarge} {
+			if res := <-waiting; res.Status != http.StatusAccepted {
+				t.Errorf("a waiting payload: %d %s", res.Status, res.Body)
+			}
 		}
 	})
 }
