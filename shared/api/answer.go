@@ -1,0 +1,10 @@
+package api
+
+// Answer is what an operation answers on success: the status and a zero
+// value of the representation's Go type (nil when the answer has no
+// body). Groups declare one per built operation; the OpenAPI document is
+// generated from them and every answer in the tests is checked against it.
+type Answer struct {
+	Status int
+	Rep    any
+}
