@@ -16,16 +16,17 @@ func (w datedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // withAPIVersion marks the answers of requests that name a dated version.
 func withAPIVersion(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if namesDatedVersion(r.Header) {
+		if NamesDatedVersion(r.Header) {
 			w = datedWriter{w}
 		}
 		next.ServeHTTP(w, r)
 	})
 }
 
-// namesDatedVersion reports whether LD-API-Version holds a dated version:
-// eight digits, as 20240415. "beta" alone is not one.
-func namesDatedVersion(h http.Header) bool {
+// NamesDatedVersion reports whether LD-API-Version holds a dated version:
+// eight digits, as 20240415. "beta" alone is not one. The test harness
+// asks it too, to check such answers in their dated form.
+func NamesDatedVersion(h http.Header) bool {
 	for _, v := range h.Values(LDVersionHeader) {
 		for _, part := range strings.Split(v, ",") {
 			part = strings.TrimSpace(part)
