@@ -7,4 +7,7 @@ package api
 type Answer struct {
 	Status int
 	Rep    any
+	// ETag marks an answer that carries an ETag: a request naming it in
+	// If-None-Match gets 304 Not Modified with no body.
+	ETag bool
 }
