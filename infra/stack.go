@@ -10,7 +10,6 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2integrations"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
@@ -144,6 +143,8 @@ const (
 type config struct {
 	FlagplaneStackProps
 	specs []Spec
+	// routes are the HTTP API's operations (see apiRoutes).
+	routes []Route
 }
 
 func resolve(props *FlagplaneStackProps) (config, error) {
@@ -223,6 +224,16 @@ func resolve(props *FlagplaneStackProps) (config, error) {
 	if err := CheckAssets(c.AssetDir, names); err != nil {
 		return c, err
 	}
+	routes, err := apiRoutes()
+	if err != nil {
+		return c, fmt.Errorf("HTTP API: %w", err)
+	}
+	for _, r := range routes {
+		if !known[r.Function] {
+			return c, fmt.Errorf("HTTP API: route %q names function %q, which is neither a group nor a worker", r.Key, r.Function)
+		}
+	}
+	c.routes = routes
 	return c, nil
 }
 
@@ -257,7 +268,7 @@ func NewFlagplaneStack(scope constructs.Construct, id string, props *FlagplaneSt
 	}
 	if !c.OmitHTTPAPI {
 		api, accessLogs := newHTTPAPI(stack, c, fns)
-		output(stack, OutputAPIURL, api.ApiEndpoint(), "Base URL of the API; paths start with /api/v2")
+		output(stack, OutputAPIURL, api.AttrApiEndpoint(), "Base URL of the API; paths start with /api/v2")
 		output(stack, OutputAccessLogGroup, accessLogs.LogGroupName(), "Log group of the API's access log, one JSON line per request")
 	}
 	for _, s := range c.specs {
@@ -479,78 +490,86 @@ func grantTable(role awsiam.Role, table awsdynamodb.Table, access Access) {
 	}
 }
 
-// newHTTPAPI routes every catalog operation to its group's function. One
-// integration per function, with one invoke permission for the whole API
-// rather than one per route: per-route permissions would add 195 resources
-// and push the stack past CloudFormation's 500-resource limit.
-func newHTTPAPI(stack awscdk.Stack, c config, fns map[string]awslambda.Function) (awsapigatewayv2.HttpApi, awslogs.LogGroup) {
-	props := &awsapigatewayv2.HttpApiProps{
-		ApiName:     stack.StackName(),
-		Description: jsii.String("flagplane control API"),
-	}
+// newHTTPAPI makes the HTTP API from its OpenAPI definition (see
+// apiDefinition), its default stage, and one invoke permission per function
+// for the whole API rather than one per route.
+//
+// The API has a construct id of its own ("HttpApi"): an API once built from
+// Route resources cannot be switched to an imported definition in place (API
+// Gateway drops routes when both are mixed), so a stack deployed before gets
+// a new API, and a new ApiUrl, on its next update.
+func newHTTPAPI(stack awscdk.Stack, c config, fns map[string]awslambda.Function) (awsapigatewayv2.CfnApi, awslogs.LogGroup) {
+	var cors *apiCORS
 	if len(c.CORSAllowOrigins) > 0 {
-		props.CorsPreflight = cors(c.CORSAllowOrigins)
+		cors = corsFor(c.CORSAllowOrigins, c.routes)
 	}
-	api := awsapigatewayv2.NewHttpApi(stack, jsii.String("Api"), props)
-	accessLogs := configureStage(stack, c, api)
+	info := apiInfo{Title: *stack.StackName(), Description: "flagplane control API", Version: "2"}
+	// resolve checked that every route's function is in fns.
+	arn := func(function string) string { return *fns[function].FunctionArn() }
+	body, err := apiDefinition(info, c.routes, arn, cors)
+	if err != nil {
+		panic(fmt.Errorf("infra: %w", err))
+	}
+	scope := constructs.NewConstruct(stack, jsii.String("HttpApi"))
+	api := awsapigatewayv2.NewCfnApi(scope, jsii.String("Resource"), &awsapigatewayv2.CfnApiProps{
+		Body: body,
+		// A warning on import means a route left out: fail the deployment.
+		FailOnWarnings: jsii.Bool(true),
+	})
+	accessLogs := newStage(stack, scope, c, api)
 
-	integrations := map[string]awsapigatewayv2integrations.HttpLambdaIntegration{}
-	for _, r := range Routes() {
-		method, path, ok := strings.Cut(r.Key, " ")
-		fn := fns[r.Function]
-		if !ok || fn == nil {
-			panic(fmt.Sprintf("infra: route %q of function %q cannot be built", r.Key, r.Function))
+	// The source is every stage, method and path of this API.
+	source := stack.FormatArn(&awscdk.ArnComponents{
+		Service:      jsii.String("execute-api"),
+		Resource:     api.Ref(),
+		ResourceName: jsii.String("*/*/*"),
+		ArnFormat:    awscdk.ArnFormat_SLASH_RESOURCE_NAME,
+	})
+	seen := map[string]bool{}
+	for _, r := range c.routes {
+		if seen[r.Function] {
+			continue
 		}
-		integ := integrations[r.Function]
-		if integ == nil {
-			integ = awsapigatewayv2integrations.NewHttpLambdaIntegration(
-				jsii.String(pascal(r.Function)+"Integration"), fn,
-				&awsapigatewayv2integrations.HttpLambdaIntegrationProps{
-					PayloadFormatVersion:   awsapigatewayv2.PayloadFormatVersion_VERSION_2_0(),
-					ScopePermissionToRoute: jsii.Bool(false),
-				})
-			integrations[r.Function] = integ
-		}
-		api.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
-			Path:        jsii.String(path),
-			Methods:     &[]awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod(method)},
-			Integration: integ,
+		seen[r.Function] = true
+		awslambda.NewCfnPermission(scope, jsii.String("Invoke"+pascal(r.Function)), &awslambda.CfnPermissionProps{
+			Action:       jsii.String("lambda:InvokeFunction"),
+			FunctionName: fns[r.Function].FunctionArn(),
+			Principal:    jsii.String("apigateway.amazonaws.com"),
+			SourceArn:    source,
 		})
 	}
 	return api, accessLogs
 }
 
-// configureStage gives the default stage JSON access logs in a log group of
-// its own (kept as long as the functions' logs) and the stage-wide throttle.
-// It sets them on the stage's CloudFormation resource, since the L2 stage
-// takes access log settings only as a jsii interface Go cannot implement;
-// the stage keeps its logical id, so an update does not replace it.
-func configureStage(stack awscdk.Stack, c config, api awsapigatewayv2.HttpApi) awslogs.LogGroup {
+// newStage makes the API's $default stage, deployed on every change, with
+// JSON access logs in a log group of its own (kept as long as the
+// functions' logs) and the stage-wide throttle.
+func newStage(stack awscdk.Stack, scope constructs.Construct, c config, api awsapigatewayv2.CfnApi) awslogs.LogGroup {
 	logs := awslogs.NewLogGroup(stack, jsii.String("ApiAccessLogs"), &awslogs.LogGroupProps{
 		Retention:     c.LogRetention,
 		RemovalPolicy: removal(c),
 	})
-	stage, ok := api.DefaultStage().Node().DefaultChild().(awsapigatewayv2.CfnStage)
-	if !ok {
-		panic("infra: the HTTP API's default stage is not a CfnStage")
-	}
-	stage.SetAccessLogSettings(&awsapigatewayv2.CfnStage_AccessLogSettingsProperty{
-		DestinationArn: logs.LogGroupArn(),
-		Format:         jsii.String(AccessLogFormat()),
-	})
-	stage.SetDefaultRouteSettings(&awsapigatewayv2.CfnStage_RouteSettingsProperty{
-		ThrottlingRateLimit:  jsii.Number(c.ThrottleRate),
-		ThrottlingBurstLimit: jsii.Number(float64(c.ThrottleBurst)),
+	awsapigatewayv2.NewCfnStage(scope, jsii.String("DefaultStage"), &awsapigatewayv2.CfnStageProps{
+		ApiId:      api.Ref(),
+		StageName:  jsii.String("$default"),
+		AutoDeploy: jsii.Bool(true),
+		AccessLogSettings: &awsapigatewayv2.CfnStage_AccessLogSettingsProperty{
+			DestinationArn: logs.LogGroupArn(),
+			Format:         jsii.String(AccessLogFormat()),
+		},
+		DefaultRouteSettings: &awsapigatewayv2.CfnStage_RouteSettingsProperty{
+			ThrottlingRateLimit:  jsii.Number(c.ThrottleRate),
+			ThrottlingBurstLimit: jsii.Number(float64(c.ThrottleBurst)),
+		},
 	})
 	return logs
 }
 
-// cors allows the catalog's methods and the request headers clients send,
-// and lets scripts read the rate-limit and request-id headers. API Gateway
-// answers preflights itself and sets these headers on every answer.
-func cors(origins []string) *awsapigatewayv2.CorsPreflightOptions {
+// corsFor allows the routes' methods and the request headers clients
+// send, and lets scripts read the rate-limit and request-id headers.
+func corsFor(origins []string, routes []Route) *apiCORS {
 	seen := map[string]bool{}
-	for _, r := range Routes() {
+	for _, r := range routes {
 		m, _, _ := strings.Cut(r.Key, " ")
 		seen[m] = true
 	}
@@ -559,16 +578,12 @@ func cors(origins []string) *awsapigatewayv2.CorsPreflightOptions {
 		methods = append(methods, m)
 	}
 	sort.Strings(methods)
-	var allow []awsapigatewayv2.CorsHttpMethod
-	for _, m := range methods {
-		allow = append(allow, awsapigatewayv2.CorsHttpMethod(m))
-	}
-	return &awsapigatewayv2.CorsPreflightOptions{
-		AllowOrigins:  jsii.Strings(origins...),
-		AllowMethods:  &allow,
-		AllowHeaders:  jsii.Strings(CORSAllowHeaders...),
-		ExposeHeaders: jsii.Strings(CORSExposeHeaders...),
-		MaxAge:        awscdk.Duration_Hours(jsii.Number(1)),
+	return &apiCORS{
+		AllowOrigins:  origins,
+		AllowMethods:  methods,
+		AllowHeaders:  CORSAllowHeaders,
+		ExposeHeaders: CORSExposeHeaders,
+		MaxAge:        3600,
 	}
 }
 

@@ -18,62 +18,108 @@ import (
 	"github.com/flagplane/flagplane/shared/store/dynamo"
 )
 
+// apiDocument is the OpenAPI body of the stack's HTTP API.
+func apiDocument(tb testing.TB, tpl *template) map[string]any {
+	tb.Helper()
+	_, api := tpl.only(tb, "AWS::ApiGatewayV2::Api")
+	body, ok := api.Properties["Body"].(map[string]any)
+	if !ok {
+		tb.Fatalf("the API has no OpenAPI body: %v", api.Properties)
+	}
+	return body
+}
+
+// routedOperation is one operation of the API's body, as API Gateway
+// imports it.
+type routedOperation struct {
+	params      []string // the declared path parameters
+	integration map[string]any
+	function    string // the function the integration invokes, by name
+}
+
+// bodyRoutes reads the body's operations by route key ("GET /path"),
+// following each integration $ref to its function.
+func bodyRoutes(tb testing.TB, tpl *template) map[string]routedOperation {
+	tb.Helper()
+	byLogicalID := map[string]string{}
+	for name, id := range tpl.functions(tb) {
+		byLogicalID[id] = name
+	}
+	body := apiDocument(tb, tpl)
+	integrations, _ := prop(body, "components", "x-amazon-apigateway-integrations").(map[string]any)
+	out := map[string]routedOperation{}
+	paths, _ := body["paths"].(map[string]any)
+	for path, v := range paths {
+		item, _ := v.(map[string]any)
+		var params []string
+		for _, p := range list(item["parameters"]) {
+			pm, _ := p.(map[string]any)
+			if pm["in"] == "path" && pm["required"] == true {
+				params = append(params, render(pm["name"]))
+			}
+		}
+		for method, v := range item {
+			if method == "parameters" {
+				continue
+			}
+			ref, _ := prop(v.(map[string]any), "x-amazon-apigateway-integration", "$ref").(string)
+			name, ok := strings.CutPrefix(ref, "#/components/x-amazon-apigateway-integrations/")
+			integ, found := integrations[name].(map[string]any)
+			if !ok || !found {
+				tb.Fatalf("%s %s: integration %q is not one of the body's", method, path, ref)
+			}
+			fnID, _ := strings.CutSuffix(render(integ["uri"]), ".Arn")
+			out[strings.ToUpper(method)+" "+path] = routedOperation{params: params, integration: integ, function: byLogicalID[fnID]}
+		}
+	}
+	return out
+}
+
 func TestStackRoutes(t *testing.T) {
 	// GIVEN the stack synthesized with default props
 	tpl := defaultTemplate(t)
-	fns := tpl.functions(t)
-	_, apiRes := tpl.only(t, "AWS::ApiGatewayV2::Api")
-	apiID := tpl.ofType("AWS::ApiGatewayV2::Api")[0]
+	apiID, apiRes := tpl.only(t, "AWS::ApiGatewayV2::Api")
+	body := apiDocument(t, tpl)
 
-	// WHEN its routes are followed to their integrations and functions
-	routed := map[string]string{} // route key -> function name
-	byLogicalID := map[string]string{}
-	for name, id := range fns {
-		byLogicalID[id] = name
-	}
-	for _, id := range tpl.ofType("AWS::ApiGatewayV2::Route") {
-		p := tpl.Resources[id].Properties
-		key, _ := p["RouteKey"].(string)
-		integID, ok := strings.CutPrefix(render(p["Target"]), "integrations/")
-		integ, found := tpl.Resources[integID]
-		if !ok || !found || integ.Type != "AWS::ApiGatewayV2::Integration" {
-			t.Fatalf("route %q targets %q, not an integration", key, render(p["Target"]))
-		}
-		fnID, _ := strings.CutSuffix(render(integ.Properties["IntegrationUri"]), ".Arn")
-		if _, dup := routed[key]; dup {
-			t.Fatalf("route %q twice", key)
-		}
-		routed[key] = byLogicalID[fnID]
-	}
+	// WHEN the operations of its API's OpenAPI body are followed to their
+	// integrations and functions
+	routed := bodyRoutes(t, tpl)
 
 	// THEN they are the catalog's routes, each to its group's function
 	tests := []struct {
 		name  string
 		check func(t *testing.T)
 	}{
-		{"the stack has as many routes as the catalog has operations that are not local-only", func(t *testing.T) {
+		{"routes and integrations are no CloudFormation resources of their own", func(t *testing.T) {
+			for _, typ := range []string{"AWS::ApiGatewayV2::Route", "AWS::ApiGatewayV2::Integration"} {
+				if ids := tpl.ofType(typ); len(ids) > 0 {
+					t.Errorf("%d %s resources: %v", len(ids), typ, ids)
+				}
+			}
+		}},
+		{"the body routes exactly as many operations as the catalog has that are not local-only", func(t *testing.T) {
 			want := 0
 			for _, op := range catalog.All() {
 				if !op.LocalOnly {
 					want++
 				}
 			}
-			if got := len(tpl.ofType("AWS::ApiGatewayV2::Route")); got != want {
-				t.Fatalf("%d routes, catalog has %d operations that are not local-only", got, want)
+			if len(routed) != want {
+				t.Fatalf("%d operations, the catalog has %d that are not local-only", len(routed), want)
 			}
 		}},
-		{"every catalog route is present and invokes its group's function", func(t *testing.T) {
+		{"every catalog route is in the body and invokes its group's function", func(t *testing.T) {
 			for _, r := range Routes() {
 				got, ok := routed[r.Key]
 				switch {
 				case !ok:
 					t.Errorf("route %q missing", r.Key)
-				case got != r.Function:
-					t.Errorf("route %q invokes %q, want %q", r.Key, got, r.Function)
+				case got.function != r.Function:
+					t.Errorf("route %q invokes %q, want %q", r.Key, got.function, r.Function)
 				}
 			}
 		}},
-		{"no route exists that the catalog does not list", func(t *testing.T) {
+		{"the body has no route the catalog does not list", func(t *testing.T) {
 			want := map[string]bool{}
 			for _, r := range Routes() {
 				want[r.Key] = true
@@ -84,25 +130,46 @@ func TestStackRoutes(t *testing.T) {
 				}
 			}
 		}},
-		{"every integration is a Lambda proxy with payload format 2.0", func(t *testing.T) {
-			for _, id := range tpl.ofType("AWS::ApiGatewayV2::Integration") {
-				p := tpl.Resources[id].Properties
-				if p["IntegrationType"] != "AWS_PROXY" || p["PayloadFormatVersion"] != "2.0" {
-					t.Errorf("integration %s: type %v, payload format %v", id, p["IntegrationType"], p["PayloadFormatVersion"])
+		{"no route catches every path, so a path nothing serves is API Gateway's 404", func(t *testing.T) {
+			for key := range routed {
+				if strings.Contains(key, "$default") || strings.Contains(key, "+}") || strings.Contains(key, "X-AMAZON-APIGATEWAY-ANY-METHOD") {
+					t.Errorf("route %q catches requests no operation names", key)
 				}
 			}
 		}},
-		{"every route and integration belongs to the one API", func(t *testing.T) {
-			for _, typ := range []string{"AWS::ApiGatewayV2::Route", "AWS::ApiGatewayV2::Integration"} {
-				for _, id := range tpl.ofType(typ) {
-					if got := render(tpl.Resources[id].Properties["ApiId"]); got != apiID {
-						t.Errorf("%s belongs to %s, not %s", id, got, apiID)
+		{"every path parameter is declared", func(t *testing.T) {
+			for key, op := range routed {
+				var want []string
+				for _, seg := range strings.Split(key, "/") {
+					if name, ok := strings.CutPrefix(seg, "{"); ok {
+						want = append(want, strings.TrimSuffix(name, "}"))
 					}
 				}
+				if !slices.Equal(op.params, want) {
+					t.Errorf("route %q declares %v, want %v", key, op.params, want)
+				}
 			}
 		}},
-		{"API Gateway may invoke each group's function from this API only", func(t *testing.T) {
-			invokable := map[string]bool{}
+		{"every integration is a Lambda proxy with payload format 2.0", func(t *testing.T) {
+			for key, op := range routed {
+				i := op.integration
+				if i["type"] != "aws_proxy" || i["httpMethod"] != "POST" || i["payloadFormatVersion"] != "2.0" {
+					t.Errorf("route %q: integration %v", key, i)
+				}
+			}
+		}},
+		{"there is one integration per function, not per route", func(t *testing.T) {
+			integrations, _ := prop(body, "components", "x-amazon-apigateway-integrations").(map[string]any)
+			if len(integrations) != len(Functions()) {
+				t.Errorf("%d integrations for %d functions", len(integrations), len(Functions()))
+			}
+		}},
+		{"API Gateway may invoke each group's function from this API only, with one permission per function", func(t *testing.T) {
+			byLogicalID := map[string]string{}
+			for name, id := range tpl.functions(t) {
+				byLogicalID[id] = name
+			}
+			invokable := map[string]int{}
 			for _, id := range tpl.ofType("AWS::Lambda::Permission") {
 				p := tpl.Resources[id].Properties
 				if p["Principal"] != "apigateway.amazonaws.com" {
@@ -111,29 +178,42 @@ func TestStackRoutes(t *testing.T) {
 				if p["Action"] != "lambda:InvokeFunction" {
 					t.Errorf("permission %s: API Gateway may %v", id, p["Action"])
 				}
-				if src := render(p["SourceArn"]); !strings.Contains(src, apiID) {
+				if src := render(p["SourceArn"]); !strings.HasSuffix(src, ":"+apiID+"/*/*/*") {
 					t.Errorf("permission %s: source %s is not the API", id, src)
 				}
 				fnID, _ := strings.CutSuffix(render(p["FunctionName"]), ".Arn")
-				invokable[byLogicalID[fnID]] = true
+				invokable[byLogicalID[fnID]]++
 			}
 			for _, f := range Functions() {
-				if !invokable[f] {
-					t.Errorf("API Gateway cannot invoke %q", f)
+				if invokable[f] != 1 {
+					t.Errorf("API Gateway has %d permissions to invoke %q, want 1", invokable[f], f)
 				}
 			}
 		}},
 		{"CORS is off unless configured", func(t *testing.T) {
+			if c, ok := body["x-amazon-apigateway-cors"]; ok {
+				t.Errorf("CORS configured by default: %v", c)
+			}
 			if c, ok := apiRes.Properties["CorsConfiguration"]; ok {
-				t.Fatalf("CORS configured by default: %v", c)
+				t.Errorf("CORS configured by default: %v", c)
 			}
 		}},
-		{"the API is HTTP with an auto-deployed default stage", func(t *testing.T) {
-			if apiRes.Properties["ProtocolType"] != "HTTP" {
-				t.Errorf("protocol %v", apiRes.Properties["ProtocolType"])
+		{"the API is imported from OpenAPI 3 and named after the stack", func(t *testing.T) {
+			if v, _ := body["openapi"].(string); !strings.HasPrefix(v, "3.0.") {
+				t.Errorf("openapi %q", v)
 			}
+			if got := prop(body, "info", "title"); got != "Test" {
+				t.Errorf("title %v, want the stack's name", got)
+			}
+		}},
+		{"an import warning fails the deployment rather than leave a route out", func(t *testing.T) {
+			if apiRes.Properties["FailOnWarnings"] != true {
+				t.Errorf("FailOnWarnings %v", apiRes.Properties["FailOnWarnings"])
+			}
+		}},
+		{"the API has an auto-deployed default stage", func(t *testing.T) {
 			_, stage := tpl.only(t, "AWS::ApiGatewayV2::Stage")
-			if stage.Properties["StageName"] != "$default" || stage.Properties["AutoDeploy"] != true {
+			if stage.Properties["StageName"] != "$default" || stage.Properties["AutoDeploy"] != true || render(stage.Properties["ApiId"]) != apiID {
 				t.Errorf("stage %v", stage.Properties)
 			}
 		}},
@@ -473,9 +553,9 @@ func TestStackFitsCloudFormationLimits(t *testing.T) {
 		name       string
 		got, limit int
 	}{
-		{"it has at most 450 of CloudFormation's 500 resources", len(tpl.Resources), 450},
+		{"it has fewer than 250 of CloudFormation's 500 resources", len(tpl.Resources), 249},
 		{"it has at most CloudFormation's 200 outputs", len(tpl.Outputs), 200},
-		{"its routes fit one HTTP API", len(tpl.ofType("AWS::ApiGatewayV2::Route")), MaxRoutes},
+		{"its routes fit one HTTP API", len(bodyRoutes(t, tpl)), MaxRoutes},
 		{"the template is under CloudFormation's 1 MB body limit", tpl.size, 1_000_000},
 	}
 	for _, tc := range tests {
@@ -485,6 +565,18 @@ func TestStackFitsCloudFormationLimits(t *testing.T) {
 			}
 		})
 	}
+	t.Run("the API takes an Api, a stage and one permission per function, however many operations it routes", func(t *testing.T) {
+		got := len(tpl.ofType("AWS::ApiGatewayV2::Api")) + len(tpl.ofType("AWS::ApiGatewayV2::Stage"))
+		for _, id := range tpl.ofType("AWS::Lambda::Permission") {
+			if tpl.Resources[id].Properties["Principal"] == "apigateway.amazonaws.com" {
+				got++
+			}
+		}
+		if want := 2 + len(Functions()); got != want {
+			t.Errorf("%d resources for the API, want %d", got, want)
+		}
+		t.Logf("%d resources in the stack, %d of them for the API's %d routes", len(tpl.Resources), got, len(Routes()))
+	})
 }
 
 // accessLogGroup is the logical id of the log group the API's stage logs

@@ -201,7 +201,7 @@ func TestStackOptions(t *testing.T) {
 	// WHEN the stack is synthesized with them
 	tpl := optionsTemplate(t)
 	fns := tpl.functions(t)
-	_, api := tpl.only(t, "AWS::ApiGatewayV2::Api")
+	cors, _ := apiDocument(t, tpl)["x-amazon-apigateway-cors"].(map[string]any)
 	_, table := tpl.only(t, "AWS::DynamoDB::Table")
 	queue := tpl.Resources[webhookQueue(t, tpl)].Properties
 	logs := idsOf(t, tpl).logs
@@ -213,10 +213,11 @@ func TestStackOptions(t *testing.T) {
 		name      string
 		got, want any
 	}{
-		{"CORS allows the configured origins", prop(api.Properties, "CorsConfiguration", "AllowOrigins"), optionsProps.CORSAllowOrigins},
-		{"CORS allows the catalog's methods", prop(api.Properties, "CorsConfiguration", "AllowMethods"), []string{"DELETE", "GET", "PATCH", "POST", "PUT"}},
-		{"CORS allows the token, JSON and beta headers", prop(api.Properties, "CorsConfiguration", "AllowHeaders"), CORSAllowHeaders},
-		{"CORS lets scripts read the rate-limit and request-id headers", prop(api.Properties, "CorsConfiguration", "ExposeHeaders"), CORSExposeHeaders},
+		{"CORS allows the configured origins", cors["allowOrigins"], optionsProps.CORSAllowOrigins},
+		{"CORS allows the catalog's methods", cors["allowMethods"], []string{"DELETE", "GET", "PATCH", "POST", "PUT"}},
+		{"CORS allows the token, JSON and beta headers", cors["allowHeaders"], CORSAllowHeaders},
+		{"CORS lets scripts read the rate-limit and request-id headers", cors["exposeHeaders"], CORSExposeHeaders},
+		{"browsers may cache a preflight's answer for an hour", cors["maxAge"], 3600},
 		{"API functions get the configured global rate limit", envOf(tpl.Resources[fns["flags"]].Properties)[app.EnvRateLimitGlobal], "500"},
 		{"API functions get the configured route rate limit (0: none)", envOf(tpl.Resources[fns["flags"]].Properties)[app.EnvRateLimitRoute], "0"},
 		{"the SDK function gets the configured credential rate limit", envOf(tpl.Resources[fns["sdk"]].Properties)[app.EnvRateLimitCredential], "70"},
