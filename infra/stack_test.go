@@ -614,6 +614,17 @@ func TestStackAPIStage(t *testing.T) {
 		{"the access log carries the route, status and latencies", []string{fields["routeKey"], fields["status"], fields["responseLatency"], fields["integrationLatency"]},
 			[]string{"$context.routeKey", "$context.status", "$context.responseLatency", "$context.integrationLatency"}},
 		{"the access log has every field of AccessLogFields", len(fields), len(AccessLogFields)},
+		// As the stage logged before the API was imported from its OpenAPI
+		// body: dashboards and queries read these keys.
+		{"the access log keeps its keys and variables", fields, map[string]string{
+			"requestId": "$context.requestId", "requestTime": "$context.requestTime",
+			"sourceIp": "$context.identity.sourceIp", "userAgent": "$context.identity.userAgent",
+			"httpMethod": "$context.httpMethod", "routeKey": "$context.routeKey", "path": "$context.path",
+			"protocol": "$context.protocol", "status": "$context.status", "responseLength": "$context.responseLength",
+			"responseLatency": "$context.responseLatency", "integrationStatus": "$context.integrationStatus",
+			"integrationLatency": "$context.integrationLatency", "integrationError": "$context.integrationErrorMessage",
+			"error": "$context.error.message",
+		}},
 		{"access logs are kept one month", logs.Properties["RetentionInDays"], 30},
 		{"access logs are retained when the stack is deleted", logs.DeletionPolicy, "Retain"},
 		{"the stage's steady rate defaults to DefaultThrottleRate", prop(stage.Properties, "DefaultRouteSettings", "ThrottlingRateLimit"), DefaultThrottleRate},
