@@ -1,6 +1,9 @@
 // Command adaptive-triggers is the Lambda function of the adaptive-triggers resource group.
 package main
 
-import "github.com/flagplane/flagplane/shared/lambdafn"
+import (
+	"github.com/flagplane/flagplane/shared/endpoints"
+	"github.com/flagplane/flagplane/shared/lambdafn"
+)
 
-func main() { lambdafn.Serve("adaptive-triggers") }
+func main() { lambdafn.Serve(endpoints.AdaptiveTriggers) }

@@ -1,6 +1,9 @@
 // Command ai-configs is the Lambda function of the ai-configs resource group.
 package main
 
-import "github.com/flagplane/flagplane/shared/lambdafn"
+import (
+	"github.com/flagplane/flagplane/shared/endpoints"
+	"github.com/flagplane/flagplane/shared/lambdafn"
+)
 
-func main() { lambdafn.Serve("ai-configs") }
+func main() { lambdafn.Serve(endpoints.AIConfigs) }

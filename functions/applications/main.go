@@ -1,6 +1,9 @@
 // Command applications is the Lambda function of the applications resource group.
 package main
 
-import "github.com/flagplane/flagplane/shared/lambdafn"
+import (
+	"github.com/flagplane/flagplane/shared/endpoints"
+	"github.com/flagplane/flagplane/shared/lambdafn"
+)
 
-func main() { lambdafn.Serve("applications") }
+func main() { lambdafn.Serve(endpoints.Applications) }

@@ -1,6 +1,9 @@
 // Command approvals is the Lambda function of the approvals resource group.
 package main
 
-import "github.com/flagplane/flagplane/shared/lambdafn"
+import (
+	"github.com/flagplane/flagplane/shared/endpoints"
+	"github.com/flagplane/flagplane/shared/lambdafn"
+)
 
-func main() { lambdafn.Serve("approvals") }
+func main() { lambdafn.Serve(endpoints.Approvals) }

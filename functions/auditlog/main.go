@@ -1,6 +1,9 @@
 // Command auditlog is the Lambda function of the auditlog resource group.
 package main
 
-import "github.com/flagplane/flagplane/shared/lambdafn"
+import (
+	"github.com/flagplane/flagplane/shared/endpoints"
+	"github.com/flagplane/flagplane/shared/lambdafn"
+)
 
-func main() { lambdafn.Serve("auditlog") }
+func main() { lambdafn.Serve(endpoints.AuditLog) }

@@ -2,8 +2,8 @@
 package main
 
 import (
-	_ "github.com/flagplane/flagplane/shared/featurestore/featurestoreapi"
+	"github.com/flagplane/flagplane/shared/featurestore/featurestoreapi"
 	"github.com/flagplane/flagplane/shared/lambdafn"
 )
 
-func main() { lambdafn.Serve("big-segments") }
+func main() { lambdafn.Serve(featurestoreapi.BigSegments) }

@@ -2,8 +2,8 @@
 package main
 
 import (
-	_ "github.com/flagplane/flagplane/shared/coderefs/coderefsapi"
+	"github.com/flagplane/flagplane/shared/coderefs/coderefsapi"
 	"github.com/flagplane/flagplane/shared/lambdafn"
 )
 
-func main() { lambdafn.Serve("code-refs") }
+func main() { lambdafn.Serve(coderefsapi.New) }

@@ -1,6 +1,9 @@
 // Command contexts is the Lambda function of the contexts resource group.
 package main
 
-import "github.com/flagplane/flagplane/shared/lambdafn"
+import (
+	"github.com/flagplane/flagplane/shared/endpoints"
+	"github.com/flagplane/flagplane/shared/lambdafn"
+)
 
-func main() { lambdafn.Serve("contexts") }
+func main() { lambdafn.Serve(endpoints.Contexts) }

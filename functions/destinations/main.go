@@ -2,8 +2,8 @@
 package main
 
 import (
-	_ "github.com/flagplane/flagplane/shared/destination/destinationapi"
+	"github.com/flagplane/flagplane/shared/destination/destinationapi"
 	"github.com/flagplane/flagplane/shared/lambdafn"
 )
 
-func main() { lambdafn.Serve("destinations") }
+func main() { lambdafn.Serve(destinationapi.New) }

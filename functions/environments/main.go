@@ -1,6 +1,9 @@
 // Command environments is the Lambda function of the environments resource group.
 package main
 
-import "github.com/flagplane/flagplane/shared/lambdafn"
+import (
+	"github.com/flagplane/flagplane/shared/endpoints"
+	"github.com/flagplane/flagplane/shared/lambdafn"
+)
 
-func main() { lambdafn.Serve("environments") }
+func main() { lambdafn.Serve(endpoints.Environments) }

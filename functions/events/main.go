@@ -1,6 +1,9 @@
 // Command events is the Lambda function where SDKs post their events.
 package main
 
-import "github.com/flagplane/flagplane/shared/lambdafn"
+import (
+	"github.com/flagplane/flagplane/shared/endpoints"
+	"github.com/flagplane/flagplane/shared/lambdafn"
+)
 
-func main() { lambdafn.Serve("events") }
+func main() { lambdafn.Serve(endpoints.Events) }

@@ -2,8 +2,8 @@
 package main
 
 import (
-	_ "github.com/flagplane/flagplane/shared/flagimport/flagimportapi"
+	"github.com/flagplane/flagplane/shared/flagimport/flagimportapi"
 	"github.com/flagplane/flagplane/shared/lambdafn"
 )
 
-func main() { lambdafn.Serve("flag-imports") }
+func main() { lambdafn.Serve(flagimportapi.New) }

@@ -2,8 +2,8 @@
 package main
 
 import (
-	_ "github.com/flagplane/flagplane/shared/insight/insightapi"
+	"github.com/flagplane/flagplane/shared/insight/insightapi"
 	"github.com/flagplane/flagplane/shared/lambdafn"
 )
 
-func main() { lambdafn.Serve("insights") }
+func main() { lambdafn.Serve(insightapi.New) }

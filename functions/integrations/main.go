@@ -2,8 +2,8 @@
 package main
 
 import (
-	_ "github.com/flagplane/flagplane/shared/integration/integrationapi"
+	"github.com/flagplane/flagplane/shared/integration/integrationapi"
 	"github.com/flagplane/flagplane/shared/lambdafn"
 )
 
-func main() { lambdafn.Serve("integrations") }
+func main() { lambdafn.Serve(integrationapi.New) }

@@ -1,6 +1,9 @@
 // Command oauth-clients is the Lambda function of the oauth-clients resource group.
 package main
 
-import "github.com/flagplane/flagplane/shared/lambdafn"
+import (
+	"github.com/flagplane/flagplane/shared/endpoints"
+	"github.com/flagplane/flagplane/shared/lambdafn"
+)
 
-func main() { lambdafn.Serve("oauth-clients") }
+func main() { lambdafn.Serve(endpoints.OAuthClients) }

@@ -1,6 +1,9 @@
 // Command projects is the Lambda function of the projects resource group.
 package main
 
-import "github.com/flagplane/flagplane/shared/lambdafn"
+import (
+	"github.com/flagplane/flagplane/shared/endpoints"
+	"github.com/flagplane/flagplane/shared/lambdafn"
+)
 
-func main() { lambdafn.Serve("projects") }
+func main() { lambdafn.Serve(endpoints.Projects) }

@@ -1,6 +1,9 @@
 // Command release-pipelines is the Lambda function of the release-pipelines resource group.
 package main
 
-import "github.com/flagplane/flagplane/shared/lambdafn"
+import (
+	"github.com/flagplane/flagplane/shared/endpoints"
+	"github.com/flagplane/flagplane/shared/lambdafn"
+)
 
-func main() { lambdafn.Serve("release-pipelines") }
+func main() { lambdafn.Serve(endpoints.ReleasePipelines) }

@@ -1,6 +1,9 @@
 // Command release-policies is the Lambda function of the release-policies resource group.
 package main
 
-import "github.com/flagplane/flagplane/shared/lambdafn"
+import (
+	"github.com/flagplane/flagplane/shared/endpoints"
+	"github.com/flagplane/flagplane/shared/lambdafn"
+)
 
-func main() { lambdafn.Serve("release-policies") }
+func main() { lambdafn.Serve(endpoints.ReleasePolicies) }

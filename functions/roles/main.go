@@ -1,6 +1,9 @@
 // Command roles is the Lambda function of the roles resource group.
 package main
 
-import "github.com/flagplane/flagplane/shared/lambdafn"
+import (
+	"github.com/flagplane/flagplane/shared/endpoints"
+	"github.com/flagplane/flagplane/shared/lambdafn"
+)
 
-func main() { lambdafn.Serve("roles") }
+func main() { lambdafn.Serve(endpoints.Roles) }

@@ -1,6 +1,9 @@
 // Command teams is the Lambda function of the teams resource group.
 package main
 
-import "github.com/flagplane/flagplane/shared/lambdafn"
+import (
+	"github.com/flagplane/flagplane/shared/endpoints"
+	"github.com/flagplane/flagplane/shared/lambdafn"
+)
 
-func main() { lambdafn.Serve("teams") }
+func main() { lambdafn.Serve(endpoints.Teams) }

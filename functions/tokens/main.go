@@ -1,6 +1,9 @@
 // Command tokens is the Lambda function of the tokens resource group.
 package main
 
-import "github.com/flagplane/flagplane/shared/lambdafn"
+import (
+	"github.com/flagplane/flagplane/shared/endpoints"
+	"github.com/flagplane/flagplane/shared/lambdafn"
+)
 
-func main() { lambdafn.Serve("tokens") }
+func main() { lambdafn.Serve(endpoints.Tokens) }

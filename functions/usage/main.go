@@ -3,7 +3,7 @@ package main
 
 import (
 	"github.com/flagplane/flagplane/shared/lambdafn"
-	_ "github.com/flagplane/flagplane/shared/usage/usageapi"
+	"github.com/flagplane/flagplane/shared/usage/usageapi"
 )
 
-func main() { lambdafn.Serve("usage") }
+func main() { lambdafn.Serve(usageapi.New) }

@@ -1,14 +1,17 @@
 // Command webhook-delivery is the SQS-triggered function that fans changes
 // out to webhooks and delivers them, and hands them to the outbox
-// consumers of the groups it links.
+// consumers of the groups it names.
 package main
 
 import (
-	// Delivery configurations: flag changes written to feature stores.
-	_ "github.com/flagplane/flagplane/shared/featurestore/featurestoreapi"
-	// Integration configurations: audit log events to their event hooks.
-	_ "github.com/flagplane/flagplane/shared/integration/integrationapi"
+	"github.com/flagplane/flagplane/shared/featurestore/featurestoreapi"
+	"github.com/flagplane/flagplane/shared/integration/integrationapi"
 	"github.com/flagplane/flagplane/shared/lambdafn"
 )
 
-func main() { lambdafn.ServeWebhookDelivery() }
+func main() {
+	lambdafn.ServeWebhookDelivery(
+		featurestoreapi.Delivery, // delivery configurations: flag changes written to feature stores
+		integrationapi.New,       // integration configurations: audit log events to their event hooks
+	)
+}

@@ -1,6 +1,9 @@
 // Command webhooks is the Lambda function of the webhooks resource group.
 package main
 
-import "github.com/flagplane/flagplane/shared/lambdafn"
+import (
+	"github.com/flagplane/flagplane/shared/endpoints"
+	"github.com/flagplane/flagplane/shared/lambdafn"
+)
 
-func main() { lambdafn.Serve("webhooks") }
+func main() { lambdafn.Serve(endpoints.Webhooks) }

@@ -36,6 +36,10 @@ func BoolParam(q url.Values, name string, def bool) (bool, error) {
 	return b, nil
 }
 
+// MaxPage is the largest limit the offset-paged lists (projects,
+// environments, roles, members, teams, tokens) accept.
+const MaxPage = 1000
+
 // OffsetParams reads the limit (default def, 1 to max) and offset of an offset-paged list.
 func OffsetParams(q url.Values, def, max int64) (offset, limit int64, err error) {
 	if limit, err = IntParam(q, "limit", def, 1, max); err != nil {

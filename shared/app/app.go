@@ -24,12 +24,10 @@ import (
 	"github.com/flagplane/flagplane/shared/approval"
 	"github.com/flagplane/flagplane/shared/audit"
 	"github.com/flagplane/flagplane/shared/catalog"
-	"github.com/flagplane/flagplane/shared/endpoints"
 	"github.com/flagplane/flagplane/shared/environment"
 	"github.com/flagplane/flagplane/shared/evaluation"
 	"github.com/flagplane/flagplane/shared/expiring"
 	"github.com/flagplane/flagplane/shared/flag"
-	"github.com/flagplane/flagplane/shared/health"
 	"github.com/flagplane/flagplane/shared/ingest"
 	"github.com/flagplane/flagplane/shared/member"
 	"github.com/flagplane/flagplane/shared/oauth"
@@ -38,7 +36,6 @@ import (
 	"github.com/flagplane/flagplane/shared/project"
 	"github.com/flagplane/flagplane/shared/releasepolicy"
 	"github.com/flagplane/flagplane/shared/role"
-	"github.com/flagplane/flagplane/shared/sdkapi"
 	"github.com/flagplane/flagplane/shared/sdkcontext"
 	"github.com/flagplane/flagplane/shared/sdkdata"
 	"github.com/flagplane/flagplane/shared/store"
@@ -46,6 +43,7 @@ import (
 	"github.com/flagplane/flagplane/shared/team"
 	"github.com/flagplane/flagplane/shared/token"
 	"github.com/flagplane/flagplane/shared/trigger"
+	"github.com/flagplane/flagplane/shared/reps"
 	"github.com/flagplane/flagplane/shared/webhook"
 )
 
@@ -71,12 +69,18 @@ type Settings struct {
 	// NoSDKStreaming answers the SDK stream with a 404 telling SDKs to
 	// poll: the Lambda functions, which hold no long-lived connection.
 	NoSDKStreaming bool
+	// Clock is the time every service reads (time.Now when nil): tests set
+	// it to move time.
+	Clock func() time.Time
+	// Ingest takes SDK event payloads: the local server's inbox, the ingest
+	// queue in AWS; nil aggregates each payload in its request.
+	Ingest ingest.Queue
 }
 
 // App holds the wired services.
 type App struct {
 	Table     store.Table
-	Services  endpoints.Services
+	Services  Services
 	Authn     *token.Authenticator
 	Publisher audit.Publisher
 	Logger    *slog.Logger
@@ -85,12 +89,14 @@ type App struct {
 
 	settings Settings
 
-	sharedMu sync.Mutex
-	shared   map[any]*sharedValue // see Shared
+	newGroups  []NewGroup
+	groupsOnce sync.Once
+	groups     []Group // see Groups
 }
 
-// New wires the services over table.
-func New(table store.Table, publisher audit.Publisher, s Settings, logger *slog.Logger) *App {
+// New wires the services over table, and the groups it serves (built on
+// first use, see Groups).
+func New(table store.Table, publisher audit.Publisher, s Settings, logger *slog.Logger, groups ...NewGroup) *App {
 	notify := &notifyingPublisher{next: publisher}
 	log := audit.New(table, notify, s.AccountID, logger)
 	projects := project.NewService(table, log)
@@ -104,16 +110,20 @@ func New(table store.Table, publisher audit.Publisher, s Settings, logger *slog.
 	// Approvals installs its check on flags: direct changes in environments requiring approval are refused.
 	approvals := approval.NewService(table, log, flags, envs, projects, members, teams)
 	// Approval requests also carry reviewed changes to AI Config variations.
-	aiconfigs := aiconfig.NewService(table, log, endpoints.AIConfigProjects(projects, envs))
+	aiconfigs := aiconfig.NewService(table, log, aiConfigProjects{projects: projects, envs: envs})
 	approvals.SetAIConfigs(aiconfigs)
 	sdk := sdkdata.NewService(table, envs)
 	if logger != nil {
 		sdk.Streams().SetLogger(logger)
 	}
 	notify.changed = sdk.Changed
+	if s.Ingest == nil {
+		// Payloads are applied before the answer.
+		s.Ingest = ingest.Direct{Agg: ingest.NewAggregator(table, logger)}
+	}
 	return &App{
 		Table: table,
-		Services: endpoints.Services{
+		Services: Services{
 			Projects:     projects,
 			Environments: envs,
 			Audit:        log,
@@ -130,8 +140,7 @@ func New(table store.Table, publisher audit.Publisher, s Settings, logger *slog.
 			Expiring: expiring.NewService(table, log, flag.NewService(table, log), envs),
 			// Release policies are reordered in one transaction over all of a project's.
 			ReleasePolicies: releasepolicy.NewService(table, log, projects),
-			// Payloads are applied before the answer; local mode swaps in the in-process queue.
-			Ingest:       ingest.Direct{Agg: ingest.NewAggregator(table, logger)},
+			Ingest:       s.Ingest,
 			Contexts:     sdkcontext.NewService(table, log, projects, envs),
 			Applications: application.NewService(table, log),
 			AIConfigs:    aiconfigs,
@@ -143,8 +152,20 @@ func New(table store.Table, publisher audit.Publisher, s Settings, logger *slog.
 		Logger:    logger,
 		SDK:       sdk,
 		settings:  s,
+		newGroups: groups,
 	}
 }
+
+// Now is the app's clock (Settings.Clock).
+func (a *App) Now() time.Time {
+	if a.settings.Clock != nil {
+		return a.settings.Clock()
+	}
+	return time.Now()
+}
+
+// Settings are the settings the app was wired with.
+func (a *App) Settings() Settings { return a.settings }
 
 // notifyingPublisher hands records on and tells the SDK data service that
 // a commit landed, so streams and caches follow every change of this
@@ -200,35 +221,26 @@ func (g grantSource) Member(ctx context.Context, id string) (string, []string, s
 	return m.Role, append(append([]string(nil), m.CustomRoles...), fromTeams...), m.Email, nil
 }
 
-// Handlers returns the handler of every built operation, by operation id:
-// the catalog operations that do not answer 501.
+// Handlers returns the handler of every built operation of the app's
+// groups, by operation id.
 func (a *App) Handlers() map[string]api.Handler {
 	h, _ := a.handlers("")
 	return h
 }
 
-// handlers are the built handlers, and the needs that follow from requests,
-// of the package endpoints groups, the SDK routes, the health check and
-// the registered groups (only group's, or all when group is "").
+// handlers are the built handlers, and the needs that follow from
+// requests, of the named group, or of all the app's groups when group is "".
 func (a *App) handlers(group string) (map[string]api.Handler, map[string]api.Needs) {
-	handlers := endpoints.Handlers(a.Services)
-	// The health check reads the table itself: it answers for the store, not for a service.
-	handlers[health.OperationID] = health.Handler(a.Table)
-	for id, h := range sdkapi.Handlers(a.SDK, sdkapi.Options{Heartbeat: a.settings.SDKHeartbeat, NoStreaming: a.settings.NoSDKStreaming}) {
-		handlers[id] = h
-	}
-	needs := endpoints.Needs(a.Services)
-	for _, g := range Registered() {
+	handlers, needs := map[string]api.Handler{}, map[string]api.Needs{}
+	for _, g := range a.Groups() {
 		if group != "" && g.Name != group {
 			continue
 		}
-		for id, h := range g.Handlers(a) {
+		for id, h := range g.Handlers {
 			handlers[id] = h
 		}
-		if g.Needs != nil {
-			for id, n := range g.Needs(a) {
-				needs[id] = n
-			}
+		for id, n := range g.Needs {
+			needs[id] = n
 		}
 	}
 	return handlers, needs
@@ -251,7 +263,7 @@ func (a *App) Handler(group string) (http.Handler, error) {
 		}
 	}
 	h, err := api.NewRouter(ops, api.Routes{
-		Handlers: routed, Needs: needs, Authn: a.Authn, Tags: endpoints.Tagger(a.Services),
+		Handlers: routed, Needs: needs, Authn: a.Authn, Tags: tagger{a.Services},
 		Limits: a.settings.RateLimits, CORSOrigins: a.settings.CORSOrigins,
 	})
 	if err != nil {
@@ -340,7 +352,7 @@ const EnvWebhookQueueURL = "FLAGPLANE_WEBHOOK_QUEUE_URL"
 // FromEnv wires the services over the DynamoDB table for a Lambda
 // function. With a webhook queue in the environment, committed changes are
 // handed to it; a function without one changes nothing that needs it.
-func FromEnv(ctx context.Context) (*App, *sqsqueue.Queue, error) {
+func FromEnv(ctx context.Context, groups ...NewGroup) (*App, *sqsqueue.Queue, error) {
 	s, err := SettingsFromEnv()
 	if err != nil {
 		return nil, nil, err
@@ -360,18 +372,17 @@ func FromEnv(ctx context.Context) (*App, *sqsqueue.Queue, error) {
 		queue = sqsqueue.New(sqs.NewFromConfig(cfg, func(o *sqs.Options) { o.BaseEndpoint = awsenv.Endpoint("SQS") }), url)
 		publisher = webhook.Publisher{Queue: queue}
 	}
-	a := New(table, publisher, s, logger)
 	// On DynamoDB each aggregate is its own conditional put: half the cost of a transaction's write.
-	a.Services.Ingest = ingest.Direct{Agg: ingest.NewAggregator(table, logger).PerItemWrites()}
+	s.Ingest = ingest.Direct{Agg: ingest.NewAggregator(table, logger).PerItemWrites()}
 	// With an ingest queue, SDK event payloads go to it and the ingest worker aggregates them.
 	if url := os.Getenv(EnvIngestQueueURL); url != "" {
 		cfg, err := awsenv.Config()
 		if err != nil {
 			return nil, nil, fmt.Errorf("aws config: %w", err)
 		}
-		a.Services.Ingest = sqsingest.New(sqs.NewFromConfig(cfg, func(o *sqs.Options) { o.BaseEndpoint = awsenv.Endpoint("SQS") }), url)
+		s.Ingest = sqsingest.New(sqs.NewFromConfig(cfg, func(o *sqs.Options) { o.BaseEndpoint = awsenv.Endpoint("SQS") }), url)
 	}
-	return a, queue, nil
+	return New(table, publisher, s, logger, groups...), queue, nil
 }
 
 // EnvIngestQueueURL names the SDK event ingest queue: the events function
@@ -379,24 +390,21 @@ func FromEnv(ctx context.Context) (*App, *sqsqueue.Queue, error) {
 const EnvIngestQueueURL = "FLAGPLANE_INGEST_QUEUE_URL"
 
 // LambdaHandler is what a group's function serves: the group's routes.
-func LambdaHandler(ctx context.Context, group string) (http.Handler, error) {
-	a, _, err := FromEnv(ctx)
+func LambdaHandler(ctx context.Context, group NewGroup) (http.Handler, error) {
+	a, _, err := FromEnv(ctx, group)
 	if err != nil {
 		return nil, err
 	}
-	return a.Handler(group)
+	return a.Handler(a.Groups()[0].Name)
 }
 
 // Dispatcher delivers webhooks for a, sending follow-up messages to queue.
-// Every registered group's consumers read the outbox through it too.
+// Every group's consumers read the outbox through it too.
 func (a *App) Dispatcher(queue webhook.Queue, allowPrivate bool) *webhook.Dispatcher {
 	d := webhook.NewDispatcher(a.Table, a.Services.Webhooks, a.Services.Audit, queue,
-		webhook.Guard{AllowPrivate: allowPrivate}, endpoints.EntryPayload)
-	for _, g := range Registered() {
-		if g.Consumers == nil {
-			continue
-		}
-		for _, c := range g.Consumers(a) {
+		webhook.Guard{AllowPrivate: allowPrivate}, reps.EntryPayload)
+	for _, g := range a.Groups() {
+		for _, c := range g.Consumers {
 			d.AddConsumer(c)
 		}
 	}
@@ -414,9 +422,9 @@ const (
 // in-process queue (local mode): every committed change is fanned out to
 // its webhooks and delivered with retries, by the same dispatcher the
 // SQS-triggered function runs. backoff is the wait after the n-th failure.
-func NewWithMemoryQueue(table store.Table, s Settings, logger *slog.Logger, attempts int, backoff func(int) time.Duration) (*App, *webhook.MemoryQueue) {
+func NewWithMemoryQueue(table store.Table, s Settings, logger *slog.Logger, attempts int, backoff func(int) time.Duration, groups ...NewGroup) (*App, *webhook.MemoryQueue) {
 	queue := webhook.NewMemoryQueue(attempts, localWebhookWorkers, backoff)
-	a := New(table, webhook.Publisher{Queue: queue}, s, logger)
+	a := New(table, webhook.Publisher{Queue: queue}, s, logger, groups...)
 	queue.Start(a.Dispatcher(queue, s.AllowPrivateWebhooks).Handle)
 	return a, queue
 }

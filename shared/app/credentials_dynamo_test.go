@@ -20,6 +20,7 @@ import (
 
 	"github.com/flagplane/flagplane/shared/account"
 	"github.com/flagplane/flagplane/shared/app"
+	"github.com/flagplane/flagplane/shared/app/allgroups"
 	"github.com/flagplane/flagplane/shared/audit"
 	"github.com/flagplane/flagplane/shared/environment"
 	"github.com/flagplane/flagplane/shared/environment/credtest"
@@ -89,7 +90,7 @@ func TestCredentialBackfillOnDynamoDB(t *testing.T) {
 		if err != nil {
 			tb.Fatal(err)
 		}
-		h, err := app.New(table, audit.Discard{}, app.Settings{Approvals: true, AccountID: acct.ID}, logger).Handler("")
+		h, err := app.New(table, audit.Discard{}, app.Settings{Approvals: true, AccountID: acct.ID}, logger, allgroups.List()...).Handler("")
 		if err != nil {
 			tb.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/flagplane/flagplane/shared/account"
 	"github.com/flagplane/flagplane/shared/app"
+	"github.com/flagplane/flagplane/shared/app/allgroups"
 	"github.com/flagplane/flagplane/shared/audit"
 	"github.com/flagplane/flagplane/shared/ingest"
 	"github.com/flagplane/flagplane/shared/store/dynamo"
@@ -38,7 +39,7 @@ func newDynamoAPI(tb testing.TB, settings app.Settings) *dynamoAPI {
 		tb.Fatal(err)
 	}
 	settings.AccountID = acct.ID
-	return &dynamoAPI{App: app.New(table, audit.Discard{}, settings, logger), Table: table, Counter: counter, Logger: logger, Token: adminToken}
+	return &dynamoAPI{App: app.New(table, audit.Discard{}, settings, logger, allgroups.List()...), Table: table, Counter: counter, Logger: logger, Token: adminToken}
 }
 
 // directIngest has SDK events aggregated in the request, item by item, as

@@ -22,12 +22,11 @@ type usageOnDynamo struct {
 
 func newUsageOnDynamo(tb testing.TB, days int) *usageOnDynamo {
 	tb.Helper()
-	api := newDynamoAPI(tb, app.Settings{Approvals: true})
 	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
+	api := newDynamoAPI(tb, app.Settings{Approvals: true, Clock: clock})
 	api.directIngest().SetClock(clock)
 	svc := usageapi.Service(api.App)
-	svc.SetClock(clock)
 	api.serve(tb, "")
 	u := &usageOnDynamo{dynamoAPI: api}
 	for _, p := range []string{"shop", "blog"} {

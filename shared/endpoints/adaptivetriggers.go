@@ -5,9 +5,11 @@ import (
 	"net/http"
 
 	"github.com/flagplane/flagplane/shared/api"
+	"github.com/flagplane/flagplane/shared/app"
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/flag"
 	"github.com/flagplane/flagplane/shared/policy"
+	"github.com/flagplane/flagplane/shared/reps"
 	"github.com/flagplane/flagplane/shared/semanticpatch"
 	"github.com/flagplane/flagplane/shared/trigger"
 )
@@ -45,7 +47,7 @@ func newAdaptiveTriggerRep(r *http.Request, t *trigger.Trigger) adaptiveTriggerR
 		ID: t.ID, Name: t.Name, ResourceKind: t.ResourceKind, ResourceKey: t.ResourceKey, Enabled: t.Enabled,
 		CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt, Task: t.Task, TriggerSource: t.TriggerSource,
 		LastFiring: t.LastFiring, FireURL: trigger.FireHref(t.ID),
-		Access: accessOf(r, triggerResource(t), trigger.Actions),
+		Access: reps.Access(r, triggerResource(t), trigger.Actions),
 	}
 	if rep.Task.Instructions == nil {
 		rep.Task.Instructions = []semanticpatch.Instruction{}
@@ -69,7 +71,7 @@ type fireRep struct {
 // TriggerEventHeader carries the alert event's id when the body does not.
 const TriggerEventHeader = "X-Trigger-Event-Id"
 
-func adaptiveTriggerHandlers(s Services) map[string]api.Handler {
+func adaptiveTriggerHandlers(s app.Services) map[string]api.Handler {
 	triggers := s.Triggers
 	return map[string]api.Handler{
 		"getAdaptiveTriggers": func(w http.ResponseWriter, r *http.Request) error {
@@ -201,7 +203,7 @@ func adaptiveTriggerCreateNeeds(r *http.Request, body []byte) ([]api.Need, error
 // the rights of the instructions it will hold after the patch on its flag,
 // checked whatever the patch changes (enabling a trigger is running its
 // instructions later).
-func adaptiveTriggerPatchNeeds(s Services) api.Needs {
+func adaptiveTriggerPatchNeeds(s app.Services) api.Needs {
 	return func(r *http.Request, body []byte) ([]api.Need, error) {
 		p, err := api.JSONPatch(r, body, "an adaptive trigger")
 		if err != nil {

@@ -1,18 +1,16 @@
 package endpoints
 
 import (
-	"context"
-	"math"
 	"net/http"
 	"slices"
 	"strings"
 
 	"github.com/flagplane/flagplane/shared/aiconfig"
 	"github.com/flagplane/flagplane/shared/api"
-	"github.com/flagplane/flagplane/shared/environment"
+	"github.com/flagplane/flagplane/shared/app"
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/policy"
-	"github.com/flagplane/flagplane/shared/project"
+	"github.com/flagplane/flagplane/shared/reps"
 )
 
 // AI Config pages (the reference's list defaults).
@@ -50,7 +48,7 @@ func newAIConfigRep(r *http.Request, projectKey string, f *aiconfig.Full) aiConf
 	return aiConfigRep{Config: f.Config, Variations: vars, Links: api.Links{
 		"self":   api.JSONLink(aiconfig.Href(projectKey, f.Key)),
 		"parent": api.JSONLink("/api/v2/projects/" + projectKey + "/ai-configs"),
-	}, Access: accessOf(r, aiConfigResource(projectKey, f.Key), aiconfig.Actions)}
+	}, Access: reps.Access(r, aiConfigResource(projectKey, f.Key), aiconfig.Actions)}
 }
 
 func newAIVariationRep(projectKey, configKey string, v *aiconfig.Variation) aiVariationRep {
@@ -58,41 +56,7 @@ func newAIVariationRep(projectKey, configKey string, v *aiconfig.Variation) aiVa
 }
 
 func newAIModelRep(r *http.Request, projectKey string, m *aiconfig.ModelConfig) aiModelRep {
-	return aiModelRep{ModelConfig: m, Access: accessOf(r, policy.NewResource("proj", projectKey).Child("ai-model-config", m.Key), aiconfig.ModelActions)}
-}
-
-// aiProjects tells the AI Config service about projects and the approval
-// settings of their environments.
-type aiProjects struct {
-	projects *project.Service
-	envs     *environment.Service
-}
-
-// AIConfigProjects returns what the AI Config service needs to know of projects.
-func AIConfigProjects(projects *project.Service, envs *environment.Service) aiconfig.Projects {
-	return aiProjects{projects: projects, envs: envs}
-}
-
-func (a aiProjects) Check(ctx context.Context, projectKey string) error {
-	_, err := a.projects.Get(ctx, projectKey)
-	return err
-}
-
-// ReviewRequired finds an environment whose resource approval settings
-// require review of AI Configs (LaunchDarkly's resource kind aiconfig).
-func (a aiProjects) ReviewRequired(ctx context.Context, projectKey string) (string, error) {
-	res, err := a.envs.List(ctx, projectKey, environment.ListQuery{Limit: math.MaxInt32})
-	if err != nil {
-		return "", err
-	}
-	for _, e := range res.Items {
-		for kind, settings := range e.ResourceApprovalSettings {
-			if strings.EqualFold(kind, "aiconfig") && settings.Required {
-				return e.Key, nil
-			}
-		}
-	}
-	return "", nil
+	return aiModelRep{ModelConfig: m, Access: reps.Access(r, policy.NewResource("proj", projectKey).Child("ai-model-config", m.Key), aiconfig.ModelActions)}
 }
 
 // sortAIConfigs orders by key (default), name, createdAt or updatedAt; "-" descends.
@@ -120,7 +84,7 @@ func sortAIConfigs(all []*aiconfig.Full, raw string) error {
 	return nil
 }
 
-func aiConfigHandlers(s Services) map[string]api.Handler {
+func aiConfigHandlers(s app.Services) map[string]api.Handler {
 	return map[string]api.Handler{
 		"getAIConfigs": func(w http.ResponseWriter, r *http.Request) error {
 			q := r.URL.Query()

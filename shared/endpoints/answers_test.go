@@ -3,7 +3,6 @@ package endpoints_test
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/flagplane/flagplane/shared/sdkcontext"
 	"math"
 	"net/http"
 	"slices"
@@ -11,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/flagplane/flagplane/shared/sdkcontext"
 
 	"github.com/flagplane/flagplane/shared/app/apptest"
 	"github.com/flagplane/flagplane/shared/catalog"

@@ -8,9 +8,11 @@ import (
 	"strings"
 
 	"github.com/flagplane/flagplane/shared/api"
+	"github.com/flagplane/flagplane/shared/app"
 	"github.com/flagplane/flagplane/shared/application"
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/policy"
+	"github.com/flagplane/flagplane/shared/reps"
 )
 
 // Application pages (the reference's list defaults).
@@ -50,13 +52,13 @@ type applicationVersionRep struct {
 func newApplicationRep(r *http.Request, a *application.Application) applicationRep {
 	return applicationRep{Application: a, ItemVersion: a.Version, Links: api.Links{
 		"self": api.JSONLink(application.Href(a.Key)), "versions": api.JSONLink(application.Href(a.Key) + "/versions"),
-	}, Access: accessOf(r, policy.NewResource("application", a.Key), application.Actions)}
+	}, Access: reps.Access(r, policy.NewResource("application", a.Key), application.Actions)}
 }
 
 func newVersionRep(r *http.Request, appKey string, v *application.Version) applicationVersionRep {
 	return applicationVersionRep{Version: v, ItemVersion: v.Version,
 		Links:  api.Links{"self": api.JSONLink(application.Href(appKey) + "/versions/" + v.Key), "parent": api.JSONLink(application.Href(appKey))},
-		Access: accessOf(r, policy.NewResource("application", appKey), application.VersionActions)}
+		Access: reps.Access(r, policy.NewResource("application", appKey), application.VersionActions)}
 }
 
 // expandFlags reads expand: only "flags" is known.
@@ -74,7 +76,7 @@ func expandFlags(q url.Values) (bool, error) {
 	return want, nil
 }
 
-func (s Services) applicationFlags(r *http.Request, key string) (*applicationFlagSet, error) {
+func applicationFlags(s app.Services, r *http.Request, key string) (*applicationFlagSet, error) {
 	flags, err := s.Applications.Flags(r.Context(), key)
 	if err != nil {
 		return nil, err
@@ -133,7 +135,7 @@ func filterApplications(all []*application.Application, raw string) ([]*applicat
 	}), nil
 }
 
-func applicationHandlers(s Services) map[string]api.Handler {
+func applicationHandlers(s app.Services) map[string]api.Handler {
 	return map[string]api.Handler{
 		"getApplications": func(w http.ResponseWriter, r *http.Request) error {
 			q := r.URL.Query()
@@ -161,7 +163,7 @@ func applicationHandlers(s Services) map[string]api.Handler {
 			for i, a := range page {
 				items[i] = newApplicationRep(r, a)
 				if expand {
-					if items[i].Flags, err = s.applicationFlags(r, a.Key); err != nil {
+					if items[i].Flags, err = applicationFlags(s, r, a.Key); err != nil {
 						return err
 					}
 				}
@@ -181,7 +183,7 @@ func applicationHandlers(s Services) map[string]api.Handler {
 			}
 			rep := newApplicationRep(r, a)
 			if expand {
-				if rep.Flags, err = s.applicationFlags(r, a.Key); err != nil {
+				if rep.Flags, err = applicationFlags(s, r, a.Key); err != nil {
 					return err
 				}
 			}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/flagplane/flagplane/shared/aiconfig"
 	"github.com/flagplane/flagplane/shared/api"
+	"github.com/flagplane/flagplane/shared/app"
 	"github.com/flagplane/flagplane/shared/approval"
 	"github.com/flagplane/flagplane/shared/environment"
 	"github.com/flagplane/flagplane/shared/fault"
@@ -75,14 +76,14 @@ type approvalsRep struct {
 // approvalView renders requests, caching the flags, projects and
 // environments they name across one answer.
 type approvalView struct {
-	s      Services
+	s      app.Services
 	r      *http.Request
 	expand []string
 	flags  map[string]*flag.Flag
 	dets   map[string]*flag.Detail
 }
 
-func newApprovalView(s Services, r *http.Request, allowed ...string) (*approvalView, error) {
+func newApprovalView(s app.Services, r *http.Request, allowed ...string) (*approvalView, error) {
 	v := &approvalView{s: s, r: r, flags: map[string]*flag.Flag{}, dets: map[string]*flag.Detail{}}
 	for _, e := range strings.Split(r.URL.Query().Get("expand"), ",") {
 		if e = strings.TrimSpace(e); e == "" {
@@ -191,7 +192,7 @@ func (v *approvalView) write(w http.ResponseWriter, status int, a *approval.Requ
 // maxApprovalPage is the reference's largest page of approval requests.
 const maxApprovalPage = 200
 
-func approvalHandlers(s Services) map[string]api.Handler {
+func approvalHandlers(s app.Services) map[string]api.Handler {
 	approvals := s.Approvals
 	one := func(status int, do func(r *http.Request) (*approval.Request, error)) api.Handler {
 		return func(w http.ResponseWriter, r *http.Request) error {
@@ -350,7 +351,7 @@ func approvalResource(kind, projectKey, envKey, key string) policy.Resource {
 // a project reads none of its requests. A request that does
 // not exist needs the right on proj/*:env/*:flag/*: a caller without it
 // learns nothing (403), one with it gets the handler's 404.
-func storedApprovalNeeds(s Services) api.Needs {
+func storedApprovalNeeds(s app.Services) api.Needs {
 	return func(r *http.Request, _ []byte) ([]api.Need, error) {
 		a, err := s.Approvals.Get(r.Context(), r.PathValue("id"))
 		if fault.Is(err, fault.NotFound) {

@@ -6,101 +6,17 @@ import (
 	"time"
 
 	"github.com/flagplane/flagplane/shared/api"
+	"github.com/flagplane/flagplane/shared/app"
 	"github.com/flagplane/flagplane/shared/audit"
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/identity"
-	"github.com/flagplane/flagplane/shared/jsondoc"
 	"github.com/flagplane/flagplane/shared/policy"
+	"github.com/flagplane/flagplane/shared/reps"
 )
 
-type subjectRep struct {
-	Links api.Links `json:"_links"`
-	Name  string    `json:"name"`
-}
-
-type entryMemberRep struct {
-	Links api.Links `json:"_links"`
-	ID    string    `json:"_id"`
-	Email string    `json:"email,omitempty"`
-}
-
-type entryTokenRep struct {
-	Links        api.Links `json:"_links"`
-	ID           string    `json:"_id"`
-	Name         string    `json:"name"`
-	Ending       string    `json:"ending"`
-	ServiceToken bool      `json:"serviceToken"`
-}
-
-type parentRep struct {
-	Links    api.Links `json:"_links"`
-	Name     string    `json:"name"`
-	Resource string    `json:"resource"`
-}
-
-// entryRep is an audit log entry; the detailed fields only in the single read.
-type entryRep struct {
-	Links            api.Links            `json:"_links"`
-	ID               string               `json:"_id"`
-	AccountID        string               `json:"_accountId"`
-	Date             jsondoc.MillisString `json:"date"`
-	Accesses         []audit.Access       `json:"accesses"`
-	Kind             string               `json:"kind"`
-	Name             string               `json:"name"`
-	Description      string               `json:"description"`
-	ShortDescription string               `json:"shortDescription"`
-	Comment          string               `json:"comment"`
-	Subject          subjectRep           `json:"subject"`
-	Member           *entryMemberRep      `json:"member,omitempty"`
-	Token            *entryTokenRep       `json:"token,omitempty"`
-	TitleVerb        string               `json:"titleVerb"`
-	Title            string               `json:"title"`
-	Target           string               `json:"target"`
-	Parent           *parentRep           `json:"parent,omitempty"`
-	PreviousVersion  json.RawMessage      `json:"previousVersion,omitempty"`
-	CurrentVersion   json.RawMessage      `json:"currentVersion,omitempty"`
-	Delta            json.RawMessage      `json:"delta,omitempty"`
-}
-
-// newEntryRep builds the summary form; detailed adds previousVersion,
-// currentVersion and delta, each JSON null when absent.
-func newEntryRep(e audit.Entry, detailed bool) entryRep {
-	r := entryRep{
-		Links: api.Links{"self": api.JSONLink("/api/v2/auditlog/" + e.ID), "parent": api.JSONLink("/api/v2/auditlog")},
-		ID:    e.ID, AccountID: e.AccountID, Date: jsondoc.MillisString(e.Date), Accesses: e.Accesses, Kind: e.Kind,
-		Name: e.Name, Description: e.Description, ShortDescription: e.ShortDescription, Comment: e.Comment,
-		Subject: subjectRep{Links: api.Links{}, Name: e.Subject.Name}, TitleVerb: e.TitleVerb, Title: e.Title, Target: e.Target,
-	}
-	if e.Href != "" {
-		r.Links["resource"] = api.JSONLink(e.Href)
-	}
-	if e.Member != nil {
-		r.Member = &entryMemberRep{Links: api.Self("/api/v2/members/" + e.Member.ID), ID: e.Member.ID, Email: e.Member.Email}
-	}
-	if e.Token != nil {
-		r.Token = &entryTokenRep{Links: api.Self("/api/v2/tokens/" + e.Token.ID), ID: e.Token.ID, Name: e.Token.Name, Ending: e.Token.Ending, ServiceToken: e.Token.ServiceToken}
-	}
-	if e.Parent != nil {
-		r.Parent = &parentRep{Links: api.Self(e.Parent.Href), Name: e.Parent.Name, Resource: e.Parent.Resource}
-	}
-	if detailed {
-		r.PreviousVersion, r.CurrentVersion, r.Delta = nullIfEmpty(e.PreviousVersion), nullIfEmpty(e.CurrentVersion), nullIfEmpty(e.Delta)
-	}
-	return r
-}
-
-var jsonNull = json.RawMessage("null")
-
-func nullIfEmpty(m json.RawMessage) json.RawMessage {
-	if len(m) == 0 {
-		return jsonNull
-	}
-	return m
-}
-
 type entriesRep struct {
-	Links api.Links  `json:"_links"`
-	Items []entryRep `json:"items"`
+	Links api.Links    `json:"_links"`
+	Items []reps.Entry `json:"items"`
 }
 
 // entryVisible refuses an entry about something the caller may not read:
@@ -147,15 +63,15 @@ func listEntries(w http.ResponseWriter, r *http.Request, log *audit.Log, match f
 		return err
 	}
 	q.Del("cursor")
-	out := entriesRep{Links: api.CursorLinks("/api/v2/auditlog", q, "cursor", res.Next), Items: make([]entryRep, 0, len(res.Entries))}
+	out := entriesRep{Links: api.CursorLinks("/api/v2/auditlog", q, "cursor", res.Next), Items: make([]reps.Entry, 0, len(res.Entries))}
 	for _, e := range res.Entries {
-		out.Items = append(out.Items, newEntryRep(e, false))
+		out.Items = append(out.Items, reps.NewEntry(e, false))
 	}
 	api.WriteJSON(w, http.StatusOK, out)
 	return nil
 }
 
-func auditHandlers(s Services) map[string]api.Handler {
+func auditHandlers(s app.Services) map[string]api.Handler {
 	return map[string]api.Handler{
 		"getAuditLogEntries": func(w http.ResponseWriter, r *http.Request) error {
 			return listEntries(w, r, s.Audit, nil)
@@ -207,7 +123,7 @@ func auditHandlers(s Services) map[string]api.Handler {
 			if err := entryVisible(r, e); err != nil {
 				return err
 			}
-			api.WriteJSON(w, http.StatusOK, newEntryRep(e, true))
+			api.WriteJSON(w, http.StatusOK, reps.NewEntry(e, true))
 			return nil
 		},
 	}

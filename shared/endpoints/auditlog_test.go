@@ -3,7 +3,6 @@ package endpoints_test
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/flagplane/flagplane/shared/account"
 	"net/http"
 	"reflect"
 	"slices"
@@ -11,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/flagplane/flagplane/shared/account"
 
 	"github.com/flagplane/flagplane/shared/app/apptest"
 )

@@ -8,9 +8,11 @@ import (
 	"time"
 
 	"github.com/flagplane/flagplane/shared/api"
+	"github.com/flagplane/flagplane/shared/app"
 	"github.com/flagplane/flagplane/shared/environment"
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/policy"
+	"github.com/flagplane/flagplane/shared/reps"
 	"github.com/flagplane/flagplane/shared/sdkcontext"
 )
 
@@ -23,7 +25,7 @@ const (
 // contextInstanceActions are the actions `_access` reports on a context instance.
 var contextInstanceActions = []string{"deleteContextInstance"}
 
-func contextHandlers(s Services) map[string]api.Handler {
+func contextHandlers(s app.Services) map[string]api.Handler {
 	return map[string]api.Handler{
 		"getContextKindsByProjectKey": getContextKinds(s),
 		"putContextKind":              putContextKind(s),
@@ -49,7 +51,7 @@ func kindRep(projectKey string, k sdkcontext.Kind) contextKindRep {
 	}}
 }
 
-func getContextKinds(s Services) api.Handler {
+func getContextKinds(s app.Services) api.Handler {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		p := r.PathValue("projectKey")
 		kinds, err := s.Contexts.Kinds(r.Context(), p)
@@ -65,7 +67,7 @@ func getContextKinds(s Services) api.Handler {
 	}
 }
 
-func putContextKind(s Services) api.Handler {
+func putContextKind(s app.Services) api.Handler {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		var in sdkcontext.KindInput
 		if err := api.Decode(w, r, &in); err != nil {
@@ -111,7 +113,7 @@ func recordOf(r *http.Request, env *environment.Environment, in *sdkcontext.Inst
 			"parent": api.JSONLink(envHref),
 			"site":   {Href: "/" + env.ProjectKey + "/" + env.Key + "/context-instances/" + in.ID, Type: "text/html"},
 		},
-		Access: accessOf(r, policy.NewResource("proj", env.ProjectKey).Child("env", env.Key, env.Tags...), contextInstanceActions),
+		Access: reps.Access(r, policy.NewResource("proj", env.ProjectKey).Child("env", env.Key, env.Tags...), contextInstanceActions),
 	}
 	if asInstance {
 		rec.ID, rec.AnonymousKinds = in.ID, in.AnonymousKinds
@@ -226,7 +228,7 @@ func writeContexts(w http.ResponseWriter, r *http.Request, env *environment.Envi
 	api.WriteJSON(w, http.StatusOK, body)
 }
 
-func getContexts(s Services) api.Handler {
+func getContexts(s app.Services) api.Handler {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		q, err := readContextQuery(r.URL.Query(), nil)
 		if err != nil {
@@ -245,7 +247,7 @@ func getContexts(s Services) api.Handler {
 	}
 }
 
-func searchContexts(s Services, asInstances bool) api.Handler {
+func searchContexts(s app.Services, asInstances bool) api.Handler {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		var body searchBody
 		if r.ContentLength != 0 {
@@ -270,7 +272,7 @@ func searchContexts(s Services, asInstances bool) api.Handler {
 	}
 }
 
-func getContextInstances(s Services) api.Handler {
+func getContextInstances(s app.Services) api.Handler {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		q, err := readContextQuery(r.URL.Query(), nil)
 		if err != nil {
@@ -295,7 +297,7 @@ func getContextInstances(s Services) api.Handler {
 	}
 }
 
-func deleteContextInstance(s Services) api.Handler {
+func deleteContextInstance(s app.Services) api.Handler {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		env, err := s.Contexts.Environment(r.Context(), r.PathValue("projectKey"), r.PathValue("environmentKey"))
 		if err != nil {
@@ -333,7 +335,7 @@ func attributeQuery(q url.Values) (kind, name string, limit int, err error) {
 	return kind, name, int(n), nil
 }
 
-func getContextAttributeNames(s Services) api.Handler {
+func getContextAttributeNames(s app.Services) api.Handler {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		kind, name, limit, err := attributeQuery(r.URL.Query())
 		if err != nil {
@@ -374,7 +376,7 @@ func getContextAttributeNames(s Services) api.Handler {
 	}
 }
 
-func getContextAttributeValues(s Services) api.Handler {
+func getContextAttributeValues(s app.Services) api.Handler {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		kind, _, limit, err := attributeQuery(r.URL.Query())
 		if err != nil {

@@ -4,10 +4,12 @@ import (
 	"net/http"
 
 	"github.com/flagplane/flagplane/shared/api"
+	"github.com/flagplane/flagplane/shared/app"
 	"github.com/flagplane/flagplane/shared/environment"
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/identity"
 	"github.com/flagplane/flagplane/shared/policy"
+	"github.com/flagplane/flagplane/shared/reps"
 )
 
 // EnvironmentRep is an environment as the API shows it, here and where
@@ -36,7 +38,7 @@ type EnvironmentRep struct {
 // settings when approvals are enabled.
 func NewEnvironmentRep(r *http.Request, e *environment.Environment, approvals bool) EnvironmentRep {
 	rep := EnvironmentRep{
-		Access: accessOf(r, policy.NewResource("proj", e.ProjectKey).Child("env", e.Key, e.Tags...), environment.Actions),
+		Access: reps.Access(r, policy.NewResource("proj", e.ProjectKey).Child("env", e.Key, e.Tags...), environment.Actions),
 		Links:  api.Self(e.Href()), ID: e.ID, Key: e.Key, Name: e.Name, APIKey: e.APIKey, MobileKey: e.MobileKey,
 		Color: e.Color, DefaultTTL: e.DefaultTTL, SecureMode: e.SecureMode, DefaultTrackEvents: e.DefaultTrackEvents,
 		RequireComments: e.RequireComments, ConfirmChanges: e.ConfirmChanges, Tags: e.Tags, Critical: e.Critical,
@@ -68,16 +70,13 @@ type environmentsRep struct {
 	Items      []EnvironmentRep `json:"items"`
 }
 
-// MaxPage is the largest limit the offset-paged lists (projects, environments) accept.
-const MaxPage = 1000
-
-func environmentHandlers(s Services) map[string]api.Handler {
+func environmentHandlers(s app.Services) map[string]api.Handler {
 	envs := s.Environments
 	approvals := envs.ApprovalsEnabled()
 	return map[string]api.Handler{
 		"getEnvironmentsByProject": func(w http.ResponseWriter, r *http.Request) error {
 			q := r.URL.Query()
-			offset, limit, err := api.OffsetParams(q, 20, MaxPage)
+			offset, limit, err := api.OffsetParams(q, 20, api.MaxPage)
 			if err != nil {
 				return err
 			}

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/flagplane/flagplane/shared/api"
+	"github.com/flagplane/flagplane/shared/app"
 	"github.com/flagplane/flagplane/shared/evaluation"
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/flag"
@@ -41,7 +42,7 @@ func evaluatePath(projectKey, envKey string) string {
 	return "/api/v2/projects/" + projectKey + "/environments/" + envKey + "/flags/evaluate"
 }
 
-func evaluateHandlers(s Services) map[string]api.Handler {
+func evaluateHandlers(s app.Services) map[string]api.Handler {
 	return map[string]api.Handler{
 		// evaluateContextInstance reads only: the context is not stored and
 		// nothing is recorded. limit defaults to -1, all flags, as the reference says.

@@ -22,6 +22,7 @@ import (
 
 	"github.com/flagplane/flagplane/shared/account"
 	"github.com/flagplane/flagplane/shared/app"
+	"github.com/flagplane/flagplane/shared/app/allgroups"
 	"github.com/flagplane/flagplane/shared/app/apptest"
 	"github.com/flagplane/flagplane/shared/audit"
 	"github.com/flagplane/flagplane/shared/flag"
@@ -779,7 +780,7 @@ func TestEvaluateWritesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := app.New(rec, audit.Discard{}, app.Settings{Approvals: true, AccountID: acct.ID}, logger).Handler("")
+	h, err := app.New(rec, audit.Discard{}, app.Settings{Approvals: true, AccountID: acct.ID}, logger, allgroups.List()...).Handler("")
 	if err != nil {
 		t.Fatal(err)
 	}

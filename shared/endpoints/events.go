@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/flagplane/flagplane/shared/api"
+	"github.com/flagplane/flagplane/shared/app"
 	"github.com/flagplane/flagplane/shared/environment"
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/ingest"
@@ -23,7 +24,7 @@ import (
 // client-side id), counts it against its rate limit, checks the body's
 // media type and shape, hands the payload to the ingest queue as one
 // message and answers 202.
-func eventHandlers(s Services) map[string]api.Handler {
+func eventHandlers(s app.Services) map[string]api.Handler {
 	// One budget of payload bytes for every event route of this router.
 	b := newPayloadBudget()
 	return map[string]api.Handler{
@@ -83,7 +84,7 @@ func (b payloadBudget) take(ctx context.Context, size int64) (release func(), er
 	return func() { room.Release(size) }, nil
 }
 
-func ingestHandler(s Services, budget payloadBudget, source string, kind environment.CredentialKind) api.Handler {
+func ingestHandler(s app.Services, budget payloadBudget, source string, kind environment.CredentialKind) api.Handler {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		secret := r.PathValue("clientSideId")
 		if kind != environment.ClientSideCredential {

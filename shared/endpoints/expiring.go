@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/flagplane/flagplane/shared/api"
+	"github.com/flagplane/flagplane/shared/app"
 	"github.com/flagplane/flagplane/shared/expiring"
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/flag"
@@ -77,7 +78,7 @@ func expiringForUserNeeds(_ *http.Request, body []byte) ([]api.Need, error) {
 	return out, nil
 }
 
-func expiringHandlers(s Services) map[string]api.Handler {
+func expiringHandlers(s app.Services) map[string]api.Handler {
 	svc := s.Expiring
 	patch := func(w http.ResponseWriter, r *http.Request, href string, run func(semanticpatch.Patch) ([]*expiring.Target, error)) error {
 		body, err := api.ReadBody(w, r)

@@ -7,12 +7,14 @@ import (
 	"slices"
 
 	"github.com/flagplane/flagplane/shared/api"
+	"github.com/flagplane/flagplane/shared/app"
 	"github.com/flagplane/flagplane/shared/environment"
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/flag"
 	"github.com/flagplane/flagplane/shared/identity"
 	"github.com/flagplane/flagplane/shared/patch"
 	"github.com/flagplane/flagplane/shared/policy"
+	"github.com/flagplane/flagplane/shared/reps"
 	"github.com/flagplane/flagplane/shared/semanticpatch"
 )
 
@@ -98,7 +100,7 @@ func newFlagRep(r *http.Request, f *flag.Flag, envs []*environment.Environment, 
 		IncludeInSnippet: f.ClientSideAvailability.UsingEnvironmentID, ClientSideAvailability: f.ClientSideAvailability,
 		Variations: f.Variations, Defaults: f.Defaults, Tags: tags, Temporary: f.Temporary, Archived: f.Archived,
 		MaintainerID: f.MaintainerID, CustomProperties: f.CustomProperties, Experiments: noExperiments, Environments: map[string]flagEnvRep{},
-		Access: accessOf(r, proj.Child("env", "*").Child("flag", f.Key, f.Tags...), flag.Actions),
+		Access: reps.Access(r, proj.Child("env", "*").Child("flag", f.Key, f.Tags...), flag.Actions),
 	}
 	for _, e := range envs {
 		if len(v.only) > 0 && !slices.Contains(v.only, e.Key) {
@@ -116,7 +118,7 @@ func newFlagRep(r *http.Request, f *flag.Flag, envs []*environment.Environment, 
 		}
 		if !v.summary {
 			er.Targets, er.ContextTargets, er.Rules, er.Prerequisites = c.Targets, c.ContextTargets, c.Rules, c.Prerequisites
-			access := accessOf(r, proj.Child("env", e.Key, e.Tags...).Child("flag", f.Key, f.Tags...), flag.EnvActions)
+			access := reps.Access(r, proj.Child("env", e.Key, e.Tags...).Child("flag", f.Key, f.Tags...), flag.EnvActions)
 			er.Access = &access
 		}
 		rep.Environments[e.Key] = er
@@ -133,7 +135,7 @@ type flagsRep struct {
 // maxFlagPage is the largest page of flags: each carries every environment.
 const maxFlagPage = 100
 
-func flagHandlers(s Services) map[string]api.Handler {
+func flagHandlers(s app.Services) map[string]api.Handler {
 	flags := s.Flags
 	return map[string]api.Handler{
 		"getFeatureFlags": func(w http.ResponseWriter, r *http.Request) error {

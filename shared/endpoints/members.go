@@ -6,10 +6,12 @@ import (
 	"strings"
 
 	"github.com/flagplane/flagplane/shared/api"
+	"github.com/flagplane/flagplane/shared/app"
 	"github.com/flagplane/flagplane/shared/identity"
 	"github.com/flagplane/flagplane/shared/listing"
 	"github.com/flagplane/flagplane/shared/member"
 	"github.com/flagplane/flagplane/shared/policy"
+	"github.com/flagplane/flagplane/shared/reps"
 	"github.com/flagplane/flagplane/shared/token"
 )
 
@@ -47,7 +49,7 @@ func newMemberRep(r *http.Request, m *member.Member, seen token.LastSeen) member
 		Links: api.Self(member.Href(m.ID)), ID: m.ID, Email: m.Email, FirstName: m.FirstName, LastName: m.LastName,
 		Role: m.Role, CustomRoles: m.CustomRoles, PendingInvite: m.PendingInvite, Verified: m.Verified, CreationDate: m.CreationDate,
 		LastSeen: seen.At, MFA: "disabled",
-		Access: accessOf(r, policy.NewResource("member", m.ID), member.Actions),
+		Access: reps.Access(r, policy.NewResource("member", m.ID), member.Actions),
 	}
 	if seen.TokenID != "" {
 		rep.LastSeenMetadata = &lastSeenMetadata{TokenID: seen.TokenID}
@@ -67,7 +69,7 @@ type membersRep struct {
 // id and email ("|"-separated, any of), team (the key of a team the member
 // is on, ignoring case) and noteam (true: on no team; false: on one).
 // teams are listed only when the filter needs them.
-func memberFilter(r *http.Request, s Services, raw string) (func(*member.Member) bool, error) {
+func memberFilter(r *http.Request, s app.Services, raw string) (func(*member.Member) bool, error) {
 	f, err := listing.ParseFilter(raw, "query", "role", "id", "email", "team", "noteam")
 	if err != nil {
 		return nil, err
@@ -133,7 +135,7 @@ func memberID(r *http.Request) string {
 	return id
 }
 
-func memberHandlers(s Services) map[string]api.Handler {
+func memberHandlers(s app.Services) map[string]api.Handler {
 	members, tokens := s.Members, s.Tokens
 	// one answers a single member, with when it was last seen.
 	one := func(w http.ResponseWriter, r *http.Request, m *member.Member) error {
@@ -147,7 +149,7 @@ func memberHandlers(s Services) map[string]api.Handler {
 	return map[string]api.Handler{
 		"getMembers": func(w http.ResponseWriter, r *http.Request) error {
 			q := r.URL.Query()
-			offset, limit, err := api.OffsetParams(q, 20, MaxPage)
+			offset, limit, err := api.OffsetParams(q, 20, api.MaxPage)
 			if err != nil {
 				return err
 			}

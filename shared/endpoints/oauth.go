@@ -9,10 +9,12 @@ import (
 	"net/url"
 
 	"github.com/flagplane/flagplane/shared/api"
+	"github.com/flagplane/flagplane/shared/app"
 	"github.com/flagplane/flagplane/shared/identity"
 	"github.com/flagplane/flagplane/shared/jsondoc"
 	"github.com/flagplane/flagplane/shared/oauth"
 	"github.com/flagplane/flagplane/shared/policy"
+	"github.com/flagplane/flagplane/shared/reps"
 )
 
 // oauthClientRep is an OAuth 2.0 client as the API shows it (spec 2.3).
@@ -34,7 +36,7 @@ func newOAuthClientRep(r *http.Request, c *oauth.Client) oauthClientRep {
 		Links: api.Links{"self": api.JSONLink(oauth.Href(c.ID)), "parent": api.JSONLink(oauth.CollectionHref)},
 		Name:  c.Name, Description: c.Description, AccountID: c.AccountID, ClientID: c.ID, RedirectURI: c.RedirectURI,
 		CreationDate: jsondoc.MillisString(c.CreationDate),
-		Access:       accessOf(r, policy.NewResource("oauth-client", c.ID), oauth.Actions),
+		Access:       reps.Access(r, policy.NewResource("oauth-client", c.ID), oauth.Actions),
 	}
 }
 
@@ -43,7 +45,7 @@ type oauthClientsRep struct {
 	Items []oauthClientRep `json:"items"`
 }
 
-func oauthHandlers(s Services) map[string]api.Handler {
+func oauthHandlers(s app.Services) map[string]api.Handler {
 	clients := s.OAuth
 	return map[string]api.Handler{
 		"getOAuthClients": func(w http.ResponseWriter, r *http.Request) error {

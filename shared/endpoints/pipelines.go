@@ -6,11 +6,13 @@ import (
 	"strconv"
 
 	"github.com/flagplane/flagplane/shared/api"
+	"github.com/flagplane/flagplane/shared/app"
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/listing"
 	"github.com/flagplane/flagplane/shared/pipeline"
 	"github.com/flagplane/flagplane/shared/policy"
 	"github.com/flagplane/flagplane/shared/project"
+	"github.com/flagplane/flagplane/shared/reps"
 )
 
 // envSummaryRep is an audience's environment (EnvironmentSummary).
@@ -52,12 +54,12 @@ type pipelineRep struct {
 
 // envSummaries renders the environments audiences name, reading each once per request.
 type envSummaries struct {
-	s    Services
+	s    app.Services
 	r    *http.Request
 	seen map[string]envSummaryRep
 }
 
-func newEnvSummaries(s Services, r *http.Request) *envSummaries {
+func newEnvSummaries(s app.Services, r *http.Request) *envSummaries {
 	return &envSummaries{s: s, r: r, seen: map[string]envSummaryRep{}}
 }
 
@@ -85,7 +87,7 @@ func (e *envSummaries) audience(projectKey, id string, a pipeline.Audience) (aud
 func newPipelineRep(r *http.Request, envs *envSummaries, p *pipeline.Pipeline, defaultKey string) (pipelineRep, error) {
 	rep := pipelineRep{Key: p.Key, Name: p.Name, Description: p.Description, CreatedAt: strconv.FormatInt(p.CreatedAt, 10),
 		Phases: []phaseRep{}, Tags: p.Tags, Version: p.Version, IsProjectDefault: p.Key == defaultKey, IsLegacy: p.IsLegacy,
-		Access: accessOf(r, policy.NewResource("proj", p.ProjectKey).Child("release-pipeline", p.Key), pipeline.Actions)}
+		Access: reps.Access(r, policy.NewResource("proj", p.ProjectKey).Child("release-pipeline", p.Key), pipeline.Actions)}
 	if rep.Tags == nil {
 		rep.Tags = []string{}
 	}
@@ -178,7 +180,7 @@ type progressionsRep struct {
 	TotalCount     int64            `json:"totalCount"`
 }
 
-func pipelineHandlers(s Services) map[string]api.Handler {
+func pipelineHandlers(s app.Services) map[string]api.Handler {
 	pipes := s.Pipelines
 	one := func(w http.ResponseWriter, r *http.Request, status int, p *pipeline.Pipeline) error {
 		proj, err := s.Projects.Get(r.Context(), p.ProjectKey)

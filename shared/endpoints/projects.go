@@ -5,11 +5,13 @@ import (
 	"strings"
 
 	"github.com/flagplane/flagplane/shared/api"
+	"github.com/flagplane/flagplane/shared/app"
 	"github.com/flagplane/flagplane/shared/environment"
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/identity"
 	"github.com/flagplane/flagplane/shared/policy"
 	"github.com/flagplane/flagplane/shared/project"
+	"github.com/flagplane/flagplane/shared/reps"
 )
 
 // projectRep is a project as the API shows it.
@@ -28,7 +30,7 @@ type projectRep struct {
 
 func newProjectRep(r *http.Request, p *project.Project) projectRep {
 	return projectRep{
-		Access: accessOf(r, policy.NewResource("proj", p.Key, p.Tags...), project.Actions),
+		Access: reps.Access(r, policy.NewResource("proj", p.Key, p.Tags...), project.Actions),
 		Links: api.Links{
 			"self":         api.JSONLink(project.Href(p.Key)),
 			"environments": api.JSONLink(project.Href(p.Key) + "/environments"),
@@ -86,7 +88,7 @@ func expandEnvironments(r *http.Request) (bool, error) {
 	return true, nil
 }
 
-func projectHandlers(s Services) map[string]api.Handler {
+func projectHandlers(s app.Services) map[string]api.Handler {
 	projects := s.Projects
 	approvals := s.Environments.ApprovalsEnabled()
 	allEnvironments := func(r *http.Request, key string) ([]*environment.Environment, error) {
@@ -96,7 +98,7 @@ func projectHandlers(s Services) map[string]api.Handler {
 	return map[string]api.Handler{
 		"getProjects": func(w http.ResponseWriter, r *http.Request) error {
 			q := r.URL.Query()
-			offset, limit, err := api.OffsetParams(q, 20, MaxPage)
+			offset, limit, err := api.OffsetParams(q, 20, api.MaxPage)
 			if err != nil {
 				return err
 			}

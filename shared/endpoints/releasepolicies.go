@@ -5,9 +5,11 @@ import (
 	"strconv"
 
 	"github.com/flagplane/flagplane/shared/api"
+	"github.com/flagplane/flagplane/shared/app"
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/policy"
 	"github.com/flagplane/flagplane/shared/releasepolicy"
+	"github.com/flagplane/flagplane/shared/reps"
 )
 
 // releasePolicyRep is a release policy as the reference's ReleasePolicy.
@@ -23,7 +25,7 @@ type releasePoliciesRep struct {
 
 func newReleasePolicyRep(r *http.Request, projectKey string, p *releasepolicy.Policy) releasePolicyRep {
 	res := policy.NewResource("proj", projectKey).Child("release-policy", p.Key)
-	return releasePolicyRep{Policy: p, Access: accessOf(r, res, releasepolicy.Actions)}
+	return releasePolicyRep{Policy: p, Access: reps.Access(r, res, releasepolicy.Actions)}
 }
 
 func releasePolicyReps(r *http.Request, projectKey string, list []*releasepolicy.Policy) []releasePolicyRep {
@@ -34,7 +36,7 @@ func releasePolicyReps(r *http.Request, projectKey string, list []*releasepolicy
 	return out
 }
 
-func releasePolicyHandlers(s Services) map[string]api.Handler {
+func releasePolicyHandlers(s app.Services) map[string]api.Handler {
 	rp := s.ReleasePolicies
 	return map[string]api.Handler{
 		// flagplane keeps no implicit default policy, so excludeDefault

@@ -4,8 +4,10 @@ import (
 	"net/http"
 
 	"github.com/flagplane/flagplane/shared/api"
+	"github.com/flagplane/flagplane/shared/app"
 	"github.com/flagplane/flagplane/shared/listing"
 	"github.com/flagplane/flagplane/shared/policy"
+	"github.com/flagplane/flagplane/shared/reps"
 	"github.com/flagplane/flagplane/shared/role"
 )
 
@@ -25,7 +27,7 @@ func newRoleRep(r *http.Request, ro *role.Role) roleRep {
 	return roleRep{
 		Links: api.Links{"self": api.JSONLink(role.Href(ro.Key)), "parent": api.JSONLink("/api/v2/roles")},
 		ID:    ro.ID, Key: ro.Key, Name: ro.Name, Description: ro.Description, Policy: ro.Policy, BasePermissions: ro.BasePermissions,
-		Access: accessOf(r, policy.NewResource("role", ro.Key), role.Actions),
+		Access: reps.Access(r, policy.NewResource("role", ro.Key), role.Actions),
 	}
 }
 
@@ -35,12 +37,12 @@ type rolesRep struct {
 	Items      []roleRep `json:"items"`
 }
 
-func roleHandlers(s Services) map[string]api.Handler {
+func roleHandlers(s app.Services) map[string]api.Handler {
 	roles := s.Roles
 	return map[string]api.Handler{
 		"getCustomRoles": func(w http.ResponseWriter, r *http.Request) error {
 			q := r.URL.Query()
-			offset, limit, err := api.OffsetParams(q, 20, MaxPage)
+			offset, limit, err := api.OffsetParams(q, 20, api.MaxPage)
 			if err != nil {
 				return err
 			}

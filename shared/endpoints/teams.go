@@ -6,10 +6,12 @@ import (
 	"strings"
 
 	"github.com/flagplane/flagplane/shared/api"
+	"github.com/flagplane/flagplane/shared/app"
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/listing"
 	"github.com/flagplane/flagplane/shared/patch"
 	"github.com/flagplane/flagplane/shared/policy"
+	"github.com/flagplane/flagplane/shared/reps"
 	"github.com/flagplane/flagplane/shared/semanticpatch"
 	"github.com/flagplane/flagplane/shared/team"
 )
@@ -117,13 +119,13 @@ func teamMaintainersPage(t *team.Team, q map[string][]string, offset, limit int6
 	return &teamMaintainersRep{Items: []memberSummaryRep{}, Links: api.OffsetLinks(team.Href(t.Key)+"/maintainers", q, offset, limit, 0)}
 }
 
-func newTeamRep(r *http.Request, s Services, t *team.Team, expand map[string]bool) (teamRep, error) {
+func newTeamRep(r *http.Request, s app.Services, t *team.Team, expand map[string]bool) (teamRep, error) {
 	rep := teamRep{
 		Links: api.Links{"self": api.JSONLink(team.Href(t.Key)), "parent": api.JSONLink("/api/v2/teams"),
 			"roles": api.JSONLink(team.Href(t.Key) + "/roles")},
 		Key: t.Key, Name: t.Name, Description: t.Description, CustomRoleKeys: t.CustomRoleKeys, MemberIDs: t.MemberIDs,
 		CreationDate: t.CreationDate, LastModified: t.Modified(), Version: t.Version,
-		Access: accessOf(r, policy.NewResource("team", t.Key), team.Actions),
+		Access: reps.Access(r, policy.NewResource("team", t.Key), team.Actions),
 	}
 	if expand["members"] {
 		rep.Members = &teamMembersRep{TotalCount: len(t.MemberIDs)}
@@ -199,7 +201,7 @@ func teamPatchNeeds(r *http.Request, body []byte) ([]api.Need, error) {
 	return api.ActionNeeds(list...), nil
 }
 
-func teamHandlers(s Services) map[string]api.Handler {
+func teamHandlers(s app.Services) map[string]api.Handler {
 	teams := s.Teams
 	answer := func(w http.ResponseWriter, r *http.Request, status int, t *team.Team) error {
 		expand, err := teamExpand(r)
@@ -216,7 +218,7 @@ func teamHandlers(s Services) map[string]api.Handler {
 	return map[string]api.Handler{
 		"getTeams": func(w http.ResponseWriter, r *http.Request) error {
 			q := r.URL.Query()
-			offset, limit, err := api.OffsetParams(q, 20, MaxPage)
+			offset, limit, err := api.OffsetParams(q, 20, api.MaxPage)
 			if err != nil {
 				return err
 			}
@@ -300,7 +302,7 @@ func teamHandlers(s Services) map[string]api.Handler {
 		},
 		"getTeamRoles": func(w http.ResponseWriter, r *http.Request) error {
 			q := r.URL.Query()
-			offset, limit, err := api.OffsetParams(q, 20, MaxPage)
+			offset, limit, err := api.OffsetParams(q, 20, api.MaxPage)
 			if err != nil {
 				return err
 			}
@@ -317,7 +319,7 @@ func teamHandlers(s Services) map[string]api.Handler {
 		},
 		"getTeamMaintainers": func(w http.ResponseWriter, r *http.Request) error {
 			q := r.URL.Query()
-			offset, limit, err := api.OffsetParams(q, 20, MaxPage)
+			offset, limit, err := api.OffsetParams(q, 20, api.MaxPage)
 			if err != nil {
 				return err
 			}

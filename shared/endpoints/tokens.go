@@ -5,12 +5,14 @@ import (
 	"net/http"
 
 	"github.com/flagplane/flagplane/shared/api"
+	"github.com/flagplane/flagplane/shared/app"
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/identity"
 	"github.com/flagplane/flagplane/shared/jsondoc"
 	"github.com/flagplane/flagplane/shared/listing"
 	"github.com/flagplane/flagplane/shared/member"
 	"github.com/flagplane/flagplane/shared/policy"
+	"github.com/flagplane/flagplane/shared/reps"
 	"github.com/flagplane/flagplane/shared/token"
 )
 
@@ -64,7 +66,7 @@ func newTokenRep(r *http.Request, t token.Token, m *member.Member, value string)
 		CreationDate: jsondoc.MillisString(t.CreationDate), LastModified: jsondoc.MillisString(t.LastModified), CustomRoleIDs: t.CustomRoleIDs, InlineRole: t.InlineRole,
 		Role: string(t.Role), Token: value, ServiceToken: t.ServiceToken, DefaultAPIVersion: t.DefaultAPIVersion,
 		LastUsed: jsondoc.MillisString(t.LastUsed), Expiry: jsondoc.MillisString(t.Expiry),
-		Access: accessOf(r, policy.NewResource("member", owner).Child("token", t.ID), token.Actions),
+		Access: reps.Access(r, policy.NewResource("member", owner).Child("token", t.ID), token.Actions),
 	}
 	if rep.InlineRole == nil {
 		rep.InlineRole = []policy.Statement{}
@@ -81,7 +83,7 @@ type tokensRep struct {
 	Items      []tokenRep `json:"items"`
 }
 
-func tokenHandlers(s Services) map[string]api.Handler {
+func tokenHandlers(s app.Services) map[string]api.Handler {
 	tokens, members := s.Tokens, s.Members
 	memberOf := func(r *http.Request, t token.Token) *member.Member {
 		if t.MemberID == "" {
@@ -96,7 +98,7 @@ func tokenHandlers(s Services) map[string]api.Handler {
 	return map[string]api.Handler{
 		"getTokens": func(w http.ResponseWriter, r *http.Request) error {
 			q := r.URL.Query()
-			offset, limit, err := api.OffsetParams(q, 20, MaxPage)
+			offset, limit, err := api.OffsetParams(q, 20, api.MaxPage)
 			if err != nil {
 				return err
 			}

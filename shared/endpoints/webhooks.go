@@ -1,12 +1,12 @@
 package endpoints
 
 import (
-	"encoding/json"
 	"net/http"
 
 	"github.com/flagplane/flagplane/shared/api"
-	"github.com/flagplane/flagplane/shared/audit"
+	"github.com/flagplane/flagplane/shared/app"
 	"github.com/flagplane/flagplane/shared/policy"
+	"github.com/flagplane/flagplane/shared/reps"
 	"github.com/flagplane/flagplane/shared/webhook"
 )
 
@@ -30,7 +30,7 @@ func newWebhookRep(r *http.Request, h *webhook.Webhook) webhookRep {
 	rep := webhookRep{
 		Links: api.Links{"self": api.JSONLink(webhook.Href(h.ID)), "parent": api.JSONLink("/api/v2/webhooks")},
 		ID:    h.ID, Name: h.Name, URL: h.URL, Secret: h.Secret, Sign: h.Sign, On: h.On, Statements: h.Statements, Tags: h.Tags,
-		Access: accessOf(r, policy.NewResource("webhook", h.ID), webhook.Actions),
+		Access: reps.Access(r, policy.NewResource("webhook", h.ID), webhook.Actions),
 	}
 	if rep.Statements == nil {
 		rep.Statements = []policy.Statement{}
@@ -43,14 +43,10 @@ type webhooksRep struct {
 	Items []webhookRep `json:"items"`
 }
 
-// EntryPayload is what a webhook receives: the change's audit log entry in
-// its detailed form, as GET /api/v2/auditlog/{id} shows it.
-func EntryPayload(e audit.Entry) ([]byte, error) { return json.Marshal(newEntryRep(e, true)) }
-
 // MaxDeliveriesShown bounds the attempts a webhook read shows.
 const MaxDeliveriesShown = 20
 
-func webhookHandlers(s Services) map[string]api.Handler {
+func webhookHandlers(s app.Services) map[string]api.Handler {
 	hooks := s.Webhooks
 	return map[string]api.Handler{
 		"getAllWebhooks": func(w http.ResponseWriter, r *http.Request) error {

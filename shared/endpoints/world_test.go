@@ -2,10 +2,11 @@ package endpoints_test
 
 import (
 	"fmt"
-	"github.com/flagplane/flagplane/shared/sdkcontext"
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/flagplane/flagplane/shared/sdkcontext"
 
 	"github.com/flagplane/flagplane/shared/app/apptest"
 	"github.com/flagplane/flagplane/shared/identity"

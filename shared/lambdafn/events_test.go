@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/flagplane/flagplane/shared/app"
+	"github.com/flagplane/flagplane/shared/app/allgroups"
 	"github.com/flagplane/flagplane/shared/audit"
 	_ "github.com/flagplane/flagplane/shared/coderefs/coderefsapi" // the code-refs function's group, as its main links it
 	"github.com/flagplane/flagplane/shared/lambdafn"
@@ -15,7 +16,7 @@ import (
 // its group's handler, as the Lambda runtime would, in order.
 func TestSampleEvents(t *testing.T) {
 	table, accountID, adminToken := bootstrapped(t)
-	a := app.New(table, audit.Discard{}, app.Settings{Approvals: true, AccountID: accountID}, quiet)
+	a := app.New(table, audit.Discard{}, app.Settings{Approvals: true, AccountID: accountID}, quiet, allgroups.List()...)
 
 	steps := []struct {
 		name   string

@@ -19,17 +19,18 @@ import (
 
 // Serve wires group's routes over the DynamoDB table and hands them to the
 // Lambda runtime. It does not return.
-func Serve(group string) {
+func Serve(group app.NewGroup) {
 	h, err := app.LambdaHandler(context.Background(), group)
 	if err != nil {
-		log.Fatalf("flagplane %s: %v", group, err)
+		log.Fatalf("flagplane: %v", err)
 	}
 	lambda.Start(Adapt(h))
 }
 
-// ServeWebhookDelivery runs the SQS-triggered webhook delivery function.
-func ServeWebhookDelivery() {
-	a, queue, err := app.FromEnv(context.Background())
+// ServeWebhookDelivery runs the SQS-triggered webhook delivery function,
+// with the outbox consumers of the groups it names.
+func ServeWebhookDelivery(consumers ...app.NewGroup) {
+	a, queue, err := app.FromEnv(context.Background(), consumers...)
 	if err != nil {
 		log.Fatalf("flagplane webhook-delivery: %v", err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/app"
+	"github.com/flagplane/flagplane/shared/app/allgroups"
 	"github.com/flagplane/flagplane/shared/audit"
 	"github.com/flagplane/flagplane/shared/lambdafn"
 )
@@ -49,7 +50,7 @@ func TestRateLimitsFromTheStack(t *testing.T) {
 	}
 	table, accountID, adminToken := bootstrapped(t)
 	settings.AccountID = accountID
-	h, err := app.New(table, audit.Discard{}, settings, quiet).Handler("webhooks")
+	h, err := app.New(table, audit.Discard{}, settings, quiet, allgroups.List()...).Handler("webhooks")
 	if err != nil {
 		t.Fatal(err)
 	}

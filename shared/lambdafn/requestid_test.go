@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/flagplane/flagplane/shared/app"
+	"github.com/flagplane/flagplane/shared/app/allgroups"
 	"github.com/flagplane/flagplane/shared/audit"
 	"github.com/flagplane/flagplane/shared/lambdafn"
 	"github.com/flagplane/flagplane/shared/logtest"
@@ -31,7 +32,7 @@ func gatewayEvent(method, path, requestID string, headers map[string]string) eve
 
 func TestGatewayRequestID(t *testing.T) {
 	logs := &logtest.Buffer{}
-	a := app.New(openTable(t), audit.Discard{}, app.Settings{}, slog.New(slog.NewJSONHandler(logs, nil)))
+	a := app.New(openTable(t), audit.Discard{}, app.Settings{}, slog.New(slog.NewJSONHandler(logs, nil)), allgroups.List()...)
 	h, err := a.Handler("projects")
 	if err != nil {
 		t.Fatal(err)

@@ -17,7 +17,7 @@ import (
 
 	"github.com/flagplane/flagplane/shared/account"
 	"github.com/flagplane/flagplane/shared/app"
-	_ "github.com/flagplane/flagplane/shared/app/allgroups" // the local server serves every group
+	"github.com/flagplane/flagplane/shared/app/allgroups"
 	"github.com/flagplane/flagplane/shared/environment"
 	"github.com/flagplane/flagplane/shared/ingest"
 	"github.com/flagplane/flagplane/shared/store/bolt"
@@ -94,8 +94,6 @@ func RunLocal(ctx context.Context, cfg LocalConfig, logger *slog.Logger) (err er
 	if attempts <= 0 {
 		attempts = app.LocalWebhookAttempts
 	}
-	a, queue := app.NewWithMemoryQueue(table, cfg.Settings, logger, attempts, webhook.Backoff)
-	defer queue.Close()
 	// SDK events: the handler answers 202 once the payload is kept in the
 	// data file, and one worker aggregates, as the SQS worker does in AWS.
 	// Payloads a previous run kept and did not apply are applied first.
@@ -106,8 +104,12 @@ func RunLocal(ctx context.Context, cfg LocalConfig, logger *slog.Logger) (err er
 	if err != nil {
 		return err
 	}
+	cfg.Settings.Ingest = events
+	// The local server serves every group.
+	a, queue := app.NewWithMemoryQueue(table, cfg.Settings, logger, attempts, webhook.Backoff, allgroups.List()...)
+	// The inbox's worker stops before the queue its changes go to.
+	defer queue.Close()
 	defer events.Close()
-	a.Services.Ingest = events
 	acct, adminToken, err := account.Bootstrap(ctx, table, a.Publisher, logger)
 	if err != nil {
 		return err

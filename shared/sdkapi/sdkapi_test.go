@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/flagplane/flagplane/shared/app"
+	"github.com/flagplane/flagplane/shared/app/allgroups"
 	"github.com/flagplane/flagplane/shared/app/apptest"
 	"github.com/flagplane/flagplane/shared/audit"
 )
@@ -502,7 +503,7 @@ func TestStreamHeartbeatAndLimits(t *testing.T) {
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	serve := func(tb testing.TB, s app.Settings) string {
 		tb.Helper()
-		a := app.New(srv.Table, audit.Discard{}, s, logger)
+		a := app.New(srv.Table, audit.Discard{}, s, logger, allgroups.List()...)
 		h, err := a.Handler("sdk")
 		if err != nil {
 			tb.Fatal(err)
@@ -524,7 +525,7 @@ func TestStreamHeartbeatAndLimits(t *testing.T) {
 		}
 	})
 	t.Run("a stream outlives the server's read and write timeouts", func(t *testing.T) {
-		a := app.New(srv.Table, audit.Discard{}, app.Settings{SDKHeartbeat: 50 * time.Millisecond}, logger)
+		a := app.New(srv.Table, audit.Discard{}, app.Settings{SDKHeartbeat: 50 * time.Millisecond}, logger, allgroups.List()...)
 		h, err := a.Handler("")
 		if err != nil {
 			t.Fatal(err)

@@ -1,14 +1,49 @@
-// Package allgroups links every group registered with app.Register: the
-// local server and the test server serve them all, while each Lambda
-// function imports only its own group's package.
+// Package allgroups names every group: the local server and the test
+// server serve them all, while each Lambda function's main names its own.
 package allgroups
 
 import (
-	_ "github.com/flagplane/flagplane/shared/coderefs/coderefsapi"
-	_ "github.com/flagplane/flagplane/shared/destination/destinationapi"
-	_ "github.com/flagplane/flagplane/shared/featurestore/featurestoreapi"
-	_ "github.com/flagplane/flagplane/shared/flagimport/flagimportapi"
-	_ "github.com/flagplane/flagplane/shared/insight/insightapi"
-	_ "github.com/flagplane/flagplane/shared/integration/integrationapi"
-	_ "github.com/flagplane/flagplane/shared/usage/usageapi"
+	"github.com/flagplane/flagplane/shared/app"
+	"github.com/flagplane/flagplane/shared/coderefs/coderefsapi"
+	"github.com/flagplane/flagplane/shared/destination/destinationapi"
+	"github.com/flagplane/flagplane/shared/endpoints"
+	"github.com/flagplane/flagplane/shared/featurestore/featurestoreapi"
+	"github.com/flagplane/flagplane/shared/flagimport/flagimportapi"
+	"github.com/flagplane/flagplane/shared/insight/insightapi"
+	"github.com/flagplane/flagplane/shared/integration/integrationapi"
+	"github.com/flagplane/flagplane/shared/sdkapi"
+	"github.com/flagplane/flagplane/shared/usage/usageapi"
 )
+
+// List is every group, in the catalog's order of groups.
+func List() []app.NewGroup {
+	return []app.NewGroup{
+		endpoints.AdaptiveTriggers,
+		endpoints.AIConfigs,
+		endpoints.Applications,
+		endpoints.Approvals,
+		endpoints.AuditLog,
+		featurestoreapi.BigSegments,
+		coderefsapi.New,
+		endpoints.Contexts,
+		featurestoreapi.Delivery,
+		destinationapi.New,
+		endpoints.Environments,
+		endpoints.Events,
+		flagimportapi.New,
+		endpoints.Flags,
+		insightapi.New,
+		integrationapi.New,
+		endpoints.Members,
+		endpoints.OAuthClients,
+		endpoints.Projects,
+		endpoints.ReleasePipelines,
+		endpoints.ReleasePolicies,
+		endpoints.Roles,
+		sdkapi.New,
+		endpoints.Teams,
+		endpoints.Tokens,
+		usageapi.New,
+		endpoints.Webhooks,
+	}
+}

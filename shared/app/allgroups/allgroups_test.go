@@ -1,73 +1,128 @@
 package allgroups_test
 
 import (
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/app"
-	_ "github.com/flagplane/flagplane/shared/app/allgroups"
+	"github.com/flagplane/flagplane/shared/app/allgroups"
+	"github.com/flagplane/flagplane/shared/app/apptest"
 	"github.com/flagplane/flagplane/shared/catalog"
 )
 
-// registeringPackage is the import path of the package whose init
-// registered g: the package of its Handlers function.
-func registeringPackage(tb testing.TB, g app.Group) string {
+// builtGroup is one group of the list with the name of the function that
+// builds it ("github.com/.../roleapi.New").
+type builtGroup struct {
+	app.Group
+	builder string
+}
+
+func listed(tb testing.TB) []builtGroup {
 	tb.Helper()
-	name := runtime.FuncForPC(reflect.ValueOf(g.Handlers).Pointer()).Name()
-	slash := strings.LastIndex(name, "/")
-	dot := strings.Index(name[slash+1:], ".")
-	if slash < 0 || dot < 0 {
-		tb.Fatalf("cannot tell the package of %s", name)
+	a := apptest.New(tb).App
+	var out []builtGroup
+	for i, g := range a.Groups() {
+		out = append(out, builtGroup{g, runtime.FuncForPC(reflect.ValueOf(allgroups.List()[i]).Pointer()).Name()})
 	}
-	return name[:slash+1+dot]
+	return out
 }
 
-// TestEveryRegisteredGroupIsLinkedByItsFunction holds each Lambda main to
-// the group package it must import: without it the function would answer
-// 501 in AWS while the local server serves the group.
-func TestEveryRegisteredGroupIsLinkedByItsFunction(t *testing.T) {
-	for _, g := range app.Registered() {
-		t.Run("the "+g.Name+" function imports its group package", func(t *testing.T) {
-			want := registeringPackage(t, g)
-			main := filepath.Join("..", "..", "..", "functions", g.Name, "main.go")
-			f, err := parser.ParseFile(token.NewFileSet(), main, nil, parser.ImportsOnly)
-			if err != nil {
-				t.Fatalf("read the function of group %q: %v", g.Name, err)
-			}
-			for _, imp := range f.Imports {
-				if p, _ := strconv.Unquote(imp.Path.Value); p == want {
-					return
+// calledWith returns the functions a main passes to lambdafn.<call>, as
+// import path + "." + name.
+func calledWith(tb testing.TB, function, call string) []string {
+	tb.Helper()
+	main := filepath.Join("..", "..", "..", "functions", function, "main.go")
+	f, err := parser.ParseFile(token.NewFileSet(), main, nil, 0)
+	if err != nil {
+		tb.Fatalf("read the %s function: %v", function, err)
+	}
+	imports := map[string]string{}
+	for _, imp := range f.Imports {
+		p, _ := strconv.Unquote(imp.Path.Value)
+		imports[p[strings.LastIndex(p, "/")+1:]] = p
+	}
+	var out []string
+	ast.Inspect(f, func(n ast.Node) bool {
+		c, ok := n.(*ast.CallExpr)
+		if !ok {
+			return true
+		}
+		if sel, ok := c.Fun.(*ast.SelectorExpr); !ok || sel.Sel.Name != call {
+			return true
+		}
+		for _, arg := range c.Args {
+			if sel, ok := arg.(*ast.SelectorExpr); ok {
+				if pkg, ok := sel.X.(*ast.Ident); ok {
+					out = append(out, imports[pkg.Name]+"."+sel.Sel.Name)
 				}
 			}
-			t.Errorf("%s does not import %s, which registers group %q", main, want, g.Name)
+		}
+		return true
+	})
+	return out
+}
+
+func TestTheListHasEveryCatalogGroupOnce(t *testing.T) {
+	var names []string
+	for _, g := range listed(t) {
+		names = append(names, g.Name)
+	}
+	slices.Sort(names)
+	if want := catalog.Groups(); !slices.Equal(names, want) {
+		t.Errorf("the list builds groups %v; the catalog has %v", names, want)
+	}
+}
+
+// TestEveryGroupIsServedByItsFunction holds each Lambda main to its group:
+// a main naming another group would answer 404 for its routes in AWS
+// while the local server serves them.
+func TestEveryGroupIsServedByItsFunction(t *testing.T) {
+	for _, g := range listed(t) {
+		t.Run("the "+g.Name+" function serves the group "+g.Name, func(t *testing.T) {
+			got := calledWith(t, g.Name, "Serve")
+			if len(got) != 1 {
+				t.Fatalf("functions/%s/main.go passes %v to lambdafn.Serve; want one group", g.Name, got)
+			}
+			// Groups built by a closure (package endpoints, until each is in
+			// its own package) are told apart by package only.
+			want := g.builder
+			if slash := strings.LastIndex(want, "/"); strings.Count(want[slash:], ".") > 1 {
+				want, got[0] = want[:slash+strings.Index(want[slash:], ".")], got[0][:strings.LastIndex(got[0], ".")]
+			}
+			if got[0] != want {
+				t.Errorf("functions/%s/main.go serves %s; the group is built by %s", g.Name, got[0], g.builder)
+			}
 		})
 	}
 }
 
-func TestRegisterRefusesWhatTheCatalogDoesNotHave(t *testing.T) {
-	none := func(*app.App) map[string]api.Handler { return nil }
-	for _, tc := range []struct {
-		name string
-		g    app.Group
-	}{
-		{"a group the catalog does not have panics", app.Group{Name: "no-such-group", Handlers: none}},
-		{"a group registered a second time panics", app.Group{Name: app.Registered()[0].Name, Handlers: none}},
-		{"a group without handlers panics", app.Group{Name: catalog.Groups()[0]}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			defer func() {
-				if recover() == nil {
-					t.Error("Register did not panic")
-				}
-			}()
-			app.Register(tc.g)
+// TestEveryOutboxConsumerIsRunByTheDeliveryFunction holds the
+// webhook-delivery function to the groups whose consumers it must run: a
+// consumer it does not name would never see an entry in AWS, while the
+// local server, which builds every group, runs it.
+func TestEveryOutboxConsumerIsRunByTheDeliveryFunction(t *testing.T) {
+	named := calledWith(t, "webhook-delivery", "ServeWebhookDelivery")
+	consumers := 0
+	for _, g := range listed(t) {
+		if len(g.Consumers) == 0 {
+			continue
+		}
+		consumers++
+		t.Run("webhook-delivery names the group "+g.Name+", which has outbox consumers", func(t *testing.T) {
+			if !slices.Contains(named, g.builder) {
+				t.Errorf("functions/webhook-delivery/main.go names %v, not %s", named, g.builder)
+			}
 		})
+	}
+	if consumers == 0 {
+		t.Fatal("no group has consumers: the test checks nothing")
 	}
 }

@@ -24,7 +24,7 @@ import (
 	"github.com/flagplane/flagplane/shared/account"
 	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/app"
-	_ "github.com/flagplane/flagplane/shared/app/allgroups" // a test server serves every group
+	"github.com/flagplane/flagplane/shared/app/allgroups"
 	"github.com/flagplane/flagplane/shared/audit"
 	"github.com/flagplane/flagplane/shared/store"
 	"github.com/flagplane/flagplane/shared/store/bolt"
@@ -57,6 +57,7 @@ type config struct {
 	table     store.Table
 	limits    api.RateLimits
 	cors      []string
+	clock     func() time.Time
 }
 
 // WithRateLimits applies rate limits; by default a test server has none,
@@ -74,6 +75,9 @@ func WithTable(t store.Table) Option { return func(c *config) { c.table = t } }
 // WithWebhookDelivery delivers webhooks through the in-process queue, with
 // retries 10 ms apart and loopback receivers allowed; see Server.Queue.
 func WithWebhookDelivery() Option { return func(c *config) { c.webhooks = true } }
+
+// WithClock sets the clock every service of the server reads.
+func WithClock(now func() time.Time) Option { return func(c *config) { c.clock = now } }
 
 // Option changes how New sets the server up.
 type Option func(*config)
@@ -103,11 +107,12 @@ func New(tb testing.TB, opts ...Option) *Server {
 		tb.Fatalf("bootstrap account: %v", err)
 	}
 	settings := app.Settings{Approvals: cfg.approvals, AccountID: acct.ID, AllowPrivateWebhooks: cfg.webhooks,
-		RateLimits: cfg.limits, CORSOrigins: cfg.cors}
-	a := app.New(table, audit.Discard{}, settings, logger)
+		RateLimits: cfg.limits, CORSOrigins: cfg.cors, Clock: cfg.clock}
+	// A test server serves every group.
+	a := app.New(table, audit.Discard{}, settings, logger, allgroups.List()...)
 	var queue *webhook.MemoryQueue
 	if cfg.webhooks {
-		a, queue = app.NewWithMemoryQueue(table, settings, logger, app.LocalWebhookAttempts, func(int) time.Duration { return 10 * time.Millisecond })
+		a, queue = app.NewWithMemoryQueue(table, settings, logger, app.LocalWebhookAttempts, func(int) time.Duration { return 10 * time.Millisecond }, allgroups.List()...)
 		tb.Cleanup(queue.Close)
 	}
 	h, err := a.Handler("")
@@ -130,7 +135,7 @@ func New(tb testing.TB, opts ...Option) *Server {
 func (s *Server) Reopen(tb testing.TB) *Server {
 	tb.Helper()
 	logger := slog.New(slog.NewTextHandler(testWriter{tb}, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	h, err := app.New(s.Table, audit.Discard{}, s.settings, logger).Handler("")
+	h, err := app.New(s.Table, audit.Discard{}, s.settings, logger, allgroups.List()...).Handler("")
 	if err != nil {
 		tb.Fatalf("build handler: %v", err)
 	}

@@ -16,15 +16,16 @@ import (
 	"github.com/flagplane/flagplane/shared/policy"
 )
 
-func init() {
-	app.Register(app.Group{Name: "code-refs", Handlers: handlers, Needs: needs})
+// New is the code-refs group over a.
+func New(a *app.App) app.Group {
+	s := Service(a)
+	return app.Group{Name: "code-refs", Handlers: handlers(s), Needs: needs(s)}
 }
 
 // Service returns a code-references service over the app: what the
 // handlers use, and the read other groups (insights) use through
-// coderefs.Service.FlagReferences. It holds no state (no cache), so it is
-// made per call rather than kept with App.Shared: another group's Shared
-// builder calls it, and Shared holds its lock while it builds.
+// coderefs.Service.FlagReferences. It holds no state (no cache), so each
+// group that reads it may make its own.
 func Service(a *app.App) *coderefs.Service {
 	return coderefs.NewService(a.Table, a.Services.Audit, a.Logger)
 }
@@ -110,8 +111,7 @@ func mayView(r *http.Request, name string) bool {
 // present is "set to any value", as the reference words withBranches.
 func present(r *http.Request, name string) bool { return r.URL.Query().Has(name) }
 
-func handlers(a *app.App) map[string]api.Handler {
-	s := Service(a)
+func handlers(s *coderefs.Service) map[string]api.Handler {
 	return map[string]api.Handler{
 		"getRepositories": func(w http.ResponseWriter, r *http.Request) error {
 			q := r.URL.Query()
@@ -300,8 +300,7 @@ func handlers(a *app.App) map[string]api.Handler {
 // without this, a path naming "SECRET" would escape a statement denying
 // "code-reference-repository/secret". A create needs its right on the name
 // it gives; a patch needs the action of each field it changes.
-func needs(a *app.App) map[string]api.Needs {
-	s := Service(a)
+func needs(s *coderefs.Service) map[string]api.Needs {
 	// on is the repository named in the request, as stored (as named when
 	// there is none: the handler then answers the 404).
 	on := func(r *http.Request, name string) (*policy.Resource, error) {

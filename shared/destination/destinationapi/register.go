@@ -27,21 +27,20 @@ import (
 	"github.com/flagplane/flagplane/shared/policy"
 )
 
-func init() {
-	app.Register(app.Group{Name: "destinations", Handlers: handlers, Needs: needs, Jobs: exportJob})
+// New is the destinations group over a, with the local stand-in of the
+// destinations-export function as its job.
+func New(a *app.App) app.Group {
+	return app.Group{Name: "destinations", Handlers: handlers(a, Service(a)), Needs: needs(),
+		Jobs: func(ctx context.Context, logger *slog.Logger) { exportJob(ctx, a, logger) }}
 }
 
-type serviceKey struct{}
-
-// Service returns the app's destination service, built once.
+// Service returns a destination service over a.
 func Service(a *app.App) *destination.Service {
-	return a.Shared(serviceKey{}, func() any {
-		sealer, err := sealerFor(a)
-		if err != nil && a.Logger != nil {
-			a.Logger.Error("destination key pairs are off", "err", err)
-		}
-		return destination.NewService(a.Table, a.Services.Audit, a.Services.Environments, sealer, StageFromEnv(a))
-	}).(*destination.Service)
+	sealer, err := sealerFor(a)
+	if err != nil && a.Logger != nil {
+		a.Logger.Error("destination key pairs are off", "err", err)
+	}
+	return destination.NewService(a.Table, a.Services.Audit, a.Services.Environments, sealer, StageFromEnv(a))
 }
 
 // pathed is a table kept in a file (the local store).
@@ -170,12 +169,11 @@ func resourceOf(d *destination.Destination) policy.Resource {
 	return policy.NewResource("proj", d.ProjectKey).Child("env", d.EnvKey).Child("destination", d.ID)
 }
 
-func needs(*app.App) map[string]api.Needs {
+func needs() map[string]api.Needs {
 	return map[string]api.Needs{"patchDestination": api.PatchNeeds("a destination", destination.PatchActions)}
 }
 
-func handlers(a *app.App) map[string]api.Handler {
-	svc := Service(a)
+func handlers(a *app.App, svc *destination.Service) map[string]api.Handler {
 	keyPair := func(w http.ResponseWriter, r *http.Request) error {
 		k, err := svc.GenerateKeyPair(r.Context(), r.PathValue("projKey"), r.PathValue("envKey"))
 		if err != nil {

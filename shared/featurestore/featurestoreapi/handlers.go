@@ -78,11 +78,10 @@ func pathArgs(r *http.Request, idName string) (string, string, string, string) {
 	return r.PathValue("projectKey"), r.PathValue("environmentKey"), r.PathValue("integrationKey"), r.PathValue(idName)
 }
 
-func deliveryHandlers(a *app.App) map[string]api.Handler {
+func deliveryHandlers(a *app.App, s *featurestore.Service) map[string]api.Handler {
 	const c = featurestore.FeatureStore
-	svc := func() *featurestore.Service { return Service(a) }
 	rep := func(r *http.Request, cfg *featurestore.Config) (configRep, error) {
-		st, err := svc().Status(r.Context(), cfg.ID)
+		st, err := s.Status(r.Context(), cfg.ID)
 		if err != nil {
 			return configRep{}, err
 		}
@@ -94,7 +93,7 @@ func deliveryHandlers(a *app.App) map[string]api.Handler {
 				return err
 			}
 		}
-		all, err := svc().List(r.Context(), c, proj, env)
+		all, err := s.List(r.Context(), c, proj, env)
 		if err != nil {
 			return err
 		}
@@ -121,22 +120,22 @@ func deliveryHandlers(a *app.App) map[string]api.Handler {
 				"parent": api.JSONLink("/api/v2/integration-capabilities/featureStore")})
 		},
 		"createIntegrationDeliveryConfiguration": func(w http.ResponseWriter, r *http.Request) error {
-			return create(w, r, svc(), c, rep)
+			return create(w, r, s, c, rep)
 		},
 		"getIntegrationDeliveryConfigurationById": func(w http.ResponseWriter, r *http.Request) error {
 			proj, env, key, id := pathArgs(r, "id")
-			cfg, err := svc().Get(r.Context(), c, proj, env, key, id)
+			cfg, err := s.Get(r.Context(), c, proj, env, key, id)
 			if err != nil {
 				return err
 			}
 			return write(w, r, http.StatusOK, cfg, rep)
 		},
 		"patchIntegrationDeliveryConfiguration": func(w http.ResponseWriter, r *http.Request) error {
-			return patchOne(w, r, svc(), c, "id", rep)
+			return patchOne(w, r, s, c, "id", rep)
 		},
 		"deleteIntegrationDeliveryConfiguration": func(w http.ResponseWriter, r *http.Request) error {
 			proj, env, key, id := pathArgs(r, "id")
-			if err := svc().Delete(r.Context(), c, proj, env, key, id); err != nil {
+			if err := s.Delete(r.Context(), c, proj, env, key, id); err != nil {
 				return err
 			}
 			w.WriteHeader(http.StatusNoContent)
@@ -144,21 +143,20 @@ func deliveryHandlers(a *app.App) map[string]api.Handler {
 		},
 		"validateIntegrationDeliveryConfiguration": func(w http.ResponseWriter, r *http.Request) error {
 			proj, env, key, id := pathArgs(r, "id")
-			cfg, err := svc().Get(r.Context(), c, proj, env, key, id)
+			cfg, err := s.Get(r.Context(), c, proj, env, key, id)
 			if err != nil {
 				return err
 			}
-			api.WriteJSON(w, http.StatusOK, svc().Validate(r.Context(), cfg))
+			api.WriteJSON(w, http.StatusOK, s.Validate(r.Context(), cfg))
 			return nil
 		},
 	}
 }
 
-func bigSegmentHandlers(a *app.App) map[string]api.Handler {
+func bigSegmentHandlers(s *featurestore.Service) map[string]api.Handler {
 	const c = featurestore.BigSegmentStore
-	svc := func() *featurestore.Service { return Service(a) }
 	rep := func(r *http.Request, cfg *featurestore.Config) (configRep, error) {
-		st, err := svc().BigSegmentStatus(r.Context(), cfg)
+		st, err := s.BigSegmentStatus(r.Context(), cfg)
 		if err != nil {
 			return configRep{}, err
 		}
@@ -166,7 +164,7 @@ func bigSegmentHandlers(a *app.App) map[string]api.Handler {
 	}
 	return map[string]api.Handler{
 		"getBigSegmentStoreIntegrations": func(w http.ResponseWriter, r *http.Request) error {
-			all, err := svc().List(r.Context(), c, "", "")
+			all, err := s.List(r.Context(), c, "", "")
 			if err != nil {
 				return err
 			}
@@ -194,22 +192,22 @@ func bigSegmentHandlers(a *app.App) map[string]api.Handler {
 			return nil
 		},
 		"createBigSegmentStoreIntegration": func(w http.ResponseWriter, r *http.Request) error {
-			return create(w, r, svc(), c, rep)
+			return create(w, r, s, c, rep)
 		},
 		"getBigSegmentStoreIntegration": func(w http.ResponseWriter, r *http.Request) error {
 			proj, env, key, id := pathArgs(r, "integrationId")
-			cfg, err := svc().Get(r.Context(), c, proj, env, key, id)
+			cfg, err := s.Get(r.Context(), c, proj, env, key, id)
 			if err != nil {
 				return err
 			}
 			return write(w, r, http.StatusOK, cfg, rep)
 		},
 		"patchBigSegmentStoreIntegration": func(w http.ResponseWriter, r *http.Request) error {
-			return patchOne(w, r, svc(), c, "integrationId", rep)
+			return patchOne(w, r, s, c, "integrationId", rep)
 		},
 		"deleteBigSegmentStoreIntegration": func(w http.ResponseWriter, r *http.Request) error {
 			proj, env, key, id := pathArgs(r, "integrationId")
-			if err := svc().Delete(r.Context(), c, proj, env, key, id); err != nil {
+			if err := s.Delete(r.Context(), c, proj, env, key, id); err != nil {
 				return err
 			}
 			w.WriteHeader(http.StatusNoContent)

@@ -25,41 +25,42 @@ const EnvAllowPrivate = "FLAGPLANE_FEATURESTORES_ALLOW_PRIVATE"
 // stores' synchronized-on time, well within featurestore.StaleAfter.
 const BigSegmentRefresh = 30 * time.Second
 
-type serviceKey struct{}
-
-// Service returns the app's feature store service, built once.
+// Service returns a feature store service over a.
 func Service(a *app.App) *featurestore.Service {
-	return a.Shared(serviceKey{}, func() any {
-		guard := a.WebhookGuard()
-		guard.AllowPrivate = guard.AllowPrivate || os.Getenv(EnvAllowPrivate) == "true"
-		open := func(ctx context.Context, key string, s featurestore.Settings) (featurestore.Store, error) {
-			if key == featurestore.Redis {
-				return redisstore.Open(ctx, s, guard.DialControl)
-			}
-			return dynamostore.Open(ctx, s, guard.DialControl)
+	guard := a.WebhookGuard()
+	guard.AllowPrivate = guard.AllowPrivate || os.Getenv(EnvAllowPrivate) == "true"
+	open := func(ctx context.Context, key string, s featurestore.Settings) (featurestore.Store, error) {
+		if key == featurestore.Redis {
+			return redisstore.Open(ctx, s, guard.DialControl)
 		}
-		return featurestore.NewService(a.Table, a.Services.Audit, a.Services.Environments, a.SDK, open, guard.CheckHost, a.Logger)
-	}).(*featurestore.Service)
+		return dynamostore.Open(ctx, s, guard.DialControl)
+	}
+	return featurestore.NewService(a.Table, a.Services.Audit, a.Services.Environments, a.SDK, open, guard.CheckHost, a.Logger)
 }
 
-func init() {
-	app.Register(app.Group{Name: "delivery-configurations", Handlers: deliveryHandlers, Needs: needs("patchIntegrationDeliveryConfiguration"),
-		Consumers: func(a *app.App) []webhook.Consumer {
-			return []webhook.Consumer{{Name: "featurestores", Handle: Service(a).Consume, Wants: featurestore.Wants}}
-		}})
-	app.Register(app.Group{Name: "big-segments", Handlers: bigSegmentHandlers, Needs: needs("patchBigSegmentStoreIntegration"),
-		Jobs: refreshJob})
+// Delivery is the delivery-configurations group over a, with the outbox
+// consumer that writes flag changes to the stores.
+func Delivery(a *app.App) app.Group {
+	s := Service(a)
+	return app.Group{Name: "delivery-configurations", Handlers: deliveryHandlers(a, s), Needs: needs("patchIntegrationDeliveryConfiguration"),
+		Consumers: []webhook.Consumer{{Name: "featurestores", Handle: s.Consume, Wants: featurestore.Wants}}}
+}
+
+// BigSegments is the big-segments group over a, with the local stand-in
+// of the big-segments-refresh function as its job.
+func BigSegments(a *app.App) app.Group {
+	s := Service(a)
+	return app.Group{Name: "big-segments", Handlers: bigSegmentHandlers(s), Needs: needs("patchBigSegmentStoreIntegration"),
+		Jobs: func(ctx context.Context, logger *slog.Logger) { refreshJob(ctx, s, logger) }}
 }
 
 // needs reads a patch's actions from its paths.
-func needs(opID string) func(a *app.App) map[string]api.Needs {
-	return func(*app.App) map[string]api.Needs {
-		return map[string]api.Needs{opID: api.PatchNeeds(patchSubject, featurestore.PatchActions)}
-	}
+func needs(opID string) map[string]api.Needs {
+	return map[string]api.Needs{opID: api.PatchNeeds(patchSubject, featurestore.PatchActions)}
 }
 
 // refreshJob stands in locally for the big-segments-refresh function.
-func refreshJob(ctx context.Context, a *app.App, logger *slog.Logger) {
+func refreshJob(ctx context.Context, s *featurestore.Service, logger *slog.Logger) {
 	t := time.NewTicker(BigSegmentRefresh)
 	defer t.Stop()
 	for {
@@ -67,7 +68,7 @@ func refreshJob(ctx context.Context, a *app.App, logger *slog.Logger) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if err := Service(a).RefreshBigSegments(ctx); err != nil && logger != nil {
+			if err := s.RefreshBigSegments(ctx); err != nil && logger != nil {
 				logger.Warn("big segment stores refresh", "err", err)
 			}
 		}

@@ -16,24 +16,17 @@ import (
 	"github.com/flagplane/flagplane/shared/project"
 )
 
-func init() {
-	app.Register(app.Group{Name: "flag-imports", Handlers: handlers, Needs: needs})
-}
-
-type serviceKey struct{}
-
-// service is the group's service, built once per app.
-func service(a *app.App) *flagimport.Service {
-	return a.Shared(serviceKey{}, func() any {
-		return flagimport.NewService(flagimport.Deps{
-			Table: a.Table, Log: a.Services.Audit, Projects: a.Services.Projects, Flags: a.Services.Flags,
-			Member: func(ctx context.Context, id string) error {
-				_, err := a.Services.Members.Get(ctx, id)
-				return err
-			},
-			Guard: a.Services.Webhooks.Guard(), StatusOf: api.Status, Logger: a.Logger,
-		})
-	}).(*flagimport.Service)
+// New is the flag-imports group over a.
+func New(a *app.App) app.Group {
+	s := flagimport.NewService(flagimport.Deps{
+		Table: a.Table, Log: a.Services.Audit, Projects: a.Services.Projects, Flags: a.Services.Flags,
+		Member: func(ctx context.Context, id string) error {
+			_, err := a.Services.Members.Get(ctx, id)
+			return err
+		},
+		Guard: a.Services.Webhooks.Guard(), StatusOf: api.Status, Logger: a.Logger,
+	})
+	return app.Group{Name: "flag-imports", Handlers: handlers(s), Needs: needs()}
 }
 
 // configRep is a configuration as the reference's FlagImportIntegration.
@@ -92,7 +85,7 @@ type collectionRep struct {
 var importActions = []string{"createFlag", "updateName", "updateDescription", "updateTags", "updateTemporary", "updateMaintainer",
 	"updateFlagVariations", "updateFlagDefaultVariations", "updateOn", "updateTargets", "updateRules", "updateFallthrough", "updateOffVariation"}
 
-func needs(*app.App) map[string]api.Needs {
+func needs() map[string]api.Needs {
 	return map[string]api.Needs{
 		"triggerFlagImportJob": func(r *http.Request, _ []byte) ([]api.Need, error) {
 			flags := policy.NewResource("proj", r.PathValue("projectKey")).Child("env", "*").Child("flag", "*")
@@ -115,8 +108,7 @@ func needs(*app.App) map[string]api.Needs {
 	}
 }
 
-func handlers(a *app.App) map[string]api.Handler {
-	s := service(a)
+func handlers(s *flagimport.Service) map[string]api.Handler {
 	path := func(r *http.Request) (string, string, string) {
 		return r.PathValue("projectKey"), r.PathValue("integrationKey"), r.PathValue("integrationId")
 	}

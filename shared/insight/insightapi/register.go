@@ -22,26 +22,16 @@ import (
 	"github.com/flagplane/flagplane/shared/policy"
 )
 
-func init() {
-	app.Register(app.Group{Name: "insights", Handlers: handlers, Needs: needs})
-}
-
-type serviceKey struct{}
-
-// service is the app's one insight service.
-func service(a *app.App) *insight.Service {
-	// Built before: App.Shared holds its lock while building, and the
-	// code-refs service is itself an App.Shared value.
-	refs := codeRefsOf(a)
-	return a.Shared(serviceKey{}, func() any {
-		s := a.Services
-		return insight.NewService(a.Table, s.Audit, s.Projects, s.Environments, s.Flags, s.Members, refs)
-	}).(*insight.Service)
+// New is the insights group over a.
+func New(a *app.App) app.Group {
+	s := a.Services
+	svc := insight.NewService(a.Table, s.Audit, s.Projects, s.Environments, s.Flags, s.Members, codeRefsOf(a))
+	return app.Group{Name: "insights", Handlers: handlers(a, svc), Needs: needs()}
 }
 
 // needs: every path of a deployment or insight group patch is the
 // operation's own action, so only the repository mappings need more.
-func needs(*app.App) map[string]api.Needs {
+func needs() map[string]api.Needs {
 	return map[string]api.Needs{
 		// Each mapping needs the right on its own project and repository.
 		// The router reads bodies for needs only of PATCHes and creates, so
@@ -136,8 +126,7 @@ func window(q url.Values, now time.Time) (from, to int64, err error) {
 	return from, to, nil
 }
 
-func handlers(a *app.App) map[string]api.Handler {
-	s := service(a)
+func handlers(a *app.App, s *insight.Service) map[string]api.Handler {
 	return map[string]api.Handler{
 		"createDeploymentEvent": func(w http.ResponseWriter, r *http.Request) error {
 			var in insight.EventInput

@@ -9,30 +9,18 @@ import (
 
 	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/app"
-	"github.com/flagplane/flagplane/shared/endpoints"
 	"github.com/flagplane/flagplane/shared/identity"
 	"github.com/flagplane/flagplane/shared/integration"
 	"github.com/flagplane/flagplane/shared/policy"
+	"github.com/flagplane/flagplane/shared/reps"
 	"github.com/flagplane/flagplane/shared/webhook"
 )
 
-func init() {
-	app.Register(app.Group{
-		Name:      "integrations",
-		Handlers:  handlers,
-		Needs:     needs,
-		Consumers: func(a *app.App) []webhook.Consumer { return []webhook.Consumer{service(a).Consumer()} },
-	})
-}
-
-type serviceKey struct{}
-
-// service is the app's one integration service: the handlers and the
-// event-hook consumer share it (and its HTTP client).
-func service(a *app.App) *integration.Service {
-	return a.Shared(serviceKey{}, func() any {
-		return integration.NewService(a.Table, a.Services.Audit, a.WebhookGuard(), endpoints.EntryPayload, a.Logger)
-	}).(*integration.Service)
+// New is the integrations group over a: the handlers and the event-hook
+// consumer share one service (and its HTTP client).
+func New(a *app.App) app.Group {
+	s := integration.NewService(a.Table, a.Services.Audit, a.WebhookGuard(), reps.EntryPayload, a.Logger)
+	return app.Group{Name: "integrations", Handlers: handlers(s), Needs: needs(s), Consumers: []webhook.Consumer{s.Consumer()}}
 }
 
 // configRep is a configuration as the reference's IntegrationConfigurationsRep,
@@ -74,8 +62,7 @@ type configsRep struct {
 	Items []configRep `json:"items"`
 }
 
-func handlers(a *app.App) map[string]api.Handler {
-	svc := service(a)
+func handlers(svc *integration.Service) map[string]api.Handler {
 	return map[string]api.Handler{
 		"getAllIntegrationConfigurations": func(w http.ResponseWriter, r *http.Request) error {
 			includePending, err := api.BoolParam(r.URL.Query(), "includePending", false)
@@ -142,8 +129,7 @@ func handlers(a *app.App) map[string]api.Handler {
 // the catalog's two-part name: a configuration read by id is checked
 // against its stored key and tags, a create against the path's key and
 // the body's tags, and a patch needs the action of each field it changes.
-func needs(a *app.App) map[string]api.Needs {
-	svc := service(a)
+func needs(svc *integration.Service) map[string]api.Needs {
 	byKey := func(r *http.Request, body []byte) ([]api.Need, error) {
 		var created struct {
 			Tags []string `json:"tags"`

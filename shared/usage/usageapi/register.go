@@ -9,41 +9,39 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/app"
 	"github.com/flagplane/flagplane/shared/sdkdata"
 	"github.com/flagplane/flagplane/shared/usage"
 )
 
-type serviceKey struct{}
-
-// Service is the app's usage service (built once per app): tests set its
-// clock and run its rollup on demand.
+// Service is a usage service over a, on the app's clock: the group's, and
+// the rollup's of the usage-rollup function and of tests.
 func Service(a *app.App) *usage.Service {
-	return a.Shared(serviceKey{}, func() any {
-		s := usage.NewService(a.Table)
-		// Streams are served by the local server only; each one opened is counted.
-		if a.SDK != nil {
-			a.SDK.Streams().OnOpen(func(ctx context.Context, o sdkdata.StreamOpened) {
-				if err := s.RecordStream(ctx, o.Env.ProjectKey, o.Env.EnvKey, o.UserAgent); err != nil && a.Logger != nil {
-					a.Logger.Warn("count an SDK stream", "project", o.Env.ProjectKey, "environment", o.Env.EnvKey, "err", err)
-				}
-			})
-		}
-		return s
-	}).(*usage.Service)
+	s := usage.NewService(a.Table)
+	s.SetClock(a.Now)
+	return s
 }
 
 // RollupEvery is how often the local server rolls up (the usage-rollup
 // function runs hourly in AWS); a run with nothing due reads one item.
 const RollupEvery = time.Minute
 
-func init() {
-	app.Register(app.Group{
+// New is the usage group over a; its job is the local stand-in of the
+// usage-rollup function.
+func New(a *app.App) app.Group {
+	s := Service(a)
+	// Streams are served by the local server only; each one opened is counted.
+	if a.SDK != nil {
+		a.SDK.Streams().OnOpen(func(ctx context.Context, o sdkdata.StreamOpened) {
+			if err := s.RecordStream(ctx, o.Env.ProjectKey, o.Env.EnvKey, o.UserAgent); err != nil && a.Logger != nil {
+				a.Logger.Warn("count an SDK stream", "project", o.Env.ProjectKey, "environment", o.Env.EnvKey, "err", err)
+			}
+		})
+	}
+	return app.Group{
 		Name:     "usage",
-		Handlers: func(a *app.App) map[string]api.Handler { return handlers(a, Service(a)) },
-		Jobs: func(ctx context.Context, a *app.App, logger *slog.Logger) {
-			s := Service(a)
+		Handlers: handlers(a, s),
+		Jobs: func(ctx context.Context, logger *slog.Logger) {
 			tick := time.NewTicker(RollupEvery)
 			defer tick.Stop()
 			for {
@@ -57,5 +55,5 @@ func init() {
 				}
 			}
 		},
-	})
+	}
 }

@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flagplane/flagplane/shared/app"
 	"github.com/flagplane/flagplane/shared/app/apptest"
 	"github.com/flagplane/flagplane/shared/ingest"
 	"github.com/flagplane/flagplane/shared/store"
@@ -45,11 +44,10 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	srv := apptest.New(t)
 	c := &clock{}
+	srv := apptest.New(t, apptest.WithClock(c.now))
 	srv.App.Services.Ingest.(ingest.Direct).Agg.SetClock(c.now)
 	svc := usageapi.Service(srv.App)
-	svc.SetClock(c.now)
 	f := &fixture{srv: srv, clock: c, svc: svc, envs: map[string]env{}}
 	for _, p := range []string{"shop", "blog"} {
 		srv.MustCreateProject(t, p)
@@ -589,18 +587,18 @@ func TestLocalRollupJob(t *testing.T) {
 	f := newFixture(t)
 	f.send(t, mar10.Add(9*time.Hour), "shop/production", "server", "GoClient/7.14.6", contexts("j1", "j2"))
 	f.clock.set(mar11)
-	var job func(context.Context, *app.App, *slog.Logger)
-	for _, g := range app.Registered() {
+	var job func(context.Context, *slog.Logger)
+	for _, g := range f.srv.App.Groups() {
 		if g.Name == "usage" {
 			job = g.Jobs
 		}
 	}
 	if job == nil {
-		t.Fatal("the usage group registers no job")
+		t.Fatal("the usage group has no job")
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { job(ctx, f.srv.App, slog.New(slog.NewTextHandler(io.Discard, nil))); close(done) }()
+	go func() { job(ctx, slog.New(slog.NewTextHandler(io.Discard, nil))); close(done) }()
 	t.Run("the local server's job rolls up at once, and stops with the server", func(t *testing.T) {
 		deadline := time.Now().Add(10 * time.Second)
 		for {

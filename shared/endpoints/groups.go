@@ -1,0 +1,53 @@
+package endpoints
+
+import (
+	"github.com/flagplane/flagplane/shared/api"
+	"github.com/flagplane/flagplane/shared/app"
+	"github.com/flagplane/flagplane/shared/catalog"
+	"github.com/flagplane/flagplane/shared/health"
+)
+
+// The groups this package still serves, each built over the wired app.
+var (
+	AdaptiveTriggers = group("adaptive-triggers")
+	AIConfigs        = group("ai-configs")
+	Applications     = group("applications")
+	Approvals        = group("approvals")
+	AuditLog         = group("auditlog")
+	Contexts         = group("contexts")
+	Environments     = group("environments")
+	Events           = group("events")
+	Flags            = group("flags")
+	Members          = group("members")
+	OAuthClients     = group("oauth-clients")
+	Projects         = group("projects")
+	ReleasePipelines = group("release-pipelines")
+	ReleasePolicies  = group("release-policies")
+	Roles            = group("roles")
+	Teams            = group("teams")
+	Tokens           = group("tokens")
+	Webhooks         = group("webhooks")
+)
+
+// group picks the named catalog group's operations out of this package's.
+func group(name string) app.NewGroup {
+	return func(a *app.App) app.Group {
+		ops, err := catalog.Group(name)
+		if err != nil {
+			panic(err)
+		}
+		handlers, needs := Handlers(a.Services), Needs(a.Services)
+		// The health check reads the table itself: it answers for the store, not for a service.
+		handlers[health.OperationID] = health.Handler(a.Table)
+		g := app.Group{Name: name, Handlers: map[string]api.Handler{}, Needs: map[string]api.Needs{}}
+		for _, op := range ops {
+			if h, ok := handlers[op.ID]; ok {
+				g.Handlers[op.ID] = h
+			}
+			if n, ok := needs[op.ID]; ok {
+				g.Needs[op.ID] = n
+			}
+		}
+		return g
+	}
+}
