@@ -35,6 +35,7 @@ import (
 	"github.com/flagplane/flagplane/shared/policy"
 	"github.com/flagplane/flagplane/shared/project"
 	"github.com/flagplane/flagplane/shared/releasepolicy"
+	"github.com/flagplane/flagplane/shared/reps"
 	"github.com/flagplane/flagplane/shared/role"
 	"github.com/flagplane/flagplane/shared/sdkcontext"
 	"github.com/flagplane/flagplane/shared/sdkdata"
@@ -43,7 +44,6 @@ import (
 	"github.com/flagplane/flagplane/shared/team"
 	"github.com/flagplane/flagplane/shared/token"
 	"github.com/flagplane/flagplane/shared/trigger"
-	"github.com/flagplane/flagplane/shared/reps"
 	"github.com/flagplane/flagplane/shared/webhook"
 )
 
@@ -140,12 +140,12 @@ func New(table store.Table, publisher audit.Publisher, s Settings, logger *slog.
 			Expiring: expiring.NewService(table, log, flag.NewService(table, log), envs),
 			// Release policies are reordered in one transaction over all of a project's.
 			ReleasePolicies: releasepolicy.NewService(table, log, projects),
-			Ingest:       s.Ingest,
-			Contexts:     sdkcontext.NewService(table, log, projects, envs),
-			Applications: application.NewService(table, log),
-			AIConfigs:    aiconfigs,
-			Triggers:     trigger.NewService(table, log, flags, envs),
-			Pipelines:    pipeline.NewService(table, log, projects, envs, flags),
+			Ingest:          s.Ingest,
+			Contexts:        sdkcontext.NewService(table, log, projects, envs),
+			Applications:    application.NewService(table, log),
+			AIConfigs:       aiconfigs,
+			Triggers:        trigger.NewService(table, log, flags, envs),
+			Pipelines:       pipeline.NewService(table, log, projects, envs, flags),
 		},
 		Authn:     authn,
 		Publisher: publisher,

@@ -52,4 +52,3 @@ type Services struct {
 	// AIConfigs are AI Configs, their variations and model configs.
 	AIConfigs *aiconfig.Service
 }
-

@@ -70,5 +70,3 @@ func (t tagger) stored(ctx context.Context, seg policy.ResourceSegment, projectK
 	}
 	return tags, nil
 }
-
-

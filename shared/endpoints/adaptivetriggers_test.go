@@ -42,7 +42,7 @@ func trgBody(flagKey string, ins ...map[string]any) map[string]any {
 func trgCreate(t testing.TB, srv *apptest.Server, p string, body map[string]any) trgDoc {
 	t.Helper()
 	res := srv.Do(t, http.MethodPost, triggersPath(p, "production"), body)
-	wantStatus(t, res, http.StatusCreated)
+	apptest.WantStatus(t, res, http.StatusCreated)
 	var d trgDoc
 	res.JSON(t, &d)
 	return d
@@ -56,7 +56,7 @@ func fire(t testing.TB, srv *apptest.Server, id, tok, event string) *apptest.Res
 func flagOn(t testing.TB, srv *apptest.Server, p, f, e string) bool {
 	t.Helper()
 	res := srv.Do(t, http.MethodGet, flagPath(p, f), nil)
-	wantStatus(t, res, http.StatusOK)
+	apptest.WantStatus(t, res, http.StatusOK)
 	envs, _ := res.Map(t)["environments"].(map[string]any)
 	env, _ := envs[e].(map[string]any)
 	on, _ := env["on"].(bool)
@@ -79,12 +79,12 @@ func TestAdaptiveTriggerCRUD(t *testing.T) {
 	})
 	t.Run("reads and lists never show the token", func(t *testing.T) {
 		res := srv.Do(t, http.MethodGet, triggerPath("p", "production", created.ID), nil)
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		if strings.Contains(res.String(), created.TriggerToken) || strings.Contains(res.String(), "tokenHash") {
 			t.Errorf("read shows the token: %s", res.Body)
 		}
 		list := srv.Do(t, http.MethodGet, triggersPath("p", "production"), nil)
-		wantStatus(t, list, http.StatusOK)
+		apptest.WantStatus(t, list, http.StatusOK)
 		if got := list.Map(t)["totalCount"]; got != float64(1) || strings.Contains(list.String(), created.TriggerToken) {
 			t.Errorf("list %s", list.Body)
 		}
@@ -94,7 +94,7 @@ func TestAdaptiveTriggerCRUD(t *testing.T) {
 		}
 	})
 	t.Run("a trigger read through another environment is not found", func(t *testing.T) {
-		wantError(t, srv.Do(t, http.MethodGet, triggerPath("p", "test", created.ID), nil), 404, "not_found")
+		apptest.WantError(t, srv.Do(t, http.MethodGet, triggerPath("p", "test", created.ID), nil), 404, "not_found")
 	})
 
 	bad := []struct {
@@ -124,7 +124,7 @@ func TestAdaptiveTriggerCRUD(t *testing.T) {
 	}
 	for _, tc := range bad {
 		t.Run(tc.name, func(t *testing.T) {
-			wantError(t, srv.Do(t, http.MethodPost, triggersPath("p", "production"), tc.body), 400, "invalid_request", tc.parts...)
+			apptest.WantError(t, srv.Do(t, http.MethodPost, triggersPath("p", "production"), tc.body), 400, "invalid_request", tc.parts...)
 		})
 	}
 	t.Run("bad creates store nothing", func(t *testing.T) {
@@ -133,12 +133,12 @@ func TestAdaptiveTriggerCRUD(t *testing.T) {
 		}
 	})
 	t.Run("a missing environment is 404", func(t *testing.T) {
-		wantError(t, srv.Do(t, http.MethodPost, triggersPath("p", "nope"), trgBody("f", instr("turnFlagOn"))), 404, "not_found")
+		apptest.WantError(t, srv.Do(t, http.MethodPost, triggersPath("p", "nope"), trgBody("f", instr("turnFlagOn"))), 404, "not_found")
 	})
 
 	t.Run("a patch changes name and enabled and bumps updatedAt", func(t *testing.T) {
-		res := srv.Do(t, http.MethodPatch, triggerPath("p", "production", created.ID), []patchOp{replace("/name", "renamed"), replace("/enabled", false)})
-		wantStatus(t, res, http.StatusOK)
+		res := srv.Do(t, http.MethodPatch, triggerPath("p", "production", created.ID), []apptest.PatchOp{apptest.Replace("/name", "renamed"), apptest.Replace("/enabled", false)})
+		apptest.WantStatus(t, res, http.StatusOK)
 		var got trgDoc
 		res.JSON(t, &got)
 		if got.Name != "renamed" || got.Enabled || got.CreatedAt != created.CreatedAt || got.UpdatedAt < created.UpdatedAt {
@@ -147,8 +147,8 @@ func TestAdaptiveTriggerCRUD(t *testing.T) {
 	})
 	t.Run("a patch with instructions that do not apply is 400 and changes nothing", func(t *testing.T) {
 		res := srv.Do(t, http.MethodPatch, triggerPath("p", "production", created.ID),
-			[]patchOp{replace("/task/instructions", []any{instr("updateOffVariation", "variationId", "missing")})})
-		wantError(t, res, 400, "invalid_request", "instructions[0]")
+			[]apptest.PatchOp{apptest.Replace("/task/instructions", []any{instr("updateOffVariation", "variationId", "missing")})})
+		apptest.WantError(t, res, 400, "invalid_request", "instructions[0]")
 		var got trgDoc
 		srv.Do(t, http.MethodGet, triggerPath("p", "production", created.ID), nil).JSON(t, &got)
 		if len(got.Task.Instructions) != 2 {
@@ -156,11 +156,11 @@ func TestAdaptiveTriggerCRUD(t *testing.T) {
 		}
 	})
 	t.Run("a patch of resourceKey is 400", func(t *testing.T) {
-		wantError(t, srv.Do(t, http.MethodPatch, triggerPath("p", "production", created.ID), []patchOp{replace("/resourceKey", "g")}), 400, "invalid_request", "resourceKey")
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, triggerPath("p", "production", created.ID), []apptest.PatchOp{apptest.Replace("/resourceKey", "g")}), 400, "invalid_request", "resourceKey")
 	})
 	t.Run("a delete removes it", func(t *testing.T) {
-		wantStatus(t, srv.Do(t, http.MethodDelete, triggerPath("p", "production", created.ID), nil), http.StatusNoContent)
-		wantError(t, srv.Do(t, http.MethodGet, triggerPath("p", "production", created.ID), nil), 404, "not_found")
+		apptest.WantStatus(t, srv.Do(t, http.MethodDelete, triggerPath("p", "production", created.ID), nil), http.StatusNoContent)
+		apptest.WantError(t, srv.Do(t, http.MethodGet, triggerPath("p", "production", created.ID), nil), 404, "not_found")
 	})
 }
 
@@ -171,19 +171,19 @@ func TestAdaptiveTriggerFire(t *testing.T) {
 	tr := trgCreate(t, srv, "p", trgBody("f", instr("turnFlagOn")))
 
 	t.Run("a wrong or missing token is 401 and runs nothing", func(t *testing.T) {
-		wantError(t, fire(t, srv, tr.ID, "trg-wrong", "e0"), 401, "unauthorized")
-		wantError(t, fire(t, srv, tr.ID, "", "e0"), 401, "unauthorized")
-		wantError(t, fire(t, srv, "00000000-0000-0000-0000-000000000000", tr.TriggerToken, "e0"), 401, "unauthorized")
+		apptest.WantError(t, fire(t, srv, tr.ID, "trg-wrong", "e0"), 401, "unauthorized")
+		apptest.WantError(t, fire(t, srv, tr.ID, "", "e0"), 401, "unauthorized")
+		apptest.WantError(t, fire(t, srv, "00000000-0000-0000-0000-000000000000", tr.TriggerToken, "e0"), 401, "unauthorized")
 		if flagOn(t, srv, "p", "f", "production") {
 			t.Error("the flag was turned on")
 		}
 	})
 	t.Run("a firing without an event id is 400 naming eventId", func(t *testing.T) {
-		wantError(t, srv.Do(t, http.MethodPost, firePath(tr.ID), map[string]any{}, "Authorization", tr.TriggerToken), 400, "invalid_request", "eventId")
+		apptest.WantError(t, srv.Do(t, http.MethodPost, firePath(tr.ID), map[string]any{}, "Authorization", tr.TriggerToken), 400, "invalid_request", "eventId")
 	})
 	t.Run("a firing runs the instructions, with an audit entry naming the trigger", func(t *testing.T) {
 		res := fire(t, srv, tr.ID, tr.TriggerToken, "e1")
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		if res.Map(t)["status"] != "applied" {
 			t.Errorf("answer %s", res.Body)
 		}
@@ -191,7 +191,7 @@ func TestAdaptiveTriggerFire(t *testing.T) {
 			t.Error("the flag is not on in production only")
 		}
 		log := srv.Do(t, http.MethodGet, api+"/auditlog", nil)
-		wantStatus(t, log, http.StatusOK)
+		apptest.WantStatus(t, log, http.StatusOK)
 		var entries struct {
 			Items []struct{ Kind, Comment string }
 		}
@@ -205,10 +205,10 @@ func TestAdaptiveTriggerFire(t *testing.T) {
 		}
 	})
 	t.Run("a repeated event id runs once", func(t *testing.T) {
-		wantStatus(t, srv.Do(t, http.MethodPatch, flagPath("p", "f"), map[string]any{"environmentKey": "production", "instructions": []any{instr("turnFlagOff")}},
+		apptest.WantStatus(t, srv.Do(t, http.MethodPatch, flagPath("p", "f"), map[string]any{"environmentKey": "production", "instructions": []any{instr("turnFlagOff")}},
 			"Content-Type", semanticType), http.StatusOK)
 		res := fire(t, srv, tr.ID, tr.TriggerToken, "e1")
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		if res.Map(t)["status"] != "duplicate" || flagOn(t, srv, "p", "f", "production") {
 			t.Errorf("a repeat ran again: %s", res.Body)
 		}
@@ -238,15 +238,15 @@ func TestAdaptiveTriggerFire(t *testing.T) {
 		}
 	})
 	t.Run("a disabled trigger does not fire", func(t *testing.T) {
-		wantStatus(t, srv.Do(t, http.MethodPatch, triggerPath("p", "production", tr.ID), []patchOp{replace("/enabled", false)}), http.StatusOK)
-		wantError(t, fire(t, srv, tr.ID, tr.TriggerToken, "e3"), 409, "conflict", "disabled")
-		wantStatus(t, srv.Do(t, http.MethodPatch, triggerPath("p", "production", tr.ID), []patchOp{replace("/enabled", true)}), http.StatusOK)
+		apptest.WantStatus(t, srv.Do(t, http.MethodPatch, triggerPath("p", "production", tr.ID), []apptest.PatchOp{apptest.Replace("/enabled", false)}), http.StatusOK)
+		apptest.WantError(t, fire(t, srv, tr.ID, tr.TriggerToken, "e3"), 409, "conflict", "disabled")
+		apptest.WantStatus(t, srv.Do(t, http.MethodPatch, triggerPath("p", "production", tr.ID), []apptest.PatchOp{apptest.Replace("/enabled", true)}), http.StatusOK)
 	})
 	t.Run("a required approval makes the firing fail with 405, recorded on the trigger", func(t *testing.T) {
-		wantStatus(t, srv.Do(t, http.MethodPatch, flagPath("p", "f"), map[string]any{"environmentKey": "production", "instructions": []any{instr("turnFlagOff")}},
+		apptest.WantStatus(t, srv.Do(t, http.MethodPatch, flagPath("p", "f"), map[string]any{"environmentKey": "production", "instructions": []any{instr("turnFlagOff")}},
 			"Content-Type", semanticType), http.StatusOK)
-		setApprovals(t, srv, "p", "production", replace("/approvalSettings/required", true))
-		wantError(t, fire(t, srv, tr.ID, tr.TriggerToken, "e4"), 405, "method_not_allowed")
+		setApprovals(t, srv, "p", "production", apptest.Replace("/approvalSettings/required", true))
+		apptest.WantError(t, fire(t, srv, tr.ID, tr.TriggerToken, "e4"), 405, "method_not_allowed")
 		var got trgDoc
 		srv.Do(t, http.MethodGet, triggerPath("p", "production", tr.ID), nil).JSON(t, &got)
 		if got.LastFiring == nil || got.LastFiring.Status != "failed" || got.LastFiring.EventID != "e4" || got.LastFiring.Code != "method_not_allowed" {
@@ -278,15 +278,15 @@ func TestAdaptiveTriggerCreatorRights(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			res := srv.Do(t, http.MethodPost, triggersPath("p", tc.env), trgBody("f", instr("turnFlagOn")), "Authorization", tok)
-			wantStatus(t, res, tc.status)
+			apptest.WantStatus(t, res, tc.status)
 		})
 	}
 	t.Run("a patch adding instructions the editor may not run is 403", func(t *testing.T) {
 		res := srv.Do(t, http.MethodPost, triggersPath("p", "test"), trgBody("f", instr("turnFlagOn")), "Authorization", tok)
-		wantStatus(t, res, http.StatusCreated)
+		apptest.WantStatus(t, res, http.StatusCreated)
 		var d trgDoc
 		res.JSON(t, &d)
-		patch := []patchOp{replace("/task/instructions", []any{instr("turnFlagOn"), instr("updateFallthroughVariationOrRollout", "variationId", "x")})}
-		wantStatus(t, srv.Do(t, http.MethodPatch, triggerPath("p", "test", d.ID), patch, "Authorization", tok), http.StatusForbidden)
+		patch := []apptest.PatchOp{apptest.Replace("/task/instructions", []any{instr("turnFlagOn"), instr("updateFallthroughVariationOrRollout", "variationId", "x")})}
+		apptest.WantStatus(t, srv.Do(t, http.MethodPatch, triggerPath("p", "test", d.ID), patch, "Authorization", tok), http.StatusForbidden)
 	})
 }

@@ -41,28 +41,28 @@ func aiRequestCount(t testing.TB, srv *apptest.Server) float64 {
 func TestAIConfigApprovalSettings(t *testing.T) {
 	srv := apptest.New(t)
 	aiProject(t, srv, "ai")
-	wantStatus(t, srv.Do(t, http.MethodPost, envsPath("ai"), map[string]any{"key": "production", "name": "Production", "color": "336699"}), http.StatusCreated)
+	apptest.WantStatus(t, srv.Do(t, http.MethodPost, envsPath("ai"), map[string]any{"key": "production", "name": "Production", "color": "336699"}), http.StatusCreated)
 	cases := []struct {
 		name   string
-		ops    []patchOp
+		ops    []apptest.PatchOp
 		status int
 		parts  []string
 	}{
-		{"a setting the environment does not have yet is added with the defaults", []patchOp{replace("/resourceApprovalSettings/aiconfig/minNumApprovals", 2)}, http.StatusOK, nil},
-		{"required is set by its path", []patchOp{replace("/resourceApprovalSettings/aiconfig/required", true)}, http.StatusOK, nil},
-		{"a minimum outside 1 to 5 is refused naming the field", []patchOp{replace("/resourceApprovalSettings/aiconfig/minNumApprovals", 6)}, http.StatusBadRequest, []string{"resourceApprovalSettings.aiconfig.minNumApprovals"}},
-		{"a setting that is not editable is refused naming the path", []patchOp{replace("/resourceApprovalSettings/aiconfig/serviceKind", "x")}, http.StatusBadRequest, []string{"/resourceApprovalSettings/aiconfig/serviceKind"}},
-		{"a kind other than aiconfig is refused", []patchOp{add("/resourceApprovalSettings/segment/required", true)}, http.StatusBadRequest, []string{"aiconfig"}},
-		{"required with requiredApprovalTags in one request is refused", []patchOp{replace("/resourceApprovalSettings/aiconfig/required", false), replace("/resourceApprovalSettings/aiconfig/requiredApprovalTags", []string{"x"})}, http.StatusBadRequest, []string{"requiredApprovalTags"}},
+		{"a setting the environment does not have yet is added with the defaults", []apptest.PatchOp{apptest.Replace("/resourceApprovalSettings/aiconfig/minNumApprovals", 2)}, http.StatusOK, nil},
+		{"required is set by its path", []apptest.PatchOp{apptest.Replace("/resourceApprovalSettings/aiconfig/required", true)}, http.StatusOK, nil},
+		{"a minimum outside 1 to 5 is refused naming the field", []apptest.PatchOp{apptest.Replace("/resourceApprovalSettings/aiconfig/minNumApprovals", 6)}, http.StatusBadRequest, []string{"resourceApprovalSettings.aiconfig.minNumApprovals"}},
+		{"a setting that is not editable is refused naming the path", []apptest.PatchOp{apptest.Replace("/resourceApprovalSettings/aiconfig/serviceKind", "x")}, http.StatusBadRequest, []string{"/resourceApprovalSettings/aiconfig/serviceKind"}},
+		{"a kind other than aiconfig is refused", []apptest.PatchOp{apptest.Add("/resourceApprovalSettings/segment/required", true)}, http.StatusBadRequest, []string{"aiconfig"}},
+		{"required with requiredApprovalTags in one request is refused", []apptest.PatchOp{apptest.Replace("/resourceApprovalSettings/aiconfig/required", false), apptest.Replace("/resourceApprovalSettings/aiconfig/requiredApprovalTags", []string{"x"})}, http.StatusBadRequest, []string{"requiredApprovalTags"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			res := srv.Do(t, http.MethodPatch, envPath("ai", "production"), tc.ops)
 			if tc.status != http.StatusOK {
-				wantError(t, res, tc.status, "invalid_request", tc.parts...)
+				apptest.WantError(t, res, tc.status, "invalid_request", tc.parts...)
 				return
 			}
-			wantStatus(t, res, http.StatusOK)
+			apptest.WantStatus(t, res, http.StatusOK)
 		})
 	}
 	t.Run("the environment shows the settings, with the defaults it was given", func(t *testing.T) {
@@ -85,13 +85,13 @@ func TestAIConfigApprovalRequests(t *testing.T) {
 	srv := apptest.New(t)
 	aiProject(t, srv, "ai")
 	for _, e := range []string{"production", "staging"} {
-		wantStatus(t, srv.Do(t, http.MethodPost, envsPath("ai"), map[string]any{"key": e, "name": e, "color": "336699"}), http.StatusCreated)
+		apptest.WantStatus(t, srv.Do(t, http.MethodPost, envsPath("ai"), map[string]any{"key": e, "name": e, "color": "336699"}), http.StatusCreated)
 	}
-	setApprovals(t, srv, "ai", "production", replace("/resourceApprovalSettings/aiconfig/required", true))
+	setApprovals(t, srv, "ai", "production", apptest.Replace("/resourceApprovalSettings/aiconfig/required", true))
 	_, bob := reviewer(t, srv, "bob@example.com")
 
 	t.Run("a variation edit in a project whose environment requires review answers 403 and stores nothing", func(t *testing.T) {
-		wantError(t, srv.Do(t, http.MethodPatch, aiVariationPath("ai", "chat", "short"), map[string]any{"name": "Shorter"}),
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, aiVariationPath("ai", "chat", "short"), map[string]any{"name": "Shorter"}),
 			http.StatusForbidden, "forbidden", "production", "/api/v2/approval-requests", "aiconfig/chat")
 		if n, _ := aiVersions(t, srv, "ai", "chat", "short"); n != 1 {
 			t.Errorf("%d versions, want 1", n)
@@ -117,9 +117,9 @@ func TestAIConfigApprovalRequests(t *testing.T) {
 		t.Run(tc.name+" and stores nothing", func(t *testing.T) {
 			res := srv.Do(t, http.MethodPost, approvalsPath, tc.body)
 			if tc.parts == nil {
-				wantStatus(t, res, http.StatusNotFound)
+				apptest.WantStatus(t, res, http.StatusNotFound)
 			} else {
-				wantError(t, res, http.StatusBadRequest, "invalid_request", tc.parts...)
+				apptest.WantError(t, res, http.StatusBadRequest, "invalid_request", tc.parts...)
 			}
 			if n := aiRequestCount(t, srv); n != 0 {
 				t.Errorf("%v AI Config requests stored, want 0", n)
@@ -131,7 +131,7 @@ func TestAIConfigApprovalRequests(t *testing.T) {
 	t.Run("a request for the AI Config is created with its resourceId and the environment's AI Config settings", func(t *testing.T) {
 		res := srv.Do(t, http.MethodPost, approvalsPath, aiRequest("ai", "production", "chat",
 			aiUpdate("short", map[string]any{"name": "Shorter", "messages": []map[string]any{{"role": "system", "content": "Be very brief."}}})))
-		wantStatus(t, res, http.StatusCreated)
+		apptest.WantStatus(t, res, http.StatusCreated)
 		d := apDecode(t, res)
 		id = d.ID
 		if d.ResourceID != aiResID("ai", "production", "chat") || d.Status != "pending" || d.Links["aiConfig"].Href == "" || d.Links["flag"].Href != "" || len(d.Conflicts) != 0 {
@@ -143,7 +143,7 @@ func TestAIConfigApprovalRequests(t *testing.T) {
 	})
 	t.Run("the list and get show it, and expand=flag adds nothing to it", func(t *testing.T) {
 		res := srv.Do(t, http.MethodGet, approvalsPath+"?expand=flag&filter=resourceKind%20equals%20aiConfig", nil)
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		var list struct {
 			Items []apDoc `json:"items"`
 		}
@@ -154,25 +154,25 @@ func TestAIConfigApprovalRequests(t *testing.T) {
 		if n := srv.Do(t, http.MethodGet, approvalsPath+"?filter=resourceKind%20equals%20flag", nil).Map(t)["totalCount"]; n != float64(0) {
 			t.Errorf("%v flag requests, want 0", n)
 		}
-		wantStatus(t, srv.Do(t, http.MethodGet, approvalPath(id)+"?expand=flag", nil), http.StatusOK)
+		apptest.WantStatus(t, srv.Do(t, http.MethodGet, approvalPath(id)+"?expand=flag", nil), http.StatusOK)
 	})
 	t.Run("the requester may not approve their own request", func(t *testing.T) {
-		wantError(t, srv.Do(t, http.MethodPost, approvalPath(id)+"/reviews", map[string]any{"kind": "approve"}), http.StatusForbidden, "forbidden", "production")
+		apptest.WantError(t, srv.Do(t, http.MethodPost, approvalPath(id)+"/reviews", map[string]any{"kind": "approve"}), http.StatusForbidden, "forbidden", "production")
 	})
 	t.Run("an unapproved request is not applied", func(t *testing.T) {
-		wantStatus(t, applyReq(srv, t, id), http.StatusBadRequest)
+		apptest.WantStatus(t, applyReq(srv, t, id), http.StatusBadRequest)
 		if n, _ := aiVersions(t, srv, "ai", "chat", "short"); n != 1 {
 			t.Errorf("%d versions, want 1", n)
 		}
 	})
 	t.Run("another member approves it and the apply stores a new version with the change", func(t *testing.T) {
 		res := review(srv, t, id, "approve", bob)
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		if d := apDecode(t, res); d.ReviewStatus != "approved" {
 			t.Fatalf("review status %q, want approved", d.ReviewStatus)
 		}
 		res = applyReq(srv, t, id)
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		if d := apDecode(t, res); d.Status != "completed" || d.AppliedDate == "" {
 			t.Errorf("want completed with an appliedDate: %s", res.Body)
 		}
@@ -185,19 +185,19 @@ func TestAIConfigApprovalRequests(t *testing.T) {
 		}
 	})
 	t.Run("the review check still holds for direct edits after an apply", func(t *testing.T) {
-		wantStatus(t, srv.Do(t, http.MethodPatch, aiVariationPath("ai", "chat", "short"), map[string]any{"name": "Direct"}), http.StatusForbidden)
+		apptest.WantStatus(t, srv.Do(t, http.MethodPatch, aiVariationPath("ai", "chat", "short"), map[string]any{"name": "Direct"}), http.StatusForbidden)
 	})
 	t.Run("an applied request is not applied again", func(t *testing.T) {
-		wantStatus(t, applyReq(srv, t, id), http.StatusBadRequest)
+		apptest.WantStatus(t, applyReq(srv, t, id), http.StatusBadRequest)
 		if n, _ := aiVersions(t, srv, "ai", "chat", "short"); n != 2 {
 			t.Errorf("%d versions, want 2", n)
 		}
 	})
 	t.Run("two applies at once apply the request once", func(t *testing.T) {
 		res := srv.Do(t, http.MethodPost, approvalsPath, aiRequest("ai", "production", "chat", aiUpdate("short", map[string]any{"name": "Once"})))
-		wantStatus(t, res, http.StatusCreated)
+		apptest.WantStatus(t, res, http.StatusCreated)
 		rid := apDecode(t, res).ID
-		wantStatus(t, review(srv, t, rid, "approve", bob), http.StatusOK)
+		apptest.WantStatus(t, review(srv, t, rid, "approve", bob), http.StatusOK)
 		statuses := make([]int, 2)
 		var wg sync.WaitGroup
 		for i := range statuses {
@@ -225,15 +225,15 @@ func TestAIConfigApprovalRequests(t *testing.T) {
 	})
 	t.Run("a request whose change no longer applies fails with the reason", func(t *testing.T) {
 		res := srv.Do(t, http.MethodPost, approvalsPath, aiRequest("ai", "production", "chat", aiUpdate("short", map[string]any{"modelConfigKey": "claude"})))
-		wantStatus(t, res, http.StatusCreated)
+		apptest.WantStatus(t, res, http.StatusCreated)
 		rid := apDecode(t, res).ID
-		wantStatus(t, review(srv, t, rid, "approve", bob), http.StatusOK)
-		wantStatus(t, srv.Do(t, http.MethodDelete, aiModelsPath("ai")+"/claude", nil), http.StatusNoContent)
+		apptest.WantStatus(t, review(srv, t, rid, "approve", bob), http.StatusOK)
+		apptest.WantStatus(t, srv.Do(t, http.MethodDelete, aiModelsPath("ai")+"/claude", nil), http.StatusNoContent)
 		if d := apDecode(t, srv.Do(t, http.MethodGet, approvalPath(rid), nil)); len(d.Conflicts) != 1 {
 			t.Errorf("want one conflict: %+v", d.Conflicts)
 		}
 		res = applyReq(srv, t, rid)
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		if d := apDecode(t, res); d.Status != "failed" || d.FailureReason == "" {
 			t.Errorf("want failed with a reason: %s", res.Body)
 		}
@@ -247,10 +247,10 @@ func TestAIConfigApprovalRights(t *testing.T) {
 	srv := apptest.New(t)
 	aiProject(t, srv, "ai")
 	for _, e := range []string{"production", "staging"} {
-		wantStatus(t, srv.Do(t, http.MethodPost, envsPath("ai"), map[string]any{"key": e, "name": e, "color": "336699"}), http.StatusCreated)
+		apptest.WantStatus(t, srv.Do(t, http.MethodPost, envsPath("ai"), map[string]any{"key": e, "name": e, "color": "336699"}), http.StatusCreated)
 	}
 	prod := srv.Do(t, http.MethodPost, approvalsPath, aiRequest("ai", "production", "chat", aiUpdate("short", map[string]any{"name": "P"})))
-	wantStatus(t, prod, http.StatusCreated)
+	apptest.WantStatus(t, prod, http.StatusCreated)
 	prodID := apDecode(t, prod).ID
 	role := func(name string, resources ...string) string {
 		_, tok := srv.MustIssueToken(t, token.Spec{Name: name, InlineRole: []policy.Statement{
@@ -278,7 +278,7 @@ func TestAIConfigApprovalRights(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			wantStatus(t, srv.Do(t, tc.method, tc.path, tc.body, "Authorization", tc.tok), tc.status)
+			apptest.WantStatus(t, srv.Do(t, tc.method, tc.path, tc.body, "Authorization", tc.tok), tc.status)
 		})
 	}
 }

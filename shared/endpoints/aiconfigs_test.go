@@ -22,11 +22,11 @@ func aiVariationPath(p, c, v string) string {
 // aiProject is a project with two model configs and an AI Config "chat" with variation "short".
 func aiProject(tb testing.TB, srv *apptest.Server, key string) {
 	tb.Helper()
-	emptyProject(tb, srv, key)
+	apptest.EmptyProject(tb, srv, key)
 	for _, m := range []string{"gpt", "claude"} {
-		wantStatus(tb, srv.Do(tb, http.MethodPost, aiModelsPath(key), map[string]any{"key": m, "name": m, "id": m + "-model", "params": map[string]any{"temperature": 0.2}}), http.StatusOK)
+		apptest.WantStatus(tb, srv.Do(tb, http.MethodPost, aiModelsPath(key), map[string]any{"key": m, "name": m, "id": m + "-model", "params": map[string]any{"temperature": 0.2}}), http.StatusOK)
 	}
-	wantStatus(tb, srv.Do(tb, http.MethodPost, aiConfigsPath(key), map[string]any{"key": "chat", "name": "Chat", "tags": []string{"support"},
+	apptest.WantStatus(tb, srv.Do(tb, http.MethodPost, aiConfigsPath(key), map[string]any{"key": "chat", "name": "Chat", "tags": []string{"support"},
 		"defaultVariation": map[string]any{"key": "short", "name": "Short", "modelConfigKey": "gpt", "messages": []map[string]any{{"role": "system", "content": "Be brief."}}}}), http.StatusCreated)
 }
 
@@ -36,7 +36,7 @@ func TestAIConfigs(t *testing.T) {
 
 	t.Run("a created AI Config shows its default variation at version 1 with the model config's latest version", func(t *testing.T) {
 		res := srv.Do(t, http.MethodGet, aiConfigPath("ai", "chat"), nil)
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		m := res.Map(t)
 		vars := m["variations"].([]any)
 		if m["mode"] != "completion" || m["version"] != float64(1) || m["_access"] == nil || len(vars) != 1 {
@@ -48,37 +48,37 @@ func TestAIConfigs(t *testing.T) {
 		}
 	})
 	t.Run("a second AI Config with the same key is a conflict", func(t *testing.T) {
-		wantError(t, srv.Do(t, http.MethodPost, aiConfigsPath("ai"), map[string]any{"key": "chat", "name": "Again"}), http.StatusConflict, "conflict", "chat")
+		apptest.WantError(t, srv.Do(t, http.MethodPost, aiConfigsPath("ai"), map[string]any{"key": "chat", "name": "Again"}), http.StatusConflict, "conflict", "chat")
 	})
 	t.Run("bad input names the field and stores nothing", func(t *testing.T) {
-		wantError(t, srv.Do(t, http.MethodPost, aiConfigsPath("ai"), map[string]any{"key": "x", "name": "X", "mode": "chatty"}), http.StatusBadRequest, "invalid_request", "mode")
-		wantError(t, srv.Do(t, http.MethodPost, aiConfigsPath("ai"), map[string]any{"key": "y", "name": "Y", "defaultVariation": map[string]any{"key": "v", "name": "V", "modelConfigKey": "nope"}}),
+		apptest.WantError(t, srv.Do(t, http.MethodPost, aiConfigsPath("ai"), map[string]any{"key": "x", "name": "X", "mode": "chatty"}), http.StatusBadRequest, "invalid_request", "mode")
+		apptest.WantError(t, srv.Do(t, http.MethodPost, aiConfigsPath("ai"), map[string]any{"key": "y", "name": "Y", "defaultVariation": map[string]any{"key": "v", "name": "V", "modelConfigKey": "nope"}}),
 			http.StatusBadRequest, "invalid_request", "defaultVariation.modelConfigKey")
-		wantStatus(t, srv.Do(t, http.MethodGet, aiConfigPath("ai", "y"), nil), http.StatusNotFound)
+		apptest.WantStatus(t, srv.Do(t, http.MethodGet, aiConfigPath("ai", "y"), nil), http.StatusNotFound)
 	})
 	t.Run("the list holds the AI Configs of the project with their variations", func(t *testing.T) {
-		wantStatus(t, srv.Do(t, http.MethodPost, aiConfigsPath("ai"), map[string]any{"key": "agent", "name": "Agent", "mode": "agent"}), http.StatusCreated)
+		apptest.WantStatus(t, srv.Do(t, http.MethodPost, aiConfigsPath("ai"), map[string]any{"key": "agent", "name": "Agent", "mode": "agent"}), http.StatusCreated)
 		res := srv.Do(t, http.MethodGet, aiConfigsPath("ai")+"?sort=-key&limit=1", nil)
-		wantStatus(t, res, http.StatusOK)
-		if got := itemKeys(t, res); len(got) != 1 || got[0] != "chat" || res.Map(t)["totalCount"] != float64(2) {
+		apptest.WantStatus(t, res, http.StatusOK)
+		if got := apptest.ItemKeys(t, res); len(got) != 1 || got[0] != "chat" || res.Map(t)["totalCount"] != float64(2) {
 			t.Errorf("want chat first of 2: %s", res.Body)
 		}
 	})
 	t.Run("a patch of an AI Config replaces the fields given, audited", func(t *testing.T) {
 		res := srv.Do(t, http.MethodPatch, aiConfigPath("ai", "chat"), map[string]any{"name": "Chat bot", "description": "talks"})
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		if m := res.Map(t); m["name"] != "Chat bot" || m["description"] != "talks" || m["version"] != float64(2) || len(m["variations"].([]any)) != 1 {
 			t.Errorf("want the new name at version 2 with its variation: %s", res.Body)
 		}
 		if log := srv.Do(t, http.MethodGet, api+"/auditlog?limit=1", nil); !strings.Contains(log.String(), "updated the AI Config") {
 			t.Errorf("want an audit entry: %s", log.Body)
 		}
-		wantError(t, srv.Do(t, http.MethodPatch, aiConfigPath("ai", "chat"), map[string]any{"name": ""}), http.StatusBadRequest, "invalid_request", "name")
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, aiConfigPath("ai", "chat"), map[string]any{"name": ""}), http.StatusBadRequest, "invalid_request", "name")
 	})
 	t.Run("an unknown project or AI Config is not found", func(t *testing.T) {
-		wantError(t, srv.Do(t, http.MethodGet, aiConfigsPath("nope"), nil), http.StatusNotFound, "not_found")
-		wantError(t, srv.Do(t, http.MethodGet, aiConfigPath("ai", "nope"), nil), http.StatusNotFound, "not_found")
-		wantError(t, srv.Do(t, http.MethodPost, aiConfigPath("ai", "nope")+"/variations", map[string]any{"key": "v", "name": "V"}), http.StatusNotFound, "not_found")
+		apptest.WantError(t, srv.Do(t, http.MethodGet, aiConfigsPath("nope"), nil), http.StatusNotFound, "not_found")
+		apptest.WantError(t, srv.Do(t, http.MethodGet, aiConfigPath("ai", "nope"), nil), http.StatusNotFound, "not_found")
+		apptest.WantError(t, srv.Do(t, http.MethodPost, aiConfigPath("ai", "nope")+"/variations", map[string]any{"key": "v", "name": "V"}), http.StatusNotFound, "not_found")
 	})
 }
 
@@ -89,20 +89,20 @@ func TestAIConfigVariations(t *testing.T) {
 
 	t.Run("a variation is created at version 1 and a second with the same key is a conflict", func(t *testing.T) {
 		res := srv.Do(t, http.MethodPost, aiConfigPath("ai", "chat")+"/variations", map[string]any{"key": "long", "name": "Long", "model": map[string]any{"name": "x"}})
-		wantStatus(t, res, http.StatusCreated)
+		apptest.WantStatus(t, res, http.StatusCreated)
 		if m := res.Map(t); m["version"] != float64(1) || m["_id"] == "" || m["_links"] == nil {
 			t.Errorf("want version 1 with _id and _links: %s", res.Body)
 		}
-		wantError(t, srv.Do(t, http.MethodPost, aiConfigPath("ai", "chat")+"/variations", map[string]any{"key": "long", "name": "Long"}), http.StatusConflict, "conflict", "long")
+		apptest.WantError(t, srv.Do(t, http.MethodPost, aiConfigPath("ai", "chat")+"/variations", map[string]any{"key": "long", "name": "Long"}), http.StatusConflict, "conflict", "long")
 	})
 	t.Run("each edit is a new version; the variation answer shows the latest first and keeps the older", func(t *testing.T) {
 		res := srv.Do(t, http.MethodPatch, short, map[string]any{"name": "Shorter", "comment": "tighter"})
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		if m := res.Map(t); m["version"] != float64(2) || m["name"] != "Shorter" || m["comment"] != "tighter" || m["modelConfigKey"] != "gpt" {
 			t.Errorf("want version 2 named Shorter, still on gpt: %s", res.Body)
 		}
 		got := srv.Do(t, http.MethodGet, short, nil)
-		wantStatus(t, got, http.StatusOK)
+		apptest.WantStatus(t, got, http.StatusOK)
 		var list struct {
 			Items []struct {
 				Version   int64  `json:"version"`
@@ -129,8 +129,8 @@ func TestAIConfigVariations(t *testing.T) {
 		if m["state"] != "published" || m["_publishedAt"] == nil {
 			t.Errorf("want published: %v", m)
 		}
-		wantError(t, srv.Do(t, http.MethodPatch, short, map[string]any{"state": "draft"}), http.StatusBadRequest, "invalid_request", "state")
-		wantError(t, srv.Do(t, http.MethodPatch, short, map[string]any{"state": "archived", "published": true}), http.StatusBadRequest, "invalid_request", "published")
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, short, map[string]any{"state": "draft"}), http.StatusBadRequest, "invalid_request", "state")
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, short, map[string]any{"state": "archived", "published": true}), http.StatusBadRequest, "invalid_request", "published")
 	})
 	t.Run("a new model config key without a version takes that model config's latest", func(t *testing.T) {
 		m := srv.Do(t, http.MethodPatch, short, map[string]any{"modelConfigKey": "claude"}).Map(t)
@@ -140,11 +140,11 @@ func TestAIConfigVariations(t *testing.T) {
 	})
 	t.Run("modelConfigVersion must exist and needs a model config key", func(t *testing.T) {
 		before := srv.Do(t, http.MethodGet, short, nil).String()
-		wantError(t, srv.Do(t, http.MethodPatch, short, map[string]any{"modelConfigVersion": 7}), http.StatusBadRequest, "invalid_request", "modelConfigVersion", "claude")
-		wantError(t, srv.Do(t, http.MethodPatch, short, map[string]any{"modelConfigVersion": 0}), http.StatusBadRequest, "invalid_request", "modelConfigVersion")
-		wantError(t, srv.Do(t, http.MethodPatch, short, map[string]any{"modelConfigKey": "nope"}), http.StatusBadRequest, "invalid_request", "modelConfigKey")
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, short, map[string]any{"modelConfigVersion": 7}), http.StatusBadRequest, "invalid_request", "modelConfigVersion", "claude")
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, short, map[string]any{"modelConfigVersion": 0}), http.StatusBadRequest, "invalid_request", "modelConfigVersion")
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, short, map[string]any{"modelConfigKey": "nope"}), http.StatusBadRequest, "invalid_request", "modelConfigKey")
 		long := aiVariationPath("ai", "chat", "long")
-		wantError(t, srv.Do(t, http.MethodPatch, long, map[string]any{"modelConfigVersion": 1}), http.StatusBadRequest, "invalid_request", "modelConfigKey")
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, long, map[string]any{"modelConfigVersion": 1}), http.StatusBadRequest, "invalid_request", "modelConfigKey")
 		m := srv.Do(t, http.MethodPatch, long, map[string]any{"modelConfigKey": "gpt", "modelConfigVersion": 1}).Map(t)
 		if m["modelConfigKey"] != "gpt" || m["modelConfigVersion"] != float64(1) || m["version"] != float64(2) {
 			t.Errorf("want gpt version 1 at variation version 2: %v", m)
@@ -154,20 +154,20 @@ func TestAIConfigVariations(t *testing.T) {
 		}
 	})
 	t.Run("a model config in use by a variation cannot be deleted; one no longer in use can", func(t *testing.T) {
-		wantError(t, srv.Do(t, http.MethodDelete, aiModelsPath("ai")+"/claude", nil), http.StatusBadRequest, "invalid_request", "short", "chat")
-		wantStatus(t, srv.Do(t, http.MethodPatch, short, map[string]any{"modelConfigKey": "gpt"}), http.StatusOK)
-		wantStatus(t, srv.Do(t, http.MethodDelete, aiModelsPath("ai")+"/claude", nil), http.StatusNoContent)
-		wantStatus(t, srv.Do(t, http.MethodGet, aiModelsPath("ai")+"/claude", nil), http.StatusNotFound)
+		apptest.WantError(t, srv.Do(t, http.MethodDelete, aiModelsPath("ai")+"/claude", nil), http.StatusBadRequest, "invalid_request", "short", "chat")
+		apptest.WantStatus(t, srv.Do(t, http.MethodPatch, short, map[string]any{"modelConfigKey": "gpt"}), http.StatusOK)
+		apptest.WantStatus(t, srv.Do(t, http.MethodDelete, aiModelsPath("ai")+"/claude", nil), http.StatusNoContent)
+		apptest.WantStatus(t, srv.Do(t, http.MethodGet, aiModelsPath("ai")+"/claude", nil), http.StatusNotFound)
 	})
 	t.Run("a deleted variation is gone with every version", func(t *testing.T) {
-		wantStatus(t, srv.Do(t, http.MethodDelete, aiVariationPath("ai", "chat", "long"), nil), http.StatusNoContent)
-		wantError(t, srv.Do(t, http.MethodGet, aiVariationPath("ai", "chat", "long"), nil), http.StatusNotFound, "not_found")
-		wantError(t, srv.Do(t, http.MethodPatch, aiVariationPath("ai", "chat", "long"), map[string]any{"name": "x"}), http.StatusNotFound, "not_found")
+		apptest.WantStatus(t, srv.Do(t, http.MethodDelete, aiVariationPath("ai", "chat", "long"), nil), http.StatusNoContent)
+		apptest.WantError(t, srv.Do(t, http.MethodGet, aiVariationPath("ai", "chat", "long"), nil), http.StatusNotFound, "not_found")
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, aiVariationPath("ai", "chat", "long"), map[string]any{"name": "x"}), http.StatusNotFound, "not_found")
 	})
 	t.Run("a deleted AI Config takes its variations with it", func(t *testing.T) {
-		wantStatus(t, srv.Do(t, http.MethodDelete, aiConfigPath("ai", "chat"), nil), http.StatusNoContent)
-		wantStatus(t, srv.Do(t, http.MethodGet, aiConfigPath("ai", "chat"), nil), http.StatusNotFound)
-		wantStatus(t, srv.Do(t, http.MethodPost, aiConfigsPath("ai"), map[string]any{"key": "chat", "name": "Chat again"}), http.StatusCreated)
+		apptest.WantStatus(t, srv.Do(t, http.MethodDelete, aiConfigPath("ai", "chat"), nil), http.StatusNoContent)
+		apptest.WantStatus(t, srv.Do(t, http.MethodGet, aiConfigPath("ai", "chat"), nil), http.StatusNotFound)
+		apptest.WantStatus(t, srv.Do(t, http.MethodPost, aiConfigsPath("ai"), map[string]any{"key": "chat", "name": "Chat again"}), http.StatusCreated)
 		if m := srv.Do(t, http.MethodGet, aiConfigPath("ai", "chat"), nil).Map(t); len(m["variations"].([]any)) != 0 {
 			t.Errorf("old variations came back: %v", m)
 		}
@@ -177,7 +177,7 @@ func TestAIConfigVariations(t *testing.T) {
 func TestAIConfigVariationReview(t *testing.T) {
 	srv := apptest.New(t)
 	aiProject(t, srv, "ai")
-	wantStatus(t, srv.Do(t, http.MethodPost, envsPath("ai"), map[string]any{"key": "production", "name": "Production", "color": "336699"}), http.StatusCreated)
+	apptest.WantStatus(t, srv.Do(t, http.MethodPost, envsPath("ai"), map[string]any{"key": "production", "name": "Production", "color": "336699"}), http.StatusCreated)
 	// No API sets resource approval settings yet; the stored environment is edited directly.
 	k := store.EnvironmentKey("ai", "production")
 	it, err := srv.Table.Get(context.Background(), k)
@@ -197,7 +197,7 @@ func TestAIConfigVariationReview(t *testing.T) {
 	}
 
 	t.Run("an environment requiring review of AI Configs refuses the variation edit rather than bypass it", func(t *testing.T) {
-		wantError(t, srv.Do(t, http.MethodPatch, aiVariationPath("ai", "chat", "short"), map[string]any{"name": "x"}), http.StatusForbidden, "forbidden", "production", "approval request")
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, aiVariationPath("ai", "chat", "short"), map[string]any{"name": "x"}), http.StatusForbidden, "forbidden", "production", "approval request")
 		if m := srv.Do(t, http.MethodGet, aiVariationPath("ai", "chat", "short"), nil).Map(t); m["totalCount"] != float64(1) {
 			t.Errorf("a new version was stored: %v", m)
 		}
@@ -210,7 +210,7 @@ func TestAIModelConfigs(t *testing.T) {
 
 	t.Run("the list holds the project's model configs with _access", func(t *testing.T) {
 		res := srv.Do(t, http.MethodGet, aiModelsPath("ai"), nil)
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		var got []map[string]any
 		res.JSON(t, &got)
 		if len(got) != 2 || got[0]["key"] != "claude" || got[1]["key"] != "gpt" || got[0]["_access"] == nil || got[0]["version"] != float64(1) {
@@ -224,9 +224,9 @@ func TestAIModelConfigs(t *testing.T) {
 		}
 	})
 	t.Run("a second model config with the same key is a conflict, a missing id is refused", func(t *testing.T) {
-		wantError(t, srv.Do(t, http.MethodPost, aiModelsPath("ai"), map[string]any{"key": "gpt", "name": "again", "id": "x"}), http.StatusConflict, "conflict", "gpt")
-		wantError(t, srv.Do(t, http.MethodPost, aiModelsPath("ai"), map[string]any{"key": "z", "name": "Z"}), http.StatusBadRequest, "invalid_request", "id")
-		wantError(t, srv.Do(t, http.MethodPost, aiModelsPath("ai"), map[string]any{"key": "z", "name": "Z", "id": "z", "costPerInputToken": -1}), http.StatusBadRequest, "invalid_request", "costPerInputToken")
+		apptest.WantError(t, srv.Do(t, http.MethodPost, aiModelsPath("ai"), map[string]any{"key": "gpt", "name": "again", "id": "x"}), http.StatusConflict, "conflict", "gpt")
+		apptest.WantError(t, srv.Do(t, http.MethodPost, aiModelsPath("ai"), map[string]any{"key": "z", "name": "Z"}), http.StatusBadRequest, "invalid_request", "id")
+		apptest.WantError(t, srv.Do(t, http.MethodPost, aiModelsPath("ai"), map[string]any{"key": "z", "name": "Z", "id": "z", "costPerInputToken": -1}), http.StatusBadRequest, "invalid_request", "costPerInputToken")
 	})
 }
 

@@ -38,7 +38,7 @@ var answerRequests = map[string]func(tb testing.TB, w *world) answerRequest{
 	"getProjects": func(testing.TB, *world) answerRequest { return answerRequest{path: api + "/projects"} },
 	"getProject":  func(_ testing.TB, w *world) answerRequest { return answerRequest{path: projectPath(w.project)} },
 	"patchProject": func(_ testing.TB, w *world) answerRequest {
-		return patchOf(projectPath(w.project), replace("/name", "Renamed"))
+		return patchOf(projectPath(w.project), apptest.Replace("/name", "Renamed"))
 	},
 	"postProject": func(_ testing.TB, w *world) answerRequest {
 		return postOf(api+"/projects", map[string]any{"key": w.unique("proj"), "name": "New"})
@@ -53,7 +53,7 @@ var answerRequests = map[string]func(tb testing.TB, w *world) answerRequest{
 		return postOf(envsPath(w.project), map[string]any{"key": w.unique("env"), "name": "New", "color": "336699"})
 	},
 	"patchEnvironment": func(_ testing.TB, w *world) answerRequest {
-		return patchOf(envPath(w.project, "test"), replace("/name", "Testing"))
+		return patchOf(envPath(w.project, "test"), apptest.Replace("/name", "Testing"))
 	},
 	"deleteEnvironment": func(tb testing.TB, w *world) answerRequest {
 		return answerRequest{path: envPath(w.project, w.throwawayEnvironment(tb))}
@@ -145,7 +145,7 @@ var answerRequests = map[string]func(tb testing.TB, w *world) answerRequest{
 		return answerRequest{path: api + "/applications/world?expand=flags", headers: betaHeader}
 	},
 	"patchApplication": func(testing.TB, *world) answerRequest {
-		return answerRequest{path: api + "/applications/world", body: []patchOp{replace("/description", "the world")}, headers: betaHeader}
+		return answerRequest{path: api + "/applications/world", body: []apptest.PatchOp{apptest.Replace("/description", "the world")}, headers: betaHeader}
 	},
 	"deleteApplication": func(tb testing.TB, w *world) answerRequest {
 		key := w.unique("app")
@@ -156,7 +156,7 @@ var answerRequests = map[string]func(tb testing.TB, w *world) answerRequest{
 		return answerRequest{path: api + "/applications/world/versions", headers: betaHeader}
 	},
 	"patchApplicationVersion": func(testing.TB, *world) answerRequest {
-		return answerRequest{path: api + "/applications/world/versions/1.0", body: []patchOp{replace("/name", "One")}, headers: betaHeader}
+		return answerRequest{path: api + "/applications/world/versions/1.0", body: []apptest.PatchOp{apptest.Replace("/name", "One")}, headers: betaHeader}
 	},
 	"deleteApplicationVersion": func(tb testing.TB, w *world) answerRequest {
 		key := w.unique("app")
@@ -190,7 +190,7 @@ var answerRequests = map[string]func(tb testing.TB, w *world) answerRequest{
 		return postOf(flagsPath(w.project), map[string]any{"key": w.unique("flag"), "name": "New"})
 	},
 	"patchFeatureFlag": func(_ testing.TB, w *world) answerRequest {
-		return patchOf(flagPath(w.project, w.flag), replace("/description", "patched"))
+		return patchOf(flagPath(w.project, w.flag), apptest.Replace("/description", "patched"))
 	},
 	"deleteFeatureFlag": func(tb testing.TB, w *world) answerRequest {
 		key := w.unique("flag")
@@ -250,7 +250,7 @@ var answerRequests = map[string]func(tb testing.TB, w *world) answerRequest{
 		return postOf(api+"/tokens", map[string]any{"name": w.unique("token"), "role": "reader"})
 	},
 	"patchToken": func(_ testing.TB, w *world) answerRequest {
-		return patchOf(api+"/tokens/"+w.tokenID, replace("/name", "renamed"))
+		return patchOf(api+"/tokens/"+w.tokenID, apptest.Replace("/name", "renamed"))
 	},
 	"resetToken": func(_ testing.TB, w *world) answerRequest { return postOf(api+"/tokens/"+w.tokenID+"/reset", nil) },
 	"deleteToken": func(tb testing.TB, w *world) answerRequest {
@@ -261,7 +261,7 @@ var answerRequests = map[string]func(tb testing.TB, w *world) answerRequest{
 	"getMembers": func(testing.TB, *world) answerRequest { return answerRequest{path: api + "/members"} },
 	"getMember":  func(_ testing.TB, w *world) answerRequest { return answerRequest{path: api + "/members/" + w.memberID} },
 	"patchMember": func(_ testing.TB, w *world) answerRequest {
-		return patchOf(api+"/members/"+w.memberID, replace("/firstName", "Ray"))
+		return patchOf(api+"/members/"+w.memberID, apptest.Replace("/firstName", "Ray"))
 	},
 	"postMembers": func(_ testing.TB, w *world) answerRequest {
 		return postOf(api+"/members", []map[string]any{{"email": w.unique("new") + "@example.com", "role": "reader"}})
@@ -274,7 +274,7 @@ var answerRequests = map[string]func(tb testing.TB, w *world) answerRequest{
 	"getCustomRoles": func(testing.TB, *world) answerRequest { return answerRequest{path: api + "/roles"} },
 	"getCustomRole":  func(_ testing.TB, w *world) answerRequest { return answerRequest{path: api + "/roles/" + w.roleKey} },
 	"patchCustomRole": func(_ testing.TB, w *world) answerRequest {
-		return patchOf(api+"/roles/"+w.roleKey, replace("/name", "Viewer"))
+		return patchOf(api+"/roles/"+w.roleKey, apptest.Replace("/name", "Viewer"))
 	},
 	"postCustomRole": func(_ testing.TB, w *world) answerRequest {
 		return postOf(api+"/roles", map[string]any{"key": w.unique("role"), "name": "New", "policy": []map[string]any{
@@ -290,7 +290,7 @@ var answerRequests = map[string]func(tb testing.TB, w *world) answerRequest{
 	"getTeams": func(testing.TB, *world) answerRequest { return answerRequest{path: api + "/teams"} },
 	"getTeam":  func(_ testing.TB, w *world) answerRequest { return answerRequest{path: api + "/teams/" + w.teamKey} },
 	"patchTeam": func(_ testing.TB, w *world) answerRequest {
-		return patchOf(api+"/teams/"+w.teamKey, replace("/name", "Operations"))
+		return patchOf(api+"/teams/"+w.teamKey, apptest.Replace("/name", "Operations"))
 	},
 	"getTeamRoles": func(_ testing.TB, w *world) answerRequest {
 		return answerRequest{path: api + "/teams/" + w.teamKey + "/roles"}
@@ -312,7 +312,7 @@ var answerRequests = map[string]func(tb testing.TB, w *world) answerRequest{
 		return answerRequest{path: api + "/oauth/clients/" + w.clientID}
 	},
 	"patchOAuthClient": func(_ testing.TB, w *world) answerRequest {
-		return patchOf(api+"/oauth/clients/"+w.clientID, replace("/name", "renamed"))
+		return patchOf(api+"/oauth/clients/"+w.clientID, apptest.Replace("/name", "renamed"))
 	},
 	"createOAuth2Client": func(_ testing.TB, w *world) answerRequest {
 		return postOf(api+"/oauth/clients", map[string]any{"name": w.unique("client"), "redirectUri": "https://app.example.com/cb"})
@@ -355,7 +355,7 @@ var answerRequests = map[string]func(tb testing.TB, w *world) answerRequest{
 		return answerRequest{path: api + "/webhooks/" + w.webhookID}
 	},
 	"patchWebhook": func(_ testing.TB, w *world) answerRequest {
-		return patchOf(api+"/webhooks/"+w.webhookID, replace("/name", "renamed"))
+		return patchOf(api+"/webhooks/"+w.webhookID, apptest.Replace("/name", "renamed"))
 	},
 	"postWebhook": func(_ testing.TB, w *world) answerRequest {
 		return postOf(api+"/webhooks", map[string]any{"url": "http://127.0.0.1:9/" + w.unique("hook"), "sign": false, "on": false})
@@ -373,7 +373,9 @@ func postOf(path string, body any) answerRequest {
 	return answerRequest{path: path, body: body}
 }
 
-func patchOf(path string, ops ...patchOp) answerRequest { return answerRequest{path: path, body: ops} }
+func patchOf(path string, ops ...apptest.PatchOp) answerRequest {
+	return answerRequest{path: path, body: ops}
+}
 
 func semanticOf(path string, ins ...map[string]any) answerRequest {
 	return answerRequest{path: path, body: map[string]any{"instructions": ins}, headers: []string{"Content-Type", semanticType}}

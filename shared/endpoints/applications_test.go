@@ -16,13 +16,13 @@ func TestApplicationsFromEvents(t *testing.T) {
 	srv := apptest.New(t)
 	e := newSDKEnv(t, srv, "apps")
 	srv.Do(t, http.MethodPost, flagsPath(e.project), map[string]any{"key": "checkout", "name": "New checkout"})
-	wantStatus(t, postEvents(t, srv, "/bulk", e.sdkKey, goSDKPayload(time.Now(), "u1")), http.StatusAccepted)
+	apptest.WantStatus(t, postEvents(t, srv, "/bulk", e.sdkKey, goSDKPayload(time.Now(), "u1")), http.StatusAccepted)
 	beta := betaHeader
 	app := api + "/applications/shop-api"
 
 	t.Run("the application the SDK's tags name is added automatically", func(t *testing.T) {
 		res := srv.Do(t, http.MethodGet, api+"/applications", nil, beta...)
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		var got struct {
 			Items []struct {
 				Key       string         `json:"key"`
@@ -40,11 +40,11 @@ func TestApplicationsFromEvents(t *testing.T) {
 		}
 	})
 	t.Run("applications are beta: without the header they are refused", func(t *testing.T) {
-		wantError(t, srv.Do(t, http.MethodGet, api+"/applications", nil), http.StatusForbidden, "forbidden", "beta")
+		apptest.WantError(t, srv.Do(t, http.MethodGet, api+"/applications", nil), http.StatusForbidden, "forbidden", "beta")
 	})
 	t.Run("expand=flags lists the flags the application evaluated", func(t *testing.T) {
 		res := srv.Do(t, http.MethodGet, app+"?expand=flags", nil, beta...)
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		body := res.String()
 		if !strings.Contains(body, `"totalCount":2`) || !strings.Contains(body, `"name":"New checkout"`) || !strings.Contains(body, `"key":"missing"`) {
 			t.Errorf("want checkout (with its name) and missing: %s", body)
@@ -52,45 +52,45 @@ func TestApplicationsFromEvents(t *testing.T) {
 		if strings.Contains(srv.Do(t, http.MethodGet, app, nil, beta...).String(), `"flags"`) {
 			t.Error("flags appear without expand=flags")
 		}
-		wantError(t, srv.Do(t, http.MethodGet, app+"?expand=nope", nil, beta...), http.StatusBadRequest, "invalid_request", "nope")
+		apptest.WantError(t, srv.Do(t, http.MethodGet, app+"?expand=nope", nil, beta...), http.StatusBadRequest, "invalid_request", "nope")
 	})
 	t.Run("the version the tags name is listed", func(t *testing.T) {
 		res := srv.Do(t, http.MethodGet, app+"/versions", nil, beta...)
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		if !strings.Contains(res.String(), `"key":"1.4.2"`) || !strings.Contains(res.String(), `"autoAdded":true`) {
 			t.Errorf("want version 1.4.2 auto-added: %s", res.Body)
 		}
 	})
 	t.Run("a patch renames the application, audited", func(t *testing.T) {
-		res := srv.Do(t, http.MethodPatch, app, []patchOp{replace("/name", "Shop API"), replace("/kind", "mobile")}, beta...)
-		wantStatus(t, res, http.StatusOK)
+		res := srv.Do(t, http.MethodPatch, app, []apptest.PatchOp{apptest.Replace("/name", "Shop API"), apptest.Replace("/kind", "mobile")}, beta...)
+		apptest.WantStatus(t, res, http.StatusOK)
 		if m := res.Map(t); m["name"] != "Shop API" || m["kind"] != "mobile" || m["_version"] != float64(2) {
 			t.Errorf("want the new name and kind at version 2: %s", res.Body)
 		}
-		wantError(t, srv.Do(t, http.MethodPatch, app, []patchOp{replace("/kind", "toaster")}, beta...), http.StatusBadRequest, "invalid_request", "kind")
-		wantError(t, srv.Do(t, http.MethodPatch, app, []patchOp{replace("/key", "other")}, beta...), http.StatusBadRequest, "invalid_request")
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, app, []apptest.PatchOp{apptest.Replace("/kind", "toaster")}, beta...), http.StatusBadRequest, "invalid_request", "kind")
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, app, []apptest.PatchOp{apptest.Replace("/key", "other")}, beta...), http.StatusBadRequest, "invalid_request")
 		if log := srv.Do(t, http.MethodGet, api+"/auditlog?limit=1", nil); !strings.Contains(log.String(), "updated the application") {
 			t.Errorf("want an audit entry: %s", log.Body)
 		}
 	})
 	t.Run("another event keeps the edited application as it is", func(t *testing.T) {
-		wantStatus(t, postEvents(t, srv, "/bulk", e.sdkKey, goSDKPayload(time.Now(), "u9")), http.StatusAccepted)
+		apptest.WantStatus(t, postEvents(t, srv, "/bulk", e.sdkKey, goSDKPayload(time.Now(), "u9")), http.StatusAccepted)
 		if m := srv.Do(t, http.MethodGet, app, nil, beta...).Map(t); m["name"] != "Shop API" {
 			t.Errorf("name %v, want Shop API", m["name"])
 		}
 	})
 	t.Run("a version is patched and deleted", func(t *testing.T) {
-		res := srv.Do(t, http.MethodPatch, app+"/versions/1.4.2", []patchOp{replace("/supported", false)}, beta...)
-		wantStatus(t, res, http.StatusOK)
+		res := srv.Do(t, http.MethodPatch, app+"/versions/1.4.2", []apptest.PatchOp{apptest.Replace("/supported", false)}, beta...)
+		apptest.WantStatus(t, res, http.StatusOK)
 		if res.Map(t)["supported"] != false {
 			t.Errorf("want supported false: %s", res.Body)
 		}
-		wantStatus(t, srv.Do(t, http.MethodDelete, app+"/versions/1.4.2", nil, beta...), http.StatusNoContent)
-		wantError(t, srv.Do(t, http.MethodDelete, app+"/versions/1.4.2", nil, beta...), http.StatusNotFound, "not_found", "1.4.2")
+		apptest.WantStatus(t, srv.Do(t, http.MethodDelete, app+"/versions/1.4.2", nil, beta...), http.StatusNoContent)
+		apptest.WantError(t, srv.Do(t, http.MethodDelete, app+"/versions/1.4.2", nil, beta...), http.StatusNotFound, "not_found", "1.4.2")
 	})
 	t.Run("deleting the application removes it", func(t *testing.T) {
-		wantStatus(t, srv.Do(t, http.MethodDelete, app, nil, beta...), http.StatusNoContent)
-		wantError(t, srv.Do(t, http.MethodGet, app, nil, beta...), http.StatusNotFound, "not_found", "shop-api")
-		wantError(t, srv.Do(t, http.MethodGet, app+"/versions", nil, beta...), http.StatusNotFound, "not_found")
+		apptest.WantStatus(t, srv.Do(t, http.MethodDelete, app, nil, beta...), http.StatusNoContent)
+		apptest.WantError(t, srv.Do(t, http.MethodGet, app, nil, beta...), http.StatusNotFound, "not_found", "shop-api")
+		apptest.WantError(t, srv.Do(t, http.MethodGet, app+"/versions", nil, beta...), http.StatusNotFound, "not_found")
 	})
 }

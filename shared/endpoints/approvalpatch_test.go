@@ -21,12 +21,12 @@ func TestPatchApprovalRequest(t *testing.T) {
 	srv.MustCreateProject(t, "p")
 	abc(t, srv, "p", "f")
 	members := inviteMembers(t, srv, map[string]any{"email": "a@example.com"}, map[string]any{"email": "b@example.com"})
-	wantStatus(t, srv.Do(t, http.MethodPost, api+"/teams", map[string]any{"key": "ops", "name": "Ops"}), http.StatusCreated)
+	apptest.WantStatus(t, srv.Do(t, http.MethodPost, api+"/teams", map[string]any{"key": "ops", "name": "Ops"}), http.StatusCreated)
 	req := apCreate(t, srv, "p", "f", map[string]any{"notifyMemberIds": []string{members[0].ID}}, instr("turnFlagOn"))
 
 	t.Run("addReviewers adds members and teams, each once", func(t *testing.T) {
 		res := patchApproval(t, srv, req.ID, instr("addReviewers", "notifyMemberIds", []string{members[0].ID, members[1].ID}, "notifyTeamKeys", []string{"ops"}))
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		got := apDecode(t, res)
 		if strings.Join(got.NotifyMemberIDs, ",") != members[0].ID+","+members[1].ID || strings.Join(got.NotifyTeamKeys, ",") != "ops" || got.Version != req.Version+1 {
 			t.Errorf("members %v teams %v version %d", got.NotifyMemberIDs, got.NotifyTeamKeys, got.Version)
@@ -34,7 +34,7 @@ func TestPatchApprovalRequest(t *testing.T) {
 	})
 	t.Run("updateDescription replaces the description, also sent as plain JSON", func(t *testing.T) {
 		res := srv.Do(t, http.MethodPatch, approvalPath(req.ID), map[string]any{"instructions": []any{instr("updateDescription", "value", "New description")}}, betaHeader...)
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		if got := apDecode(t, res); got.Description != "New description" {
 			t.Errorf("description %q", got.Description)
 		}
@@ -61,7 +61,7 @@ func TestPatchApprovalRequest(t *testing.T) {
 	}
 	for _, tc := range bad {
 		t.Run(tc.name+" and changes nothing", func(t *testing.T) {
-			wantError(t, patchApproval(t, srv, req.ID, tc.ins...), tc.status, "invalid_request", tc.parts...)
+			apptest.WantError(t, patchApproval(t, srv, req.ID, tc.ins...), tc.status, "invalid_request", tc.parts...)
 			got := apDecode(t, srv.Do(t, http.MethodGet, approvalPath(req.ID), nil))
 			if got.Description != "New description" || len(got.NotifyMemberIDs) != 2 {
 				t.Errorf("stored request changed: %+v", got)
@@ -69,10 +69,10 @@ func TestPatchApprovalRequest(t *testing.T) {
 		})
 	}
 	t.Run("no instructions is 400", func(t *testing.T) {
-		wantError(t, srv.Do(t, http.MethodPatch, approvalPath(req.ID), map[string]any{"instructions": []any{}}, betaHeader...), 400, "invalid_request", "instructions")
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, approvalPath(req.ID), map[string]any{"instructions": []any{}}, betaHeader...), 400, "invalid_request", "instructions")
 	})
 	t.Run("a missing request is 404", func(t *testing.T) {
-		wantError(t, patchApproval(t, srv, "nope", instr("updateDescription", "value", "x")), 404, "not_found")
+		apptest.WantError(t, patchApproval(t, srv, "nope", instr("updateDescription", "value", "x")), 404, "not_found")
 	})
 	t.Run("concurrent updates all land", func(t *testing.T) {
 		var wg sync.WaitGroup
@@ -80,7 +80,7 @@ func TestPatchApprovalRequest(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				wantStatus(t, patchApproval(t, srv, req.ID, instr("updateDescription", "value", "by "+id)), http.StatusOK)
+				apptest.WantStatus(t, patchApproval(t, srv, req.ID, instr("updateDescription", "value", "by "+id)), http.StatusOK)
 			}()
 		}
 		wg.Wait()
@@ -91,9 +91,9 @@ func TestPatchApprovalRequest(t *testing.T) {
 	})
 	t.Run("an applied request is 400", func(t *testing.T) {
 		_, rev := reviewer(t, srv, "rev@example.com")
-		wantStatus(t, review(srv, t, req.ID, "approve", rev), http.StatusOK)
-		wantStatus(t, applyReq(srv, t, req.ID), http.StatusOK)
-		wantError(t, patchApproval(t, srv, req.ID, instr("updateDescription", "value", "late")), 400, "invalid_request", "completed", "pending or scheduled")
+		apptest.WantStatus(t, review(srv, t, req.ID, "approve", rev), http.StatusOK)
+		apptest.WantStatus(t, applyReq(srv, t, req.ID), http.StatusOK)
+		apptest.WantError(t, patchApproval(t, srv, req.ID, instr("updateDescription", "value", "late")), 400, "invalid_request", "completed", "pending or scheduled")
 	})
 }
 
@@ -117,7 +117,7 @@ func TestPatchApprovalRequestRights(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			res := srv.Do(t, http.MethodPatch, approvalPath(tc.id), map[string]any{"instructions": []any{instr("updateDescription", "value", "x")}}, "Authorization", tok, "SVC-API-Version", "beta")
-			wantStatus(t, res, tc.status)
+			apptest.WantStatus(t, res, tc.status)
 		})
 	}
 }

@@ -75,7 +75,7 @@ func apCreate(t testing.TB, srv *apptest.Server, p, f string, extra map[string]a
 		body[k] = v
 	}
 	res := srv.Do(t, http.MethodPost, approvalsPath, body)
-	wantStatus(t, res, http.StatusCreated)
+	apptest.WantStatus(t, res, http.StatusCreated)
 	return apDecode(t, res)
 }
 
@@ -97,9 +97,9 @@ func reviewer(t testing.TB, srv *apptest.Server, email string) (string, string) 
 	return m.ID, tok
 }
 
-func setApprovals(t testing.TB, srv *apptest.Server, p, e string, ops ...patchOp) {
+func setApprovals(t testing.TB, srv *apptest.Server, p, e string, ops ...apptest.PatchOp) {
 	t.Helper()
-	wantStatus(t, srv.Do(t, http.MethodPatch, envPath(p, e), ops), http.StatusOK)
+	apptest.WantStatus(t, srv.Do(t, http.MethodPatch, envPath(p, e), ops), http.StatusOK)
 }
 
 // autoApply sets autoApplyApprovedChanges, which the API does not let
@@ -127,7 +127,7 @@ func TestApprovalRequestCreateAndRead(t *testing.T) {
 	srv.MustCreateProject(t, "p")
 	d := abc(t, srv, "p", "f")
 	m := inviteMembers(t, srv, map[string]any{"email": "n@example.com"})[0]
-	wantStatus(t, srv.Do(t, http.MethodPost, api+"/teams", map[string]any{"key": "ops", "name": "Ops"}), http.StatusCreated)
+	apptest.WantStatus(t, srv.Do(t, http.MethodPost, api+"/teams", map[string]any{"key": "ops", "name": "Ops"}), http.StatusCreated)
 
 	var created apDoc
 	t.Run("a valid request is created pending with its fields", func(t *testing.T) {
@@ -170,35 +170,35 @@ func TestApprovalRequestCreateAndRead(t *testing.T) {
 			if c.status == 404 {
 				code = "not_found"
 			}
-			wantError(t, srv.Do(t, http.MethodPost, approvalsPath, c.body), c.status, code, c.parts...)
+			apptest.WantError(t, srv.Do(t, http.MethodPost, approvalsPath, c.body), c.status, code, c.parts...)
 		})
 	}
 
 	t.Run("get returns the request and expands flag, project, environments", func(t *testing.T) {
 		res := srv.Do(t, http.MethodGet, approvalPath(created.ID)+"?expand=flag,project,environments", nil)
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		got := apDecode(t, res)
 		if got.ID != created.ID || got.Flag == nil || got.Flag.Key != "f" || got.Project["key"] != "p" || len(got.Environments) != 1 || got.Environments[0]["key"] != "production" {
 			t.Errorf("got %s", res.Body)
 		}
-		wantError(t, srv.Do(t, http.MethodGet, approvalPath(created.ID)+"?expand=bogus", nil), 400, "invalid_request", "bogus")
-		wantError(t, srv.Do(t, http.MethodGet, approvalPath("nope"), nil), 404, "not_found")
+		apptest.WantError(t, srv.Do(t, http.MethodGet, approvalPath(created.ID)+"?expand=bogus", nil), 400, "invalid_request", "bogus")
+		apptest.WantError(t, srv.Do(t, http.MethodGet, approvalPath("nope"), nil), 404, "not_found")
 	})
 
 	t.Run("conflicts list an instruction that no longer applies", func(t *testing.T) {
 		// Archiving the flag makes the request's first instruction fail.
-		wantStatus(t, semantic(t, srv, "p", "f", sp("", instr("archiveFlag"))), http.StatusOK)
+		apptest.WantStatus(t, semantic(t, srv, "p", "f", sp("", instr("archiveFlag"))), http.StatusOK)
 		got := apDecode(t, srv.Do(t, http.MethodGet, approvalPath(created.ID), nil))
 		if len(got.Conflicts) != 1 || got.Conflicts[0].Instruction["kind"] != "turnFlagOn" || !strings.Contains(got.Conflicts[0].Reason, "archived") {
 			t.Errorf("conflicts %+v", got.Conflicts)
 		}
-		wantStatus(t, semantic(t, srv, "p", "f", sp("", instr("restoreFlag"))), http.StatusOK)
+		apptest.WantStatus(t, semantic(t, srv, "p", "f", sp("", instr("restoreFlag"))), http.StatusOK)
 	})
 
 	t.Run("delete removes a pending request", func(t *testing.T) {
 		x := apCreate(t, srv, "p", "f", nil, instr("turnFlagOn"))
-		wantStatus(t, srv.Do(t, http.MethodDelete, approvalPath(x.ID), nil), http.StatusNoContent)
-		wantError(t, srv.Do(t, http.MethodGet, approvalPath(x.ID), nil), 404, "not_found")
+		apptest.WantStatus(t, srv.Do(t, http.MethodDelete, approvalPath(x.ID), nil), http.StatusNoContent)
+		apptest.WantError(t, srv.Do(t, http.MethodGet, approvalPath(x.ID), nil), 404, "not_found")
 	})
 }
 
@@ -212,12 +212,12 @@ func TestApprovalRequestList(t *testing.T) {
 	a := apCreate(t, srv, "p", "f", map[string]any{"notifyMemberIds": []string{m.ID}}, instr("turnFlagOn"))
 	b := apCreate(t, srv, "q", "g", nil, instr("turnFlagOff"))
 	_, tok := reviewer(t, srv, "r@example.com")
-	wantStatus(t, review(srv, t, b.ID, "approve", tok), http.StatusOK)
+	apptest.WantStatus(t, review(srv, t, b.ID, "approve", tok), http.StatusOK)
 	owner := a.RequestorID
 
 	ids := func(t *testing.T, res *apptest.Response) []string {
 		t.Helper()
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		var c struct {
 			TotalCount int     `json:"totalCount"`
 			Items      []apDoc `json:"items"`
@@ -253,18 +253,18 @@ func TestApprovalRequestList(t *testing.T) {
 		})
 	}
 	t.Run("an unknown filter field is 400", func(t *testing.T) {
-		wantError(t, srv.Do(t, http.MethodGet, approvalsPath+"?filter="+url.QueryEscape("color equals red"), nil), 400, "invalid_request", "color")
+		apptest.WantError(t, srv.Do(t, http.MethodGet, approvalsPath+"?filter="+url.QueryEscape("color equals red"), nil), 400, "invalid_request", "color")
 	})
 	t.Run("limit and offset page the list", func(t *testing.T) {
 		got := ids(t, srv.Do(t, http.MethodGet, approvalsPath+"?limit=1&offset=1", nil))
 		if len(got) != 1 || got[0] != a.ID {
 			t.Errorf("page %v", got)
 		}
-		wantStatus(t, srv.Do(t, http.MethodGet, approvalsPath+"?limit=201", nil), http.StatusBadRequest)
+		apptest.WantStatus(t, srv.Do(t, http.MethodGet, approvalsPath+"?limit=201", nil), http.StatusBadRequest)
 	})
 	t.Run("expand flag and project fill each item", func(t *testing.T) {
 		res := srv.Do(t, http.MethodGet, approvalsPath+"?expand=flag,project", nil)
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		var c struct{ Items []apDoc }
 		res.JSON(t, &c)
 		for _, it := range c.Items {
@@ -284,30 +284,30 @@ func TestApprovalRequestReviewAndApply(t *testing.T) {
 
 	t.Run("the requester cannot approve their own request", func(t *testing.T) {
 		a := apCreate(t, srv, "p", "f", nil, instr("turnFlagOn"))
-		wantError(t, review(srv, t, a.ID, "approve", srv.Token), 403, "forbidden", "own")
+		apptest.WantError(t, review(srv, t, a.ID, "approve", srv.Token), 403, "forbidden", "own")
 		got := apDecode(t, review(srv, t, a.ID, "comment", srv.Token))
 		if len(got.AllReviews) != 1 || got.AllReviews[0].Kind != "comment" || got.ReviewStatus != "pending" {
 			t.Errorf("after a comment: %+v", got)
 		}
 	})
 	t.Run("the requester may approve their own request when canReviewOwnRequest", func(t *testing.T) {
-		setApprovals(t, srv, "p", "production", replace("/approvalSettings/canReviewOwnRequest", true))
-		defer setApprovals(t, srv, "p", "production", replace("/approvalSettings/canReviewOwnRequest", false))
+		setApprovals(t, srv, "p", "production", apptest.Replace("/approvalSettings/canReviewOwnRequest", true))
+		defer setApprovals(t, srv, "p", "production", apptest.Replace("/approvalSettings/canReviewOwnRequest", false))
 		a := apCreate(t, srv, "p", "f", nil, instr("turnFlagOn"))
 		res := review(srv, t, a.ID, "approve", srv.Token)
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		if got := apDecode(t, res); got.ReviewStatus != "approved" || got.AllReviews[0].MemberID != a.RequestorID {
 			t.Errorf("got %+v", got)
 		}
 	})
 	t.Run("minNumApprovals 2 needs two distinct approvers", func(t *testing.T) {
-		setApprovals(t, srv, "p", "production", replace("/approvalSettings/minNumApprovals", 2))
-		defer setApprovals(t, srv, "p", "production", replace("/approvalSettings/minNumApprovals", 1))
+		setApprovals(t, srv, "p", "production", apptest.Replace("/approvalSettings/minNumApprovals", 2))
+		defer setApprovals(t, srv, "p", "production", apptest.Replace("/approvalSettings/minNumApprovals", 1))
 		a := apCreate(t, srv, "p", "f", nil, instr("turnFlagOn"))
 		if got := apDecode(t, review(srv, t, a.ID, "approve", tok1)); got.ReviewStatus != "pending" {
 			t.Errorf("after one approval: %s", got.ReviewStatus)
 		}
-		wantError(t, applyReq(srv, t, a.ID), 400, "invalid_request", "not approved")
+		apptest.WantError(t, applyReq(srv, t, a.ID), 400, "invalid_request", "not approved")
 		if got := apDecode(t, review(srv, t, a.ID, "approve", tok1)); got.ReviewStatus != "pending" {
 			t.Errorf("the same approver twice: %s", got.ReviewStatus)
 		}
@@ -316,28 +316,28 @@ func TestApprovalRequestReviewAndApply(t *testing.T) {
 		}
 	})
 	t.Run("a declined request cannot be applied unless canApplyDeclinedChanges", func(t *testing.T) {
-		setApprovals(t, srv, "p", "production", replace("/approvalSettings/canApplyDeclinedChanges", false))
+		setApprovals(t, srv, "p", "production", apptest.Replace("/approvalSettings/canApplyDeclinedChanges", false))
 		a := apCreate(t, srv, "p", "f", nil, instr("turnFlagOn"))
 		if got := apDecode(t, review(srv, t, a.ID, "decline", tok1)); got.ReviewStatus != "declined" {
 			t.Errorf("after decline: %s", got.ReviewStatus)
 		}
-		wantError(t, applyReq(srv, t, a.ID), 400, "invalid_request", "declined")
-		setApprovals(t, srv, "p", "production", replace("/approvalSettings/canApplyDeclinedChanges", true))
+		apptest.WantError(t, applyReq(srv, t, a.ID), 400, "invalid_request", "declined")
+		setApprovals(t, srv, "p", "production", apptest.Replace("/approvalSettings/canApplyDeclinedChanges", true))
 		b := apCreate(t, srv, "p", "f", nil, instr("turnFlagOn"))
-		wantStatus(t, review(srv, t, b.ID, "decline", tok1), http.StatusOK)
+		apptest.WantStatus(t, review(srv, t, b.ID, "decline", tok1), http.StatusOK)
 		res := applyReq(srv, t, b.ID)
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		if got := apDecode(t, res); got.Status != "completed" {
 			t.Errorf("declined apply: %+v", got)
 		}
-		wantStatus(t, semantic(t, srv, "p", "f", sp("production", instr("turnFlagOff"))), http.StatusOK)
+		apptest.WantStatus(t, semantic(t, srv, "p", "f", sp("production", instr("turnFlagOff"))), http.StatusOK)
 	})
 	t.Run("apply changes the flag, writes the audit entry and cannot run twice", func(t *testing.T) {
 		d := flGet(t, srv, "p", "f")
 		a := apCreate(t, srv, "p", "f", nil, instr("turnFlagOn"), instr("addUserTargets", "values", []string{"u1"}, "variationId", d.vid(1)))
-		wantStatus(t, review(srv, t, a.ID, "approve", tok1), http.StatusOK)
+		apptest.WantStatus(t, review(srv, t, a.ID, "approve", tok1), http.StatusOK)
 		res := applyReq(srv, t, a.ID)
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		got := apDecode(t, res)
 		if got.Status != "completed" || got.AppliedDate == "" || got.AppliedByMemberID != a.RequestorID {
 			t.Errorf("applied %+v", got)
@@ -350,20 +350,20 @@ func TestApprovalRequestReviewAndApply(t *testing.T) {
 		if e.Kind != "flag" || e.Comment != "ship" {
 			t.Errorf("entry %+v", e)
 		}
-		wantError(t, applyReq(srv, t, a.ID), 400, "invalid_request", "already applied")
+		apptest.WantError(t, applyReq(srv, t, a.ID), 400, "invalid_request", "already applied")
 	})
 	t.Run("instructions that no longer apply fail the request with the reason", func(t *testing.T) {
-		wantStatus(t, semantic(t, srv, "p", "f", sp("production", instr("addRule", "clauses", []any{map[string]any{"attribute": "k", "op": "in", "values": []any{"x"}}}, "variationId", flGet(t, srv, "p", "f").vid(0), "ref", "r1"))), http.StatusOK)
+		apptest.WantStatus(t, semantic(t, srv, "p", "f", sp("production", instr("addRule", "clauses", []any{map[string]any{"attribute": "k", "op": "in", "values": []any{"x"}}}, "variationId", flGet(t, srv, "p", "f").vid(0), "ref", "r1"))), http.StatusOK)
 		rule := flGet(t, srv, "p", "f").prod().Rules[0].ID
 		a := apCreate(t, srv, "p", "f", nil, instr("updateRuleVariationOrRollout", "ruleId", rule, "variationId", flGet(t, srv, "p", "f").vid(1)))
-		wantStatus(t, semantic(t, srv, "p", "f", sp("production", instr("removeRule", "ruleId", rule))), http.StatusOK)
-		wantStatus(t, review(srv, t, a.ID, "approve", tok1), http.StatusOK)
+		apptest.WantStatus(t, semantic(t, srv, "p", "f", sp("production", instr("removeRule", "ruleId", rule))), http.StatusOK)
+		apptest.WantStatus(t, review(srv, t, a.ID, "approve", tok1), http.StatusOK)
 		res := applyReq(srv, t, a.ID)
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		if got := apDecode(t, res); got.Status != "failed" || got.FailureReason == "" {
 			t.Errorf("got %+v", got)
 		}
-		wantError(t, srv.Do(t, http.MethodDelete, approvalPath(a.ID), nil), 400, "invalid_request", "failed")
+		apptest.WantError(t, srv.Do(t, http.MethodDelete, approvalPath(a.ID), nil), 400, "invalid_request", "failed")
 	})
 	t.Run("autoApplyApprovedChanges applies on the approving review", func(t *testing.T) {
 		autoApply(t, srv, "p", "production", true)
@@ -376,7 +376,7 @@ func TestApprovalRequestReviewAndApply(t *testing.T) {
 	})
 	t.Run("ten concurrent applies: exactly one completes", func(t *testing.T) {
 		a := apCreate(t, srv, "p", "f", nil, instr("addTags", "values", []string{"once"}))
-		wantStatus(t, review(srv, t, a.ID, "approve", tok1), http.StatusOK)
+		apptest.WantStatus(t, review(srv, t, a.ID, "approve", tok1), http.StatusOK)
 		before := flGet(t, srv, "p", "f").Version
 		won := concurrentlyApply(t, 10, func(int) *apptest.Response { return applyReq(srv, t, a.ID) })
 		if len(won) != 1 {
@@ -419,7 +419,7 @@ func TestApprovalRequestScheduled(t *testing.T) {
 	if got.Status != "scheduled" {
 		t.Fatalf("after approval: %+v", got)
 	}
-	wantError(t, applyReq(srv, t, a.ID), 400, "invalid_request", "scheduled")
+	apptest.WantError(t, applyReq(srv, t, a.ID), 400, "invalid_request", "scheduled")
 	ctx := context.Background()
 	svc := srv.App.Services.Approvals
 
@@ -453,8 +453,8 @@ func TestApprovalEnforcement(t *testing.T) {
 	d := abc(t, srv, "p", "f")
 	flCreate(t, srv, "p", map[string]any{"key": "tagged", "name": "Tagged", "tags": []string{"sensitive"}})
 	_, tok := reviewer(t, srv, "r@example.com")
-	setApprovals(t, srv, "p", "test", add("/approvalSettings/requiredApprovalTags/-", "sensitive"))
-	setApprovals(t, srv, "p", "production", replace("/approvalSettings/required", true))
+	setApprovals(t, srv, "p", "test", apptest.Add("/approvalSettings/requiredApprovalTags/-", "sensitive"))
+	setApprovals(t, srv, "p", "production", apptest.Replace("/approvalSettings/required", true))
 
 	cases := []struct {
 		name   string
@@ -465,7 +465,7 @@ func TestApprovalEnforcement(t *testing.T) {
 			return semantic(t, srv, "p", "f", sp("production", instr("turnFlagOn")))
 		}, 405},
 		{"a JSON patch of a required environment is 405", func() *apptest.Response {
-			return srv.Do(t, http.MethodPatch, flagPath("p", "f"), []patchOp{replace("/environments/production/on", true)})
+			return srv.Do(t, http.MethodPatch, flagPath("p", "f"), []apptest.PatchOp{apptest.Replace("/environments/production/on", true)})
 		}, 405},
 		{"a change in another environment is allowed", func() *apptest.Response {
 			return semantic(t, srv, "p", "f", sp("test", instr("turnFlagOn")))
@@ -481,16 +481,16 @@ func TestApprovalEnforcement(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			res := c.do()
 			if c.status == 405 {
-				wantError(t, res, 405, "method_not_allowed", "approval request")
+				apptest.WantError(t, res, 405, "method_not_allowed", "approval request")
 				return
 			}
-			wantStatus(t, res, c.status)
+			apptest.WantStatus(t, res, c.status)
 		})
 	}
 	t.Run("an approved request still applies", func(t *testing.T) {
 		a := apCreate(t, srv, "p", "f", nil, instr("turnFlagOn"), instr("addUserTargets", "values", []string{"u"}, "variationId", d.vid(0)))
-		wantStatus(t, review(srv, t, a.ID, "approve", tok), http.StatusOK)
-		wantStatus(t, applyReq(srv, t, a.ID), http.StatusOK)
+		apptest.WantStatus(t, review(srv, t, a.ID, "approve", tok), http.StatusOK)
+		apptest.WantStatus(t, applyReq(srv, t, a.ID), http.StatusOK)
 		if !flGet(t, srv, "p", "f").prod().On {
 			t.Errorf("not applied")
 		}

@@ -81,7 +81,7 @@ type entries struct {
 func auditPage(t testing.TB, srv *apptest.Server, href string) entries {
 	t.Helper()
 	res := srv.Do(t, http.MethodGet, href, nil)
-	wantStatus(t, res, http.StatusOK)
+	apptest.WantStatus(t, res, http.StatusOK)
 	var page entries
 	res.JSON(t, &page)
 	return page
@@ -122,15 +122,15 @@ func mutations(t *testing.T, srv *apptest.Server) []string {
 	}{
 		{"POST", api + "/projects", map[string]any{"key": "p", "name": "P", "environments": []any{}}, 201, "createProject proj/p"},
 		{"POST", envsPath("p"), map[string]any{"key": "e", "name": "E", "color": "ffffff"}, 201, "createEnvironment proj/p:env/e"},
-		{"PATCH", envPath("p", "e"), []patchOp{replace("/name", "E2")}, 200, "updateName proj/p:env/e"},
-		{"PATCH", envPath("p", "e"), map[string]any{"comment": "brand colours", "patch": []patchOp{replace("/color", "000000")}}, 200, "updateColor proj/p:env/e"},
-		{"PATCH", projectPath("p"), []patchOp{replace("/name", "P2")}, 200, "updateProjectName proj/p"},
+		{"PATCH", envPath("p", "e"), []apptest.PatchOp{apptest.Replace("/name", "E2")}, 200, "updateName proj/p:env/e"},
+		{"PATCH", envPath("p", "e"), map[string]any{"comment": "brand colours", "patch": []apptest.PatchOp{apptest.Replace("/color", "000000")}}, 200, "updateColor proj/p:env/e"},
+		{"PATCH", projectPath("p"), []apptest.PatchOp{apptest.Replace("/name", "P2")}, 200, "updateProjectName proj/p"},
 		{"DELETE", envPath("p", "e"), nil, 204, "deleteEnvironment proj/p:env/e"},
 		{"DELETE", projectPath("p"), nil, 204, "deleteProject proj/p"},
 	}
 	var out []string
 	for _, s := range steps {
-		wantStatus(t, srv.Do(t, s.method, s.path, s.body), s.status)
+		apptest.WantStatus(t, srv.Do(t, s.method, s.path, s.body), s.status)
 		out = append(out, s.access)
 		// Apart in time, so dates tell the changes apart.
 		time.Sleep(2 * time.Millisecond)
@@ -178,11 +178,11 @@ func TestAuditLog(t *testing.T) {
 	t.Run("refused changes write no entry", func(t *testing.T) {
 		srv.MustCreateProject(t, "q")
 		before := len(walkAudit(t, srv, api+"/auditlog?limit=20"))
-		wantStatus(t, srv.Do(t, "PATCH", envPath("q", "test"), []patchOp{replace("/color", "nope")}), 400)
-		wantStatus(t, srv.Do(t, "PATCH", envPath("q", "test"), []patchOp{{Op: "test", Path: "/name", Value: "x"}}), 422)
-		wantStatus(t, srv.Do(t, "POST", api+"/projects", map[string]any{"key": "q", "name": "Q"}), 409)
-		wantStatus(t, srv.Do(t, "DELETE", envPath("q", "nope"), nil), 404)
-		wantStatus(t, srv.Do(t, "PATCH", envPath("q", "test"), []patchOp{replace("/name", "Test")}), 200) // no change
+		apptest.WantStatus(t, srv.Do(t, "PATCH", envPath("q", "test"), []apptest.PatchOp{apptest.Replace("/color", "nope")}), 400)
+		apptest.WantStatus(t, srv.Do(t, "PATCH", envPath("q", "test"), []apptest.PatchOp{{Op: "test", Path: "/name", Value: "x"}}), 422)
+		apptest.WantStatus(t, srv.Do(t, "POST", api+"/projects", map[string]any{"key": "q", "name": "Q"}), 409)
+		apptest.WantStatus(t, srv.Do(t, "DELETE", envPath("q", "nope"), nil), 404)
+		apptest.WantStatus(t, srv.Do(t, "PATCH", envPath("q", "test"), []apptest.PatchOp{apptest.Replace("/name", "Test")}), 200) // no change
 		if after := len(walkAudit(t, srv, api+"/auditlog?limit=20")); after != before {
 			t.Errorf("%d entries, want %d", after, before)
 		}
@@ -191,12 +191,12 @@ func TestAuditLog(t *testing.T) {
 
 func TestAuditLogEntryContent(t *testing.T) {
 	srv := apptest.New(t)
-	emptyProject(t, srv, "p")
+	apptest.EmptyProject(t, srv, "p")
 	created := srv.MustCreateEnvironment(t, "p", "e", nil)
 	sent := `[{"op": "replace", "path": "/name", "value": "Renamed"}, {"op": "add", "path": "/tags/-", "value": "t1"}]`
-	wantStatus(t, srv.Do(t, http.MethodPatch, envPath("p", "e"), map[string]any{"comment": "audited rename", "patch": json.RawMessage(sent)}), http.StatusOK)
-	patched := getEnv(t, srv, "p", "e")
-	wantStatus(t, srv.Do(t, http.MethodDelete, envPath("p", "e"), nil), http.StatusNoContent)
+	apptest.WantStatus(t, srv.Do(t, http.MethodPatch, envPath("p", "e"), map[string]any{"comment": "audited rename", "patch": json.RawMessage(sent)}), http.StatusOK)
+	patched := apptest.GetEnv(t, srv, "p", "e")
+	apptest.WantStatus(t, srv.Do(t, http.MethodDelete, envPath("p", "e"), nil), http.StatusNoContent)
 
 	find := func(t *testing.T, action string) entry {
 		t.Helper()
@@ -204,7 +204,7 @@ func TestAuditLogEntryContent(t *testing.T) {
 			for _, a := range e.Accesses {
 				if a.Action == action {
 					res := srv.Do(t, http.MethodGet, auditEntryPath(e.ID), nil)
-					wantStatus(t, res, http.StatusOK)
+					apptest.WantStatus(t, res, http.StatusOK)
 					var detailed entry
 					res.JSON(t, &detailed)
 					return detailed
@@ -273,7 +273,7 @@ func TestAuditLogEntryContent(t *testing.T) {
 
 	t.Run("the entry of a patch has both versions, the patch sent as delta and the comment", func(t *testing.T) {
 		e := patchEntry
-		if !sameJSON(t, e.Delta, []byte(sent)) {
+		if !apptest.SameJSON(t, e.Delta, []byte(sent)) {
 			t.Errorf("delta %s, want %s", e.Delta, sent)
 		}
 		if e.Comment != "audited rename" {
@@ -310,7 +310,7 @@ func TestAuditLogEntryContent(t *testing.T) {
 
 	t.Run("the list shows the summary form without versions or delta", func(t *testing.T) {
 		res := srv.Do(t, http.MethodGet, api+"/auditlog", nil)
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		for _, item := range res.Map(t)["items"].([]any) {
 			for _, f := range []string{"previousVersion", "currentVersion", "delta"} {
 				if _, ok := item.(map[string]any)[f]; ok {
@@ -326,7 +326,7 @@ func TestAuditLogEntryContent(t *testing.T) {
 			tokenEntry = e
 		}
 		res := srv.Do(t, http.MethodGet, auditEntryPath(tokenEntry.ID), nil)
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		var detailed entry
 		res.JSON(t, &detailed)
 		var cur map[string]any
@@ -340,17 +340,17 @@ func TestAuditLogEntryContent(t *testing.T) {
 
 	t.Run("an unknown id is not found", func(t *testing.T) {
 		for _, id := range []string{"000000000000000000000000", "not-an-id", strings.ToUpper(createEntry.ID)} {
-			wantError(t, srv.Do(t, http.MethodGet, auditEntryPath(id), nil), http.StatusNotFound, "not_found")
+			apptest.WantError(t, srv.Do(t, http.MethodGet, auditEntryPath(id), nil), http.StatusNotFound, "not_found")
 		}
 	})
 }
 
 func TestAuditLogPaging(t *testing.T) {
 	srv := apptest.New(t)
-	emptyProject(t, srv, "p")
+	apptest.EmptyProject(t, srv, "p")
 	srv.MustCreateEnvironment(t, "p", "e", nil)
 	for i := range 22 {
-		wantStatus(t, srv.Do(t, http.MethodPatch, envPath("p", "e"), []patchOp{replace("/name", fmt.Sprintf("Name %d", i))}), http.StatusOK)
+		apptest.WantStatus(t, srv.Do(t, http.MethodPatch, envPath("p", "e"), []apptest.PatchOp{apptest.Replace("/name", fmt.Sprintf("Name %d", i))}), http.StatusOK)
 		if i%5 == 0 {
 			time.Sleep(3 * time.Millisecond)
 		}
@@ -392,7 +392,7 @@ func TestAuditLogPaging(t *testing.T) {
 
 	for _, q := range []string{"limit=0", "limit=21", "limit=x", "before=x", "after=-1", "cursor=nonsense"} {
 		t.Run("the query "+q+" is refused", func(t *testing.T) {
-			wantError(t, srv.Do(t, http.MethodGet, api+"/auditlog?"+q, nil), http.StatusBadRequest, "invalid_request")
+			apptest.WantError(t, srv.Do(t, http.MethodGet, api+"/auditlog?"+q, nil), http.StatusBadRequest, "invalid_request")
 		})
 	}
 
@@ -450,7 +450,7 @@ func TestAuditLogPaging(t *testing.T) {
 
 	t.Run("the next link keeps q, limit and the bounds", func(t *testing.T) {
 		page := auditPage(t, srv, fmt.Sprintf("%s/auditlog?limit=2&q=update&before=%d", api, all[0].date(t)+1))
-		q := query(t, page.Links["next"].Href)
+		q := apptest.Query(t, page.Links["next"].Href)
 		if q.Get("q") != "update" || q.Get("limit") != "2" || q.Get("before") == "" {
 			t.Errorf("next %q", page.Links["next"].Href)
 		}

@@ -20,9 +20,9 @@ func auditSearchServer(tb testing.TB) *apptest.Server {
 	srv.MustCreateProject(tb, "a")
 	srv.MustCreateProject(tb, "b")
 	for _, p := range []string{"a", "b"} {
-		wantStatus(tb, srv.Do(tb, http.MethodPost, api+"/flags/"+p, map[string]any{"key": "f", "name": "F"}), http.StatusCreated)
+		apptest.WantStatus(tb, srv.Do(tb, http.MethodPost, api+"/flags/"+p, map[string]any{"key": "f", "name": "F"}), http.StatusCreated)
 	}
-	wantStatus(tb, srv.Do(tb, http.MethodPatch, envPath("a", "production"), []patchOp{replace("/name", "Prod")}), http.StatusOK)
+	apptest.WantStatus(tb, srv.Do(tb, http.MethodPatch, envPath("a", "production"), []apptest.PatchOp{apptest.Replace("/name", "Prod")}), http.StatusOK)
 	return srv
 }
 
@@ -35,7 +35,7 @@ func statement(effect string, resources []string, actions ...string) map[string]
 
 func searchKinds(tb testing.TB, res *apptest.Response) []string {
 	tb.Helper()
-	wantStatus(tb, res, http.StatusOK)
+	apptest.WantStatus(tb, res, http.StatusOK)
 	var out []string
 	for _, it := range res.Map(tb)["items"].([]any) {
 		e := it.(map[string]any)
@@ -73,7 +73,7 @@ func TestAuditLogSearchKeepsWhatTheStatementsAllow(t *testing.T) {
 			t.Fatalf("entries: %q", all)
 		}
 		res := srv.Do(t, http.MethodPost, api+"/auditlog?limit=2", []any{})
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		next := res.Map(t)["_links"].(map[string]any)["next"].(map[string]any)["href"].(string)
 		page2 := searchKinds(t, srv.Do(t, http.MethodPost, next, []any{}))
 		if len(page2) != 2 || page2[0] != all[2] {
@@ -96,7 +96,7 @@ func TestAuditLogSearchKeepsWhatTheStatementsAllow(t *testing.T) {
 	}
 	for _, c := range refused {
 		t.Run("a search with "+c.name+" is refused", func(t *testing.T) {
-			wantStatus(t, srv.Do(t, http.MethodPost, api+"/auditlog", c.body), http.StatusBadRequest)
+			apptest.WantStatus(t, srv.Do(t, http.MethodPost, api+"/auditlog", c.body), http.StatusBadRequest)
 		})
 	}
 }
@@ -108,7 +108,7 @@ func TestAuditLogCountsFallInTheirBuckets(t *testing.T) {
 	counts := func(tb testing.TB, query string, body any) map[string]any {
 		tb.Helper()
 		res := srv.Do(tb, http.MethodPost, api+"/auditlog/counts?after="+strconv.FormatInt(after, 10)+query, body)
-		wantStatus(tb, res, http.StatusOK)
+		apptest.WantStatus(tb, res, http.StatusOK)
 		return res.Map(tb)
 	}
 	t.Run("every entry of the last hour is in the last of six buckets", func(t *testing.T) {
@@ -135,7 +135,7 @@ func TestAuditLogCountsFallInTheirBuckets(t *testing.T) {
 	for _, q := range []string{"?after=1000&before=2000", "?after=0&before=1"} {
 		t.Run("a window with nothing in it counts zero: "+q, func(t *testing.T) {
 			res := srv.Do(t, http.MethodPost, api+"/auditlog/counts"+q, []any{})
-			wantStatus(t, res, http.StatusOK)
+			apptest.WantStatus(t, res, http.StatusOK)
 			if res.Map(t)["totalCount"] != float64(0) {
 				t.Errorf("counts: %s", res.Body)
 			}
@@ -143,10 +143,10 @@ func TestAuditLogCountsFallInTheirBuckets(t *testing.T) {
 	}
 	for _, q := range []string{"", "?after=5&before=5", "?after=1&buckets=501", "?after=1&buckets=0", "?after=x"} {
 		t.Run("counts with "+q+" are refused", func(t *testing.T) {
-			wantStatus(t, srv.Do(t, http.MethodPost, api+"/auditlog/counts"+q, []any{}), http.StatusBadRequest)
+			apptest.WantStatus(t, srv.Do(t, http.MethodPost, api+"/auditlog/counts"+q, []any{}), http.StatusBadRequest)
 		})
 	}
 	t.Run("counts without a body are refused", func(t *testing.T) {
-		wantStatus(t, srv.Do(t, http.MethodPost, api+"/auditlog/counts?after=1", nil), http.StatusBadRequest)
+		apptest.WantStatus(t, srv.Do(t, http.MethodPost, api+"/auditlog/counts?after=1", nil), http.StatusBadRequest)
 	})
 }

@@ -3,6 +3,8 @@ package endpoints_test
 import (
 	"net/http"
 	"testing"
+
+	"github.com/flagplane/flagplane/shared/app/apptest"
 )
 
 // The code-refs group's rows in the cross-cutting tables.
@@ -48,7 +50,7 @@ func init() {
 			return answerRequest{path: codeReposPath + "/" + codeRepo(tb, w)}
 		},
 		"patchRepository": func(tb testing.TB, w *world) answerRequest {
-			return patchOf(codeReposPath+"/"+codeRepo(tb, w), replace("/defaultBranch", "dev"))
+			return patchOf(codeReposPath+"/"+codeRepo(tb, w), apptest.Replace("/defaultBranch", "dev"))
 		},
 		"deleteRepository": func(tb testing.TB, w *world) answerRequest {
 			return answerRequest{path: codeReposPath + "/" + codeRepo(tb, w)}

@@ -3,6 +3,8 @@ package endpoints_test
 import (
 	"net/http"
 	"testing"
+
+	"github.com/flagplane/flagplane/shared/app/apptest"
 )
 
 // The destinations group's rows in the cross-cutting tables.
@@ -34,7 +36,7 @@ func init() {
 		"getDestination":    func(tb testing.TB, w *world) answerRequest { return answerRequest{path: worldDestination(tb, w)} },
 		"deleteDestination": func(tb testing.TB, w *world) answerRequest { return answerRequest{path: worldDestination(tb, w)} },
 		"patchDestination": func(tb testing.TB, w *world) answerRequest {
-			return patchOf(worldDestination(tb, w), replace("/on", false))
+			return patchOf(worldDestination(tb, w), apptest.Replace("/on", false))
 		},
 		"postGenerateWarehouseDestinationKeyPair": func(testing.TB, *world) answerRequest {
 			return postOf(destinationsPath+"/generate-warehouse-destination-key-pair", nil)

@@ -25,7 +25,7 @@ var (
 
 func TestCreateEnvironment(t *testing.T) {
 	srv := apptest.New(t)
-	emptyProject(t, srv, "p")
+	apptest.EmptyProject(t, srv, "p")
 
 	t.Run("a create answers 201 and echoes every field it was given", func(t *testing.T) {
 		body := map[string]any{
@@ -34,7 +34,7 @@ func TestCreateEnvironment(t *testing.T) {
 			"tags": []string{"eu", "live"}, "critical": true,
 		}
 		res := srv.Do(t, http.MethodPost, envsPath("p"), body)
-		wantStatus(t, res, http.StatusCreated)
+		apptest.WantStatus(t, res, http.StatusCreated)
 		got := res.Map(t)
 		for field, want := range body {
 			if fmt.Sprint(got[field]) != fmt.Sprint(want) {
@@ -55,14 +55,14 @@ func TestCreateEnvironment(t *testing.T) {
 		if self["href"] != envPath("p", "staging") {
 			t.Errorf("self link %v, want %s", self["href"], envPath("p", "staging"))
 		}
-		if !reflect.DeepEqual(getEnv(t, srv, "p", "staging"), got) {
-			t.Errorf("a following GET differs from the create answer:\n%v\n%v", getEnv(t, srv, "p", "staging"), got)
+		if !reflect.DeepEqual(apptest.GetEnv(t, srv, "p", "staging"), got) {
+			t.Errorf("a following GET differs from the create answer:\n%v\n%v", apptest.GetEnv(t, srv, "p", "staging"), got)
 		}
 	})
 
 	t.Run("a create without optional fields gets defaults and no approvals required", func(t *testing.T) {
 		got := srv.MustCreateEnvironment(t, "p", "plain", nil)
-		if got["defaultTtl"] != 0.0 || got["secureMode"] != false || got["critical"] != false || len(strs(got["tags"])) != 0 {
+		if got["defaultTtl"] != 0.0 || got["secureMode"] != false || got["critical"] != false || len(apptest.Strs(got["tags"])) != 0 {
 			t.Errorf("defaults not applied: %v", got)
 		}
 		if _, ok := got["tags"].([]any); !ok {
@@ -111,7 +111,7 @@ func TestCreateEnvironment(t *testing.T) {
 	for _, tc := range invalid {
 		t.Run(tc.name, func(t *testing.T) {
 			res := srv.Do(t, http.MethodPost, envsPath("p"), tc.body)
-			wantError(t, res, http.StatusBadRequest, "invalid_request", tc.parts...)
+			apptest.WantError(t, res, http.StatusBadRequest, "invalid_request", tc.parts...)
 			if res := srv.Do(t, http.MethodGet, envPath("p", "e"), nil); res.Status != http.StatusNotFound {
 				t.Errorf("the refused environment was stored: %d %s", res.Status, res.Body)
 			}
@@ -119,42 +119,42 @@ func TestCreateEnvironment(t *testing.T) {
 	}
 
 	t.Run("a body that is not JSON is refused", func(t *testing.T) {
-		wantError(t, srv.Do(t, http.MethodPost, envsPath("p"), `{"key":`), http.StatusBadRequest, "invalid_request")
+		apptest.WantError(t, srv.Do(t, http.MethodPost, envsPath("p"), `{"key":`), http.StatusBadRequest, "invalid_request")
 	})
 
 	t.Run("an empty body is refused", func(t *testing.T) {
-		wantError(t, srv.Do(t, http.MethodPost, envsPath("p"), ""), http.StatusBadRequest, "invalid_request")
+		apptest.WantError(t, srv.Do(t, http.MethodPost, envsPath("p"), ""), http.StatusBadRequest, "invalid_request")
 	})
 
 	t.Run("a second environment with the same key is a conflict", func(t *testing.T) {
 		srv.MustCreateEnvironment(t, "p", "dup", nil)
 		res := srv.Do(t, http.MethodPost, envsPath("p"), map[string]any{"key": "dup", "name": "Again", "color": "000000"})
-		wantError(t, res, http.StatusConflict, "conflict", "dup")
-		if got := getEnv(t, srv, "p", "dup"); got["name"] != "Environment dup" {
+		apptest.WantError(t, res, http.StatusConflict, "conflict", "dup")
+		if got := apptest.GetEnv(t, srv, "p", "dup"); got["name"] != "Environment dup" {
 			t.Errorf("the existing environment was overwritten: %v", got)
 		}
 	})
 
 	t.Run("the same key in another project is fine", func(t *testing.T) {
-		emptyProject(t, srv, "other")
+		apptest.EmptyProject(t, srv, "other")
 		srv.MustCreateEnvironment(t, "p", "shared-key", nil)
 		srv.MustCreateEnvironment(t, "other", "shared-key", nil)
 	})
 
 	t.Run("a create in an unknown project is not found", func(t *testing.T) {
 		res := srv.Do(t, http.MethodPost, envsPath("nope"), map[string]any{"key": "e", "name": "E", "color": "ffffff"})
-		wantError(t, res, http.StatusNotFound, "not_found", "nope")
+		apptest.WantError(t, res, http.StatusNotFound, "not_found", "nope")
 	})
 }
 
 func TestCreateEnvironmentFromSource(t *testing.T) {
 	srv := apptest.New(t)
-	emptyProject(t, srv, "p")
+	apptest.EmptyProject(t, srv, "p")
 	source := srv.MustCreateEnvironment(t, "p", "source", map[string]any{
 		"defaultTtl": 30, "secureMode": true, "defaultTrackEvents": true, "requireComments": true,
 		"confirmChanges": true, "tags": []string{"cloned", "eu"}, "critical": true,
 	})
-	wantStatus(t, srv.Do(t, http.MethodPatch, envPath("p", "source"), []patchOp{replace("/approvalSettings/minNumApprovals", 2)}), http.StatusOK)
+	apptest.WantStatus(t, srv.Do(t, http.MethodPatch, envPath("p", "source"), []apptest.PatchOp{apptest.Replace("/approvalSettings/minNumApprovals", 2)}), http.StatusOK)
 	// The source is now at version 2.
 
 	t.Run("a source clones the settings of an existing environment", func(t *testing.T) {
@@ -181,7 +181,7 @@ func TestCreateEnvironmentFromSource(t *testing.T) {
 		got := srv.MustCreateEnvironment(t, "p", "clone-own", map[string]any{
 			"source": map[string]any{"key": "source"}, "defaultTtl": 5, "secureMode": false, "tags": []string{"own"}, "color": "000000",
 		})
-		if got["defaultTtl"] != 5.0 || got["secureMode"] != false || !slices.Equal(strs(got["tags"]), []string{"own"}) || got["color"] != "000000" {
+		if got["defaultTtl"] != 5.0 || got["secureMode"] != false || !slices.Equal(apptest.Strs(got["tags"]), []string{"own"}) || got["color"] != "000000" {
 			t.Errorf("explicit fields lost: %v", got)
 		}
 		if got["requireComments"] != true || got["critical"] != true {
@@ -195,17 +195,17 @@ func TestCreateEnvironmentFromSource(t *testing.T) {
 
 	t.Run("a source at another version than given is a conflict", func(t *testing.T) {
 		res := srv.Do(t, http.MethodPost, envsPath("p"), map[string]any{"key": "clone-v1", "name": "C", "color": "ffffff", "source": map[string]any{"key": "source", "version": 1}})
-		wantError(t, res, http.StatusConflict, "optimistic_locking_error", "source")
+		apptest.WantError(t, res, http.StatusConflict, "optimistic_locking_error", "source")
 	})
 
 	t.Run("an unknown source is refused naming source", func(t *testing.T) {
 		res := srv.Do(t, http.MethodPost, envsPath("p"), map[string]any{"key": "clone-x", "name": "C", "color": "ffffff", "source": map[string]any{"key": "missing"}})
-		wantError(t, res, http.StatusBadRequest, "invalid_request", "source", "missing")
+		apptest.WantError(t, res, http.StatusBadRequest, "invalid_request", "source", "missing")
 	})
 
 	t.Run("changing the clone leaves the source alone", func(t *testing.T) {
-		wantStatus(t, srv.Do(t, http.MethodPatch, envPath("p", "clone"), []patchOp{add("/tags/-", "mine")}), http.StatusOK)
-		if got := strs(getEnv(t, srv, "p", "source")["tags"]); !slices.Equal(got, []string{"cloned", "eu"}) {
+		apptest.WantStatus(t, srv.Do(t, http.MethodPatch, envPath("p", "clone"), []apptest.PatchOp{apptest.Add("/tags/-", "mine")}), http.StatusOK)
+		if got := apptest.Strs(apptest.GetEnv(t, srv, "p", "source")["tags"]); !slices.Equal(got, []string{"cloned", "eu"}) {
 			t.Errorf("source tags %v", got)
 		}
 	})
@@ -213,7 +213,7 @@ func TestCreateEnvironmentFromSource(t *testing.T) {
 
 func TestListEnvironments(t *testing.T) {
 	srv := apptest.New(t)
-	emptyProject(t, srv, "many")
+	apptest.EmptyProject(t, srv, "many")
 	var all []string
 	for i := range 25 {
 		key := fmt.Sprintf("env-%02d", i)
@@ -223,7 +223,7 @@ func TestListEnvironments(t *testing.T) {
 	list := func(t *testing.T, q string) *apptest.Response {
 		t.Helper()
 		res := srv.Do(t, http.MethodGet, envsPath("many")+q, nil)
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		return res
 	}
 	total := func(t *testing.T, res *apptest.Response) float64 {
@@ -234,7 +234,7 @@ func TestListEnvironments(t *testing.T) {
 
 	t.Run("a list without limit answers the first 20 and counts all 25", func(t *testing.T) {
 		res := list(t, "")
-		if got := itemKeys(t, res); !slices.Equal(got, all[:20]) {
+		if got := apptest.ItemKeys(t, res); !slices.Equal(got, all[:20]) {
 			t.Errorf("items %v, want %v", got, all[:20])
 		}
 		if total(t, res) != 25 {
@@ -256,7 +256,7 @@ func TestListEnvironments(t *testing.T) {
 		}
 		for _, c := range cases {
 			res := list(t, c.q)
-			if got := itemKeys(t, res); !slices.Equal(got, c.want) {
+			if got := apptest.ItemKeys(t, res); !slices.Equal(got, c.want) {
 				t.Errorf("%s: items %v, want %v", c.q, got, c.want)
 			}
 			if total(t, res) != 25 {
@@ -266,16 +266,16 @@ func TestListEnvironments(t *testing.T) {
 	})
 
 	t.Run("the first page links to next and last but not to first or prev", func(t *testing.T) {
-		links := linkHrefs(t, list(t, "?limit=10"))
+		links := apptest.LinkHrefs(t, list(t, "?limit=10"))
 		for _, name := range []string{"first", "prev"} {
 			if _, ok := links[name]; ok {
 				t.Errorf("first page has a %s link", name)
 			}
 		}
-		if q := query(t, links["next"]); q.Get("offset") != "10" || q.Get("limit") != "10" {
+		if q := apptest.Query(t, links["next"]); q.Get("offset") != "10" || q.Get("limit") != "10" {
 			t.Errorf("next %q", links["next"])
 		}
-		if q := query(t, links["last"]); q.Get("offset") != "20" {
+		if q := apptest.Query(t, links["last"]); q.Get("offset") != "20" {
 			t.Errorf("last %q", links["last"])
 		}
 		if !strings.HasPrefix(links["self"], envsPath("many")) {
@@ -284,7 +284,7 @@ func TestListEnvironments(t *testing.T) {
 	})
 
 	t.Run("a middle page links to first, prev, next and last", func(t *testing.T) {
-		links := linkHrefs(t, list(t, "?limit=10&offset=10"))
+		links := apptest.LinkHrefs(t, list(t, "?limit=10&offset=10"))
 		want := map[string]string{"first": "0", "prev": "0", "next": "20", "last": "20", "self": "10"}
 		for name, off := range want {
 			href, ok := links[name]
@@ -292,20 +292,20 @@ func TestListEnvironments(t *testing.T) {
 				t.Errorf("middle page has no %s link: %v", name, links)
 				continue
 			}
-			if q := query(t, href); q.Get("offset") != off || q.Get("limit") != "10" {
+			if q := apptest.Query(t, href); q.Get("offset") != off || q.Get("limit") != "10" {
 				t.Errorf("%s link %q, want offset %s", name, href, off)
 			}
 		}
 	})
 
 	t.Run("the last page links to first and prev but not to next or last", func(t *testing.T) {
-		links := linkHrefs(t, list(t, "?limit=10&offset=20"))
+		links := apptest.LinkHrefs(t, list(t, "?limit=10&offset=20"))
 		for _, name := range []string{"next", "last"} {
 			if _, ok := links[name]; ok {
 				t.Errorf("last page has a %s link", name)
 			}
 		}
-		if q := query(t, links["prev"]); q.Get("offset") != "10" {
+		if q := apptest.Query(t, links["prev"]); q.Get("offset") != "10" {
 			t.Errorf("prev %q", links["prev"])
 		}
 		if _, ok := links["first"]; !ok {
@@ -314,19 +314,19 @@ func TestListEnvironments(t *testing.T) {
 	})
 
 	t.Run("a single page has no page links", func(t *testing.T) {
-		links := linkHrefs(t, list(t, "?limit=25"))
+		links := apptest.LinkHrefs(t, list(t, "?limit=25"))
 		if len(links) != 1 || links["self"] == "" {
 			t.Errorf("links %v, want only self", links)
 		}
 	})
 
 	t.Run("a page past the end links only to pages that exist", func(t *testing.T) {
-		links := linkHrefs(t, list(t, "?limit=10&offset=100"))
+		links := apptest.LinkHrefs(t, list(t, "?limit=10&offset=100"))
 		for name, href := range links {
 			if name == "self" {
 				continue
 			}
-			off, _ := strconv.Atoi(query(t, href).Get("offset"))
+			off, _ := strconv.Atoi(apptest.Query(t, href).Get("offset"))
 			if off >= 25 {
 				t.Errorf("%s link %q points past the 25 environments", name, href)
 			}
@@ -341,9 +341,9 @@ func TestListEnvironments(t *testing.T) {
 		href := envsPath("many") + "?limit=7"
 		for href != "" {
 			res := srv.Do(t, http.MethodGet, href, nil)
-			wantStatus(t, res, http.StatusOK)
-			seen = append(seen, itemKeys(t, res)...)
-			href = linkHrefs(t, res)["next"]
+			apptest.WantStatus(t, res, http.StatusOK)
+			seen = append(seen, apptest.ItemKeys(t, res)...)
+			href = apptest.LinkHrefs(t, res)["next"]
 		}
 		if !slices.Equal(seen, all) {
 			t.Errorf("walked %v", seen)
@@ -351,9 +351,9 @@ func TestListEnvironments(t *testing.T) {
 	})
 
 	t.Run("page links keep filter and sort", func(t *testing.T) {
-		links := linkHrefs(t, list(t, "?limit=5&offset=5&filter=query:env&sort=-name"))
+		links := apptest.LinkHrefs(t, list(t, "?limit=5&offset=5&filter=query:env&sort=-name"))
 		for _, name := range []string{"self", "first", "prev", "next", "last"} {
-			q := query(t, links[name])
+			q := apptest.Query(t, links[name])
 			if q.Get("filter") != "query:env" || q.Get("sort") != "-name" {
 				t.Errorf("%s link %q lost filter or sort", name, links[name])
 			}
@@ -374,18 +374,18 @@ func TestListEnvironments(t *testing.T) {
 	}
 	for _, b := range bad {
 		t.Run(b.name, func(t *testing.T) {
-			wantError(t, srv.Do(t, http.MethodGet, envsPath("many")+b.q, nil), http.StatusBadRequest, "invalid_request")
+			apptest.WantError(t, srv.Do(t, http.MethodGet, envsPath("many")+b.q, nil), http.StatusBadRequest, "invalid_request")
 		})
 	}
 
 	t.Run("the list of an unknown project is not found", func(t *testing.T) {
-		wantError(t, srv.Do(t, http.MethodGet, envsPath("nope"), nil), http.StatusNotFound, "not_found", "nope")
+		apptest.WantError(t, srv.Do(t, http.MethodGet, envsPath("nope"), nil), http.StatusNotFound, "not_found", "nope")
 	})
 
 	t.Run("the list of a project without environments is empty", func(t *testing.T) {
-		emptyProject(t, srv, "none")
+		apptest.EmptyProject(t, srv, "none")
 		res := srv.Do(t, http.MethodGet, envsPath("none"), nil)
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		if got := res.Map(t); got["totalCount"] != 0.0 || len(got["items"].([]any)) != 0 {
 			t.Errorf("got %s", res.Body)
 		}
@@ -394,7 +394,7 @@ func TestListEnvironments(t *testing.T) {
 
 func TestFilterAndSortEnvironments(t *testing.T) {
 	srv := apptest.New(t)
-	emptyProject(t, srv, "p")
+	apptest.EmptyProject(t, srv, "p")
 	// Created a few milliseconds apart, so createdOn orders them as listed.
 	envs := []struct {
 		key, name string
@@ -438,19 +438,19 @@ func TestFilterAndSortEnvironments(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			res := srv.Do(t, http.MethodGet, envsPath("p")+"?"+c.q, nil)
-			wantStatus(t, res, http.StatusOK)
-			if got := itemKeys(t, res); !slices.Equal(got, c.want) {
+			apptest.WantStatus(t, res, http.StatusOK)
+			if got := apptest.ItemKeys(t, res); !slices.Equal(got, c.want) {
 				t.Errorf("items %v, want %v", got, c.want)
 			}
 		})
 	}
 	t.Run("the total counts every match, not only the page", func(t *testing.T) {
 		res := srv.Do(t, http.MethodGet, envsPath("p")+"?filter=tags:eu&limit=1", nil)
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		if n := res.Map(t)["totalCount"]; n != 3.0 {
 			t.Errorf("totalCount %v, want 3", n)
 		}
-		if _, ok := linkHrefs(t, res)["next"]; !ok {
+		if _, ok := apptest.LinkHrefs(t, res)["next"]; !ok {
 			t.Errorf("no next link for a filtered list with more matches")
 		}
 	})
@@ -458,17 +458,17 @@ func TestFilterAndSortEnvironments(t *testing.T) {
 
 func TestGetEnvironment(t *testing.T) {
 	srv := apptest.New(t)
-	emptyProject(t, srv, "p")
+	apptest.EmptyProject(t, srv, "p")
 	created := srv.MustCreateEnvironment(t, "p", "e", nil)
 
 	t.Run("a get answers the environment", func(t *testing.T) {
-		if got := getEnv(t, srv, "p", "e"); !reflect.DeepEqual(got, created) {
+		if got := apptest.GetEnv(t, srv, "p", "e"); !reflect.DeepEqual(got, created) {
 			t.Errorf("got %v, want %v", got, created)
 		}
 	})
 
 	t.Run("with approvals on, approval settings of the built-in system are shown", func(t *testing.T) {
-		got := getEnv(t, srv, "p", "e")
+		got := apptest.GetEnv(t, srv, "p", "e")
 		as, ok := got["approvalSettings"].(map[string]any)
 		if !ok {
 			t.Fatalf("no approvalSettings: %v", got)
@@ -486,29 +486,29 @@ func TestGetEnvironment(t *testing.T) {
 	})
 
 	t.Run("with approvals on, resource approval settings are shown, as an empty object when none are set", func(t *testing.T) {
-		got := getEnv(t, srv, "p", "e")
+		got := apptest.GetEnv(t, srv, "p", "e")
 		if v, ok := got["resourceApprovalSettings"].(map[string]any); !ok || len(v) != 0 {
 			t.Errorf("resourceApprovalSettings is %v, want {}", got["resourceApprovalSettings"])
 		}
 	})
 
 	t.Run("an unknown environment is not found", func(t *testing.T) {
-		wantError(t, srv.Do(t, http.MethodGet, envPath("p", "nope"), nil), http.StatusNotFound, "not_found", "nope")
+		apptest.WantError(t, srv.Do(t, http.MethodGet, envPath("p", "nope"), nil), http.StatusNotFound, "not_found", "nope")
 	})
 
 	t.Run("an environment of an unknown project is not found", func(t *testing.T) {
-		wantError(t, srv.Do(t, http.MethodGet, envPath("nope", "e"), nil), http.StatusNotFound, "not_found")
+		apptest.WantError(t, srv.Do(t, http.MethodGet, envPath("nope", "e"), nil), http.StatusNotFound, "not_found")
 	})
 }
 
 func TestEnvironmentsWithApprovalsOff(t *testing.T) {
 	srv := apptest.New(t, apptest.WithoutApprovals())
-	emptyProject(t, srv, "p")
+	apptest.EmptyProject(t, srv, "p")
 	created := srv.MustCreateEnvironment(t, "p", "e", nil)
 
 	t.Run("no approval settings are shown by create, get or list", func(t *testing.T) {
 		list := srv.Do(t, http.MethodGet, envsPath("p"), nil).Map(t)["items"].([]any)
-		for _, env := range []map[string]any{created, getEnv(t, srv, "p", "e"), list[0].(map[string]any)} {
+		for _, env := range []map[string]any{created, apptest.GetEnv(t, srv, "p", "e"), list[0].(map[string]any)} {
 			for _, f := range []string{"approvalSettings", "resourceApprovalSettings"} {
 				if v, ok := env[f]; ok {
 					t.Errorf("%s is shown: %v", f, v)
@@ -518,13 +518,13 @@ func TestEnvironmentsWithApprovalsOff(t *testing.T) {
 	})
 
 	t.Run("a patch of the approval settings is refused", func(t *testing.T) {
-		res := srv.Do(t, http.MethodPatch, envPath("p", "e"), []patchOp{replace("/approvalSettings/required", true)})
-		wantError(t, res, http.StatusBadRequest, "invalid_request", "approval")
+		res := srv.Do(t, http.MethodPatch, envPath("p", "e"), []apptest.PatchOp{apptest.Replace("/approvalSettings/required", true)})
+		apptest.WantError(t, res, http.StatusBadRequest, "invalid_request", "approval")
 	})
 
 	t.Run("a patch of other fields still works and shows no approval settings", func(t *testing.T) {
-		res := srv.Do(t, http.MethodPatch, envPath("p", "e"), []patchOp{replace("/name", "Renamed")})
-		wantStatus(t, res, http.StatusOK)
+		res := srv.Do(t, http.MethodPatch, envPath("p", "e"), []apptest.PatchOp{apptest.Replace("/name", "Renamed")})
+		apptest.WantStatus(t, res, http.StatusOK)
 		if _, ok := res.Map(t)["approvalSettings"]; ok {
 			t.Errorf("patch answer shows approvalSettings: %s", res.Body)
 		}
@@ -533,15 +533,15 @@ func TestEnvironmentsWithApprovalsOff(t *testing.T) {
 
 func TestPatchEnvironment(t *testing.T) {
 	srv := apptest.New(t)
-	emptyProject(t, srv, "p")
+	apptest.EmptyProject(t, srv, "p")
 	srv.MustCreateEnvironment(t, "p", "e", map[string]any{"tags": []string{"a", "b"}})
 
 	patchOK := func(t *testing.T, body any) map[string]any {
 		t.Helper()
 		res := srv.Do(t, http.MethodPatch, envPath("p", "e"), body)
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		got := res.Map(t)
-		if stored := getEnv(t, srv, "p", "e"); !reflect.DeepEqual(stored, got) {
+		if stored := apptest.GetEnv(t, srv, "p", "e"); !reflect.DeepEqual(stored, got) {
 			t.Errorf("a following GET differs from the patch answer:\n%v\n%v", stored, got)
 		}
 		return got
@@ -549,33 +549,33 @@ func TestPatchEnvironment(t *testing.T) {
 	// refused checks a refused patch and that nothing was stored.
 	refused := func(t *testing.T, body any, status int, code string, parts ...string) {
 		t.Helper()
-		before := getEnv(t, srv, "p", "e")
-		wantError(t, srv.Do(t, http.MethodPatch, envPath("p", "e"), body), status, code, parts...)
-		if after := getEnv(t, srv, "p", "e"); !reflect.DeepEqual(before, after) {
+		before := apptest.GetEnv(t, srv, "p", "e")
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, envPath("p", "e"), body), status, code, parts...)
+		if after := apptest.GetEnv(t, srv, "p", "e"); !reflect.DeepEqual(before, after) {
 			t.Errorf("a refused patch changed the environment:\nbefore %v\nafter  %v", before, after)
 		}
 	}
 
 	t.Run("a semantic-patch body is refused, naming JSON patch", func(t *testing.T) {
-		before := getEnv(t, srv, "p", "e")
+		before := apptest.GetEnv(t, srv, "p", "e")
 		res := srv.Do(t, http.MethodPatch, envPath("p", "e"), `{"instructions":[{"kind":"turnFlagOn"}]}`,
 			"Content-Type", "application/json; domain-model=flagplane.semanticpatch")
-		wantError(t, res, http.StatusBadRequest, "invalid_request", "JSON patch")
-		if after := getEnv(t, srv, "p", "e"); !reflect.DeepEqual(before, after) {
+		apptest.WantError(t, res, http.StatusBadRequest, "invalid_request", "JSON patch")
+		if after := apptest.GetEnv(t, srv, "p", "e"); !reflect.DeepEqual(before, after) {
 			t.Errorf("a refused patch changed the environment")
 		}
 	})
 
 	t.Run("replace changes name, color and tags", func(t *testing.T) {
-		got := patchOK(t, []patchOp{replace("/name", "New name"), replace("/color", "00ff00"), replace("/tags", []string{"x", "y"})})
-		if got["name"] != "New name" || got["color"] != "00ff00" || !slices.Equal(strs(got["tags"]), []string{"x", "y"}) {
+		got := patchOK(t, []apptest.PatchOp{apptest.Replace("/name", "New name"), apptest.Replace("/color", "00ff00"), apptest.Replace("/tags", []string{"x", "y"})})
+		if got["name"] != "New name" || got["color"] != "00ff00" || !slices.Equal(apptest.Strs(got["tags"]), []string{"x", "y"}) {
 			t.Errorf("got %v", got)
 		}
 	})
 
 	t.Run("replace changes the other settings", func(t *testing.T) {
-		got := patchOK(t, []patchOp{replace("/defaultTtl", 10), replace("/secureMode", true), replace("/defaultTrackEvents", true),
-			replace("/requireComments", true), replace("/confirmChanges", true), replace("/critical", true)})
+		got := patchOK(t, []apptest.PatchOp{apptest.Replace("/defaultTtl", 10), apptest.Replace("/secureMode", true), apptest.Replace("/defaultTrackEvents", true),
+			apptest.Replace("/requireComments", true), apptest.Replace("/confirmChanges", true), apptest.Replace("/critical", true)})
 		for f, want := range map[string]any{"defaultTtl": 10.0, "secureMode": true, "defaultTrackEvents": true, "requireComments": true, "confirmChanges": true, "critical": true} {
 			if got[f] != want {
 				t.Errorf("%s = %v, want %v", f, got[f], want)
@@ -584,22 +584,22 @@ func TestPatchEnvironment(t *testing.T) {
 	})
 
 	t.Run("add at /tags/0 inserts at the beginning", func(t *testing.T) {
-		got := patchOK(t, []patchOp{add("/tags/0", "first")})
-		if tags := strs(got["tags"]); !slices.Equal(tags, []string{"first", "x", "y"}) {
+		got := patchOK(t, []apptest.PatchOp{apptest.Add("/tags/0", "first")})
+		if tags := apptest.Strs(got["tags"]); !slices.Equal(tags, []string{"first", "x", "y"}) {
 			t.Errorf("tags %v", tags)
 		}
 	})
 
 	t.Run("add at /tags/- appends", func(t *testing.T) {
-		got := patchOK(t, []patchOp{add("/tags/-", "last")})
-		if tags := strs(got["tags"]); !slices.Equal(tags, []string{"first", "x", "y", "last"}) {
+		got := patchOK(t, []apptest.PatchOp{apptest.Add("/tags/-", "last")})
+		if tags := apptest.Strs(got["tags"]); !slices.Equal(tags, []string{"first", "x", "y", "last"}) {
 			t.Errorf("tags %v", tags)
 		}
 	})
 
 	t.Run("remove at /tags/1 removes one tag", func(t *testing.T) {
-		got := patchOK(t, []patchOp{{Op: "remove", Path: "/tags/1"}})
-		if tags := strs(got["tags"]); !slices.Equal(tags, []string{"first", "y", "last"}) {
+		got := patchOK(t, []apptest.PatchOp{{Op: "remove", Path: "/tags/1"}})
+		if tags := apptest.Strs(got["tags"]); !slices.Equal(tags, []string{"first", "y", "last"}) {
 			t.Errorf("tags %v", tags)
 		}
 	})
@@ -616,7 +616,7 @@ func TestPatchEnvironment(t *testing.T) {
 	}
 	for _, e := range editable {
 		t.Run("the approval setting "+e.field+" can be patched", func(t *testing.T) {
-			got := patchOK(t, []patchOp{replace("/approvalSettings/"+e.field, e.value)})
+			got := patchOK(t, []apptest.PatchOp{apptest.Replace("/approvalSettings/"+e.field, e.value)})
 			as := got["approvalSettings"].(map[string]any)
 			if !reflect.DeepEqual(as[e.field], e.value) {
 				t.Errorf("%s = %v, want %v", e.field, as[e.field], e.value)
@@ -625,8 +625,8 @@ func TestPatchEnvironment(t *testing.T) {
 	}
 
 	t.Run("a tag can be appended to the required approval tags", func(t *testing.T) {
-		got := patchOK(t, []patchOp{add("/approvalSettings/requiredApprovalTags/-", "second")})
-		if tags := strs(got["approvalSettings"].(map[string]any)["requiredApprovalTags"]); !slices.Equal(tags, []string{"needs-review", "second"}) {
+		got := patchOK(t, []apptest.PatchOp{apptest.Add("/approvalSettings/requiredApprovalTags/-", "second")})
+		if tags := apptest.Strs(got["approvalSettings"].(map[string]any)["requiredApprovalTags"]); !slices.Equal(tags, []string{"needs-review", "second"}) {
 			t.Errorf("requiredApprovalTags %v", tags)
 		}
 	})
@@ -637,52 +637,52 @@ func TestPatchEnvironment(t *testing.T) {
 		"/approvalSettings/serviceKindConfigurationId",
 	} {
 		t.Run("the approval setting "+path+" cannot be patched", func(t *testing.T) {
-			refused(t, []patchOp{replace(path, true)}, http.StatusBadRequest, "invalid_request", path)
+			refused(t, []apptest.PatchOp{apptest.Replace(path, true)}, http.StatusBadRequest, "invalid_request", path)
 		})
 	}
 
 	t.Run("the approval settings cannot be replaced as a whole", func(t *testing.T) {
-		refused(t, []patchOp{replace("/approvalSettings", map[string]any{"required": true})}, http.StatusBadRequest, "invalid_request", "/approvalSettings")
+		refused(t, []apptest.PatchOp{apptest.Replace("/approvalSettings", map[string]any{"required": true})}, http.StatusBadRequest, "invalid_request", "/approvalSettings")
 	})
 
 	t.Run("the resource approval settings cannot be patched", func(t *testing.T) {
-		refused(t, []patchOp{add("/resourceApprovalSettings/flag", map[string]any{"required": true})}, http.StatusBadRequest, "invalid_request")
+		refused(t, []apptest.PatchOp{apptest.Add("/resourceApprovalSettings/flag", map[string]any{"required": true})}, http.StatusBadRequest, "invalid_request")
 	})
 
 	t.Run("required and requiredApprovalTags in one request are refused and nothing is stored", func(t *testing.T) {
-		refused(t, []patchOp{replace("/approvalSettings/required", false), replace("/approvalSettings/requiredApprovalTags", []string{"t"})},
+		refused(t, []apptest.PatchOp{apptest.Replace("/approvalSettings/required", false), apptest.Replace("/approvalSettings/requiredApprovalTags", []string{"t"})},
 			http.StatusBadRequest, "invalid_request", "required", "requiredApprovalTags")
 	})
 
 	t.Run("required and a tag appended in one request are refused too", func(t *testing.T) {
-		refused(t, []patchOp{replace("/approvalSettings/required", false), add("/approvalSettings/requiredApprovalTags/-", "t")},
+		refused(t, []apptest.PatchOp{apptest.Replace("/approvalSettings/required", false), apptest.Add("/approvalSettings/requiredApprovalTags/-", "t")},
 			http.StatusBadRequest, "invalid_request", "required", "requiredApprovalTags")
 	})
 
 	for _, path := range []string{"/_id", "/key", "/apiKey", "/mobileKey", "/projectKey", "/createdOn", "/_links", "/unknownField"} {
 		t.Run("the field "+path+" cannot be patched", func(t *testing.T) {
-			refused(t, []patchOp{replace(path, "x")}, http.StatusBadRequest, "invalid_request", path)
+			refused(t, []apptest.PatchOp{apptest.Replace(path, "x")}, http.StatusBadRequest, "invalid_request", path)
 		})
 	}
 
 	t.Run("a read-only field cannot be moved into an editable one", func(t *testing.T) {
-		refused(t, []patchOp{{Op: "move", From: "/apiKey", Path: "/name"}}, http.StatusBadRequest, "invalid_request", "/apiKey")
+		refused(t, []apptest.PatchOp{{Op: "move", From: "/apiKey", Path: "/name"}}, http.StatusBadRequest, "invalid_request", "/apiKey")
 	})
 
 	invalidResults := []struct {
 		name string
-		ops  []patchOp
+		ops  []apptest.PatchOp
 		part string
 	}{
-		{"a color with a leading # is refused", []patchOp{replace("/color", "#00ff00")}, "color"},
-		{"a color of five characters is refused", []patchOp{replace("/color", "00ff0")}, "color"},
-		{"an empty name is refused", []patchOp{replace("/name", "")}, "name"},
-		{"a removed name is refused", []patchOp{{Op: "remove", Path: "/name"}}, "name"},
-		{"minNumApprovals 0 is refused", []patchOp{replace("/approvalSettings/minNumApprovals", 0)}, "minNumApprovals"},
-		{"a duplicate tag is refused", []patchOp{add("/tags/-", "first")}, "tags"},
-		{"a negative defaultTtl is refused", []patchOp{replace("/defaultTtl", -1)}, "defaultTtl"},
-		{"a color of the wrong JSON type is refused naming color", []patchOp{replace("/color", 5)}, "color"},
-		{"a valid operation does not save an invalid one in the same request", []patchOp{replace("/name", "Fine"), replace("/color", "nope")}, "color"},
+		{"a color with a leading # is refused", []apptest.PatchOp{apptest.Replace("/color", "#00ff00")}, "color"},
+		{"a color of five characters is refused", []apptest.PatchOp{apptest.Replace("/color", "00ff0")}, "color"},
+		{"an empty name is refused", []apptest.PatchOp{apptest.Replace("/name", "")}, "name"},
+		{"a removed name is refused", []apptest.PatchOp{{Op: "remove", Path: "/name"}}, "name"},
+		{"minNumApprovals 0 is refused", []apptest.PatchOp{apptest.Replace("/approvalSettings/minNumApprovals", 0)}, "minNumApprovals"},
+		{"a duplicate tag is refused", []apptest.PatchOp{apptest.Add("/tags/-", "first")}, "tags"},
+		{"a negative defaultTtl is refused", []apptest.PatchOp{apptest.Replace("/defaultTtl", -1)}, "defaultTtl"},
+		{"a color of the wrong JSON type is refused naming color", []apptest.PatchOp{apptest.Replace("/color", 5)}, "color"},
+		{"a valid operation does not save an invalid one in the same request", []apptest.PatchOp{apptest.Replace("/name", "Fine"), apptest.Replace("/color", "nope")}, "color"},
 	}
 	for _, c := range invalidResults {
 		t.Run(c.name+" and nothing is stored", func(t *testing.T) {
@@ -691,30 +691,30 @@ func TestPatchEnvironment(t *testing.T) {
 	}
 
 	t.Run("a failing test operation answers 422 patch_failed and nothing is stored", func(t *testing.T) {
-		refused(t, []patchOp{{Op: "test", Path: "/name", Value: "not the name"}, replace("/name", "Tested")}, http.StatusUnprocessableEntity, "patch_failed")
+		refused(t, []apptest.PatchOp{{Op: "test", Path: "/name", Value: "not the name"}, apptest.Replace("/name", "Tested")}, http.StatusUnprocessableEntity, "patch_failed")
 	})
 
 	t.Run("a passing test operation lets the patch apply", func(t *testing.T) {
-		got := patchOK(t, []patchOp{{Op: "test", Path: "/key", Value: "e"}, replace("/name", "Tested")})
+		got := patchOK(t, []apptest.PatchOp{{Op: "test", Path: "/key", Value: "e"}, apptest.Replace("/name", "Tested")})
 		if got["name"] != "Tested" {
 			t.Errorf("name %v", got["name"])
 		}
 	})
 
 	t.Run("replacing a missing array element answers 422 patch_failed", func(t *testing.T) {
-		refused(t, []patchOp{replace("/tags/99", "x")}, http.StatusUnprocessableEntity, "patch_failed")
+		refused(t, []apptest.PatchOp{apptest.Replace("/tags/99", "x")}, http.StatusUnprocessableEntity, "patch_failed")
 	})
 
 	t.Run("a patch that changes nothing answers the environment unchanged", func(t *testing.T) {
-		before := getEnv(t, srv, "p", "e")
-		got := patchOK(t, []patchOp{replace("/name", before["name"])})
+		before := apptest.GetEnv(t, srv, "p", "e")
+		got := patchOK(t, []apptest.PatchOp{apptest.Replace("/name", before["name"])})
 		if !reflect.DeepEqual(before, got) {
 			t.Errorf("got %v", got)
 		}
 	})
 
 	t.Run("the comment form applies its patch", func(t *testing.T) {
-		got := patchOK(t, map[string]any{"comment": "rename for the audit", "patch": []patchOp{replace("/name", "Commented")}})
+		got := patchOK(t, map[string]any{"comment": "rename for the audit", "patch": []apptest.PatchOp{apptest.Replace("/name", "Commented")}})
 		if got["name"] != "Commented" {
 			t.Errorf("name %v", got["name"])
 		}
@@ -738,13 +738,13 @@ func TestPatchEnvironment(t *testing.T) {
 	}
 
 	t.Run("a patch of an unknown environment is not found", func(t *testing.T) {
-		wantError(t, srv.Do(t, http.MethodPatch, envPath("p", "nope"), []patchOp{replace("/name", "x")}), http.StatusNotFound, "not_found")
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, envPath("p", "nope"), []apptest.PatchOp{apptest.Replace("/name", "x")}), http.StatusNotFound, "not_found")
 	})
 }
 
 func TestConcurrentEnvironmentPatches(t *testing.T) {
 	srv := apptest.New(t)
-	emptyProject(t, srv, "p")
+	apptest.EmptyProject(t, srv, "p")
 	srv.MustCreateEnvironment(t, "p", "e", nil)
 
 	t.Run("concurrent patches either apply or answer 409, and no applied change is lost", func(t *testing.T) {
@@ -758,7 +758,7 @@ func TestConcurrentEnvironmentPatches(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				<-start
-				res := srv.Do(t, http.MethodPatch, envPath("p", "e"), []patchOp{add("/tags/-", fmt.Sprintf("tag-%02d", i))})
+				res := srv.Do(t, http.MethodPatch, envPath("p", "e"), []apptest.PatchOp{apptest.Add("/tags/-", fmt.Sprintf("tag-%02d", i))})
 				statuses[i] = res.Status
 				if res.Status != http.StatusOK {
 					var body struct{ Code string }
@@ -782,7 +782,7 @@ func TestConcurrentEnvironmentPatches(t *testing.T) {
 		if len(applied) == 0 {
 			t.Fatalf("no patch applied")
 		}
-		got := strs(getEnv(t, srv, "p", "e")["tags"])
+		got := apptest.Strs(apptest.GetEnv(t, srv, "p", "e")["tags"])
 		sort.Strings(got)
 		if !slices.Equal(got, applied) {
 			t.Errorf("stored tags %v, want exactly the applied %v", got, applied)
@@ -793,30 +793,30 @@ func TestConcurrentEnvironmentPatches(t *testing.T) {
 
 func TestDeleteEnvironment(t *testing.T) {
 	srv := apptest.New(t)
-	emptyProject(t, srv, "p")
+	apptest.EmptyProject(t, srv, "p")
 	srv.MustCreateEnvironment(t, "p", "e", nil)
 	srv.MustCreateEnvironment(t, "p", "keep", nil)
 
 	t.Run("a delete answers 204 with no body", func(t *testing.T) {
 		res := srv.Do(t, http.MethodDelete, envPath("p", "e"), nil)
-		wantStatus(t, res, http.StatusNoContent)
+		apptest.WantStatus(t, res, http.StatusNoContent)
 		if len(res.Body) != 0 {
 			t.Errorf("body %q", res.Body)
 		}
 	})
 
 	t.Run("a deleted environment is not found", func(t *testing.T) {
-		wantError(t, srv.Do(t, http.MethodGet, envPath("p", "e"), nil), http.StatusNotFound, "not_found")
+		apptest.WantError(t, srv.Do(t, http.MethodGet, envPath("p", "e"), nil), http.StatusNotFound, "not_found")
 	})
 
 	t.Run("a deleted environment is gone from the list and the others stay", func(t *testing.T) {
-		if got := itemKeys(t, srv.Do(t, http.MethodGet, envsPath("p"), nil)); !slices.Equal(got, []string{"keep"}) {
+		if got := apptest.ItemKeys(t, srv.Do(t, http.MethodGet, envsPath("p"), nil)); !slices.Equal(got, []string{"keep"}) {
 			t.Errorf("items %v", got)
 		}
 	})
 
 	t.Run("deleting it again is not found", func(t *testing.T) {
-		wantError(t, srv.Do(t, http.MethodDelete, envPath("p", "e"), nil), http.StatusNotFound, "not_found")
+		apptest.WantError(t, srv.Do(t, http.MethodDelete, envPath("p", "e"), nil), http.StatusNotFound, "not_found")
 	})
 
 	t.Run("the key can be used again, with new SDK keys", func(t *testing.T) {
@@ -829,7 +829,7 @@ func TestDeleteEnvironment(t *testing.T) {
 
 func TestConcurrentEnvironmentCreates(t *testing.T) {
 	srv := apptest.New(t)
-	emptyProject(t, srv, "p")
+	apptest.EmptyProject(t, srv, "p")
 
 	t.Run("of concurrent creates with one key exactly one succeeds and the others conflict", func(t *testing.T) {
 		const n = 10
@@ -860,7 +860,7 @@ func TestConcurrentEnvironmentCreates(t *testing.T) {
 		if created != 1 {
 			t.Errorf("%d creates succeeded, want 1", created)
 		}
-		if got := itemKeys(t, srv.Do(t, http.MethodGet, envsPath("p"), nil)); !slices.Equal(got, []string{"race"}) {
+		if got := apptest.ItemKeys(t, srv.Do(t, http.MethodGet, envsPath("p"), nil)); !slices.Equal(got, []string{"race"}) {
 			t.Errorf("environments %v", got)
 		}
 	})
@@ -868,7 +868,7 @@ func TestConcurrentEnvironmentCreates(t *testing.T) {
 
 func TestResetEnvironmentKeys(t *testing.T) {
 	srv := apptest.New(t)
-	emptyProject(t, srv, "p")
+	apptest.EmptyProject(t, srv, "p")
 	srv.MustCreateEnvironment(t, "p", "e", nil)
 
 	cases := []struct {
@@ -883,9 +883,9 @@ func TestResetEnvironmentKeys(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			before := getEnv(t, srv, "p", "e")
+			before := apptest.GetEnv(t, srv, "p", "e")
 			res := srv.Do(t, http.MethodPost, envPath("p", "e")+tc.path, nil)
-			wantStatus(t, res, http.StatusOK)
+			apptest.WantStatus(t, res, http.StatusOK)
 			got := res.Map(t)
 			if got[tc.field] == before[tc.field] || !tc.pattern.MatchString(got[tc.field].(string)) {
 				t.Fatalf("%s went from %v to %v", tc.field, before[tc.field], got[tc.field])
@@ -893,22 +893,22 @@ func TestResetEnvironmentKeys(t *testing.T) {
 			if got[tc.other] != before[tc.other] {
 				t.Fatalf("%s changed too", tc.other)
 			}
-			if stored := getEnv(t, srv, "p", "e"); stored[tc.field] != got[tc.field] {
+			if stored := apptest.GetEnv(t, srv, "p", "e"); stored[tc.field] != got[tc.field] {
 				t.Fatalf("a following GET shows %v, not the new key", stored[tc.field])
 			}
 		})
 	}
 	t.Run("an expiry for the old key is refused and nothing changes", func(t *testing.T) {
-		before := getEnv(t, srv, "p", "e")
-		wantError(t, srv.Do(t, http.MethodPost, envPath("p", "e")+"/apiKey?expiry=4102444800000", nil), http.StatusBadRequest, "invalid_request", "expiry")
-		if after := getEnv(t, srv, "p", "e"); after["apiKey"] != before["apiKey"] {
+		before := apptest.GetEnv(t, srv, "p", "e")
+		apptest.WantError(t, srv.Do(t, http.MethodPost, envPath("p", "e")+"/apiKey?expiry=4102444800000", nil), http.StatusBadRequest, "invalid_request", "expiry")
+		if after := apptest.GetEnv(t, srv, "p", "e"); after["apiKey"] != before["apiKey"] {
 			t.Fatal("the key changed")
 		}
 	})
 	t.Run("no audit entry holds an SDK or mobile key", func(t *testing.T) {
-		env := getEnv(t, srv, "p", "e")
+		env := apptest.GetEnv(t, srv, "p", "e")
 		list := srv.Do(t, http.MethodGet, "/api/v2/auditlog?limit=20", nil)
-		wantStatus(t, list, http.StatusOK)
+		apptest.WantStatus(t, list, http.StatusOK)
 		var page struct {
 			Items []struct {
 				ID string `json:"_id"`

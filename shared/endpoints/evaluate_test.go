@@ -166,7 +166,7 @@ func (p evalPage) item(t testing.TB, key string) evalItem {
 func evaluate(t testing.TB, srv *apptest.Server, p string, ctx any, query ...string) evalPage {
 	t.Helper()
 	res := srv.Do(t, http.MethodPost, evalPath(p, query...), ctx)
-	wantStatus(t, res, http.StatusOK)
+	apptest.WantStatus(t, res, http.StatusOK)
 	var page evalPage
 	res.JSON(t, &page)
 	return page
@@ -353,7 +353,7 @@ func TestEvaluateTargeting(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			page := evaluate(t, srv, "ev", tc.context)
 			it := page.item(t, tc.flag)
-			if !sameJSON(t, it.Value, []byte(tc.value)) {
+			if !apptest.SameJSON(t, it.Value, []byte(tc.value)) {
 				t.Errorf("_value %s, want %s", it.Value, tc.value)
 			}
 			if got := it.Reason.String(); got != tc.reason {
@@ -364,7 +364,7 @@ func TestEvaluateTargeting(t *testing.T) {
 
 	t.Run("each item has the reference's shape and links", func(t *testing.T) {
 		res := srv.Do(t, http.MethodPost, evalPath("ev"), user("bob"))
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		var raw struct {
 			Items []map[string]json.RawMessage `json:"items"`
 		}
@@ -403,7 +403,7 @@ func TestEvaluateTargeting(t *testing.T) {
 
 	t.Run("other environments keep their own targeting", func(t *testing.T) {
 		res := srv.Do(t, http.MethodPost, projectPath("ev")+"/environments/production/flags/evaluate", user("carol"))
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		var page evalPage
 		res.JSON(t, &page)
 		if it := page.item(t, "targeted"); it.Reason.Kind != "OFF" || string(it.Value) != `"a"` {
@@ -414,7 +414,7 @@ func TestEvaluateTargeting(t *testing.T) {
 	t.Run("a reader token may evaluate", func(t *testing.T) {
 		_, reader := srv.MustCreateToken(t, map[string]any{"name": "evaluating reader", "role": "reader"})
 		res := srv.Do(t, http.MethodPost, evalPath("ev"), user("bob"), "Authorization", reader)
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 	})
 }
 
@@ -637,7 +637,7 @@ func TestEvaluateFilterSortAndPaging(t *testing.T) {
 			if !ok {
 				t.Fatalf("no %s link: %v", name, page.Links)
 			}
-			q := query(t, l.Href)
+			q := apptest.Query(t, l.Href)
 			if q.Get("offset") != off || q.Get("limit") != "2" || q.Get("filter") != "query equals a" {
 				t.Errorf("%s link %q, want offset %s, limit 2 and the filter", name, l.Href, off)
 			}
@@ -674,7 +674,7 @@ func TestEvaluateFilterSortAndPaging(t *testing.T) {
 	for _, tc := range bad {
 		t.Run(tc.name, func(t *testing.T) {
 			res := srv.Do(t, http.MethodPost, evalPath("evf", tc.query), user("bob"))
-			wantError(t, res, http.StatusBadRequest, "invalid_request", tc.parts...)
+			apptest.WantError(t, res, http.StatusBadRequest, "invalid_request", tc.parts...)
 		})
 	}
 }
@@ -709,17 +709,17 @@ func TestEvaluateRefusesInvalidContexts(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name+" is refused with 400", func(t *testing.T) {
 			res := srv.Do(t, http.MethodPost, evalPath("evc"), []byte(tc.body))
-			wantError(t, res, http.StatusBadRequest, "invalid_request", tc.parts...)
+			apptest.WantError(t, res, http.StatusBadRequest, "invalid_request", tc.parts...)
 		})
 	}
 
 	t.Run("an unknown project is 404", func(t *testing.T) {
 		res := srv.Do(t, http.MethodPost, api+"/projects/nope/environments/test/flags/evaluate", user("u"))
-		wantError(t, res, http.StatusNotFound, "not_found", `project "nope"`)
+		apptest.WantError(t, res, http.StatusNotFound, "not_found", `project "nope"`)
 	})
 	t.Run("an unknown environment is 404", func(t *testing.T) {
 		res := srv.Do(t, http.MethodPost, api+"/projects/evc/environments/nope/flags/evaluate", user("u"))
-		wantError(t, res, http.StatusNotFound, "not_found", `environment "nope"`)
+		apptest.WantError(t, res, http.StatusNotFound, "not_found", `environment "nope"`)
 	})
 	t.Run("a project without flags evaluates to an empty list", func(t *testing.T) {
 		srv.MustCreateProject(t, "evc-empty")

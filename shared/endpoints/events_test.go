@@ -22,7 +22,7 @@ type sdkEnv struct {
 func newSDKEnv(t testing.TB, srv *apptest.Server, project string) sdkEnv {
 	t.Helper()
 	srv.MustCreateProject(t, project)
-	e := getEnv(t, srv, project, "production")
+	e := apptest.GetEnv(t, srv, project, "production")
 	return sdkEnv{project: project, env: "production", sdkKey: e["apiKey"].(string), mobileKey: e["mobileKey"].(string), clientID: e["_id"].(string)}
 }
 
@@ -58,11 +58,11 @@ func TestEventIngestion(t *testing.T) {
 
 	t.Run("a payload from a server SDK is accepted with 202", func(t *testing.T) {
 		res := postEvents(t, srv, "/bulk", e.sdkKey, goSDKPayload(now, "u1", "u2"), "X-LaunchDarkly-Payload-ID", "p-1")
-		wantStatus(t, res, http.StatusAccepted)
+		apptest.WantStatus(t, res, http.StatusAccepted)
 	})
 	t.Run("its contexts read back as context instances of their kind and key", func(t *testing.T) {
 		res := srv.Do(t, http.MethodGet, ctxPath+"/contexts/user/u1", nil)
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		var got struct {
 			Items []struct {
 				LastSeen           string                       `json:"lastSeen"`
@@ -103,7 +103,7 @@ func TestEventIngestion(t *testing.T) {
 	})
 	t.Run("a retried payload with the same payload id counts once", func(t *testing.T) {
 		res := postEvents(t, srv, "/bulk", e.sdkKey, goSDKPayload(now, "u1", "u2"), "X-LaunchDarkly-Payload-ID", "p-1")
-		wantStatus(t, res, http.StatusAccepted)
+		apptest.WantStatus(t, res, http.StatusAccepted)
 		counts := evalCounts(t, srv, e, "checkout", now)
 		if counts["1"] != 5 || counts["0"] != 2 {
 			t.Errorf("checkout counted %v, want 5 of variation 1 and 2 of variation 0 (once)", counts)
@@ -111,7 +111,7 @@ func TestEventIngestion(t *testing.T) {
 	})
 	t.Run("a second payload adds to the evaluation counters", func(t *testing.T) {
 		res := postEvents(t, srv, "/bulk", e.sdkKey, goSDKPayload(now, "u3"), "X-LaunchDarkly-Payload-ID", "p-2")
-		wantStatus(t, res, http.StatusAccepted)
+		apptest.WantStatus(t, res, http.StatusAccepted)
 		counts := evalCounts(t, srv, e, "checkout", now)
 		if counts["1"] != 10 || counts["0"] != 4 {
 			t.Errorf("checkout counted %v, want 10 and 4", counts)
@@ -122,7 +122,7 @@ func TestEventIngestion(t *testing.T) {
 	})
 	t.Run("context kinds seen are created automatically", func(t *testing.T) {
 		res := srv.Do(t, http.MethodGet, projectPath(e.project)+"/context-kinds", nil)
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		var got struct {
 			Items []struct {
 				Key         string `json:"key"`
@@ -140,12 +140,12 @@ func TestEventIngestion(t *testing.T) {
 	})
 	t.Run("putContextKind names a kind and a second put updates it", func(t *testing.T) {
 		res := srv.Do(t, http.MethodPut, projectPath(e.project)+"/context-kinds/org", map[string]any{"name": "Organization", "description": "Paying customers"})
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		if res.Map(t)["status"] != "updated" {
 			t.Errorf("want status updated: %s", res.Body)
 		}
 		res = srv.Do(t, http.MethodPut, projectPath(e.project)+"/context-kinds/device", map[string]any{"name": "Device"})
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		if res.Map(t)["status"] != "created" {
 			t.Errorf("want status created: %s", res.Body)
 		}
@@ -153,16 +153,16 @@ func TestEventIngestion(t *testing.T) {
 		if !strings.Contains(res.String(), `"name":"Organization"`) || !strings.Contains(res.String(), `"key":"device"`) {
 			t.Errorf("kinds do not show the edits: %s", res.Body)
 		}
-		wantError(t, srv.Do(t, http.MethodPut, projectPath(e.project)+"/context-kinds/org", map[string]any{"description": "x"}), http.StatusBadRequest, "invalid_request", "name")
+		apptest.WantError(t, srv.Do(t, http.MethodPut, projectPath(e.project)+"/context-kinds/org", map[string]any{"description": "x"}), http.StatusBadRequest, "invalid_request", "name")
 	})
 	t.Run("attribute names and values are indexed by kind", func(t *testing.T) {
 		res := srv.Do(t, http.MethodGet, ctxPath+"/context-attributes?filter=kind:user", nil)
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		if !strings.Contains(res.String(), `"name":"country","weight":3`) {
 			t.Errorf("want country seen on 3 users: %s", res.Body)
 		}
 		res = srv.Do(t, http.MethodGet, ctxPath+"/context-attributes/plan", nil)
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		if !strings.Contains(res.String(), `{"kind":"org","values":[{"name":"gold","weight":2}]}`) {
 			t.Errorf("want plan gold on org, in the two instances holding org acme: %s", res.Body)
 		}
@@ -175,7 +175,7 @@ func TestEventIngestion(t *testing.T) {
 				t.Fatal("too many pages")
 			}
 			res := srv.Do(t, http.MethodPost, path, map[string]any{})
-			wantStatus(t, res, http.StatusOK)
+			apptest.WantStatus(t, res, http.StatusOK)
 			var got struct {
 				Items []struct {
 					Context string `json:"context"`
@@ -198,7 +198,7 @@ func TestEventIngestion(t *testing.T) {
 	})
 	t.Run("an instance reads by id and deletes with an audit entry", func(t *testing.T) {
 		res := srv.Do(t, http.MethodPost, ctxPath+"/context-instances/search?filter=applicationId:shop-api&limit=1", nil)
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		var got struct {
 			Items []struct {
 				ID string `json:"id"`
@@ -209,10 +209,10 @@ func TestEventIngestion(t *testing.T) {
 			t.Fatalf("want one instance with an id: %s", res.Body)
 		}
 		id := got.Items[0].ID
-		wantStatus(t, srv.Do(t, http.MethodGet, ctxPath+"/context-instances/"+id, nil), http.StatusOK)
-		wantStatus(t, srv.Do(t, http.MethodDelete, ctxPath+"/context-instances/"+id, nil), http.StatusNoContent)
-		wantError(t, srv.Do(t, http.MethodGet, ctxPath+"/context-instances/"+id, nil), http.StatusNotFound, "not_found", id)
-		wantError(t, srv.Do(t, http.MethodDelete, ctxPath+"/context-instances/"+id, nil), http.StatusNotFound, "not_found")
+		apptest.WantStatus(t, srv.Do(t, http.MethodGet, ctxPath+"/context-instances/"+id, nil), http.StatusOK)
+		apptest.WantStatus(t, srv.Do(t, http.MethodDelete, ctxPath+"/context-instances/"+id, nil), http.StatusNoContent)
+		apptest.WantError(t, srv.Do(t, http.MethodGet, ctxPath+"/context-instances/"+id, nil), http.StatusNotFound, "not_found", id)
+		apptest.WantError(t, srv.Do(t, http.MethodDelete, ctxPath+"/context-instances/"+id, nil), http.StatusNotFound, "not_found")
 		res = srv.Do(t, http.MethodGet, api+"/auditlog?limit=1", nil)
 		if !strings.Contains(res.String(), "deleted the context instance") {
 			t.Errorf("want an audit entry of the delete: %s", res.Body)
@@ -274,10 +274,10 @@ func TestEventIngestionRefuses(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			res := postEvents(t, srv, tc.path, tc.auth, tc.body)
 			if tc.code == "" {
-				wantStatus(t, res, tc.status)
+				apptest.WantStatus(t, res, tc.status)
 				return
 			}
-			wantError(t, res, tc.status, tc.code)
+			apptest.WantError(t, res, tc.status, tc.code)
 		})
 	}
 	t.Run("diagnostic events record each SDK under its type", func(t *testing.T) {
@@ -290,25 +290,25 @@ func TestEventIngestionRefuses(t *testing.T) {
 	t.Run("malformed events are skipped and the good ones of the same payload kept", func(t *testing.T) {
 		body := `[{"kind":"index"},"nonsense",{"kind":"identify","creationDate":1,"context":{"kind":"user","key":""}},{"kind":"warp"},` +
 			`{"kind":"identify","creationDate":1,"context":{"kind":"user","key":"kept"}}]`
-		wantStatus(t, postEvents(t, srv, "/bulk", e.sdkKey, body), http.StatusAccepted)
+		apptest.WantStatus(t, postEvents(t, srv, "/bulk", e.sdkKey, body), http.StatusAccepted)
 		res := srv.Do(t, http.MethodGet, envPath(e.project, e.env)+"/contexts/user/kept", nil)
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		if res.Map(t)["totalCount"] != float64(1) {
 			t.Errorf("want the good event kept: %s", res.Body)
 		}
 	})
 	t.Run("a reset SDK key stops working at once", func(t *testing.T) {
-		wantStatus(t, srv.Do(t, http.MethodPost, envPath(e.project, e.env)+"/apiKey", nil), http.StatusOK)
-		wantError(t, postEvents(t, srv, "/bulk", e.sdkKey, good), http.StatusUnauthorized, "unauthorized")
-		fresh := getEnv(t, srv, e.project, e.env)["apiKey"].(string)
-		wantStatus(t, postEvents(t, srv, "/bulk", fresh, good), http.StatusAccepted)
+		apptest.WantStatus(t, srv.Do(t, http.MethodPost, envPath(e.project, e.env)+"/apiKey", nil), http.StatusOK)
+		apptest.WantError(t, postEvents(t, srv, "/bulk", e.sdkKey, good), http.StatusUnauthorized, "unauthorized")
+		fresh := apptest.GetEnv(t, srv, e.project, e.env)["apiKey"].(string)
+		apptest.WantStatus(t, postEvents(t, srv, "/bulk", fresh, good), http.StatusAccepted)
 	})
 }
 
 func TestContextListRules(t *testing.T) {
 	srv := apptest.New(t)
 	e := newSDKEnv(t, srv, "rules")
-	wantStatus(t, postEvents(t, srv, "/bulk", e.sdkKey, goSDKPayload(time.Now(), "u1")), http.StatusAccepted)
+	apptest.WantStatus(t, postEvents(t, srv, "/bulk", e.sdkKey, goSDKPayload(time.Now(), "u1")), http.StatusAccepted)
 	base := envPath(e.project, e.env)
 	tests := []struct {
 		name, method, path string
@@ -326,12 +326,12 @@ func TestContextListRules(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			wantStatus(t, srv.Do(t, tc.method, tc.path, tc.body), tc.status)
+			apptest.WantStatus(t, srv.Do(t, tc.method, tc.path, tc.body), tc.status)
 		})
 	}
 	t.Run("includeTotalCount=false leaves totalCount out", func(t *testing.T) {
 		res := srv.Do(t, http.MethodGet, base+"/contexts/user/u1?includeTotalCount=false", nil)
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		if _, ok := res.Map(t)["totalCount"]; ok {
 			t.Errorf("want no totalCount: %s", res.Body)
 		}
@@ -344,7 +344,7 @@ func TestContextKindVersions(t *testing.T) {
 	kinds := func(t *testing.T) map[string]map[string]any {
 		t.Helper()
 		res := srv.Do(t, http.MethodGet, projectPath(e.project)+"/context-kinds", nil)
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		var got struct {
 			Items []map[string]any `json:"items"`
 		}
@@ -355,7 +355,7 @@ func TestContextKindVersions(t *testing.T) {
 		}
 		return out
 	}
-	wantStatus(t, postEvents(t, srv, "/bulk", e.sdkKey, goSDKPayload(time.Now(), "u1")), http.StatusAccepted)
+	apptest.WantStatus(t, postEvents(t, srv, "/bulk", e.sdkKey, goSDKPayload(time.Now(), "u1")), http.StatusAccepted)
 	tests := []struct {
 		name string
 		run  func(t *testing.T)
@@ -367,20 +367,20 @@ func TestContextKindVersions(t *testing.T) {
 			}
 		}},
 		{"each edit adds one to the version; events do not", func(t *testing.T) {
-			wantStatus(t, srv.Do(t, http.MethodPut, projectPath(e.project)+"/context-kinds/org", map[string]any{"name": "Org"}), http.StatusOK)
-			wantStatus(t, postEvents(t, srv, "/bulk", e.sdkKey, goSDKPayload(time.Now(), "u2")), http.StatusAccepted)
-			wantStatus(t, srv.Do(t, http.MethodPut, projectPath(e.project)+"/context-kinds/org", map[string]any{"name": "Organization", "hideInTargeting": true}), http.StatusOK)
+			apptest.WantStatus(t, srv.Do(t, http.MethodPut, projectPath(e.project)+"/context-kinds/org", map[string]any{"name": "Org"}), http.StatusOK)
+			apptest.WantStatus(t, postEvents(t, srv, "/bulk", e.sdkKey, goSDKPayload(time.Now(), "u2")), http.StatusAccepted)
+			apptest.WantStatus(t, srv.Do(t, http.MethodPut, projectPath(e.project)+"/context-kinds/org", map[string]any{"name": "Organization", "hideInTargeting": true}), http.StatusOK)
 			org := kinds(t)["org"]
 			if org["version"] != float64(3) || org["name"] != "Organization" || org["hideInTargeting"] != true || org["createdFrom"] != "auto-add" {
 				t.Errorf("org kind %v, want version 3 with the last edit", org)
 			}
 		}},
 		{"a kind key that is not valid is refused", func(t *testing.T) {
-			wantError(t, srv.Do(t, http.MethodPut, projectPath(e.project)+"/context-kinds/multi", map[string]any{"name": "M"}), http.StatusBadRequest, "invalid_request", "multi")
+			apptest.WantError(t, srv.Do(t, http.MethodPut, projectPath(e.project)+"/context-kinds/multi", map[string]any{"name": "M"}), http.StatusBadRequest, "invalid_request", "multi")
 		}},
 		{"an unknown project is not found", func(t *testing.T) {
-			wantError(t, srv.Do(t, http.MethodGet, projectPath("nope")+"/context-kinds", nil), http.StatusNotFound, "not_found")
-			wantError(t, srv.Do(t, http.MethodPut, projectPath("nope")+"/context-kinds/org", map[string]any{"name": "O"}), http.StatusNotFound, "not_found")
+			apptest.WantError(t, srv.Do(t, http.MethodGet, projectPath("nope")+"/context-kinds", nil), http.StatusNotFound, "not_found")
+			apptest.WantError(t, srv.Do(t, http.MethodPut, projectPath("nope")+"/context-kinds/org", map[string]any{"name": "O"}), http.StatusNotFound, "not_found")
 		}},
 	}
 	for _, tc := range tests {

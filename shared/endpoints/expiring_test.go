@@ -45,7 +45,7 @@ type expList struct {
 
 func expDecode(t testing.TB, res *apptest.Response) expList {
 	t.Helper()
-	wantStatus(t, res, http.StatusOK)
+	apptest.WantStatus(t, res, http.StatusOK)
 	var l expList
 	res.JSON(t, &l)
 	return l
@@ -63,10 +63,10 @@ func newExpFixture(t *testing.T) expFixture {
 	srv := apptest.New(t)
 	srv.MustCreateProject(t, "p")
 	fx := expFixture{srv: srv, f1: abc(t, srv, "p", "f1"), f2: abc(t, srv, "p", "f2")}
-	wantStatus(t, semantic(t, srv, "p", "f1", sp("production",
+	apptest.WantStatus(t, semantic(t, srv, "p", "f1", sp("production",
 		instr("addUserTargets", "values", []string{"u"}, "variationId", fx.f1.vid(1)),
 		instr("addUserTargets", "values", []string{"v"}, "variationId", fx.f1.vid(0)))), http.StatusOK)
-	wantStatus(t, semantic(t, srv, "p", "f2", sp("production",
+	apptest.WantStatus(t, semantic(t, srv, "p", "f2", sp("production",
 		instr("addUserTargets", "values", []string{"u"}, "variationId", fx.f2.vid(1)))), http.StatusOK)
 	return fx
 }
@@ -127,7 +127,7 @@ func TestExpiringUserTargetsPatch(t *testing.T) {
 					instr("addExpireUserTargetDate", "flagKey", "f2", "variationId", fx.f2.vid(0), "value", hour))
 			},
 			func(t *testing.T, fx expFixture, res *apptest.Response) {
-				wantError(t, res, http.StatusUnprocessableEntity, "patch_failed", "instructions[1]", "not individually targeted")
+				apptest.WantError(t, res, http.StatusUnprocessableEntity, "patch_failed", "instructions[1]", "not individually targeted")
 				if l := expDecode(t, fx.srv.Do(t, http.MethodGet, userExpiringPath("p", "u", "production"), nil)); len(l.Items) != 0 {
 					t.Errorf("instruction 0 applied although 1 failed: %+v", l.Items)
 				}
@@ -137,28 +137,28 @@ func TestExpiringUserTargetsPatch(t *testing.T) {
 				return fx.patchUser(t, "nobody", instr("addExpireUserTargetDate", "flagKey", "f1", "variationId", fx.f1.vid(1), "value", hour))
 			},
 			func(t *testing.T, fx expFixture, res *apptest.Response) {
-				wantError(t, res, http.StatusUnprocessableEntity, "patch_failed", "instructions[0]")
+				apptest.WantError(t, res, http.StatusUnprocessableEntity, "patch_failed", "instructions[0]")
 			}},
 		{"a date in the past is refused with 400",
 			func(t *testing.T, fx expFixture) *apptest.Response {
 				return fx.patchUser(t, "u", instr("addExpireUserTargetDate", "flagKey", "f1", "variationId", fx.f1.vid(1), "value", later(-time.Minute)))
 			},
 			func(t *testing.T, fx expFixture, res *apptest.Response) {
-				wantError(t, res, http.StatusBadRequest, "invalid_request", "instructions[0]", "future")
+				apptest.WantError(t, res, http.StatusBadRequest, "invalid_request", "instructions[0]", "future")
 			}},
 		{"a missing flagKey is refused with 400",
 			func(t *testing.T, fx expFixture) *apptest.Response {
 				return fx.patchUser(t, "u", instr("addExpireUserTargetDate", "variationId", fx.f1.vid(1), "value", hour))
 			},
 			func(t *testing.T, fx expFixture, res *apptest.Response) {
-				wantError(t, res, http.StatusBadRequest, "invalid_request", "instructions[0]", "flagKey")
+				apptest.WantError(t, res, http.StatusBadRequest, "invalid_request", "instructions[0]", "flagKey")
 			}},
 		{"an unknown instruction kind is refused with 400",
 			func(t *testing.T, fx expFixture) *apptest.Response {
 				return fx.patchUser(t, "u", instr("turnFlagOn"))
 			},
 			func(t *testing.T, fx expFixture, res *apptest.Response) {
-				wantError(t, res, http.StatusBadRequest, "invalid_request", "instructions[0]")
+				apptest.WantError(t, res, http.StatusBadRequest, "invalid_request", "instructions[0]")
 			}},
 		{"a JSON patch body is refused with 400",
 			func(t *testing.T, fx expFixture) *apptest.Response {
@@ -166,11 +166,11 @@ func TestExpiringUserTargetsPatch(t *testing.T) {
 					[]map[string]any{{"op": "remove", "path": "/f1"}})
 			},
 			func(t *testing.T, fx expFixture, res *apptest.Response) {
-				wantError(t, res, http.StatusBadRequest, "invalid_request", "semantic patch")
+				apptest.WantError(t, res, http.StatusBadRequest, "invalid_request", "semantic patch")
 			}},
 		{"updating with the current version moves the date and the version",
 			func(t *testing.T, fx expFixture) *apptest.Response {
-				wantStatus(t, fx.patchUser(t, "u", instr("addExpireUserTargetDate", "flagKey", "f1", "variationId", fx.f1.vid(1), "value", hour)), http.StatusOK)
+				apptest.WantStatus(t, fx.patchUser(t, "u", instr("addExpireUserTargetDate", "flagKey", "f1", "variationId", fx.f1.vid(1), "value", hour)), http.StatusOK)
 				return fx.patchUser(t, "u", instr("updateExpireUserTargetDate", "flagKey", "f1", "variationId", fx.f1.vid(1), "value", hour+5000, "version", 1))
 			},
 			func(t *testing.T, fx expFixture, res *apptest.Response) {
@@ -181,11 +181,11 @@ func TestExpiringUserTargetsPatch(t *testing.T) {
 			}},
 		{"updating with another version fails with 422 and changes nothing",
 			func(t *testing.T, fx expFixture) *apptest.Response {
-				wantStatus(t, fx.patchUser(t, "u", instr("addExpireUserTargetDate", "flagKey", "f1", "variationId", fx.f1.vid(1), "value", hour)), http.StatusOK)
+				apptest.WantStatus(t, fx.patchUser(t, "u", instr("addExpireUserTargetDate", "flagKey", "f1", "variationId", fx.f1.vid(1), "value", hour)), http.StatusOK)
 				return fx.patchUser(t, "u", instr("updateExpireUserTargetDate", "flagKey", "f1", "variationId", fx.f1.vid(1), "value", hour+5000, "version", 7))
 			},
 			func(t *testing.T, fx expFixture, res *apptest.Response) {
-				wantError(t, res, http.StatusUnprocessableEntity, "patch_failed", "instructions[0]", "version")
+				apptest.WantError(t, res, http.StatusUnprocessableEntity, "patch_failed", "instructions[0]", "version")
 				l := expDecode(t, fx.srv.Do(t, http.MethodGet, userExpiringPath("p", "u", "production"), nil))
 				if len(l.Items) != 1 || l.Items[0].ExpirationDate != hour {
 					t.Errorf("items %+v", l.Items)
@@ -196,11 +196,11 @@ func TestExpiringUserTargetsPatch(t *testing.T) {
 				return fx.patchUser(t, "u", instr("updateExpireUserTargetDate", "flagKey", "f1", "variationId", fx.f1.vid(1), "value", hour))
 			},
 			func(t *testing.T, fx expFixture, res *apptest.Response) {
-				wantError(t, res, http.StatusUnprocessableEntity, "patch_failed", "instructions[0]")
+				apptest.WantError(t, res, http.StatusUnprocessableEntity, "patch_failed", "instructions[0]")
 			}},
 		{"removing a scheduled date unschedules it",
 			func(t *testing.T, fx expFixture) *apptest.Response {
-				wantStatus(t, fx.patchUser(t, "u", instr("addExpireUserTargetDate", "flagKey", "f1", "variationId", fx.f1.vid(1), "value", hour)), http.StatusOK)
+				apptest.WantStatus(t, fx.patchUser(t, "u", instr("addExpireUserTargetDate", "flagKey", "f1", "variationId", fx.f1.vid(1), "value", hour)), http.StatusOK)
 				return fx.patchUser(t, "u", instr("removeExpireUserTargetDate", "flagKey", "f1", "variationId", fx.f1.vid(1)))
 			},
 			func(t *testing.T, fx expFixture, res *apptest.Response) {
@@ -231,7 +231,7 @@ func TestExpiringUserTargetsPatch(t *testing.T) {
 				return fx.patchFlag(t, "f1", instr("addExpireUserTargetDate", "variationId", fx.f1.vid(1), "value", hour))
 			},
 			func(t *testing.T, fx expFixture, res *apptest.Response) {
-				wantError(t, res, http.StatusBadRequest, "invalid_request", "userKey")
+				apptest.WantError(t, res, http.StatusBadRequest, "invalid_request", "userKey")
 			}},
 		{"an unknown environment is not found",
 			func(t *testing.T, fx expFixture) *apptest.Response {
@@ -239,7 +239,7 @@ func TestExpiringUserTargetsPatch(t *testing.T) {
 					map[string]any{"instructions": []any{instr("removeExpireUserTargetDate", "flagKey", "f1", "variationId", fx.f1.vid(1))}}, "Content-Type", semanticType)
 			},
 			func(t *testing.T, fx expFixture, res *apptest.Response) {
-				wantStatus(t, res, http.StatusNotFound)
+				apptest.WantStatus(t, res, http.StatusNotFound)
 			}},
 	}
 	for _, c := range cases {
@@ -253,10 +253,10 @@ func TestExpiringUserTargetsPatch(t *testing.T) {
 func TestExpiringUserTargetsRead(t *testing.T) {
 	fx := newExpFixture(t)
 	hour := later(time.Hour)
-	wantStatus(t, fx.patchUser(t, "u",
+	apptest.WantStatus(t, fx.patchUser(t, "u",
 		instr("addExpireUserTargetDate", "flagKey", "f1", "variationId", fx.f1.vid(1), "value", hour),
 		instr("addExpireUserTargetDate", "flagKey", "f2", "variationId", fx.f2.vid(1), "value", hour)), http.StatusOK)
-	wantStatus(t, fx.patchUser(t, "v", instr("addExpireUserTargetDate", "flagKey", "f1", "variationId", fx.f1.vid(0), "value", hour)), http.StatusOK)
+	apptest.WantStatus(t, fx.patchUser(t, "v", instr("addExpireUserTargetDate", "flagKey", "f1", "variationId", fx.f1.vid(0), "value", hour)), http.StatusOK)
 	cases := []struct {
 		name string
 		path string
@@ -281,14 +281,14 @@ func TestExpiringUserTargetsRead(t *testing.T) {
 		})
 	}
 	t.Run("by flag of an unknown flag is not found", func(t *testing.T) {
-		wantStatus(t, fx.srv.Do(t, http.MethodGet, flagExpiringPath("p", "nope", "production"), nil), http.StatusNotFound)
+		apptest.WantStatus(t, fx.srv.Do(t, http.MethodGet, flagExpiringPath("p", "nope", "production"), nil), http.StatusNotFound)
 	})
 }
 
 func TestExpiringUserTargetsJob(t *testing.T) {
 	hour := later(time.Hour)
 	schedule := func(t *testing.T, fx expFixture) {
-		wantStatus(t, fx.patchUser(t, "u",
+		apptest.WantStatus(t, fx.patchUser(t, "u",
 			instr("addExpireUserTargetDate", "flagKey", "f1", "variationId", fx.f1.vid(1), "value", hour),
 			instr("addExpireUserTargetDate", "flagKey", "f2", "variationId", fx.f2.vid(1), "value", hour+int64(time.Hour/time.Millisecond))), http.StatusOK)
 	}
@@ -383,7 +383,7 @@ func TestExpiringUserTargetsJob(t *testing.T) {
 			}},
 		{"a user no longer targeted just drops the expiry",
 			func(t *testing.T, fx expFixture) {
-				wantStatus(t, semantic(t, fx.srv, "p", "f1", sp("production",
+				apptest.WantStatus(t, semantic(t, fx.srv, "p", "f1", sp("production",
 					instr("removeUserTargets", "values", []string{"u"}, "variationId", fx.f1.vid(1)))), http.StatusOK)
 				v := flGet(t, fx.srv, "p", "f1").Version
 				if removed, dropped := fx.sweep(t, time.UnixMilli(hour)); removed != 0 || dropped != 1 {
@@ -401,7 +401,7 @@ func TestExpiringUserTargetsJob(t *testing.T) {
 			}},
 		{"a rescheduled expiry is removed at its new date",
 			func(t *testing.T, fx expFixture) {
-				wantStatus(t, fx.patchUser(t, "u", instr("updateExpireUserTargetDate", "flagKey", "f1", "variationId", fx.f1.vid(1), "value", hour+10)), http.StatusOK)
+				apptest.WantStatus(t, fx.patchUser(t, "u", instr("updateExpireUserTargetDate", "flagKey", "f1", "variationId", fx.f1.vid(1), "value", hour+10)), http.StatusOK)
 				if removed, _ := fx.sweep(t, time.UnixMilli(hour)); removed != 0 {
 					t.Errorf("removed %d at the old date", removed)
 				}

@@ -3,6 +3,8 @@ package endpoints_test
 import (
 	"net/http"
 	"testing"
+
+	"github.com/flagplane/flagplane/shared/app/apptest"
 )
 
 // The delivery-configurations and big-segments groups' rows in the
@@ -46,7 +48,7 @@ func init() {
 			return answerRequest{path: storeConfig(tb, w, featureStoresPath), headers: betaHeader}
 		},
 		"patchIntegrationDeliveryConfiguration": func(tb testing.TB, w *world) answerRequest {
-			return answerRequest{path: storeConfig(tb, w, featureStoresPath), body: []patchOp{replace("/name", "Renamed")}, headers: betaHeader}
+			return answerRequest{path: storeConfig(tb, w, featureStoresPath), body: []apptest.PatchOp{apptest.Replace("/name", "Renamed")}, headers: betaHeader}
 		},
 		"deleteIntegrationDeliveryConfiguration": func(tb testing.TB, w *world) answerRequest {
 			return answerRequest{path: storeConfig(tb, w, featureStoresPath), headers: betaHeader}
@@ -65,7 +67,7 @@ func init() {
 			return answerRequest{path: storeConfig(tb, w, bigSegmentsPath), headers: betaHeader}
 		},
 		"patchBigSegmentStoreIntegration": func(tb testing.TB, w *world) answerRequest {
-			return answerRequest{path: storeConfig(tb, w, bigSegmentsPath), body: []patchOp{replace("/on", true)}, headers: betaHeader}
+			return answerRequest{path: storeConfig(tb, w, bigSegmentsPath), body: []apptest.PatchOp{apptest.Replace("/on", true)}, headers: betaHeader}
 		},
 		"deleteBigSegmentStoreIntegration": func(tb testing.TB, w *world) answerRequest {
 			return answerRequest{path: storeConfig(tb, w, bigSegmentsPath), headers: betaHeader}

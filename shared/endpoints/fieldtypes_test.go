@@ -272,7 +272,7 @@ func TestTimestampFieldTypes(t *testing.T) {
 					body = rd.body(w)
 				}
 				res := w.srv.Do(t, rd.method, path, body, betaHeader...) // opens beta reads; the others ignore it
-				wantStatus(t, res, http.StatusOK)
+				apptest.WantStatus(t, res, http.StatusOK)
 				var doc any
 				if err := json.Unmarshal(res.Body, &doc); err != nil {
 					t.Fatalf("%s: not JSON: %s", path, res.Body)
@@ -365,7 +365,7 @@ func TestTimestampInputsTakeBothForms(t *testing.T) {
 				headers = semantic
 			}
 			res := w.srv.Do(t, c.method, c.path, c.body, headers...)
-			wantStatus(t, res, c.status)
+			apptest.WantStatus(t, res, c.status)
 			c.want(t, res, soon+int64(i))
 		})
 	}
@@ -384,15 +384,15 @@ func TestTimestampInputsTakeBothForms(t *testing.T) {
 	for _, r := range refused {
 		t.Run("an approval request's executionDate as "+r.name+" is refused with a 400 naming it", func(t *testing.T) {
 			before := w.must(t, http.StatusOK, http.MethodGet, approvalsPath+"?limit=100", nil)["totalCount"]
-			wantError(t, w.srv.Do(t, http.MethodPost, approvalsPath, approval(r.value)), http.StatusBadRequest, "invalid_request", "executionDate", "Unix milliseconds")
+			apptest.WantError(t, w.srv.Do(t, http.MethodPost, approvalsPath, approval(r.value)), http.StatusBadRequest, "invalid_request", "executionDate", "Unix milliseconds")
 			if after := w.must(t, http.StatusOK, http.MethodGet, approvalsPath+"?limit=100", nil)["totalCount"]; after != before {
 				t.Errorf("approval requests %v, then %v", before, after)
 			}
 		})
 		t.Run("an expiring target's value as "+r.name+" is refused with a 400 naming it", func(t *testing.T) {
 			before := w.srv.Do(t, http.MethodGet, expiringPath, nil).Body
-			wantError(t, w.srv.Do(t, http.MethodPatch, expiringPath, expire(r.value), semantic...), http.StatusBadRequest, "invalid_request", "instructions[0].value")
-			if after := w.srv.Do(t, http.MethodGet, expiringPath, nil).Body; !sameJSON(t, before, after) {
+			apptest.WantError(t, w.srv.Do(t, http.MethodPatch, expiringPath, expire(r.value), semantic...), http.StatusBadRequest, "invalid_request", "instructions[0].value")
+			if after := w.srv.Do(t, http.MethodGet, expiringPath, nil).Body; !apptest.SameJSON(t, before, after) {
 				t.Errorf("the expiring targets changed:\n%s\n%s", before, after)
 			}
 		})

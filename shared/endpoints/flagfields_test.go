@@ -19,7 +19,7 @@ import (
 func flagJSON(tb testing.TB, srv *apptest.Server, p, f string) map[string]any {
 	tb.Helper()
 	res := srv.Do(tb, http.MethodGet, flagPath(p, f), nil)
-	wantStatus(tb, res, http.StatusOK)
+	apptest.WantStatus(tb, res, http.StatusOK)
 	return res.Map(tb)
 }
 
@@ -59,7 +59,7 @@ func TestFlagCustomProperties(t *testing.T) {
 	t.Run("a flag made with custom properties shows them on its read, its list and its create answer", func(t *testing.T) {
 		res := srv.Do(t, http.MethodPost, flagsPath("p"), map[string]any{"key": "tracked", "name": "Tracked",
 			"customProperties": map[string]any{"jira": jira("SHOP-1", "SHOP-2")}})
-		wantStatus(t, res, http.StatusCreated)
+		apptest.WantStatus(t, res, http.StatusCreated)
 		want := `{"jira":{"name":"Jira issues","value":["SHOP-1","SHOP-2"]}}`
 		if got := asJSON(t, res.Map(t)["customProperties"]); got != want {
 			t.Errorf("create answer %s, want %s", got, want)
@@ -68,7 +68,7 @@ func TestFlagCustomProperties(t *testing.T) {
 			t.Errorf("read %s, want %s", got, want)
 		}
 		list := srv.Do(t, http.MethodGet, flagsPath("p")+"?filter=query:tracked", nil)
-		wantStatus(t, list, http.StatusOK)
+		apptest.WantStatus(t, list, http.StatusOK)
 		if got := asJSON(t, list.Map(t)["items"].([]any)[0].(map[string]any)["customProperties"]); got != want {
 			t.Errorf("list %s, want %s", got, want)
 		}
@@ -83,27 +83,27 @@ func TestFlagCustomProperties(t *testing.T) {
 
 	edits := []struct {
 		name  string
-		patch []patchOp
+		patch []apptest.PatchOp
 		want  string
 	}{
 		{"replacing the whole object, as the Terraform provider does after a create, stores it",
-			[]patchOp{replace("/customProperties", map[string]any{"jira": jira("SHOP-9")})},
+			[]apptest.PatchOp{apptest.Replace("/customProperties", map[string]any{"jira": jira("SHOP-9")})},
 			`{"jira":{"name":"Jira issues","value":["SHOP-9"]}}`},
 		{"adding a property keeps the others",
-			[]patchOp{add("/customProperties/owner", map[string]any{"name": "Owner", "value": []string{"team-a"}})},
+			[]apptest.PatchOp{apptest.Add("/customProperties/owner", map[string]any{"name": "Owner", "value": []string{"team-a"}})},
 			`{"jira":{"name":"Jira issues","value":["SHOP-9"]},"owner":{"name":"Owner","value":["team-a"]}}`},
 		{"appending a value changes only that property",
-			[]patchOp{add("/customProperties/jira/value/-", "SHOP-10")},
+			[]apptest.PatchOp{apptest.Add("/customProperties/jira/value/-", "SHOP-10")},
 			`{"jira":{"name":"Jira issues","value":["SHOP-9","SHOP-10"]},"owner":{"name":"Owner","value":["team-a"]}}`},
 		{"removing a property drops it",
-			[]patchOp{{Op: "remove", Path: "/customProperties/owner"}},
+			[]apptest.PatchOp{{Op: "remove", Path: "/customProperties/owner"}},
 			`{"jira":{"name":"Jira issues","value":["SHOP-9","SHOP-10"]}}`},
 	}
 	abc(t, srv, "p", "edited")
 	for _, e := range edits {
 		t.Run(e.name, func(t *testing.T) {
 			res := srv.Do(t, http.MethodPatch, flagPath("p", "edited"), e.patch)
-			wantStatus(t, res, http.StatusOK)
+			apptest.WantStatus(t, res, http.StatusOK)
 			if got := asJSON(t, res.Map(t)["customProperties"]); got != e.want {
 				t.Errorf("answer %s, want %s", got, e.want)
 			}
@@ -114,8 +114,8 @@ func TestFlagCustomProperties(t *testing.T) {
 	}
 
 	t.Run("a custom-property patch is audited as updateFlagCustomProperties", func(t *testing.T) {
-		wantStatus(t, srv.Do(t, http.MethodPatch, flagPath("p", "edited"), map[string]any{"comment": "link the epic",
-			"patch": []patchOp{add("/customProperties/epic", jira("SHOP-100"))}}), http.StatusOK)
+		apptest.WantStatus(t, srv.Do(t, http.MethodPatch, flagPath("p", "edited"), map[string]any{"comment": "link the epic",
+			"patch": []apptest.PatchOp{apptest.Add("/customProperties/epic", jira("SHOP-100"))}}), http.StatusOK)
 		var log struct {
 			Items []struct {
 				Comment  string `json:"comment"`
@@ -126,7 +126,7 @@ func TestFlagCustomProperties(t *testing.T) {
 			} `json:"items"`
 		}
 		res := srv.Do(t, http.MethodGet, api+"/auditlog?limit=1", nil)
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		res.JSON(t, &log)
 		if len(log.Items) != 1 || log.Items[0].Comment != "link the epic" || len(log.Items[0].Accesses) != 1 ||
 			log.Items[0].Accesses[0].Action != "updateFlagCustomProperties" || log.Items[0].Accesses[0].Resource != "proj/p:env/*:flag/edited" {
@@ -145,12 +145,12 @@ func TestFlagCustomProperties(t *testing.T) {
 		if !slices.ContainsFunc(f.Access.Denied, func(d struct{ Action string }) bool { return d.Action == "updateFlagCustomProperties" }) {
 			t.Errorf("the reader's _access does not deny updateFlagCustomProperties: %v", f.Access.Denied)
 		}
-		wantError(t, srv.Do(t, http.MethodPatch, flagPath("p", "edited"), []patchOp{add("/customProperties/x", jira("X-1"))}, "Authorization", reader),
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, flagPath("p", "edited"), []apptest.PatchOp{apptest.Add("/customProperties/x", jira("X-1"))}, "Authorization", reader),
 			http.StatusForbidden, "forbidden", "updateFlagCustomProperties")
 		createRole(t, srv, "custom-props", "", map[string]any{"effect": "allow", "resources": []string{"proj/p:env/*:flag/*"}, "actions": []string{"updateFlagCustomProperties"}})
 		_, tagger := srv.MustCreateToken(t, map[string]any{"name": "tagger", "customRoleIds": []string{"custom-props"}})
-		wantStatus(t, srv.Do(t, http.MethodPatch, flagPath("p", "edited"), []patchOp{add("/customProperties/x", jira("X-1"))}, "Authorization", tagger), http.StatusOK)
-		wantError(t, srv.Do(t, http.MethodPatch, flagPath("p", "edited"), []patchOp{replace("/name", "no")}, "Authorization", tagger),
+		apptest.WantStatus(t, srv.Do(t, http.MethodPatch, flagPath("p", "edited"), []apptest.PatchOp{apptest.Add("/customProperties/x", jira("X-1"))}, "Authorization", tagger), http.StatusOK)
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, flagPath("p", "edited"), []apptest.PatchOp{apptest.Replace("/name", "no")}, "Authorization", tagger),
 			http.StatusForbidden, "forbidden", "updateName")
 	})
 }
@@ -159,7 +159,7 @@ func TestFlagCustomPropertiesRefused(t *testing.T) {
 	srv := apptest.New(t)
 	srv.MustCreateProject(t, "p")
 	abc(t, srv, "p", "f")
-	wantStatus(t, srv.Do(t, http.MethodPatch, flagPath("p", "f"), []patchOp{replace("/customProperties", map[string]any{"jira": jira("SHOP-1")})}), http.StatusOK)
+	apptest.WantStatus(t, srv.Do(t, http.MethodPatch, flagPath("p", "f"), []apptest.PatchOp{apptest.Replace("/customProperties", map[string]any{"jira": jira("SHOP-1")})}), http.StatusOK)
 	before := srv.Do(t, http.MethodGet, flagPath("p", "f"), nil).Body
 	long := strings.Repeat("x", 1025)
 	many := map[string]any{}
@@ -187,23 +187,23 @@ func TestFlagCustomPropertiesRefused(t *testing.T) {
 	}
 	for _, b := range bad {
 		t.Run("a create with "+b.name+" is refused with a 400 naming the field", func(t *testing.T) {
-			wantError(t, srv.Do(t, http.MethodPost, flagsPath("p"), map[string]any{"key": "new", "name": "New", "customProperties": b.props}),
+			apptest.WantError(t, srv.Do(t, http.MethodPost, flagsPath("p"), map[string]any{"key": "new", "name": "New", "customProperties": b.props}),
 				http.StatusBadRequest, "invalid_request", b.parts...)
-			wantStatus(t, srv.Do(t, http.MethodGet, flagPath("p", "new"), nil), http.StatusNotFound)
+			apptest.WantStatus(t, srv.Do(t, http.MethodGet, flagPath("p", "new"), nil), http.StatusNotFound)
 		})
 		t.Run("a patch to "+b.name+" is refused with a 400 naming the field and changes nothing", func(t *testing.T) {
-			wantError(t, srv.Do(t, http.MethodPatch, flagPath("p", "f"), []patchOp{replace("/customProperties", b.props)}),
+			apptest.WantError(t, srv.Do(t, http.MethodPatch, flagPath("p", "f"), []apptest.PatchOp{apptest.Replace("/customProperties", b.props)}),
 				http.StatusBadRequest, "invalid_request", b.parts...)
-			if after := srv.Do(t, http.MethodGet, flagPath("p", "f"), nil).Body; !sameJSON(t, before, after) {
+			if after := srv.Do(t, http.MethodGet, flagPath("p", "f"), nil).Body; !apptest.SameJSON(t, before, after) {
 				t.Errorf("the flag changed:\n%s\n%s", before, after)
 			}
 		})
 	}
 
 	t.Run("a patch that adds one bad value to a stored property is refused and changes nothing", func(t *testing.T) {
-		wantError(t, srv.Do(t, http.MethodPatch, flagPath("p", "f"), []patchOp{add("/customProperties/jira/value/-", 7)}),
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, flagPath("p", "f"), []apptest.PatchOp{apptest.Add("/customProperties/jira/value/-", 7)}),
 			http.StatusBadRequest, "invalid_request", "customProperties.jira.value")
-		if after := srv.Do(t, http.MethodGet, flagPath("p", "f"), nil).Body; !sameJSON(t, before, after) {
+		if after := srv.Do(t, http.MethodGet, flagPath("p", "f"), nil).Body; !apptest.SameJSON(t, before, after) {
 			t.Errorf("the flag changed:\n%s\n%s", before, after)
 		}
 	})
@@ -238,7 +238,7 @@ func TestFlagReferenceFields(t *testing.T) {
 
 	t.Run("sel changes with the targeting of its environment and only there", func(t *testing.T) {
 		before := sels(t)
-		wantStatus(t, semantic(t, srv, "p", "f", sp("production", instr("turnFlagOn"))), http.StatusOK)
+		apptest.WantStatus(t, semantic(t, srv, "p", "f", sp("production", instr("turnFlagOn"))), http.StatusOK)
 		after := sels(t)
 		if after["production"] == before["production"] {
 			t.Errorf("production sel %s did not change when the flag was turned on there", after["production"])
@@ -250,12 +250,12 @@ func TestFlagReferenceFields(t *testing.T) {
 
 	t.Run("sel does not change with the flag's name, and comes back with the same targeting", func(t *testing.T) {
 		before := sels(t)
-		wantStatus(t, srv.Do(t, http.MethodPatch, flagPath("p", "f"), []patchOp{replace("/name", "Renamed")}), http.StatusOK)
+		apptest.WantStatus(t, srv.Do(t, http.MethodPatch, flagPath("p", "f"), []apptest.PatchOp{apptest.Replace("/name", "Renamed")}), http.StatusOK)
 		if after := sels(t); after["production"] != before["production"] {
 			t.Errorf("production sel changed with the name")
 		}
-		wantStatus(t, semantic(t, srv, "p", "f", sp("production", instr("turnFlagOff"))), http.StatusOK)
-		wantStatus(t, semantic(t, srv, "p", "f", sp("production", instr("turnFlagOn"))), http.StatusOK)
+		apptest.WantStatus(t, semantic(t, srv, "p", "f", sp("production", instr("turnFlagOff"))), http.StatusOK)
+		apptest.WantStatus(t, semantic(t, srv, "p", "f", sp("production", instr("turnFlagOn"))), http.StatusOK)
 		if after := sels(t); after["production"] != before["production"] {
 			t.Errorf("production sel %s after off and on again, want %s", after["production"], before["production"])
 		}
@@ -264,7 +264,7 @@ func TestFlagReferenceFields(t *testing.T) {
 	t.Run("the list summary carries the same sel as the read", func(t *testing.T) {
 		want := sels(t)
 		res := srv.Do(t, http.MethodGet, flagsPath("p"), nil)
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		item := res.Map(t)["items"].([]any)[0].(map[string]any)
 		for env, s := range want {
 			if got := envOf(t, item, env)["sel"]; got != s {
@@ -280,8 +280,8 @@ func TestFlagReferenceFields(t *testing.T) {
 				t.Errorf("%s trackEventsFallthrough %v (present %t), want false", env, v, ok)
 			}
 		}
-		res := srv.Do(t, http.MethodPatch, flagPath("p", "f"), []patchOp{replace("/environments/production/trackEventsFallthrough", true)})
-		wantStatus(t, res, http.StatusOK)
+		res := srv.Do(t, http.MethodPatch, flagPath("p", "f"), []apptest.PatchOp{apptest.Replace("/environments/production/trackEventsFallthrough", true)})
+		apptest.WantStatus(t, res, http.StatusOK)
 		f = flagJSON(t, srv, "p", "f")
 		if envOf(t, f, "production")["trackEventsFallthrough"] != true || envOf(t, f, "test")["trackEventsFallthrough"] != false {
 			t.Errorf("after the patch: production %v, test %v", envOf(t, f, "production")["trackEventsFallthrough"], envOf(t, f, "test")["trackEventsFallthrough"])
@@ -293,16 +293,16 @@ func TestFlagReferenceFields(t *testing.T) {
 
 	t.Run("a non-boolean trackEventsFallthrough is refused and changes nothing", func(t *testing.T) {
 		before := srv.Do(t, http.MethodGet, flagPath("p", "f"), nil).Body
-		wantError(t, srv.Do(t, http.MethodPatch, flagPath("p", "f"), []patchOp{replace("/environments/production/trackEventsFallthrough", "yes")}),
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, flagPath("p", "f"), []apptest.PatchOp{apptest.Replace("/environments/production/trackEventsFallthrough", "yes")}),
 			http.StatusBadRequest, "invalid_request", "trackEventsFallthrough")
-		if after := srv.Do(t, http.MethodGet, flagPath("p", "f"), nil).Body; !sameJSON(t, before, after) {
+		if after := srv.Do(t, http.MethodGet, flagPath("p", "f"), nil).Body; !apptest.SameJSON(t, before, after) {
 			t.Errorf("the flag changed")
 		}
 	})
 
 	t.Run("a reader is refused trackEventsFallthrough as updateTrackEvents", func(t *testing.T) {
 		_, reader := srv.MustCreateToken(t, map[string]any{"name": "reader", "role": "reader"})
-		body := wantError(t, srv.Do(t, http.MethodPatch, flagPath("p", "f"), []patchOp{replace("/environments/test/trackEventsFallthrough", true)}, "Authorization", reader),
+		body := apptest.WantError(t, srv.Do(t, http.MethodPatch, flagPath("p", "f"), []apptest.PatchOp{apptest.Replace("/environments/test/trackEventsFallthrough", true)}, "Authorization", reader),
 			http.StatusForbidden, "forbidden", "updateTrackEvents")
 		if msg, _ := body["message"].(string); !slices.ContainsFunc([]string{"test", "env/test"}, func(s string) bool { return strings.Contains(msg, s) }) {
 			t.Errorf("message %q does not name the environment", msg)

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"sync"
 	"testing"
+
+	"github.com/flagplane/flagplane/shared/app/apptest"
 )
 
 // The flag-imports group (shared/flagimport/flagimportapi) in the
@@ -56,7 +58,7 @@ func init() {
 		return answerRequest{path: worldFlagImport(w), headers: betaHeader}
 	}
 	answerRequests["patchFlagImportConfiguration"] = func(_ testing.TB, w *world) answerRequest {
-		return answerRequest{path: worldFlagImport(w), body: []patchOp{replace("/name", w.unique("Renamed"))}, headers: betaHeader}
+		return answerRequest{path: worldFlagImport(w), body: []apptest.PatchOp{apptest.Replace("/name", w.unique("Renamed"))}, headers: betaHeader}
 	}
 	answerRequests["deleteFlagImportConfiguration"] = func(tb testing.TB, w *world) answerRequest {
 		worldFlagImport(w)

@@ -135,7 +135,7 @@ func flDecode(t testing.TB, res *apptest.Response) flDoc {
 func flCreate(t testing.TB, srv *apptest.Server, p string, body map[string]any) flDoc {
 	t.Helper()
 	res := srv.Do(t, http.MethodPost, flagsPath(p), body)
-	wantStatus(t, res, http.StatusCreated)
+	apptest.WantStatus(t, res, http.StatusCreated)
 	return flDecode(t, res)
 }
 
@@ -150,7 +150,7 @@ func abc(t testing.TB, srv *apptest.Server, p, key string) flDoc {
 func flGet(t testing.TB, srv *apptest.Server, p, f string) flDoc {
 	t.Helper()
 	res := srv.Do(t, http.MethodGet, flagPath(p, f), nil)
-	wantStatus(t, res, http.StatusOK)
+	apptest.WantStatus(t, res, http.StatusOK)
 	return flDecode(t, res)
 }
 
@@ -204,7 +204,7 @@ func TestCreateFlag(t *testing.T) {
 
 	t.Run("a flag without variations is boolean, serves true when on and false when off, in every environment", func(t *testing.T) {
 		res := srv.Do(t, http.MethodPost, flagsPath("p"), map[string]any{"key": "dark-mode", "name": "Dark mode", "description": "Night theme", "tags": []string{"ui"}})
-		wantStatus(t, res, http.StatusCreated)
+		apptest.WantStatus(t, res, http.StatusCreated)
 		d := flDecode(t, res)
 		if d.Kind != "boolean" || len(d.Variations) != 2 || d.Variations[0].Value != true || d.Variations[1].Value != false {
 			t.Fatalf("kind %q variations %+v", d.Kind, d.Variations)
@@ -278,11 +278,11 @@ func TestCreateFlag(t *testing.T) {
 	})
 
 	t.Run("a flag whose key is taken is refused with 409", func(t *testing.T) {
-		wantError(t, srv.Do(t, http.MethodPost, flagsPath("p"), map[string]any{"key": "dark-mode", "name": "Again"}), http.StatusConflict, "conflict", "dark-mode")
+		apptest.WantError(t, srv.Do(t, http.MethodPost, flagsPath("p"), map[string]any{"key": "dark-mode", "name": "Again"}), http.StatusConflict, "conflict", "dark-mode")
 	})
 
 	t.Run("a flag in a project that does not exist is 404", func(t *testing.T) {
-		wantError(t, srv.Do(t, http.MethodPost, flagsPath("nope"), map[string]any{"key": "x", "name": "X"}), http.StatusNotFound, "not_found", "nope")
+		apptest.WantError(t, srv.Do(t, http.MethodPost, flagsPath("nope"), map[string]any{"key": "x", "name": "X"}), http.StatusNotFound, "not_found", "nope")
 	})
 
 	invalid := []struct {
@@ -307,7 +307,7 @@ func TestCreateFlag(t *testing.T) {
 	}
 	for _, tc := range invalid {
 		t.Run(tc.name, func(t *testing.T) {
-			wantError(t, srv.Do(t, http.MethodPost, flagsPath("p"), tc.body), http.StatusBadRequest, "invalid_request", tc.parts...)
+			apptest.WantError(t, srv.Do(t, http.MethodPost, flagsPath("p"), tc.body), http.StatusBadRequest, "invalid_request", tc.parts...)
 			if res := srv.Do(t, http.MethodGet, flagPath("p", "bad"), nil); res.Status != http.StatusNotFound {
 				t.Errorf("the refused flag was stored: %d %s", res.Status, res.Body)
 			}
@@ -329,13 +329,13 @@ func TestGetListAndDeleteFlags(t *testing.T) {
 		flCreate(t, srv, "p", body)
 	}
 	res := semantic(t, srv, "p", "alpha", sp("production", instr("addUserTargets", "values", []string{"u1"}, "variationId", flGet(t, srv, "p", "alpha").vid(0))))
-	wantStatus(t, res, http.StatusOK)
+	apptest.WantStatus(t, res, http.StatusOK)
 
 	list := func(t *testing.T, query string) (*apptest.Response, []string) {
 		t.Helper()
 		res := srv.Do(t, http.MethodGet, flagsPath("p")+query, nil)
-		wantStatus(t, res, http.StatusOK)
-		return res, itemKeys(t, res)
+		apptest.WantStatus(t, res, http.StatusOK)
+		return res, apptest.ItemKeys(t, res)
 	}
 
 	t.Run("a list holds every flag by creation date with its total count", func(t *testing.T) {
@@ -357,9 +357,9 @@ func TestGetListAndDeleteFlags(t *testing.T) {
 		if !slices.Equal(keys, []string{"charlie", "delta"}) {
 			t.Errorf("keys %v", keys)
 		}
-		links := linkHrefs(t, res)
+		links := apptest.LinkHrefs(t, res)
 		for name, off := range map[string]string{"self": "2", "first": "0", "prev": "0", "next": "4", "last": "4"} {
-			if q := query(t, links[name]); q.Get("offset") != off || q.Get("limit") != "2" {
+			if q := apptest.Query(t, links[name]); q.Get("offset") != off || q.Get("limit") != "2" {
 				t.Errorf("link %s = %q", name, links[name])
 			}
 		}
@@ -440,26 +440,26 @@ func TestGetListAndDeleteFlags(t *testing.T) {
 	})
 
 	t.Run("a filter field that is not supported is refused", func(t *testing.T) {
-		wantError(t, srv.Do(t, http.MethodGet, flagsPath("p")+"?filter=colour:red", nil), http.StatusBadRequest, "invalid_request", "colour")
+		apptest.WantError(t, srv.Do(t, http.MethodGet, flagsPath("p")+"?filter=colour:red", nil), http.StatusBadRequest, "invalid_request", "colour")
 	})
 
 	t.Run("a sort field that is not supported is refused", func(t *testing.T) {
-		wantError(t, srv.Do(t, http.MethodGet, flagsPath("p")+"?sort=colour", nil), http.StatusBadRequest, "invalid_request", "colour")
+		apptest.WantError(t, srv.Do(t, http.MethodGet, flagsPath("p")+"?sort=colour", nil), http.StatusBadRequest, "invalid_request", "colour")
 	})
 
 	t.Run("a list of a project that does not exist is 404", func(t *testing.T) {
-		wantError(t, srv.Do(t, http.MethodGet, flagsPath("nope"), nil), http.StatusNotFound, "not_found")
+		apptest.WantError(t, srv.Do(t, http.MethodGet, flagsPath("nope"), nil), http.StatusNotFound, "not_found")
 	})
 
 	t.Run("a flag that does not exist is 404", func(t *testing.T) {
-		wantError(t, srv.Do(t, http.MethodGet, flagPath("p", "nope"), nil), http.StatusNotFound, "not_found", "nope")
-		wantError(t, srv.Do(t, http.MethodGet, flagPath("p", "bad key!"), nil), http.StatusNotFound, "not_found")
+		apptest.WantError(t, srv.Do(t, http.MethodGet, flagPath("p", "nope"), nil), http.StatusNotFound, "not_found", "nope")
+		apptest.WantError(t, srv.Do(t, http.MethodGet, flagPath("p", "bad key!"), nil), http.StatusNotFound, "not_found")
 	})
 
 	t.Run("a delete answers 204 and the flag is gone", func(t *testing.T) {
-		wantStatus(t, srv.Do(t, http.MethodDelete, flagPath("p", "echo"), nil), http.StatusNoContent)
-		wantError(t, srv.Do(t, http.MethodGet, flagPath("p", "echo"), nil), http.StatusNotFound, "not_found")
-		wantError(t, srv.Do(t, http.MethodDelete, flagPath("p", "echo"), nil), http.StatusNotFound, "not_found")
+		apptest.WantStatus(t, srv.Do(t, http.MethodDelete, flagPath("p", "echo"), nil), http.StatusNoContent)
+		apptest.WantError(t, srv.Do(t, http.MethodGet, flagPath("p", "echo"), nil), http.StatusNotFound, "not_found")
+		apptest.WantError(t, srv.Do(t, http.MethodDelete, flagPath("p", "echo"), nil), http.StatusNotFound, "not_found")
 	})
 
 	t.Run("a new environment shows every flag with its defaults", func(t *testing.T) {
@@ -471,9 +471,9 @@ func TestGetListAndDeleteFlags(t *testing.T) {
 	})
 
 	t.Run("deleting the project removes its flags", func(t *testing.T) {
-		wantStatus(t, srv.Do(t, http.MethodDelete, projectPath("p"), nil), http.StatusNoContent)
+		apptest.WantStatus(t, srv.Do(t, http.MethodDelete, projectPath("p"), nil), http.StatusNoContent)
 		srv.MustCreateProject(t, "p")
-		wantError(t, srv.Do(t, http.MethodGet, flagPath("p", "alpha"), nil), http.StatusNotFound, "not_found")
+		apptest.WantError(t, srv.Do(t, http.MethodGet, flagPath("p", "alpha"), nil), http.StatusNotFound, "not_found")
 		if _, keys := list(t, ""); len(keys) != 0 {
 			t.Errorf("the new project lists the old flags: %v", keys)
 		}
@@ -493,38 +493,38 @@ func TestFlagJSONPatch(t *testing.T) {
 
 	edits := []struct {
 		name  string
-		ops   func(d flDoc) []patchOp
+		ops   func(d flDoc) []apptest.PatchOp
 		check func(t *testing.T, before, after flDoc)
 	}{
-		{"a new name", func(flDoc) []patchOp { return []patchOp{replace("/name", "Renamed")} },
+		{"a new name", func(flDoc) []apptest.PatchOp { return []apptest.PatchOp{apptest.Replace("/name", "Renamed")} },
 			func(t *testing.T, _, a flDoc) {
 				if a.Name != "Renamed" {
 					t.Errorf("name %q", a.Name)
 				}
 			}},
-		{"a new description, tags and temporary", func(flDoc) []patchOp {
-			return []patchOp{replace("/description", "Words"), add("/tags/-", "new"), replace("/temporary", false)}
+		{"a new description, tags and temporary", func(flDoc) []apptest.PatchOp {
+			return []apptest.PatchOp{apptest.Replace("/description", "Words"), apptest.Add("/tags/-", "new"), apptest.Replace("/temporary", false)}
 		}, func(t *testing.T, _, a flDoc) {
 			if a.Description != "Words" || !slices.Equal(a.Tags, []string{"new"}) || a.Temporary {
 				t.Errorf("description %q tags %v temporary %v", a.Description, a.Tags, a.Temporary)
 			}
 		}},
-		{"client-side availability and a maintainer", func(flDoc) []patchOp {
-			return []patchOp{replace("/clientSideAvailability", map[string]bool{"usingMobileKey": false, "usingEnvironmentId": true}), add("/maintainerId", "m2")}
+		{"client-side availability and a maintainer", func(flDoc) []apptest.PatchOp {
+			return []apptest.PatchOp{apptest.Replace("/clientSideAvailability", map[string]bool{"usingMobileKey": false, "usingEnvironmentId": true}), apptest.Add("/maintainerId", "m2")}
 		}, func(t *testing.T, _, a flDoc) {
 			if !a.ClientSideAvailability.UsingEnvironmentID || a.ClientSideAvailability.UsingMobileKey || a.MaintainerID != "m2" {
 				t.Errorf("%+v %q", a.ClientSideAvailability, a.MaintainerID)
 			}
 		}},
-		{"new defaults", func(flDoc) []patchOp {
-			return []patchOp{replace("/defaults", map[string]int{"onVariation": 1, "offVariation": 0})}
+		{"new defaults", func(flDoc) []apptest.PatchOp {
+			return []apptest.PatchOp{apptest.Replace("/defaults", map[string]int{"onVariation": 1, "offVariation": 0})}
 		}, func(t *testing.T, _, a flDoc) {
 			if a.Defaults.OnVariation != 1 || a.Defaults.OffVariation != 0 || intOf(a.prod().Fallthrough.Variation) != 1 {
 				t.Errorf("defaults %+v production %+v", a.Defaults, a.prod().Fallthrough)
 			}
 		}},
-		{"a new variation gets an id and the others keep theirs", func(flDoc) []patchOp {
-			return []patchOp{add("/variations/-", map[string]any{"value": "d"}), replace("/variations/1/name", "B")}
+		{"a new variation gets an id and the others keep theirs", func(flDoc) []apptest.PatchOp {
+			return []apptest.PatchOp{apptest.Add("/variations/-", map[string]any{"value": "d"}), apptest.Replace("/variations/1/name", "B")}
 		}, func(t *testing.T, b, a flDoc) {
 			if len(a.Variations) != 4 || a.Variations[3].Value != "d" || a.vid(3) == "" || a.Variations[1].Name != "B" {
 				t.Fatalf("variations %+v", a.Variations)
@@ -535,8 +535,8 @@ func TestFlagJSONPatch(t *testing.T) {
 				}
 			}
 		}},
-		{"a removed variation renumbers what the patch left alone", func(flDoc) []patchOp {
-			return []patchOp{{Op: "remove", Path: "/variations/1"}}
+		{"a removed variation renumbers what the patch left alone", func(flDoc) []apptest.PatchOp {
+			return []apptest.PatchOp{{Op: "remove", Path: "/variations/1"}}
 		}, func(t *testing.T, b, a flDoc) {
 			if len(a.Variations) != 2 || a.Variations[1].Value != "c" || a.vid(1) != b.vid(2) {
 				t.Fatalf("variations %+v", a.Variations)
@@ -545,13 +545,13 @@ func TestFlagJSONPatch(t *testing.T) {
 				t.Errorf("the off variation no longer serves c: defaults %+v production off %d", a.Defaults, intOf(a.prod().OffVariation))
 			}
 		}},
-		{"production turned on, with a rule, targets, a rollout and an off variation", func(flDoc) []patchOp {
-			return []patchOp{
-				replace("/environments/production/on", true),
-				add("/environments/production/rules/-", rule),
-				add("/environments/production/targets/-", map[string]any{"variation": 2, "values": []string{"u1"}}),
-				replace("/environments/production/fallthrough", map[string]any{"rollout": map[string]any{"variations": []map[string]int{{"variation": 0, "weight": 60000}, {"variation": 1, "weight": 40000}}}}),
-				replace("/environments/production/offVariation", 1),
+		{"production turned on, with a rule, targets, a rollout and an off variation", func(flDoc) []apptest.PatchOp {
+			return []apptest.PatchOp{
+				apptest.Replace("/environments/production/on", true),
+				apptest.Add("/environments/production/rules/-", rule),
+				apptest.Add("/environments/production/targets/-", map[string]any{"variation": 2, "values": []string{"u1"}}),
+				apptest.Replace("/environments/production/fallthrough", map[string]any{"rollout": map[string]any{"variations": []map[string]int{{"variation": 0, "weight": 60000}, {"variation": 1, "weight": 40000}}}}),
+				apptest.Replace("/environments/production/offVariation", 1),
 			}
 		}, func(t *testing.T, b, a flDoc) {
 			p := a.prod()
@@ -568,14 +568,14 @@ func TestFlagJSONPatch(t *testing.T) {
 				t.Errorf("test changed: %+v", a.Environments["test"])
 			}
 		}},
-		{"a prerequisite on another flag of the project", func(flDoc) []patchOp {
-			return []patchOp{add("/environments/production/prerequisites/-", map[string]any{"key": "pre", "variation": 0})}
+		{"a prerequisite on another flag of the project", func(flDoc) []apptest.PatchOp {
+			return []apptest.PatchOp{apptest.Add("/environments/production/prerequisites/-", map[string]any{"key": "pre", "variation": 0})}
 		}, func(t *testing.T, _, a flDoc) {
 			if len(a.prod().Prerequisites) != 1 || a.prod().Prerequisites[0].Key != "pre" {
 				t.Errorf("prerequisites %+v", a.prod().Prerequisites)
 			}
 		}},
-		{"a patch wrapped with a comment", func(flDoc) []patchOp { return nil },
+		{"a patch wrapped with a comment", func(flDoc) []apptest.PatchOp { return nil },
 			func(t *testing.T, _, a flDoc) {
 				if a.Name != "Commented" {
 					t.Errorf("name %q", a.Name)
@@ -586,11 +586,11 @@ func TestFlagJSONPatch(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			before := fresh(t)
 			var body any = tc.ops(before)
-			if body.([]patchOp) == nil {
-				body = map[string]any{"comment": "why", "patch": []patchOp{replace("/name", "Commented")}}
+			if body.([]apptest.PatchOp) == nil {
+				body = map[string]any{"comment": "why", "patch": []apptest.PatchOp{apptest.Replace("/name", "Commented")}}
 			}
 			res := srv.Do(t, http.MethodPatch, flagPath("p", before.Key), body)
-			wantStatus(t, res, http.StatusOK)
+			apptest.WantStatus(t, res, http.StatusOK)
 			after := flGet(t, srv, "p", before.Key)
 			if !reflect.DeepEqual(flDecode(t, res), after) {
 				t.Errorf("the patch answer differs from a following GET")
@@ -604,7 +604,7 @@ func TestFlagJSONPatch(t *testing.T) {
 
 	t.Run("a patch that changes nothing stores nothing", func(t *testing.T) {
 		d := fresh(t)
-		wantStatus(t, srv.Do(t, http.MethodPatch, flagPath("p", d.Key), []patchOp{replace("/name", d.Name)}), http.StatusOK)
+		apptest.WantStatus(t, srv.Do(t, http.MethodPatch, flagPath("p", d.Key), []apptest.PatchOp{apptest.Replace("/name", d.Name)}), http.StatusOK)
 		if got := flGet(t, srv, "p", d.Key); got.Version != d.Version {
 			t.Errorf("_version %d -> %d", d.Version, got.Version)
 		}
@@ -612,28 +612,28 @@ func TestFlagJSONPatch(t *testing.T) {
 
 	bad := []struct {
 		name   string
-		ops    []patchOp
+		ops    []apptest.PatchOp
 		status int
 		parts  []string
 	}{
-		{"the key is read-only", []patchOp{replace("/key", "other")}, 400, []string{"/key"}},
-		{"the version is read-only", []patchOp{replace("/_version", 9)}, 400, []string{"/_version"}},
-		{"a whole environment cannot be replaced", []patchOp{replace("/environments/production", map[string]any{})}, 400, []string{"/environments/production"}},
-		{"an environment's salt is read-only", []patchOp{replace("/environments/production/salt", "x")}, 400, []string{"salt"}},
-		{"rollout weights must add up to 100000", []patchOp{replace("/environments/production/fallthrough", map[string]any{"rollout": map[string]any{"variations": []map[string]int{{"variation": 0, "weight": 50000}}}})}, 400, []string{"environments.production.fallthrough.rollout.variations", "100000"}},
-		{"a clause operator must be known", []patchOp{add("/environments/production/rules/-", map[string]any{"variation": 0, "clauses": []map[string]any{{"attribute": "a", "op": "like", "values": []string{"x"}}}})}, 400, []string{"environments.production.rules[0].clauses[0].op", "like"}},
-		{"a variation index must exist", []patchOp{replace("/environments/production/offVariation", 7)}, 400, []string{"environments.production.offVariation", "7"}},
-		{"a rule serves a variation or a rollout", []patchOp{add("/environments/production/rules/-", map[string]any{"clauses": []map[string]any{{"attribute": "a", "op": "in", "values": []string{"x"}}}})}, 400, []string{"environments.production.rules[0]"}},
-		{"a removed variation still served is refused", []patchOp{{Op: "remove", Path: "/variations/0"}}, 400, []string{"variations", "default on variation"}},
-		{"variation values must stay unique", []patchOp{replace("/variations/1/value", "a")}, 400, []string{"variations[1].value", "unique"}},
-		{"variation values keep one JSON type", []patchOp{replace("/variations/1/value", 2)}, 400, []string{"variations[1].value"}},
-		{"a context is targeted by one variation", []patchOp{add("/environments/production/targets/-", map[string]any{"variation": 0, "values": []string{"u"}}), add("/environments/production/targets/-", map[string]any{"variation": 1, "values": []string{"u"}})}, 400, []string{"already targeted"}},
-		{"a prerequisite must exist in the project", []patchOp{add("/environments/production/prerequisites/-", map[string]any{"key": "ghost", "variation": 0})}, 400, []string{"ghost"}},
-		{"a prerequisite variation must exist", []patchOp{add("/environments/production/prerequisites/-", map[string]any{"key": "pre", "variation": 5})}, 400, []string{"pre", "5"}},
-		{"a flag is not its own prerequisite", []patchOp{add("/environments/production/prerequisites/-", map[string]any{"key": "SELF", "variation": 0})}, 400, []string{"own prerequisite"}},
-		{"a value of the wrong type names its field", []patchOp{replace("/environments/production/on", "yes")}, 400, []string{"on"}},
-		{"a failed test is a 422", []patchOp{{Op: "test", Path: "/name", Value: "not the name"}, replace("/name", "x")}, 422, nil},
-		{"a path in an environment that does not exist is a 422", []patchOp{replace("/environments/nowhere/on", true)}, 422, nil},
+		{"the key is read-only", []apptest.PatchOp{apptest.Replace("/key", "other")}, 400, []string{"/key"}},
+		{"the version is read-only", []apptest.PatchOp{apptest.Replace("/_version", 9)}, 400, []string{"/_version"}},
+		{"a whole environment cannot be replaced", []apptest.PatchOp{apptest.Replace("/environments/production", map[string]any{})}, 400, []string{"/environments/production"}},
+		{"an environment's salt is read-only", []apptest.PatchOp{apptest.Replace("/environments/production/salt", "x")}, 400, []string{"salt"}},
+		{"rollout weights must add up to 100000", []apptest.PatchOp{apptest.Replace("/environments/production/fallthrough", map[string]any{"rollout": map[string]any{"variations": []map[string]int{{"variation": 0, "weight": 50000}}}})}, 400, []string{"environments.production.fallthrough.rollout.variations", "100000"}},
+		{"a clause operator must be known", []apptest.PatchOp{apptest.Add("/environments/production/rules/-", map[string]any{"variation": 0, "clauses": []map[string]any{{"attribute": "a", "op": "like", "values": []string{"x"}}}})}, 400, []string{"environments.production.rules[0].clauses[0].op", "like"}},
+		{"a variation index must exist", []apptest.PatchOp{apptest.Replace("/environments/production/offVariation", 7)}, 400, []string{"environments.production.offVariation", "7"}},
+		{"a rule serves a variation or a rollout", []apptest.PatchOp{apptest.Add("/environments/production/rules/-", map[string]any{"clauses": []map[string]any{{"attribute": "a", "op": "in", "values": []string{"x"}}}})}, 400, []string{"environments.production.rules[0]"}},
+		{"a removed variation still served is refused", []apptest.PatchOp{{Op: "remove", Path: "/variations/0"}}, 400, []string{"variations", "default on variation"}},
+		{"variation values must stay unique", []apptest.PatchOp{apptest.Replace("/variations/1/value", "a")}, 400, []string{"variations[1].value", "unique"}},
+		{"variation values keep one JSON type", []apptest.PatchOp{apptest.Replace("/variations/1/value", 2)}, 400, []string{"variations[1].value"}},
+		{"a context is targeted by one variation", []apptest.PatchOp{apptest.Add("/environments/production/targets/-", map[string]any{"variation": 0, "values": []string{"u"}}), apptest.Add("/environments/production/targets/-", map[string]any{"variation": 1, "values": []string{"u"}})}, 400, []string{"already targeted"}},
+		{"a prerequisite must exist in the project", []apptest.PatchOp{apptest.Add("/environments/production/prerequisites/-", map[string]any{"key": "ghost", "variation": 0})}, 400, []string{"ghost"}},
+		{"a prerequisite variation must exist", []apptest.PatchOp{apptest.Add("/environments/production/prerequisites/-", map[string]any{"key": "pre", "variation": 5})}, 400, []string{"pre", "5"}},
+		{"a flag is not its own prerequisite", []apptest.PatchOp{apptest.Add("/environments/production/prerequisites/-", map[string]any{"key": "SELF", "variation": 0})}, 400, []string{"own prerequisite"}},
+		{"a value of the wrong type names its field", []apptest.PatchOp{apptest.Replace("/environments/production/on", "yes")}, 400, []string{"on"}},
+		{"a failed test is a 422", []apptest.PatchOp{{Op: "test", Path: "/name", Value: "not the name"}, apptest.Replace("/name", "x")}, 422, nil},
+		{"a path in an environment that does not exist is a 422", []apptest.PatchOp{apptest.Replace("/environments/nowhere/on", true)}, 422, nil},
 	}
 	for _, tc := range bad {
 		t.Run("refused: "+tc.name, func(t *testing.T) {
@@ -648,7 +648,7 @@ func TestFlagJSONPatch(t *testing.T) {
 			if tc.status == 422 {
 				code = "patch_failed"
 			}
-			wantError(t, srv.Do(t, http.MethodPatch, flagPath("p", d.Key), ops), tc.status, code, tc.parts...)
+			apptest.WantError(t, srv.Do(t, http.MethodPatch, flagPath("p", d.Key), ops), tc.status, code, tc.parts...)
 			if got := flGet(t, srv, "p", d.Key); !reflect.DeepEqual(got, d) {
 				t.Errorf("the refused patch changed the flag:\n%+v\n%+v", d, got)
 			}
@@ -656,27 +656,27 @@ func TestFlagJSONPatch(t *testing.T) {
 	}
 
 	t.Run("refused: a boolean flag keeps two variations", func(t *testing.T) {
-		wantError(t, srv.Do(t, http.MethodPatch, flagPath("p", "pre"), []patchOp{add("/variations/-", map[string]any{"value": true})}), 400, "invalid_request", "variations")
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, flagPath("p", "pre"), []apptest.PatchOp{apptest.Add("/variations/-", map[string]any{"value": true})}), 400, "invalid_request", "variations")
 	})
 
 	t.Run("refused: prerequisites that would form a cycle", func(t *testing.T) {
 		a := fresh(t)
-		wantStatus(t, srv.Do(t, http.MethodPatch, flagPath("p", a.Key), []patchOp{add("/environments/production/prerequisites/-", map[string]any{"key": "pre", "variation": 0})}), 200)
-		wantError(t, srv.Do(t, http.MethodPatch, flagPath("p", "pre"), []patchOp{add("/environments/production/prerequisites/-", map[string]any{"key": a.Key, "variation": 0})}),
+		apptest.WantStatus(t, srv.Do(t, http.MethodPatch, flagPath("p", a.Key), []apptest.PatchOp{apptest.Add("/environments/production/prerequisites/-", map[string]any{"key": "pre", "variation": 0})}), 200)
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, flagPath("p", "pre"), []apptest.PatchOp{apptest.Add("/environments/production/prerequisites/-", map[string]any{"key": a.Key, "variation": 0})}),
 			400, "invalid_request", "cycle", a.Key)
 	})
 
 	t.Run("refused: moving a variation another flag's prerequisite points at", func(t *testing.T) {
 		a := fresh(t)
 		b := fresh(t)
-		wantStatus(t, srv.Do(t, http.MethodPatch, flagPath("p", b.Key), []patchOp{add("/environments/test/prerequisites/-", map[string]any{"key": a.Key, "variation": 2})}), 200)
-		wantError(t, srv.Do(t, http.MethodPatch, flagPath("p", a.Key), []patchOp{{Op: "remove", Path: "/variations/1"}}),
+		apptest.WantStatus(t, srv.Do(t, http.MethodPatch, flagPath("p", b.Key), []apptest.PatchOp{apptest.Add("/environments/test/prerequisites/-", map[string]any{"key": a.Key, "variation": 2})}), 200)
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, flagPath("p", a.Key), []apptest.PatchOp{{Op: "remove", Path: "/variations/1"}}),
 			400, "invalid_request", b.Key, "prerequisite", "from index 2 to 1")
 	})
 
 	t.Run("a dry run is refused rather than applied", func(t *testing.T) {
 		d := fresh(t)
-		wantError(t, srv.Do(t, http.MethodPatch, flagPath("p", d.Key)+"?dryRun=true", []patchOp{replace("/name", "x")}), 400, "invalid_request", "dryRun")
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, flagPath("p", d.Key)+"?dryRun=true", []apptest.PatchOp{apptest.Replace("/name", "x")}), 400, "invalid_request", "dryRun")
 		if got := flGet(t, srv, "p", d.Key); got.Name != d.Name {
 			t.Errorf("the dry run renamed the flag")
 		}
@@ -684,7 +684,7 @@ func TestFlagJSONPatch(t *testing.T) {
 
 	t.Run("a semantic patch body sent as JSON is refused, pointing at the Content-Type", func(t *testing.T) {
 		d := fresh(t)
-		wantError(t, srv.Do(t, http.MethodPatch, flagPath("p", d.Key), sp("production", instr("turnFlagOn"))), 400, "invalid_request", "domain-model=flagplane.semanticpatch")
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, flagPath("p", d.Key), sp("production", instr("turnFlagOn"))), 400, "invalid_request", "domain-model=flagplane.semanticpatch")
 		if got := flGet(t, srv, "p", d.Key); got.prod().On {
 			t.Errorf("the flag was turned on")
 		}
@@ -693,7 +693,7 @@ func TestFlagJSONPatch(t *testing.T) {
 	t.Run("concurrent patches answer 200 or 409 and lose nothing", func(t *testing.T) {
 		d := fresh(t)
 		won := concurrently(t, 10, func(i int) *apptest.Response {
-			return srv.Do(t, http.MethodPatch, flagPath("p", d.Key), []patchOp{add("/tags/-", fmt.Sprintf("t%d", i))})
+			return srv.Do(t, http.MethodPatch, flagPath("p", d.Key), []apptest.PatchOp{apptest.Add("/tags/-", fmt.Sprintf("t%d", i))})
 		})
 		got := flGet(t, srv, "p", d.Key)
 		for _, i := range won {
@@ -708,11 +708,11 @@ func TestFlagJSONPatch(t *testing.T) {
 
 	t.Run("the audit entry carries the patch as delta and the comment", func(t *testing.T) {
 		d := fresh(t)
-		sent := []patchOp{replace("/environments/production/on", true)}
-		wantStatus(t, srv.Do(t, http.MethodPatch, flagPath("p", d.Key), map[string]any{"comment": "go live", "patch": sent}), 200)
+		sent := []apptest.PatchOp{apptest.Replace("/environments/production/on", true)}
+		apptest.WantStatus(t, srv.Do(t, http.MethodPatch, flagPath("p", d.Key), map[string]any{"comment": "go live", "patch": sent}), 200)
 		e := latestEntry(t, srv)
 		data, _ := json.Marshal(sent)
-		if !sameJSON(t, e.Delta, data) || e.Comment != "go live" || e.Kind != "flag" || e.access() != "updateOn proj/p:env/production:flag/"+d.Key {
+		if !apptest.SameJSON(t, e.Delta, data) || e.Comment != "go live" || e.Kind != "flag" || e.access() != "updateOn proj/p:env/production:flag/"+d.Key {
 			t.Errorf("entry %s %q %q delta %s", e.Kind, e.access(), e.Comment, e.Delta)
 		}
 	})
@@ -756,7 +756,7 @@ func latestEntry(t testing.TB, srv *apptest.Server) entry {
 		t.Fatalf("the audit log is empty")
 	}
 	res := srv.Do(t, http.MethodGet, auditEntryPath(page.Items[0].ID), nil)
-	wantStatus(t, res, http.StatusOK)
+	apptest.WantStatus(t, res, http.StatusOK)
 	var e entry
 	res.JSON(t, &e)
 	return e
@@ -1207,7 +1207,7 @@ func TestFlagSemanticPatch(t *testing.T) {
 					t.Errorf("the flag is temporary")
 				}
 				res := semantic(t, srv, "p", a.Key, sp("", instr("makeFlagTemporary")))
-				wantStatus(t, res, http.StatusOK)
+				apptest.WantStatus(t, res, http.StatusOK)
 				if !flDecode(t, res).Temporary {
 					t.Errorf("the flag is permanent")
 				}
@@ -1228,7 +1228,7 @@ func TestFlagSemanticPatch(t *testing.T) {
 					t.Errorf("maintainer %q", a.MaintainerID)
 				}
 				res := semantic(t, srv, "p", a.Key, sp("", instr("removeMaintainer")))
-				wantStatus(t, res, http.StatusOK)
+				apptest.WantStatus(t, res, http.StatusOK)
 				if m := flDecode(t, res).MaintainerID; m != "" {
 					t.Errorf("maintainer %q", m)
 				}
@@ -1257,11 +1257,11 @@ func TestFlagSemanticPatch(t *testing.T) {
 				env = ""
 			}
 			if tc.prep != nil {
-				wantStatus(t, semantic(t, srv, "p", d.Key, sp(env, tc.prep(d)...)), http.StatusOK)
+				apptest.WantStatus(t, semantic(t, srv, "p", d.Key, sp(env, tc.prep(d)...)), http.StatusOK)
 				d = flGet(t, srv, "p", d.Key)
 			}
 			res := semantic(t, srv, "p", d.Key, map[string]any{"comment": "by instruction", "environmentKey": env, "instructions": tc.ins(d)})
-			wantStatus(t, res, http.StatusOK)
+			apptest.WantStatus(t, res, http.StatusOK)
 			after := flGet(t, srv, "p", d.Key)
 			if !reflect.DeepEqual(flDecode(t, res), after) {
 				t.Errorf("the patch answer differs from a following GET")
@@ -1375,7 +1375,7 @@ func TestFlagSemanticPatch(t *testing.T) {
 				env = ""
 			}
 			code := map[int]string{400: "invalid_request", 404: "not_found", 422: "patch_failed"}[tc.status]
-			wantError(t, semantic(t, srv, "p", d.Key, sp(env, tc.ins(d)...)), tc.status, code, tc.parts...)
+			apptest.WantError(t, semantic(t, srv, "p", d.Key, sp(env, tc.ins(d)...)), tc.status, code, tc.parts...)
 			if got := flGet(t, srv, "p", d.Key); !reflect.DeepEqual(got, d) {
 				t.Errorf("the refused patch changed the flag:\n%+v\n%+v", d, got)
 			}
@@ -1384,21 +1384,21 @@ func TestFlagSemanticPatch(t *testing.T) {
 
 	t.Run("refused: an archived flag changes only by being restored", func(t *testing.T) {
 		d := fresh(t)
-		wantStatus(t, semantic(t, srv, "p", d.Key, sp("", instr("archiveFlag"))), 200)
-		wantError(t, semantic(t, srv, "p", d.Key, sp("production", instr("turnFlagOn"))), 422, "patch_failed", "archived")
-		wantStatus(t, semantic(t, srv, "p", d.Key, sp("production", instr("restoreFlag"), instr("turnFlagOn"))), 200)
+		apptest.WantStatus(t, semantic(t, srv, "p", d.Key, sp("", instr("archiveFlag"))), 200)
+		apptest.WantError(t, semantic(t, srv, "p", d.Key, sp("production", instr("turnFlagOn"))), 422, "patch_failed", "archived")
+		apptest.WantStatus(t, semantic(t, srv, "p", d.Key, sp("production", instr("restoreFlag"), instr("turnFlagOn"))), 200)
 	})
 
 	t.Run("refused: archiving a prerequisite of a live flag", func(t *testing.T) {
 		a, b := fresh(t), fresh(t)
-		wantStatus(t, semantic(t, srv, "p", b.Key, sp("test", instr("addPrerequisite", "key", a.Key, "variationId", a.vid(0)))), 200)
-		wantError(t, semantic(t, srv, "p", a.Key, sp("", instr("archiveFlag"))), 422, "patch_failed", "instructions[0]", b.Key)
+		apptest.WantStatus(t, semantic(t, srv, "p", b.Key, sp("test", instr("addPrerequisite", "key", a.Key, "variationId", a.vid(0)))), 200)
+		apptest.WantError(t, semantic(t, srv, "p", a.Key, sp("", instr("archiveFlag"))), 422, "patch_failed", "instructions[0]", b.Key)
 	})
 
 	t.Run("refused: prerequisites that would form a cycle", func(t *testing.T) {
 		a, b := fresh(t), fresh(t)
-		wantStatus(t, semantic(t, srv, "p", b.Key, sp("test", instr("addPrerequisite", "key", a.Key, "variationId", a.vid(0)))), 200)
-		wantError(t, semantic(t, srv, "p", a.Key, sp("test", instr("addPrerequisite", "key", b.Key, "variationId", b.vid(0)))), 422, "patch_failed", "instructions[0]", "cycle")
+		apptest.WantStatus(t, semantic(t, srv, "p", b.Key, sp("test", instr("addPrerequisite", "key", a.Key, "variationId", a.vid(0)))), 200)
+		apptest.WantError(t, semantic(t, srv, "p", a.Key, sp("test", instr("addPrerequisite", "key", b.Key, "variationId", b.vid(0)))), 422, "patch_failed", "instructions[0]", "cycle")
 	})
 
 	envelopes := []struct {
@@ -1415,14 +1415,14 @@ func TestFlagSemanticPatch(t *testing.T) {
 	for _, tc := range envelopes {
 		t.Run("refused: "+tc.name, func(t *testing.T) {
 			d := fresh(t)
-			wantError(t, semantic(t, srv, "p", d.Key, tc.body), 400, "invalid_request", tc.parts...)
+			apptest.WantError(t, semantic(t, srv, "p", d.Key, tc.body), 400, "invalid_request", tc.parts...)
 		})
 	}
 
 	t.Run("a semantic patch without the Content-Type parameter is a 400", func(t *testing.T) {
 		d := fresh(t)
 		res := srv.Do(t, http.MethodPatch, flagPath("p", d.Key), sp("production", instr("turnFlagOn")), "Content-Type", "application/json")
-		wantError(t, res, 400, "invalid_request", "domain-model")
+		apptest.WantError(t, res, 400, "invalid_request", "domain-model")
 		if flGet(t, srv, "p", d.Key).prod().On {
 			t.Errorf("the flag was turned on")
 		}
@@ -1430,7 +1430,7 @@ func TestFlagSemanticPatch(t *testing.T) {
 
 	t.Run("the audit entry has the comment and no delta", func(t *testing.T) {
 		d := fresh(t)
-		wantStatus(t, semantic(t, srv, "p", d.Key, map[string]any{"comment": "launch", "environmentKey": "production", "instructions": []any{instr("turnFlagOn")}}), 200)
+		apptest.WantStatus(t, semantic(t, srv, "p", d.Key, map[string]any{"comment": "launch", "environmentKey": "production", "instructions": []any{instr("turnFlagOn")}}), 200)
 		e := latestEntry(t, srv)
 		if string(e.Delta) != "null" || e.Comment != "launch" || e.Kind != "flag" || e.access() != "updateOn proj/p:env/production:flag/"+d.Key {
 			t.Errorf("entry %s %q %q delta %s", e.Kind, e.access(), e.Comment, e.Delta)
@@ -1479,7 +1479,7 @@ func TestFlagAuthorization(t *testing.T) {
 
 	t.Run("a reader may read a flag but not patch it", func(t *testing.T) {
 		res := srv.Do(t, http.MethodGet, flagPath("p", "f"), nil, "Authorization", reader)
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		d := flDecode(t, res)
 		var denied []string
 		for _, a := range d.Access.Denied {
@@ -1504,10 +1504,10 @@ func TestFlagAuthorization(t *testing.T) {
 		if !slices.Contains(denied, "updateOn") || !slices.Contains(denied, "updateRules") {
 			t.Errorf("production _access denied %v", denied)
 		}
-		wantError(t, semantic(t, srv, "p", "f", sp("production", instr("turnFlagOn")), "Authorization", reader), 403, "forbidden", "updateOn")
-		wantError(t, srv.Do(t, http.MethodPatch, flagPath("p", "f"), []patchOp{replace("/name", "x")}, "Authorization", reader), 403, "forbidden", "updateName")
-		wantError(t, srv.Do(t, http.MethodDelete, flagPath("p", "f"), nil, "Authorization", reader), 403, "forbidden", "deleteFlag")
-		wantError(t, srv.Do(t, http.MethodPost, flagsPath("p"), map[string]any{"key": "g", "name": "G"}, "Authorization", reader), 403, "forbidden", "createFlag")
+		apptest.WantError(t, semantic(t, srv, "p", "f", sp("production", instr("turnFlagOn")), "Authorization", reader), 403, "forbidden", "updateOn")
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, flagPath("p", "f"), []apptest.PatchOp{apptest.Replace("/name", "x")}, "Authorization", reader), 403, "forbidden", "updateName")
+		apptest.WantError(t, srv.Do(t, http.MethodDelete, flagPath("p", "f"), nil, "Authorization", reader), 403, "forbidden", "deleteFlag")
+		apptest.WantError(t, srv.Do(t, http.MethodPost, flagsPath("p"), map[string]any{"key": "g", "name": "G"}, "Authorization", reader), 403, "forbidden", "createFlag")
 	})
 
 	t.Run("the admin's _access allows every flag action", func(t *testing.T) {
@@ -1518,8 +1518,8 @@ func TestFlagAuthorization(t *testing.T) {
 	})
 
 	t.Run("a role allowing only updateOn may turn the flag on", func(t *testing.T) {
-		wantStatus(t, semantic(t, srv, "p", "f", sp("production", instr("turnFlagOn")), "Authorization", switcher), http.StatusOK)
-		wantStatus(t, srv.Do(t, http.MethodPatch, flagPath("p", "f"), []patchOp{replace("/environments/test/on", true)}, "Authorization", switcher), http.StatusOK)
+		apptest.WantStatus(t, semantic(t, srv, "p", "f", sp("production", instr("turnFlagOn")), "Authorization", switcher), http.StatusOK)
+		apptest.WantStatus(t, srv.Do(t, http.MethodPatch, flagPath("p", "f"), []apptest.PatchOp{apptest.Replace("/environments/test/on", true)}, "Authorization", switcher), http.StatusOK)
 		d := flGet(t, srv, "p", "f")
 		if !d.prod().On || !d.Environments["test"].On {
 			t.Errorf("production %v test %v", d.prod().On, d.Environments["test"].On)
@@ -1527,15 +1527,15 @@ func TestFlagAuthorization(t *testing.T) {
 	})
 
 	t.Run("a role allowing only updateOn may not rename the flag, nor mix a rename into an allowed change", func(t *testing.T) {
-		wantError(t, semantic(t, srv, "p", "f", sp("", instr("updateName", "value", "x")), "Authorization", switcher), 403, "forbidden", "updateName")
-		wantError(t, semantic(t, srv, "p", "f", sp("production", instr("turnFlagOff"), instr("updateName", "value", "x")), "Authorization", switcher), 403, "forbidden", "updateName")
-		wantError(t, srv.Do(t, http.MethodPatch, flagPath("p", "f"), []patchOp{replace("/name", "x")}, "Authorization", switcher), 403, "forbidden", "updateName")
+		apptest.WantError(t, semantic(t, srv, "p", "f", sp("", instr("updateName", "value", "x")), "Authorization", switcher), 403, "forbidden", "updateName")
+		apptest.WantError(t, semantic(t, srv, "p", "f", sp("production", instr("turnFlagOff"), instr("updateName", "value", "x")), "Authorization", switcher), 403, "forbidden", "updateName")
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, flagPath("p", "f"), []apptest.PatchOp{apptest.Replace("/name", "x")}, "Authorization", switcher), 403, "forbidden", "updateName")
 		if d := flGet(t, srv, "p", "f"); d.Name != "Flag f" || !d.prod().On {
 			t.Errorf("name %q on %v", d.Name, d.prod().On)
 		}
 	})
 
 	t.Run("a malformed semantic patch is a 400 before the authorization check", func(t *testing.T) {
-		wantError(t, semantic(t, srv, "p", "f", sp("production", instr("paintItBlack")), "Authorization", switcher), 400, "invalid_request", "paintItBlack")
+		apptest.WantError(t, semantic(t, srv, "p", "f", sp("production", instr("paintItBlack")), "Authorization", switcher), 400, "invalid_request", "paintItBlack")
 	})
 }

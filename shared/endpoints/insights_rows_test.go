@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/flagplane/flagplane/shared/app/apptest"
 )
 
 // The insights group (shared/insight/insightapi) and the audit log's
@@ -76,7 +78,7 @@ func init() {
 		},
 		"updateDeployment": func(_ testing.TB, w *world) answerRequest {
 			id, _ := worldInsight(w)
-			return patchOf(insightsPath+"/deployments/"+id, replace("/metadata", map[string]any{"by": w.unique("ci")}))
+			return patchOf(insightsPath+"/deployments/"+id, apptest.Replace("/metadata", map[string]any{"by": w.unique("ci")}))
 		},
 		"getFlagEvents": func(_ testing.TB, w *world) answerRequest {
 			return answerRequest{path: insightsPath + "/flag-events?" + insightsQuery(w)}
@@ -99,7 +101,7 @@ func init() {
 		},
 		"patchInsightGroup": func(_ testing.TB, w *world) answerRequest {
 			_, key := worldInsight(w)
-			return patchOf(insightsPath+"/insights/groups/"+key, replace("/name", w.unique("Renamed")))
+			return patchOf(insightsPath+"/insights/groups/"+key, apptest.Replace("/name", w.unique("Renamed")))
 		},
 		"deleteInsightGroup": func(tb testing.TB, w *world) answerRequest {
 			key := w.unique("doomed-group")

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"sync"
 	"testing"
+
+	"github.com/flagplane/flagplane/shared/app/apptest"
 )
 
 // The integrations group (shared/integration/integrationapi) in the
@@ -48,7 +50,7 @@ func init() {
 		return answerRequest{path: integrationsPath + "/" + worldIntegration(w), headers: betaHeader}
 	}
 	answerRequests["updateIntegrationConfiguration"] = func(_ testing.TB, w *world) answerRequest {
-		return answerRequest{path: integrationsPath + "/" + worldIntegration(w), body: []patchOp{replace("/name", w.unique("Renamed"))}, headers: betaHeader}
+		return answerRequest{path: integrationsPath + "/" + worldIntegration(w), body: []apptest.PatchOp{apptest.Replace("/name", w.unique("Renamed"))}, headers: betaHeader}
 	}
 	answerRequests["deleteIntegrationConfiguration"] = func(tb testing.TB, w *world) answerRequest {
 		id := worldStr(tb, w.must(tb, http.StatusCreated, http.MethodPost, integrationsPath+"/keys/datadog", integrationBody("Doomed"), betaHeader...), "_id")

@@ -44,8 +44,8 @@ func eventually(t *testing.T, what string, check func() (bool, string)) {
 func TestGoSDKEvents(t *testing.T) {
 	srv := apptest.New(t)
 	e := newSDKEnv(t, srv, "sdkevents")
-	wantStatus(t, srv.Do(t, http.MethodPost, flagsPath(e.project), map[string]any{"key": "dark-mode", "name": "Dark mode"}), http.StatusCreated)
-	wantStatus(t, srv.Do(t, http.MethodPatch, flagPath(e.project, "dark-mode"), []patchOp{replace("/environments/production/on", true)}), http.StatusOK)
+	apptest.WantStatus(t, srv.Do(t, http.MethodPost, flagsPath(e.project), map[string]any{"key": "dark-mode", "name": "Dark mode"}), http.StatusCreated)
+	apptest.WantStatus(t, srv.Do(t, http.MethodPatch, flagPath(e.project, "dark-mode"), []apptest.PatchOp{apptest.Replace("/environments/production/on", true)}), http.StatusOK)
 
 	client, err := ld.MakeCustomClient(e.sdkKey, ld.Config{
 		ServiceEndpoints: interfaces.ServiceEndpoints{Streaming: srv.URL, Polling: srv.URL, Events: srv.URL},

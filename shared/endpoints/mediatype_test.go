@@ -41,7 +41,7 @@ func TestSemanticPatchMediaTypes(t *testing.T) {
 		{"an expiring-targets patch with LaunchDarkly's domain-model is a semantic patch", func(fx expFixture) request { return userPatch(fx, ldSemanticType) }, http.StatusOK, nil},
 		{"an expiring-targets patch with flagplane's domain-model is a semantic patch", func(fx expFixture) request { return flagPatch(fx, semanticType) }, http.StatusOK, nil},
 		{"a JSON patch of expiring targets is refused with 400 asking for instructions", func(fx expFixture) request {
-			return request{userExpiringPath("p", "u", "production"), "application/json", []patchOp{replace("/x", 1)}}
+			return request{userExpiringPath("p", "u", "production"), "application/json", []apptest.PatchOp{apptest.Replace("/x", 1)}}
 		}, http.StatusBadRequest, []string{"semantic patch only", "instructions"}},
 		{"an object without instructions is refused with 400 asking for them", func(fx expFixture) request {
 			return request{flagExpiringPath("p", "f1", "production"), "application/json", map[string]any{"comment": "no instructions"}}
@@ -52,7 +52,7 @@ func TestSemanticPatchMediaTypes(t *testing.T) {
 			rq := c.request(fx)
 			res := fx.srv.Do(t, http.MethodPatch, rq.path, rq.body, "Content-Type", rq.contentType)
 			if c.status != http.StatusOK {
-				wantError(t, res, c.status, "invalid_request", c.parts...)
+				apptest.WantError(t, res, c.status, "invalid_request", c.parts...)
 				wantNoExpiringTargets(t, fx.srv)
 				return
 			}
@@ -66,16 +66,16 @@ func TestSemanticPatchMediaTypes(t *testing.T) {
 	t.Run("a flag patch with LaunchDarkly's domain-model is a semantic patch", func(t *testing.T) {
 		fx := newExpFixture(t)
 		res := fx.srv.Do(t, http.MethodPatch, flagPath("p", "f2"), sp("production", instr("turnFlagOn")), "Content-Type", ldSemanticType)
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		if on := res.Map(t)["environments"].(map[string]any)["production"].(map[string]any)["on"]; on != true {
 			t.Errorf("the flag is not on after turnFlagOn: %s", res.Body)
 		}
 	})
 	t.Run("a JSON-patch-only resource refuses LaunchDarkly's domain-model as a semantic patch", func(t *testing.T) {
 		fx := newExpFixture(t)
-		wantError(t, fx.srv.Do(t, http.MethodPatch, envPath("p", "production"), []patchOp{replace("/name", "x")}, "Content-Type", ldSemanticType),
+		apptest.WantError(t, fx.srv.Do(t, http.MethodPatch, envPath("p", "production"), []apptest.PatchOp{apptest.Replace("/name", "x")}, "Content-Type", ldSemanticType),
 			http.StatusBadRequest, "invalid_request", "JSON patch")
-		if got := getEnv(t, fx.srv, "p", "production")["name"]; got == "x" {
+		if got := apptest.GetEnv(t, fx.srv, "p", "production")["name"]; got == "x" {
 			t.Errorf("a refused patch renamed the environment")
 		}
 	})

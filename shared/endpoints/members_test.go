@@ -38,7 +38,7 @@ type memberDoc struct {
 func inviteMembers(t testing.TB, srv *apptest.Server, invites ...map[string]any) []memberDoc {
 	t.Helper()
 	res := srv.Do(t, http.MethodPost, membersPath, invites)
-	wantStatus(t, res, http.StatusCreated)
+	apptest.WantStatus(t, res, http.StatusCreated)
 	var out struct {
 		TotalCount int         `json:"totalCount"`
 		Items      []memberDoc `json:"items"`
@@ -53,7 +53,7 @@ func inviteMembers(t testing.TB, srv *apptest.Server, invites ...map[string]any)
 func readMember(t testing.TB, srv *apptest.Server, id string) memberDoc {
 	t.Helper()
 	res := srv.Do(t, http.MethodGet, memberPath(id), nil)
-	wantStatus(t, res, http.StatusOK)
+	apptest.WantStatus(t, res, http.StatusOK)
 	var m memberDoc
 	res.JSON(t, &m)
 	return m
@@ -101,8 +101,8 @@ func TestMembers(t *testing.T) {
 	})
 	t.Run("an invite of an email already a member's, in any case, is refused with 409 and adds nobody", func(t *testing.T) {
 		res := srv.Do(t, http.MethodPost, membersPath, []map[string]any{{"email": "new@example.com"}, {"email": "DEV@example.com"}})
-		wantError(t, res, http.StatusConflict, "conflict", "dev@example.com")
-		wantError(t, srv.Do(t, http.MethodPost, membersPath, []map[string]any{{"email": "owner@flagplane.local"}}), http.StatusConflict, "conflict")
+		apptest.WantError(t, res, http.StatusConflict, "conflict", "dev@example.com")
+		apptest.WantError(t, srv.Do(t, http.MethodPost, membersPath, []map[string]any{{"email": "owner@flagplane.local"}}), http.StatusConflict, "conflict")
 		res = srv.Do(t, http.MethodGet, membersPath+"?limit=50", nil)
 		var list struct {
 			Items []memberDoc `json:"items"`
@@ -128,42 +128,42 @@ func TestMembers(t *testing.T) {
 			"an unknown role":               {[]map[string]any{{"email": "boss@example.com", "role": "superuser"}}, []string{"[0].role"}},
 		} {
 			t.Run(name, func(t *testing.T) {
-				wantError(t, srv.Do(t, http.MethodPost, membersPath, c.body), http.StatusBadRequest, "invalid_request", c.parts...)
+				apptest.WantError(t, srv.Do(t, http.MethodPost, membersPath, c.body), http.StatusBadRequest, "invalid_request", c.parts...)
 			})
 		}
 	})
 
 	t.Run("a patch changes a member's role and names", func(t *testing.T) {
-		res := srv.Do(t, http.MethodPatch, memberPath(dev.ID), []patchOp{replace("/role", "writer"), replace("/lastName", "Two")})
-		wantStatus(t, res, http.StatusOK)
+		res := srv.Do(t, http.MethodPatch, memberPath(dev.ID), []apptest.PatchOp{apptest.Replace("/role", "writer"), apptest.Replace("/lastName", "Two")})
+		apptest.WantStatus(t, res, http.StatusOK)
 		if m := readMember(t, srv, dev.ID); m.Role != "writer" || m.LastName != "Two" || m.Email != "dev@example.com" {
 			t.Errorf("patched member %+v", m)
 		}
 	})
 	t.Run("a patch of the email, the id or to the owner role is refused with 400", func(t *testing.T) {
-		wantError(t, srv.Do(t, http.MethodPatch, memberPath(dev.ID), []patchOp{replace("/email", "other@example.com")}), http.StatusBadRequest, "invalid_request", "/email")
-		wantError(t, srv.Do(t, http.MethodPatch, memberPath(dev.ID), []patchOp{replace("/_id", "x")}), http.StatusBadRequest, "invalid_request", "/_id")
-		wantError(t, srv.Do(t, http.MethodPatch, memberPath(dev.ID), []patchOp{replace("/role", "owner")}), http.StatusBadRequest, "invalid_request", "owner")
-		wantError(t, srv.Do(t, http.MethodPatch, memberPath(dev.ID), []patchOp{replace("/role", "superuser")}), http.StatusBadRequest, "invalid_request", "role")
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, memberPath(dev.ID), []apptest.PatchOp{apptest.Replace("/email", "other@example.com")}), http.StatusBadRequest, "invalid_request", "/email")
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, memberPath(dev.ID), []apptest.PatchOp{apptest.Replace("/_id", "x")}), http.StatusBadRequest, "invalid_request", "/_id")
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, memberPath(dev.ID), []apptest.PatchOp{apptest.Replace("/role", "owner")}), http.StatusBadRequest, "invalid_request", "owner")
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, memberPath(dev.ID), []apptest.PatchOp{apptest.Replace("/role", "superuser")}), http.StatusBadRequest, "invalid_request", "role")
 	})
 	t.Run("the owner cannot be demoted", func(t *testing.T) {
 		for _, role := range []string{"admin", "reader"} {
-			wantError(t, srv.Do(t, http.MethodPatch, memberPath(ownerID), []patchOp{replace("/role", role)}), http.StatusBadRequest, "invalid_request", "owner")
+			apptest.WantError(t, srv.Do(t, http.MethodPatch, memberPath(ownerID), []apptest.PatchOp{apptest.Replace("/role", role)}), http.StatusBadRequest, "invalid_request", "owner")
 		}
 		if m := readMember(t, srv, ownerID); m.Role != "owner" {
 			t.Errorf("owner's role is now %q", m.Role)
 		}
 	})
 	t.Run("the owner cannot be removed", func(t *testing.T) {
-		wantError(t, srv.Do(t, http.MethodDelete, memberPath(ownerID), nil), http.StatusBadRequest, "invalid_request", "owner")
+		apptest.WantError(t, srv.Do(t, http.MethodDelete, memberPath(ownerID), nil), http.StatusBadRequest, "invalid_request", "owner")
 		readMember(t, srv, ownerID)
-		wantStatus(t, srv.Do(t, http.MethodGet, api+"/projects", nil), http.StatusOK) // the admin token still works
+		apptest.WantStatus(t, srv.Do(t, http.MethodGet, api+"/projects", nil), http.StatusOK) // the admin token still works
 	})
 	t.Run("a delete answers 204, the member is gone and the email may be invited again", func(t *testing.T) {
-		wantStatus(t, srv.Do(t, http.MethodDelete, memberPath(ops.ID), nil), http.StatusNoContent)
-		wantError(t, srv.Do(t, http.MethodGet, memberPath(ops.ID), nil), http.StatusNotFound, "not_found")
-		wantError(t, srv.Do(t, http.MethodDelete, memberPath(ops.ID), nil), http.StatusNotFound, "not_found")
-		wantError(t, srv.Do(t, http.MethodPatch, memberPath(ops.ID), []patchOp{replace("/role", "reader")}), http.StatusNotFound, "not_found")
+		apptest.WantStatus(t, srv.Do(t, http.MethodDelete, memberPath(ops.ID), nil), http.StatusNoContent)
+		apptest.WantError(t, srv.Do(t, http.MethodGet, memberPath(ops.ID), nil), http.StatusNotFound, "not_found")
+		apptest.WantError(t, srv.Do(t, http.MethodDelete, memberPath(ops.ID), nil), http.StatusNotFound, "not_found")
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, memberPath(ops.ID), []apptest.PatchOp{apptest.Replace("/role", "reader")}), http.StatusNotFound, "not_found")
 		if again := inviteMembers(t, srv, map[string]any{"email": "ops@example.com"}); again[0].ID == ops.ID {
 			t.Errorf("the new member reuses the removed member's id")
 		}
@@ -172,20 +172,20 @@ func TestMembers(t *testing.T) {
 	t.Run("a member's role caps its tokens, and a raised role lifts the cap", func(t *testing.T) {
 		m := inviteMembers(t, srv, map[string]any{"email": "capped@example.com", "role": "reader"})[0]
 		_, before := srv.MustIssueToken(t, token.Spec{Name: "before", Role: identity.RoleAdmin, MemberID: m.ID})
-		wantError(t, srv.Do(t, http.MethodPost, envsPath("a"), map[string]any{"key": "capped", "name": "x", "color": "000000"}, "Authorization", before), http.StatusForbidden, "forbidden")
-		wantStatus(t, srv.Do(t, http.MethodPatch, memberPath(m.ID), []patchOp{replace("/role", "writer")}), http.StatusOK)
+		apptest.WantError(t, srv.Do(t, http.MethodPost, envsPath("a"), map[string]any{"key": "capped", "name": "x", "color": "000000"}, "Authorization", before), http.StatusForbidden, "forbidden")
+		apptest.WantStatus(t, srv.Do(t, http.MethodPatch, memberPath(m.ID), []apptest.PatchOp{apptest.Replace("/role", "writer")}), http.StatusOK)
 		// A token resolved after the change (the cache keeps a resolved
 		// token's rights for up to token.CacheTTL).
 		_, after := srv.MustIssueToken(t, token.Spec{Name: "after", Role: identity.RoleAdmin, MemberID: m.ID})
-		wantStatus(t, srv.Do(t, http.MethodPost, envsPath("a"), map[string]any{"key": "lifted", "name": "x", "color": "000000"}, "Authorization", after), http.StatusCreated)
-		wantError(t, srv.Do(t, http.MethodPost, api+"/tokens", map[string]any{"name": "x", "role": "reader"}, "Authorization", after), http.StatusForbidden, "forbidden")
+		apptest.WantStatus(t, srv.Do(t, http.MethodPost, envsPath("a"), map[string]any{"key": "lifted", "name": "x", "color": "000000"}, "Authorization", after), http.StatusCreated)
+		apptest.WantError(t, srv.Do(t, http.MethodPost, api+"/tokens", map[string]any{"name": "x", "role": "reader"}, "Authorization", after), http.StatusForbidden, "forbidden")
 	})
 	t.Run("a member's custom roles grant their statements", func(t *testing.T) {
 		createRole(t, srv, "envs-of-a", "", stmt("allow", []string{"proj/a:env/*"}, []string{"createEnvironment"}))
 		m := inviteMembers(t, srv, map[string]any{"email": "reader-plus@example.com", "role": "reader", "customRoles": []string{"envs-of-a"}})[0]
 		_, v := srv.MustIssueToken(t, token.Spec{Name: "plus", Role: identity.RoleAdmin, MemberID: m.ID})
-		wantStatus(t, srv.Do(t, http.MethodPost, envsPath("a"), map[string]any{"key": "by-reader-plus", "name": "x", "color": "000000"}, "Authorization", v), http.StatusCreated)
-		wantError(t, srv.Do(t, http.MethodDelete, envPath("a", "by-reader-plus"), nil, "Authorization", v), http.StatusForbidden, "forbidden")
+		apptest.WantStatus(t, srv.Do(t, http.MethodPost, envsPath("a"), map[string]any{"key": "by-reader-plus", "name": "x", "color": "000000"}, "Authorization", v), http.StatusCreated)
+		apptest.WantError(t, srv.Do(t, http.MethodDelete, envPath("a", "by-reader-plus"), nil, "Authorization", v), http.StatusForbidden, "forbidden")
 	})
 	// BUG: an invite with custom roles and no role gets the role no_access
 	// (member.New), and the Authenticator adds the no_access built-in grant,
@@ -199,18 +199,18 @@ func TestMembers(t *testing.T) {
 			t.Logf("a member invited with custom roles only has role %q", m.Role)
 		}
 		_, v := srv.MustIssueToken(t, token.Spec{Name: "custom only", Role: identity.RoleAdmin, MemberID: m.ID})
-		wantStatus(t, srv.Do(t, http.MethodPost, envsPath("a"), map[string]any{"key": "by-custom-only", "name": "x", "color": "000000"}, "Authorization", v), http.StatusCreated)
-		wantStatus(t, srv.Do(t, http.MethodGet, projectPath("a"), nil, "Authorization", v), http.StatusOK)
-		wantError(t, srv.Do(t, http.MethodPost, api+"/projects", map[string]any{"key": "no", "name": "No"}, "Authorization", v), http.StatusForbidden, "forbidden")
+		apptest.WantStatus(t, srv.Do(t, http.MethodPost, envsPath("a"), map[string]any{"key": "by-custom-only", "name": "x", "color": "000000"}, "Authorization", v), http.StatusCreated)
+		apptest.WantStatus(t, srv.Do(t, http.MethodGet, projectPath("a"), nil, "Authorization", v), http.StatusOK)
+		apptest.WantError(t, srv.Do(t, http.MethodPost, api+"/projects", map[string]any{"key": "no", "name": "No"}, "Authorization", v), http.StatusForbidden, "forbidden")
 	})
 	t.Run("a writer may not invite, change or remove members; a reader may read them", func(t *testing.T) {
 		_, writer := srv.MustCreateToken(t, map[string]any{"name": "writer", "role": "writer"})
 		_, reader := srv.MustCreateToken(t, map[string]any{"name": "reader", "role": "reader"})
-		wantError(t, srv.Do(t, http.MethodPost, membersPath, []map[string]any{{"email": "w@example.com"}}, "Authorization", writer), http.StatusForbidden, "forbidden", "createMember")
-		wantError(t, srv.Do(t, http.MethodPatch, memberPath(dev.ID), []patchOp{replace("/role", "admin")}, "Authorization", writer), http.StatusForbidden, "forbidden", "updateMemberRole")
-		wantError(t, srv.Do(t, http.MethodDelete, memberPath(dev.ID), nil, "Authorization", writer), http.StatusForbidden, "forbidden", "deleteMember")
-		wantStatus(t, srv.Do(t, http.MethodGet, memberPath(dev.ID), nil, "Authorization", reader), http.StatusOK)
-		wantStatus(t, srv.Do(t, http.MethodGet, membersPath, nil, "Authorization", reader), http.StatusOK)
+		apptest.WantError(t, srv.Do(t, http.MethodPost, membersPath, []map[string]any{{"email": "w@example.com"}}, "Authorization", writer), http.StatusForbidden, "forbidden", "createMember")
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, memberPath(dev.ID), []apptest.PatchOp{apptest.Replace("/role", "admin")}, "Authorization", writer), http.StatusForbidden, "forbidden", "updateMemberRole")
+		apptest.WantError(t, srv.Do(t, http.MethodDelete, memberPath(dev.ID), nil, "Authorization", writer), http.StatusForbidden, "forbidden", "deleteMember")
+		apptest.WantStatus(t, srv.Do(t, http.MethodGet, memberPath(dev.ID), nil, "Authorization", reader), http.StatusOK)
+		apptest.WantStatus(t, srv.Do(t, http.MethodGet, membersPath, nil, "Authorization", reader), http.StatusOK)
 	})
 }
 
@@ -219,7 +219,7 @@ func TestMembersShowWhenTheyWereLastSeen(t *testing.T) {
 	m := inviteMembers(t, srv, map[string]any{"email": "seen@example.com", "role": "reader"})[0]
 	t.Run("a new member was never seen: _lastSeen is 0, with no metadata, and mfa is disabled", func(t *testing.T) {
 		res := srv.Do(t, http.MethodGet, memberPath(m.ID), nil)
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		raw := res.Map(t)
 		if raw["_lastSeen"] != float64(0) || raw["_lastSeenMetadata"] != nil || raw["mfa"] != "disabled" {
 			t.Errorf("_lastSeen %v, _lastSeenMetadata %v, mfa %v", raw["_lastSeen"], raw["_lastSeenMetadata"], raw["mfa"])
@@ -230,7 +230,7 @@ func TestMembersShowWhenTheyWereLastSeen(t *testing.T) {
 	})
 	tokenID, value := srv.MustIssueToken(t, token.Spec{Name: "seen", Role: identity.RoleReader, MemberID: m.ID})
 	before := time.Now().UnixMilli()
-	wantStatus(t, srv.Do(t, http.MethodGet, api+"/projects", nil, "Authorization", value), http.StatusOK)
+	apptest.WantStatus(t, srv.Do(t, http.MethodGet, api+"/projects", nil, "Authorization", value), http.StatusOK)
 	after := time.Now().UnixMilli()
 	for _, c := range []struct {
 		name string
@@ -239,7 +239,7 @@ func TestMembersShowWhenTheyWereLastSeen(t *testing.T) {
 		{"a member whose token was used shows when, and which token, on a read", func(t *testing.T) memberDoc { return readMember(t, srv, m.ID) }},
 		{"a member whose token was used shows when, and which token, in the list", func(t *testing.T) memberDoc {
 			res := srv.Do(t, http.MethodGet, membersPath+"?filter=email:seen@example.com", nil)
-			wantStatus(t, res, http.StatusOK)
+			apptest.WantStatus(t, res, http.StatusOK)
 			var out struct {
 				Items []memberDoc `json:"items"`
 			}
@@ -251,7 +251,7 @@ func TestMembersShowWhenTheyWereLastSeen(t *testing.T) {
 		}},
 		{"the caller's own member is read as me", func(t *testing.T) memberDoc {
 			res := srv.Do(t, http.MethodGet, memberPath("me"), nil, "Authorization", value)
-			wantStatus(t, res, http.StatusOK)
+			apptest.WantStatus(t, res, http.StatusOK)
 			var d memberDoc
 			res.JSON(t, &d)
 			return d
@@ -266,8 +266,8 @@ func TestMembersShowWhenTheyWereLastSeen(t *testing.T) {
 	}
 	t.Run("a service token's use is no member's", func(t *testing.T) {
 		_, svc := srv.MustCreateToken(t, map[string]any{"name": "svc", "role": "reader", "serviceToken": true})
-		wantStatus(t, srv.Do(t, http.MethodGet, api+"/projects", nil, "Authorization", svc), http.StatusOK)
-		wantError(t, srv.Do(t, http.MethodGet, memberPath("me"), nil, "Authorization", svc), http.StatusNotFound, "not_found")
+		apptest.WantStatus(t, srv.Do(t, http.MethodGet, api+"/projects", nil, "Authorization", svc), http.StatusOK)
+		apptest.WantError(t, srv.Do(t, http.MethodGet, memberPath("me"), nil, "Authorization", svc), http.StatusNotFound, "not_found")
 	})
 }
 
@@ -280,7 +280,7 @@ func TestMemberListFilter(t *testing.T) {
 		map[string]any{"email": "cat@example.com", "role": "admin"},
 	)
 	ann, bob, cat := ms[0].ID, ms[1].ID, ms[2].ID
-	wantStatus(t, srv.Do(t, http.MethodPost, api+"/teams", map[string]any{"key": "Ops", "name": "Ops", "memberIDs": []string{ann, bob}}), http.StatusCreated)
+	apptest.WantStatus(t, srv.Do(t, http.MethodPost, api+"/teams", map[string]any{"key": "Ops", "name": "Ops", "memberIDs": []string{ann, bob}}), http.StatusCreated)
 	const owner = "owner@flagplane.local"
 	for _, c := range []struct {
 		name, filter string
@@ -301,7 +301,7 @@ func TestMemberListFilter(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			res := srv.Do(t, http.MethodGet, membersPath+"?limit=1000&filter="+url.QueryEscape(c.filter), nil)
-			wantStatus(t, res, http.StatusOK)
+			apptest.WantStatus(t, res, http.StatusOK)
 			var out struct {
 				TotalCount int         `json:"totalCount"`
 				Items      []memberDoc `json:"items"`
@@ -318,7 +318,7 @@ func TestMemberListFilter(t *testing.T) {
 	}
 	t.Run("the filtered list pages with limit and offset", func(t *testing.T) {
 		res := srv.Do(t, http.MethodGet, membersPath+"?filter=team:ops&limit=1&offset=1", nil)
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		var out struct {
 			TotalCount int         `json:"totalCount"`
 			Items      []memberDoc `json:"items"`
@@ -327,7 +327,7 @@ func TestMemberListFilter(t *testing.T) {
 		if out.TotalCount != 2 || len(out.Items) != 1 || out.Items[0].Email != "bob@example.com" {
 			t.Errorf("page %s", res.Body)
 		}
-		if q := query(t, linkHrefs(t, res)["prev"]); q.Get("filter") != "team:ops" {
+		if q := apptest.Query(t, apptest.LinkHrefs(t, res)["prev"]); q.Get("filter") != "team:ops" {
 			t.Errorf("the prev link drops the filter: %v", q)
 		}
 	})
@@ -337,7 +337,7 @@ func TestMemberListFilter(t *testing.T) {
 		{"an entry without a colon is refused with 400", "team", "field:value"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			wantError(t, srv.Do(t, http.MethodGet, membersPath+"?filter="+url.QueryEscape(c.filter), nil), http.StatusBadRequest, "invalid_request", c.part)
+			apptest.WantError(t, srv.Do(t, http.MethodGet, membersPath+"?filter="+url.QueryEscape(c.filter), nil), http.StatusBadRequest, "invalid_request", c.part)
 		})
 	}
 }

@@ -49,7 +49,7 @@ func oauthCreate(t *testing.T, srv *apptest.Server, accessToken string, body map
 		headers = []string{"Authorization", accessToken}
 	}
 	res := srv.Do(t, http.MethodPost, oauthClientsPath, body, headers...)
-	wantStatus(t, res, http.StatusCreated)
+	apptest.WantStatus(t, res, http.StatusCreated)
 	var c oauthClient
 	res.JSON(t, &c)
 	if c.ClientSecret == nil || *c.ClientSecret == "" {
@@ -88,7 +88,7 @@ func oauthAccessToken(t *testing.T, srv *apptest.Server, id, secret, scope strin
 		form.Set("scope", scope)
 	}
 	res := oauthExchange(t, srv, form, "Authorization", oauthBasic(id, secret))
-	wantStatus(t, res, http.StatusOK)
+	apptest.WantStatus(t, res, http.StatusOK)
 	var tok struct {
 		AccessToken string `json:"access_token"`
 	}
@@ -99,7 +99,7 @@ func oauthAccessToken(t *testing.T, srv *apptest.Server, id, secret, scope strin
 // wantOAuthError checks an RFC 6749 §5.2 error answer.
 func wantOAuthError(t *testing.T, res *apptest.Response, status int, code string) {
 	t.Helper()
-	wantStatus(t, res, status)
+	apptest.WantStatus(t, res, status)
 	var e struct {
 		Error       string `json:"error"`
 		Description string `json:"error_description"`
@@ -126,7 +126,7 @@ func wantOAuthError(t *testing.T, res *apptest.Response, status int, code string
 func oauthMemberToken(t *testing.T, srv *apptest.Server, email, role string) (string, string) {
 	t.Helper()
 	res := srv.Do(t, http.MethodPost, api+"/members", []map[string]any{{"email": email, "role": role}})
-	wantStatus(t, res, http.StatusCreated)
+	apptest.WantStatus(t, res, http.StatusCreated)
 	var out struct {
 		Items []struct {
 			ID string `json:"_id"`
@@ -185,7 +185,7 @@ func TestOAuthClients(t *testing.T) {
 
 	t.Run("get answers the client without its secret", func(t *testing.T) {
 		res := srv.Do(t, http.MethodGet, self, nil)
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		var got oauthClient
 		res.JSON(t, &got)
 		if got.ClientSecret != nil || strings.Contains(res.String(), secret) {
@@ -199,7 +199,7 @@ func TestOAuthClients(t *testing.T) {
 	t.Run("list answers _links.self and the items without secrets", func(t *testing.T) {
 		oauthCreate(t, srv, "", oauthBody("Second", "http://127.0.0.1:8080/cb"))
 		res := srv.Do(t, http.MethodGet, oauthClientsPath, nil)
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		var list struct {
 			Links map[string]struct{ Href string } `json:"_links"`
 			Items []oauthClient                    `json:"items"`
@@ -215,27 +215,27 @@ func TestOAuthClients(t *testing.T) {
 
 	patches := []struct {
 		name   string
-		ops    []patchOp
+		ops    []apptest.PatchOp
 		status int
 		field  string
 	}{
-		{"patching name, description and redirectUri succeeds", []patchOp{replace("/name", "CI"), replace("/description", "builds"), replace("/redirectUri", "http://localhost:9000/cb")}, http.StatusOK, ""},
-		{"patching the client id is refused", []patchOp{replace("/_clientId", "x")}, http.StatusBadRequest, "_clientId"},
-		{"patching the secret is refused", []patchOp{add("/_clientSecret", "x")}, http.StatusBadRequest, "_clientSecret"},
-		{"patching the account is refused", []patchOp{replace("/_accountId", "x")}, http.StatusBadRequest, "_accountId"},
-		{"patching the creation date is refused", []patchOp{replace("/_creationDate", 1)}, http.StatusBadRequest, "_creationDate"},
-		{"patching an unknown field is refused", []patchOp{add("/owner", "x")}, http.StatusBadRequest, "owner"},
-		{"patching a plain-http redirect is refused", []patchOp{replace("/redirectUri", "http://example.com/cb")}, http.StatusBadRequest, "redirectUri"},
-		{"patching an empty name is refused", []patchOp{replace("/name", " ")}, http.StatusBadRequest, "name"},
+		{"patching name, description and redirectUri succeeds", []apptest.PatchOp{apptest.Replace("/name", "CI"), apptest.Replace("/description", "builds"), apptest.Replace("/redirectUri", "http://localhost:9000/cb")}, http.StatusOK, ""},
+		{"patching the client id is refused", []apptest.PatchOp{apptest.Replace("/_clientId", "x")}, http.StatusBadRequest, "_clientId"},
+		{"patching the secret is refused", []apptest.PatchOp{apptest.Add("/_clientSecret", "x")}, http.StatusBadRequest, "_clientSecret"},
+		{"patching the account is refused", []apptest.PatchOp{apptest.Replace("/_accountId", "x")}, http.StatusBadRequest, "_accountId"},
+		{"patching the creation date is refused", []apptest.PatchOp{apptest.Replace("/_creationDate", 1)}, http.StatusBadRequest, "_creationDate"},
+		{"patching an unknown field is refused", []apptest.PatchOp{apptest.Add("/owner", "x")}, http.StatusBadRequest, "owner"},
+		{"patching a plain-http redirect is refused", []apptest.PatchOp{apptest.Replace("/redirectUri", "http://example.com/cb")}, http.StatusBadRequest, "redirectUri"},
+		{"patching an empty name is refused", []apptest.PatchOp{apptest.Replace("/name", " ")}, http.StatusBadRequest, "name"},
 	}
 	for _, tt := range patches {
 		t.Run(tt.name, func(t *testing.T) {
 			res := srv.Do(t, http.MethodPatch, self, tt.ops)
 			if tt.status != http.StatusOK {
-				wantError(t, res, tt.status, "invalid_request", tt.field)
+				apptest.WantError(t, res, tt.status, "invalid_request", tt.field)
 				return
 			}
-			wantStatus(t, res, http.StatusOK)
+			apptest.WantStatus(t, res, http.StatusOK)
 			var got oauthClient
 			res.JSON(t, &got)
 			if got.Name != "CI" || got.Description != "builds" || got.RedirectURI != "http://localhost:9000/cb" || got.ClientSecret != nil {
@@ -245,13 +245,13 @@ func TestOAuthClients(t *testing.T) {
 	}
 
 	t.Run("an id that cannot exist is 404", func(t *testing.T) {
-		wantError(t, srv.Do(t, http.MethodGet, oauthClientsPath+"/not-a-uuid", nil), http.StatusNotFound, "not_found")
+		apptest.WantError(t, srv.Do(t, http.MethodGet, oauthClientsPath+"/not-a-uuid", nil), http.StatusNotFound, "not_found")
 	})
 
 	t.Run("delete answers 204 and the client is gone", func(t *testing.T) {
-		wantStatus(t, srv.Do(t, http.MethodDelete, self, nil), http.StatusNoContent)
-		wantError(t, srv.Do(t, http.MethodGet, self, nil), http.StatusNotFound, "not_found")
-		wantError(t, srv.Do(t, http.MethodDelete, self, nil), http.StatusNotFound, "not_found")
+		apptest.WantStatus(t, srv.Do(t, http.MethodDelete, self, nil), http.StatusNoContent)
+		apptest.WantError(t, srv.Do(t, http.MethodGet, self, nil), http.StatusNotFound, "not_found")
+		apptest.WantError(t, srv.Do(t, http.MethodDelete, self, nil), http.StatusNotFound, "not_found")
 	})
 }
 
@@ -281,10 +281,10 @@ func TestOAuthClientValidation(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			res := srv.Do(t, http.MethodPost, oauthClientsPath, tt.body)
 			if tt.field == "" {
-				wantStatus(t, res, http.StatusCreated)
+				apptest.WantStatus(t, res, http.StatusCreated)
 				return
 			}
-			wantError(t, res, http.StatusBadRequest, "invalid_request", `"`+tt.field+`"`)
+			apptest.WantError(t, res, http.StatusBadRequest, "invalid_request", `"`+tt.field+`"`)
 		})
 	}
 
@@ -297,13 +297,13 @@ func TestOAuthClientValidation(t *testing.T) {
 			t.Fatal(err)
 		}
 		res := srv.Do(t, http.MethodPost, oauthClientsPath, oauthBody("A", "https://app.example.com/cb"), "Authorization", value)
-		wantError(t, res, http.StatusBadRequest, "invalid_request", "member")
+		apptest.WantError(t, res, http.StatusBadRequest, "invalid_request", "member")
 	})
 
 	t.Run("a writer cannot create a client", func(t *testing.T) {
 		_, writer := oauthMemberToken(t, srv, "writer@example.com", "writer")
 		res := srv.Do(t, http.MethodPost, oauthClientsPath, oauthBody("A", "https://app.example.com/cb"), "Authorization", writer)
-		wantError(t, res, http.StatusForbidden, "forbidden")
+		apptest.WantError(t, res, http.StatusForbidden, "forbidden")
 	})
 }
 
@@ -311,7 +311,7 @@ func TestOAuthSecretsAtRest(t *testing.T) {
 	srv := apptest.New(t)
 	ctx := context.Background()
 	c, secret := oauthCreate(t, srv, "", oauthBody("CI", "https://ci.example.com/cb"))
-	wantStatus(t, srv.Do(t, http.MethodPatch, oauthClientsPath+"/"+c.ClientID, []patchOp{replace("/name", "CI 2")}), http.StatusOK)
+	apptest.WantStatus(t, srv.Do(t, http.MethodPatch, oauthClientsPath+"/"+c.ClientID, []apptest.PatchOp{apptest.Replace("/name", "CI 2")}), http.StatusOK)
 	access := oauthAccessToken(t, srv, c.ClientID, secret, "writer")
 	hash := token.Hash(secret)
 
@@ -339,7 +339,7 @@ func TestOAuthSecretsAtRest(t *testing.T) {
 	})
 
 	t.Run("no audit entry holds the secret or its hash", func(t *testing.T) {
-		wantStatus(t, srv.Do(t, http.MethodDelete, oauthClientsPath+"/"+c.ClientID, nil), http.StatusNoContent)
+		apptest.WantStatus(t, srv.Do(t, http.MethodDelete, oauthClientsPath+"/"+c.ClientID, nil), http.StatusNoContent)
 		page, err := srv.Table.Query(ctx, store.Query{PK: store.AuditPK})
 		if err != nil {
 			t.Fatal(err)
@@ -368,7 +368,7 @@ func TestOAuthClientCredentialsGrant(t *testing.T) {
 
 	t.Run("Basic authentication gets a bearer token with no-store headers", func(t *testing.T) {
 		res := oauthExchange(t, srv, url.Values{"grant_type": {"client_credentials"}}, "Authorization", oauthBasic(id, secret))
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		var tok struct {
 			AccessToken string `json:"access_token"`
 			TokenType   string `json:"token_type"`
@@ -402,18 +402,18 @@ func TestOAuthClientCredentialsGrant(t *testing.T) {
 	}
 	for _, tt := range calls {
 		t.Run(tt.name, func(t *testing.T) {
-			wantStatus(t, srv.Do(t, tt.method, tt.path, tt.body, "Authorization", tt.token), tt.status)
+			apptest.WantStatus(t, srv.Do(t, tt.method, tt.path, tt.body, "Authorization", tt.token), tt.status)
 		})
 	}
 
 	t.Run("form-parameter authentication works too", func(t *testing.T) {
 		form := url.Values{"grant_type": {"client_credentials"}, "client_id": {id}, "client_secret": {secret}, "scope": {"writer"}}
-		wantStatus(t, oauthExchange(t, srv, form), http.StatusOK)
+		apptest.WantStatus(t, oauthExchange(t, srv, form), http.StatusOK)
 	})
 
 	t.Run("Basic with the same client_id in the form works", func(t *testing.T) {
 		form := url.Values{"grant_type": {"client_credentials"}, "client_id": {id}}
-		wantStatus(t, oauthExchange(t, srv, form, "Authorization", oauthBasic(id, secret)), http.StatusOK)
+		apptest.WantStatus(t, oauthExchange(t, srv, form, "Authorization", oauthBasic(id, secret)), http.StatusOK)
 	})
 
 	grant := url.Values{"grant_type": {"client_credentials"}}
@@ -464,7 +464,7 @@ func TestOAuthClientCredentialsGrant(t *testing.T) {
 	})
 
 	t.Run("GET on the token endpoint is 405", func(t *testing.T) {
-		wantStatus(t, srv.Do(t, http.MethodGet, oauthTokenPath, nil, "Authorization", ""), http.StatusMethodNotAllowed)
+		apptest.WantStatus(t, srv.Do(t, http.MethodGet, oauthTokenPath, nil, "Authorization", ""), http.StatusMethodNotAllowed)
 	})
 
 	t.Run("an expired access token is 401", func(t *testing.T) {
@@ -476,13 +476,13 @@ func TestOAuthClientCredentialsGrant(t *testing.T) {
 		if err := srv.Table.Put(context.Background(), w.Item, w.Cond); err != nil {
 			t.Fatal(err)
 		}
-		wantError(t, srv.Do(t, http.MethodGet, api+"/projects", nil, "Authorization", "Bearer "+value), http.StatusUnauthorized, "unauthorized")
+		apptest.WantError(t, srv.Do(t, http.MethodGet, api+"/projects", nil, "Authorization", "Bearer "+value), http.StatusUnauthorized, "unauthorized")
 	})
 
 	t.Run("after the client is deleted its credentials fail and issued tokens live until they expire", func(t *testing.T) {
-		wantStatus(t, srv.Do(t, http.MethodDelete, oauthClientsPath+"/"+id, nil), http.StatusNoContent)
+		apptest.WantStatus(t, srv.Do(t, http.MethodDelete, oauthClientsPath+"/"+id, nil), http.StatusNoContent)
 		wantOAuthError(t, oauthExchange(t, srv, grant, "Authorization", basic), http.StatusUnauthorized, "invalid_client")
-		wantStatus(t, srv.Do(t, http.MethodGet, api+"/projects", nil, "Authorization", "Bearer "+reader), http.StatusOK)
+		apptest.WantStatus(t, srv.Do(t, http.MethodGet, api+"/projects", nil, "Authorization", "Bearer "+reader), http.StatusOK)
 	})
 }
 
@@ -508,18 +508,18 @@ func TestOAuthTokensActForTheClientsMember(t *testing.T) {
 
 	t.Run("while the member is an admin a writer token writes", func(t *testing.T) {
 		w := oauthAccessToken(t, srv, c.ClientID, secret, "writer")
-		wantStatus(t, srv.Do(t, http.MethodPost, api+"/projects", map[string]any{"key": "a", "name": "A"}, "Authorization", "Bearer "+w), http.StatusCreated)
+		apptest.WantStatus(t, srv.Do(t, http.MethodPost, api+"/projects", map[string]any{"key": "a", "name": "A"}, "Authorization", "Bearer "+w), http.StatusCreated)
 	})
 
 	t.Run("once the member is a reader a writer token can only read", func(t *testing.T) {
-		wantStatus(t, srv.Do(t, http.MethodPatch, api+"/members/"+memberID, []patchOp{replace("/role", "reader")}), http.StatusOK)
+		apptest.WantStatus(t, srv.Do(t, http.MethodPatch, api+"/members/"+memberID, []apptest.PatchOp{apptest.Replace("/role", "reader")}), http.StatusOK)
 		w := oauthAccessToken(t, srv, c.ClientID, secret, "writer")
-		wantStatus(t, srv.Do(t, http.MethodGet, api+"/projects", nil, "Authorization", "Bearer "+w), http.StatusOK)
-		wantError(t, srv.Do(t, http.MethodPost, api+"/projects", map[string]any{"key": "b", "name": "B"}, "Authorization", "Bearer "+w), http.StatusForbidden, "forbidden")
+		apptest.WantStatus(t, srv.Do(t, http.MethodGet, api+"/projects", nil, "Authorization", "Bearer "+w), http.StatusOK)
+		apptest.WantError(t, srv.Do(t, http.MethodPost, api+"/projects", map[string]any{"key": "b", "name": "B"}, "Authorization", "Bearer "+w), http.StatusForbidden, "forbidden")
 	})
 
 	t.Run("once the member is removed the client is unauthorized", func(t *testing.T) {
-		wantStatus(t, srv.Do(t, http.MethodDelete, api+"/members/"+memberID, nil), http.StatusNoContent)
+		apptest.WantStatus(t, srv.Do(t, http.MethodDelete, api+"/members/"+memberID, nil), http.StatusNoContent)
 		res := oauthExchange(t, srv, url.Values{"grant_type": {"client_credentials"}}, "Authorization", oauthBasic(c.ClientID, secret))
 		wantOAuthError(t, res, http.StatusBadRequest, "unauthorized_client")
 	})

@@ -111,7 +111,7 @@ func refusedHosts(tb testing.TB) [][2]string {
 // wantRefusal checks the answer is the guard's 400, naming the field.
 func wantRefusal(tb testing.TB, res *apptest.Response, field string) {
 	tb.Helper()
-	wantError(tb, res, http.StatusBadRequest, "invalid_request", `field "`+field+`"`, "outbound requests may not reach it")
+	apptest.WantError(tb, res, http.StatusBadRequest, "invalid_request", `field "`+field+`"`, "outbound requests may not reach it")
 }
 
 func TestEveryDestinationRefusesEverySpecialPurposeAddress(t *testing.T) {
@@ -147,7 +147,7 @@ func TestEveryDestinationRefusesEverySpecialPurposeAddress(t *testing.T) {
 			}
 			self := selfPath(t, created)
 			before := srv.Do(t, http.MethodGet, self, nil, betaHeader...)
-			wantStatus(t, before, http.StatusOK)
+			apptest.WantStatus(t, before, http.StatusOK)
 			for _, h := range hosts {
 				t.Run("refuses a patch to "+h[0]+", leaving it as it was", func(t *testing.T) {
 					u, _ := url.Parse("http://" + h[0] + "/hook")

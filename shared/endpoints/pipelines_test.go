@@ -37,7 +37,7 @@ func TestReleasePipelines(t *testing.T) {
 
 	t.Run("the first pipeline of a project becomes its default", func(t *testing.T) {
 		res := doBeta(t, srv, http.MethodPost, pipelinesPath("p"), pipelineBody("first", "test", "production"))
-		wantStatus(t, res, http.StatusCreated)
+		apptest.WantStatus(t, res, http.StatusCreated)
 		got := res.Map(t)
 		if got["isProjectDefault"] != true || got["_access"] == nil || got["_version"] != float64(1) {
 			t.Fatalf("pipeline %v", got)
@@ -60,19 +60,19 @@ func TestReleasePipelines(t *testing.T) {
 	})
 	t.Run("a second pipeline is not the default unless it asks to be", func(t *testing.T) {
 		res := doBeta(t, srv, http.MethodPost, pipelinesPath("p"), pipelineBody("second", "production"))
-		wantStatus(t, res, http.StatusCreated)
+		apptest.WantStatus(t, res, http.StatusCreated)
 		if got := res.Map(t)["isProjectDefault"]; got != false {
 			t.Errorf("isProjectDefault %v", got)
 		}
 		body := pipelineBody("third", "test")
 		body["isProjectDefault"] = true
-		wantStatus(t, doBeta(t, srv, http.MethodPost, pipelinesPath("p"), body), http.StatusCreated)
+		apptest.WantStatus(t, doBeta(t, srv, http.MethodPost, pipelinesPath("p"), body), http.StatusCreated)
 		if d := defaultOf(t); d != "third" {
 			t.Errorf("project default %v, want third", d)
 		}
 		list := doBeta(t, srv, http.MethodGet, pipelinesPath("p"), nil)
-		wantStatus(t, list, http.StatusOK)
-		if got := itemKeys(t, list); fmt.Sprint(got) != "[first second third]" {
+		apptest.WantStatus(t, list, http.StatusOK)
+		if got := apptest.ItemKeys(t, list); fmt.Sprint(got) != "[first second third]" {
 			t.Errorf("list %v", got)
 		}
 	})
@@ -88,58 +88,58 @@ func TestReleasePipelines(t *testing.T) {
 			{"a bad key", pipelineBody("bad key", "test"), "key"},
 		} {
 			t.Run(c.name, func(t *testing.T) {
-				wantError(t, doBeta(t, srv, http.MethodPost, pipelinesPath("p"), c.body), http.StatusBadRequest, "invalid_request", c.field)
+				apptest.WantError(t, doBeta(t, srv, http.MethodPost, pipelinesPath("p"), c.body), http.StatusBadRequest, "invalid_request", c.field)
 			})
 		}
-		wantStatus(t, doBeta(t, srv, http.MethodGet, pipelinesPath("p")+"/bad", nil), http.StatusNotFound)
-		wantError(t, doBeta(t, srv, http.MethodPost, pipelinesPath("p"), pipelineBody("first", "test")), http.StatusConflict, "conflict")
+		apptest.WantStatus(t, doBeta(t, srv, http.MethodGet, pipelinesPath("p")+"/bad", nil), http.StatusNotFound)
+		apptest.WantError(t, doBeta(t, srv, http.MethodPost, pipelinesPath("p"), pipelineBody("first", "test")), http.StatusConflict, "conflict")
 	})
 	t.Run("a replace changes the pipeline and keeps phase ids by position", func(t *testing.T) {
 		before := doBeta(t, srv, http.MethodGet, pipelinesPath("p")+"/second", nil).Map(t)
 		body := pipelineBody("second", "production", "test")
 		res := doBeta(t, srv, http.MethodPut, pipelinesPath("p")+"/second", body)
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		after := res.Map(t)
 		id := func(m map[string]any) any { return m["phases"].([]any)[0].(map[string]any)["id"] }
 		if len(after["phases"].([]any)) != 2 || id(after) != id(before) || after["_version"] != float64(2) {
 			t.Errorf("before %v after %v", before, after)
 		}
 		bad := pipelineBody("second", "nowhere")
-		wantError(t, doBeta(t, srv, http.MethodPut, pipelinesPath("p")+"/second", bad), http.StatusBadRequest, "invalid_request", "phases[0].audiences[0].environmentKey")
-		wantStatus(t, doBeta(t, srv, http.MethodPut, pipelinesPath("p")+"/missing", body), http.StatusNotFound)
+		apptest.WantError(t, doBeta(t, srv, http.MethodPut, pipelinesPath("p")+"/second", bad), http.StatusBadRequest, "invalid_request", "phases[0].audiences[0].environmentKey")
+		apptest.WantStatus(t, doBeta(t, srv, http.MethodPut, pipelinesPath("p")+"/missing", body), http.StatusNotFound)
 	})
 	t.Run("the default pipeline cannot be deleted and the default must name a pipeline", func(t *testing.T) {
-		wantError(t, doBeta(t, srv, http.MethodDelete, pipelinesPath("p")+"/third", nil), http.StatusConflict, "conflict", "default")
-		wantError(t, srv.Do(t, http.MethodPatch, projectPath("p"), []patchOp{replace("/defaultReleasePipelineKey", "nope")}),
+		apptest.WantError(t, doBeta(t, srv, http.MethodDelete, pipelinesPath("p")+"/third", nil), http.StatusConflict, "conflict", "default")
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, projectPath("p"), []apptest.PatchOp{apptest.Replace("/defaultReleasePipelineKey", "nope")}),
 			http.StatusBadRequest, "invalid_request", "defaultReleasePipelineKey")
-		wantStatus(t, srv.Do(t, http.MethodPatch, projectPath("p"), []patchOp{replace("/defaultReleasePipelineKey", "first")}), http.StatusOK)
-		wantStatus(t, doBeta(t, srv, http.MethodDelete, pipelinesPath("p")+"/third", nil), http.StatusNoContent)
-		wantStatus(t, doBeta(t, srv, http.MethodGet, pipelinesPath("p")+"/third", nil), http.StatusNotFound)
-		wantError(t, srv.Do(t, http.MethodPatch, projectPath("p"), []patchOp{replace("/defaultReleasePipelineKey", "third")}),
+		apptest.WantStatus(t, srv.Do(t, http.MethodPatch, projectPath("p"), []apptest.PatchOp{apptest.Replace("/defaultReleasePipelineKey", "first")}), http.StatusOK)
+		apptest.WantStatus(t, doBeta(t, srv, http.MethodDelete, pipelinesPath("p")+"/third", nil), http.StatusNoContent)
+		apptest.WantStatus(t, doBeta(t, srv, http.MethodGet, pipelinesPath("p")+"/third", nil), http.StatusNotFound)
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, projectPath("p"), []apptest.PatchOp{apptest.Replace("/defaultReleasePipelineKey", "third")}),
 			http.StatusBadRequest, "invalid_request", "defaultReleasePipelineKey")
 	})
 	t.Run("progressions are the flags released through the pipeline", func(t *testing.T) {
 		for _, f := range []string{"f1", "f2"} {
-			wantStatus(t, srv.Do(t, http.MethodPost, flagsPath("p"), map[string]any{"key": f, "name": f}), http.StatusCreated)
+			apptest.WantStatus(t, srv.Do(t, http.MethodPost, flagsPath("p"), map[string]any{"key": f, "name": f}), http.StatusCreated)
 		}
 		progress := func(tb testing.TB, pipe, query string) map[string]any {
 			tb.Helper()
 			res := doBeta(tb, srv, http.MethodGet, pipelinesPath("p")+"/"+pipe+"/releases"+query, nil)
-			wantStatus(tb, res, http.StatusOK)
+			apptest.WantStatus(tb, res, http.StatusOK)
 			return res.Map(tb)
 		}
 		if got := progress(t, "first", ""); got["totalCount"] != float64(0) || len(got["items"].([]any)) != 0 {
 			t.Fatalf("before any release: %v", got)
 		}
 		res := doBeta(t, srv, http.MethodPut, flagReleasePath("p", "f1"), map[string]any{"releasePipelineKey": "first"})
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		if got := res.Map(t); got["releasePipelineKey"] != "first" || len(got["phases"].([]any)) != 2 {
 			t.Fatalf("release %v", got)
 		}
-		wantStatus(t, doBeta(t, srv, http.MethodPut, flagReleasePath("p", "f2"), map[string]any{"releasePipelineKey": "second"}), http.StatusOK)
-		wantError(t, doBeta(t, srv, http.MethodPut, flagReleasePath("p", "f1"), map[string]any{"releasePipelineKey": "second"}), http.StatusConflict, "conflict")
-		wantError(t, doBeta(t, srv, http.MethodPut, flagReleasePath("p", "f2"), map[string]any{"releasePipelineKey": "nope"}), http.StatusBadRequest, "invalid_request", "releasePipelineKey")
-		wantStatus(t, doBeta(t, srv, http.MethodPut, flagReleasePath("p", "ghost"), map[string]any{"releasePipelineKey": "first"}), http.StatusNotFound)
+		apptest.WantStatus(t, doBeta(t, srv, http.MethodPut, flagReleasePath("p", "f2"), map[string]any{"releasePipelineKey": "second"}), http.StatusOK)
+		apptest.WantError(t, doBeta(t, srv, http.MethodPut, flagReleasePath("p", "f1"), map[string]any{"releasePipelineKey": "second"}), http.StatusConflict, "conflict")
+		apptest.WantError(t, doBeta(t, srv, http.MethodPut, flagReleasePath("p", "f2"), map[string]any{"releasePipelineKey": "nope"}), http.StatusBadRequest, "invalid_request", "releasePipelineKey")
+		apptest.WantStatus(t, doBeta(t, srv, http.MethodPut, flagReleasePath("p", "ghost"), map[string]any{"releasePipelineKey": "first"}), http.StatusNotFound)
 
 		got := progress(t, "first", "")
 		items := got["items"].([]any)
@@ -156,12 +156,12 @@ func TestReleasePipelines(t *testing.T) {
 		if got := progress(t, "first", "?filter=status:completed"); got["totalCount"] != float64(0) {
 			t.Errorf("completed %v", got)
 		}
-		wantError(t, doBeta(t, srv, http.MethodGet, pipelinesPath("p")+"/first/releases?filter=status:done", nil), http.StatusBadRequest, "invalid_request", "status")
+		apptest.WantError(t, doBeta(t, srv, http.MethodGet, pipelinesPath("p")+"/first/releases?filter=status:done", nil), http.StatusBadRequest, "invalid_request", "status")
 		release := doBeta(t, srv, http.MethodGet, api+"/flags/p/f1/release", nil)
-		wantStatus(t, release, http.StatusOK)
+		apptest.WantStatus(t, release, http.StatusOK)
 
-		wantStatus(t, doBeta(t, srv, http.MethodDelete, pipelinesPath("p")+"/second", nil), http.StatusNoContent)
-		wantStatus(t, doBeta(t, srv, http.MethodGet, api+"/flags/p/f2/release", nil), http.StatusNotFound)
+		apptest.WantStatus(t, doBeta(t, srv, http.MethodDelete, pipelinesPath("p")+"/second", nil), http.StatusNoContent)
+		apptest.WantStatus(t, doBeta(t, srv, http.MethodGet, api+"/flags/p/f2/release", nil), http.StatusNotFound)
 	})
 }
 
@@ -170,11 +170,11 @@ func TestReleasePipelineLimit(t *testing.T) {
 	t.Run("a project holds at most 20 pipelines", func(t *testing.T) {
 		srv.MustCreateProject(t, "serial")
 		for i := range 20 {
-			wantStatus(t, doBeta(t, srv, http.MethodPost, pipelinesPath("serial"), pipelineBody(fmt.Sprintf("p%d", i), "test")), http.StatusCreated)
+			apptest.WantStatus(t, doBeta(t, srv, http.MethodPost, pipelinesPath("serial"), pipelineBody(fmt.Sprintf("p%d", i), "test")), http.StatusCreated)
 		}
-		wantError(t, doBeta(t, srv, http.MethodPost, pipelinesPath("serial"), pipelineBody("p20", "test")), http.StatusBadRequest, "invalid_request", "20")
-		wantStatus(t, doBeta(t, srv, http.MethodDelete, pipelinesPath("serial")+"/p5", nil), http.StatusNoContent)
-		wantStatus(t, doBeta(t, srv, http.MethodPost, pipelinesPath("serial"), pipelineBody("p20", "test")), http.StatusCreated)
+		apptest.WantError(t, doBeta(t, srv, http.MethodPost, pipelinesPath("serial"), pipelineBody("p20", "test")), http.StatusBadRequest, "invalid_request", "20")
+		apptest.WantStatus(t, doBeta(t, srv, http.MethodDelete, pipelinesPath("serial")+"/p5", nil), http.StatusNoContent)
+		apptest.WantStatus(t, doBeta(t, srv, http.MethodPost, pipelinesPath("serial"), pipelineBody("p20", "test")), http.StatusCreated)
 	})
 	t.Run("25 concurrent creates leave exactly 20 pipelines and one default", func(t *testing.T) {
 		srv.MustCreateProject(t, "race")

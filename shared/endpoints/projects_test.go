@@ -70,7 +70,7 @@ func TestCreateProject(t *testing.T) {
 			t.Errorf("environments %v", keys)
 		}
 		for _, e := range []string{"test", "production"} {
-			env := getEnv(t, srv, "defaults", e)
+			env := apptest.GetEnv(t, srv, "defaults", e)
 			if !sdkKeyPattern.MatchString(env["apiKey"].(string)) {
 				t.Errorf("%s apiKey %v", e, env["apiKey"])
 			}
@@ -85,25 +85,25 @@ func TestCreateProject(t *testing.T) {
 				{"key": "beta", "name": "Beta", "color": "222222", "critical": true},
 			},
 		})
-		wantStatus(t, res, http.StatusCreated)
+		apptest.WantStatus(t, res, http.StatusCreated)
 		p := res.Map(t)
 		if keys := createdEnvKeys(t, p); !slices.Equal(keys, []string{"alpha", "beta"}) {
 			t.Errorf("environments %v", keys)
 		}
-		if got := itemKeys(t, srv.Do(t, http.MethodGet, envsPath("given"), nil)); !slices.Equal(got, []string{"alpha", "beta"}) {
+		if got := apptest.ItemKeys(t, srv.Do(t, http.MethodGet, envsPath("given"), nil)); !slices.Equal(got, []string{"alpha", "beta"}) {
 			t.Errorf("listed environments %v", got)
 		}
-		if env := getEnv(t, srv, "given", "beta"); env["critical"] != true || env["color"] != "222222" {
+		if env := apptest.GetEnv(t, srv, "given", "beta"); env["critical"] != true || env["color"] != "222222" {
 			t.Errorf("beta %v", env)
 		}
-		if !slices.Equal(strs(p["tags"]), []string{"team-a"}) {
+		if !slices.Equal(apptest.Strs(p["tags"]), []string{"team-a"}) {
 			t.Errorf("tags %v", p["tags"])
 		}
 	})
 
 	t.Run("a project with an empty environment list gets none", func(t *testing.T) {
-		emptyProject(t, srv, "bare")
-		if got := itemKeys(t, srv.Do(t, http.MethodGet, envsPath("bare"), nil)); len(got) != 0 {
+		apptest.EmptyProject(t, srv, "bare")
+		if got := apptest.ItemKeys(t, srv.Do(t, http.MethodGet, envsPath("bare"), nil)); len(got) != 0 {
 			t.Errorf("environments %v", got)
 		}
 	})
@@ -151,20 +151,20 @@ func TestCreateProject(t *testing.T) {
 	}
 	for _, c := range invalid {
 		t.Run(c.name+" and nothing is stored", func(t *testing.T) {
-			wantError(t, srv.Do(t, http.MethodPost, api+"/projects", c.body), http.StatusBadRequest, "invalid_request", c.parts...)
+			apptest.WantError(t, srv.Do(t, http.MethodPost, api+"/projects", c.body), http.StatusBadRequest, "invalid_request", c.parts...)
 			key, _ := c.body["key"].(string)
 			if key == "" {
 				key = "bad"
 			}
-			wantStatus(t, srv.Do(t, http.MethodGet, projectPath(key), nil), http.StatusNotFound)
+			apptest.WantStatus(t, srv.Do(t, http.MethodGet, projectPath(key), nil), http.StatusNotFound)
 		})
 	}
 
 	t.Run("a second project with the same key is a conflict and changes nothing", func(t *testing.T) {
 		srv.MustCreateProject(t, "dup")
 		res := srv.Do(t, http.MethodPost, api+"/projects", map[string]any{"key": "dup", "name": "Other", "environments": []any{env("other", "ffffff")}})
-		wantError(t, res, http.StatusConflict, "conflict", "dup")
-		wantStatus(t, srv.Do(t, http.MethodGet, envPath("dup", "other"), nil), http.StatusNotFound)
+		apptest.WantError(t, res, http.StatusConflict, "conflict", "dup")
+		apptest.WantStatus(t, srv.Do(t, http.MethodGet, envPath("dup", "other"), nil), http.StatusNotFound)
 		if got := srv.Do(t, http.MethodGet, projectPath("dup"), nil).Map(t); got["name"] != "Project dup" {
 			t.Errorf("project overwritten: %v", got)
 		}
@@ -181,7 +181,7 @@ func TestListProjects(t *testing.T) {
 			tags = append(tags, "even")
 		}
 		res := srv.Do(t, http.MethodPost, api+"/projects", map[string]any{"key": key, "name": fmt.Sprintf("Project %d", i), "tags": tags, "environments": []any{}})
-		wantStatus(t, res, http.StatusCreated)
+		apptest.WantStatus(t, res, http.StatusCreated)
 		all = append(all, key)
 	}
 	srv.MustCreateProject(t, "zeta")
@@ -190,13 +190,13 @@ func TestListProjects(t *testing.T) {
 	list := func(t *testing.T, q string) *apptest.Response {
 		t.Helper()
 		res := srv.Do(t, http.MethodGet, api+"/projects"+q, nil)
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		return res
 	}
 
 	t.Run("a list answers every project and counts them", func(t *testing.T) {
 		res := list(t, "")
-		if got := itemKeys(t, res); !slices.Equal(got, all) {
+		if got := apptest.ItemKeys(t, res); !slices.Equal(got, all) {
 			t.Errorf("items %v, want %v", got, all)
 		}
 		if n := res.Map(t)["totalCount"]; n != float64(len(all)) {
@@ -206,43 +206,43 @@ func TestListProjects(t *testing.T) {
 
 	t.Run("limit and offset cut the window and the links follow", func(t *testing.T) {
 		res := list(t, "?limit=3&offset=3")
-		if got := itemKeys(t, res); !slices.Equal(got, all[3:6]) {
+		if got := apptest.ItemKeys(t, res); !slices.Equal(got, all[3:6]) {
 			t.Errorf("items %v", got)
 		}
-		links := linkHrefs(t, res)
+		links := apptest.LinkHrefs(t, res)
 		for name, off := range map[string]string{"first": "0", "prev": "0", "next": "6", "last": "6"} {
-			if q := query(t, links[name]); q.Get("offset") != off {
+			if q := apptest.Query(t, links[name]); q.Get("offset") != off {
 				t.Errorf("%s link %q, want offset %s", name, links[name], off)
 			}
 		}
-		first := linkHrefs(t, list(t, "?limit=3"))
+		first := apptest.LinkHrefs(t, list(t, "?limit=3"))
 		if _, ok := first["prev"]; ok {
 			t.Errorf("first page has prev")
 		}
-		last := linkHrefs(t, list(t, "?limit=3&offset=6"))
+		last := apptest.LinkHrefs(t, list(t, "?limit=3&offset=6"))
 		if _, ok := last["next"]; ok {
 			t.Errorf("last page has next")
 		}
 	})
 
 	t.Run("a query filter matches names and keys case-insensitively", func(t *testing.T) {
-		if got := itemKeys(t, list(t, "?filter=query:ZETA")); !slices.Equal(got, []string{"zeta"}) {
+		if got := apptest.ItemKeys(t, list(t, "?filter=query:ZETA")); !slices.Equal(got, []string{"zeta"}) {
 			t.Errorf("items %v", got)
 		}
-		if got := itemKeys(t, list(t, "?filter=query:project%203")); !slices.Equal(got, []string{"proj-3"}) {
+		if got := apptest.ItemKeys(t, list(t, "?filter=query:project%203")); !slices.Equal(got, []string{"proj-3"}) {
 			t.Errorf("items %v", got)
 		}
 	})
 
 	t.Run("a tags filter keeps projects with every tag", func(t *testing.T) {
-		if got := itemKeys(t, list(t, "?filter=tags:all%2Beven")); !slices.Equal(got, []string{"proj-0", "proj-2", "proj-4", "proj-6"}) {
+		if got := apptest.ItemKeys(t, list(t, "?filter=tags:all%2Beven")); !slices.Equal(got, []string{"proj-0", "proj-2", "proj-4", "proj-6"}) {
 			t.Errorf("items %v", got)
 		}
 	})
 
 	t.Run("the links of a filtered list keep the filter", func(t *testing.T) {
-		links := linkHrefs(t, list(t, "?filter=tags:even&limit=2"))
-		if q := query(t, links["next"]); q.Get("filter") != "tags:even" || q.Get("offset") != "2" {
+		links := apptest.LinkHrefs(t, list(t, "?filter=tags:even&limit=2"))
+		if q := apptest.Query(t, links["next"]); q.Get("filter") != "tags:even" || q.Get("offset") != "2" {
 			t.Errorf("next %q", links["next"])
 		}
 	})
@@ -257,7 +257,7 @@ func TestListProjects(t *testing.T) {
 
 	for _, q := range []string{"?filter=color:red", "?sort=color", "?limit=0", "?expand=flags"} {
 		t.Run("the query "+q+" is refused", func(t *testing.T) {
-			wantError(t, srv.Do(t, http.MethodGet, api+"/projects"+q, nil), http.StatusBadRequest, "invalid_request")
+			apptest.WantError(t, srv.Do(t, http.MethodGet, api+"/projects"+q, nil), http.StatusBadRequest, "invalid_request")
 		})
 	}
 }
@@ -268,7 +268,7 @@ func TestGetProject(t *testing.T) {
 
 	t.Run("a get answers the project without its environments", func(t *testing.T) {
 		res := srv.Do(t, http.MethodGet, projectPath("p"), nil)
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		got := res.Map(t)
 		if got["key"] != "p" {
 			t.Errorf("got %v", got)
@@ -280,14 +280,14 @@ func TestGetProject(t *testing.T) {
 
 	t.Run("a get with expand=environments embeds the environments", func(t *testing.T) {
 		res := srv.Do(t, http.MethodGet, projectPath("p")+"?expand=environments", nil)
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		if keys := projectEnvKeys(t, res.Map(t)); !slices.Equal(sorted(keys), defaultEnvs) {
 			t.Errorf("environments %v", keys)
 		}
 	})
 
 	t.Run("an unknown project is not found", func(t *testing.T) {
-		wantError(t, srv.Do(t, http.MethodGet, projectPath("nope"), nil), http.StatusNotFound, "not_found", "nope")
+		apptest.WantError(t, srv.Do(t, http.MethodGet, projectPath("nope"), nil), http.StatusNotFound, "not_found", "nope")
 	})
 }
 
@@ -296,10 +296,10 @@ func TestPatchProject(t *testing.T) {
 	srv.MustCreateProject(t, "p")
 
 	t.Run("name and tags can be patched", func(t *testing.T) {
-		res := srv.Do(t, http.MethodPatch, projectPath("p"), []patchOp{replace("/name", "Renamed"), add("/tags/-", "new")})
-		wantStatus(t, res, http.StatusOK)
+		res := srv.Do(t, http.MethodPatch, projectPath("p"), []apptest.PatchOp{apptest.Replace("/name", "Renamed"), apptest.Add("/tags/-", "new")})
+		apptest.WantStatus(t, res, http.StatusOK)
 		got := res.Map(t)
-		if got["name"] != "Renamed" || !slices.Equal(strs(got["tags"]), []string{"new"}) {
+		if got["name"] != "Renamed" || !slices.Equal(apptest.Strs(got["tags"]), []string{"new"}) {
 			t.Errorf("got %v", got)
 		}
 		if keys := createdEnvKeys(t, got); !slices.Equal(sorted(keys), defaultEnvs) {
@@ -312,40 +312,40 @@ func TestPatchProject(t *testing.T) {
 
 	t.Run("the default release pipeline key can be added and then replaced by existing pipelines", func(t *testing.T) {
 		for _, key := range []string{"standard", "fast"} {
-			wantStatus(t, doBeta(t, srv, http.MethodPost, pipelinesPath("p"), pipelineBody(key, "production")), http.StatusCreated)
+			apptest.WantStatus(t, doBeta(t, srv, http.MethodPost, pipelinesPath("p"), pipelineBody(key, "production")), http.StatusCreated)
 		}
-		res := srv.Do(t, http.MethodPatch, projectPath("p"), []patchOp{add("/defaultReleasePipelineKey", "standard")})
-		wantStatus(t, res, http.StatusOK)
+		res := srv.Do(t, http.MethodPatch, projectPath("p"), []apptest.PatchOp{apptest.Add("/defaultReleasePipelineKey", "standard")})
+		apptest.WantStatus(t, res, http.StatusOK)
 		if got := res.Map(t)["defaultReleasePipelineKey"]; got != "standard" {
 			t.Errorf("defaultReleasePipelineKey %v", got)
 		}
-		res = srv.Do(t, http.MethodPatch, projectPath("p"), []patchOp{replace("/defaultReleasePipelineKey", "fast")})
-		wantStatus(t, res, http.StatusOK)
+		res = srv.Do(t, http.MethodPatch, projectPath("p"), []apptest.PatchOp{apptest.Replace("/defaultReleasePipelineKey", "fast")})
+		apptest.WantStatus(t, res, http.StatusOK)
 		if got := res.Map(t)["defaultReleasePipelineKey"]; got != "fast" {
 			t.Errorf("defaultReleasePipelineKey %v", got)
 		}
 	})
 
 	t.Run("the comment form applies its patch", func(t *testing.T) {
-		res := srv.Do(t, http.MethodPatch, projectPath("p"), map[string]any{"comment": "why", "patch": []patchOp{replace("/name", "With comment")}})
-		wantStatus(t, res, http.StatusOK)
+		res := srv.Do(t, http.MethodPatch, projectPath("p"), map[string]any{"comment": "why", "patch": []apptest.PatchOp{apptest.Replace("/name", "With comment")}})
+		apptest.WantStatus(t, res, http.StatusOK)
 	})
 
 	for _, path := range []string{"/key", "/_id", "/createdOn", "/deleting", "/environments"} {
 		t.Run("the field "+path+" cannot be patched", func(t *testing.T) {
-			wantError(t, srv.Do(t, http.MethodPatch, projectPath("p"), []patchOp{replace(path, "x")}), http.StatusBadRequest, "invalid_request", path)
+			apptest.WantError(t, srv.Do(t, http.MethodPatch, projectPath("p"), []apptest.PatchOp{apptest.Replace(path, "x")}), http.StatusBadRequest, "invalid_request", path)
 		})
 	}
 
 	t.Run("an empty name is refused and nothing is stored", func(t *testing.T) {
-		wantError(t, srv.Do(t, http.MethodPatch, projectPath("p"), []patchOp{replace("/name", "")}), http.StatusBadRequest, "invalid_request", "name")
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, projectPath("p"), []apptest.PatchOp{apptest.Replace("/name", "")}), http.StatusBadRequest, "invalid_request", "name")
 		if got := srv.Do(t, http.MethodGet, projectPath("p"), nil).Map(t); got["name"] != "With comment" {
 			t.Errorf("name %v", got["name"])
 		}
 	})
 
 	t.Run("a patch of an unknown project is not found", func(t *testing.T) {
-		wantError(t, srv.Do(t, http.MethodPatch, projectPath("nope"), []patchOp{replace("/name", "x")}), http.StatusNotFound, "not_found")
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, projectPath("nope"), []apptest.PatchOp{apptest.Replace("/name", "x")}), http.StatusNotFound, "not_found")
 	})
 }
 
@@ -356,31 +356,31 @@ func TestDeleteProject(t *testing.T) {
 	srv.MustCreateProject(t, "other")
 
 	t.Run("a delete answers 204", func(t *testing.T) {
-		wantStatus(t, srv.Do(t, http.MethodDelete, projectPath("p"), nil), http.StatusNoContent)
+		apptest.WantStatus(t, srv.Do(t, http.MethodDelete, projectPath("p"), nil), http.StatusNoContent)
 	})
 
 	t.Run("the deleted project, its environments and their list are not found", func(t *testing.T) {
 		for _, path := range []string{projectPath("p"), envPath("p", "extra"), envPath("p", "test"), envsPath("p")} {
-			wantError(t, srv.Do(t, http.MethodGet, path, nil), http.StatusNotFound, "not_found")
+			apptest.WantError(t, srv.Do(t, http.MethodGet, path, nil), http.StatusNotFound, "not_found")
 		}
 	})
 
 	t.Run("the deleted project is gone from the list and the others stay", func(t *testing.T) {
-		if got := itemKeys(t, srv.Do(t, http.MethodGet, api+"/projects", nil)); !slices.Equal(got, []string{"other"}) {
+		if got := apptest.ItemKeys(t, srv.Do(t, http.MethodGet, api+"/projects", nil)); !slices.Equal(got, []string{"other"}) {
 			t.Errorf("projects %v", got)
 		}
-		if got := itemKeys(t, srv.Do(t, http.MethodGet, envsPath("other"), nil)); !slices.Equal(sorted(got), defaultEnvs) {
+		if got := apptest.ItemKeys(t, srv.Do(t, http.MethodGet, envsPath("other"), nil)); !slices.Equal(sorted(got), defaultEnvs) {
 			t.Errorf("environments of other %v", got)
 		}
 	})
 
 	t.Run("deleting it again is not found", func(t *testing.T) {
-		wantError(t, srv.Do(t, http.MethodDelete, projectPath("p"), nil), http.StatusNotFound, "not_found")
+		apptest.WantError(t, srv.Do(t, http.MethodDelete, projectPath("p"), nil), http.StatusNotFound, "not_found")
 	})
 
 	t.Run("an environment cannot be created in the deleted project", func(t *testing.T) {
 		res := srv.Do(t, http.MethodPost, envsPath("p"), map[string]any{"key": "late", "name": "Late", "color": "ffffff"})
-		wantError(t, res, http.StatusNotFound, "not_found")
+		apptest.WantError(t, res, http.StatusNotFound, "not_found")
 	})
 
 	t.Run("the key can be created again, fresh, without the old environments", func(t *testing.T) {
@@ -388,10 +388,10 @@ func TestDeleteProject(t *testing.T) {
 		if keys := createdEnvKeys(t, p); !slices.Equal(sorted(keys), defaultEnvs) {
 			t.Errorf("environments %v", keys)
 		}
-		if got := itemKeys(t, srv.Do(t, http.MethodGet, envsPath("p"), nil)); !slices.Equal(sorted(got), defaultEnvs) {
+		if got := apptest.ItemKeys(t, srv.Do(t, http.MethodGet, envsPath("p"), nil)); !slices.Equal(sorted(got), defaultEnvs) {
 			t.Errorf("listed environments %v", got)
 		}
-		wantStatus(t, srv.Do(t, http.MethodGet, envPath("p", "extra"), nil), http.StatusNotFound)
+		apptest.WantStatus(t, srv.Do(t, http.MethodGet, envPath("p", "extra"), nil), http.StatusNotFound)
 		again := srv.MustCreateEnvironment(t, "p", "extra", nil)
 		if again["apiKey"] == old["apiKey"] || again["_id"] == old["_id"] {
 			t.Errorf("the old environment came back: %v", again)
@@ -401,7 +401,7 @@ func TestDeleteProject(t *testing.T) {
 
 func TestKeysThatCannotExist(t *testing.T) {
 	srv := apptest.New(t)
-	emptyProject(t, srv, "p")
+	apptest.EmptyProject(t, srv, "p")
 	long := strings.Repeat("k", 3000)
 	for _, path := range []string{
 		"/api/v2/projects/" + long,
@@ -411,7 +411,7 @@ func TestKeysThatCannotExist(t *testing.T) {
 		"/api/v2/projects/p/environments/a%23b",
 	} {
 		t.Run("GET "+path[:min(len(path), 60)]+" is 404, not a store error", func(t *testing.T) {
-			wantError(t, srv.Do(t, http.MethodGet, path, nil), http.StatusNotFound, "not_found")
+			apptest.WantError(t, srv.Do(t, http.MethodGet, path, nil), http.StatusNotFound, "not_found")
 		})
 	}
 }

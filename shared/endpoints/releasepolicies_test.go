@@ -33,7 +33,7 @@ func progressivePolicy(key string) map[string]any {
 func policyRanks(tb testing.TB, srv *apptest.Server, project string) string {
 	tb.Helper()
 	res := srv.Do(tb, http.MethodGet, releasePoliciesPath(project), nil, betaHeader...)
-	wantStatus(tb, res, http.StatusOK)
+	apptest.WantStatus(tb, res, http.StatusOK)
 	var got struct {
 		Items []struct {
 			Key  string `json:"key"`
@@ -60,19 +60,19 @@ func TestReleasePolicies(t *testing.T) {
 
 	t.Run("a create answers 201 with rank, _id and _access", func(t *testing.T) {
 		res := srv.Do(t, http.MethodPost, list, guardedPolicy("guarded"), beta...)
-		wantStatus(t, res, http.StatusCreated)
+		apptest.WantStatus(t, res, http.StatusCreated)
 		m := res.Map(t)
 		if m["rank"] != float64(1) || m["_id"] == "" || m["_access"] == nil || m["releaseMethod"] != "guarded-release" {
 			t.Errorf("want rank 1, an _id, _access: %s", res.Body)
 		}
-		wantStatus(t, srv.Do(t, http.MethodPost, list, progressivePolicy("progressive"), beta...), http.StatusCreated)
-		wantStatus(t, srv.Do(t, http.MethodPost, list, map[string]any{"key": "now", "name": "Now", "releaseMethod": "immediate-release"}, beta...), http.StatusCreated)
+		apptest.WantStatus(t, srv.Do(t, http.MethodPost, list, progressivePolicy("progressive"), beta...), http.StatusCreated)
+		apptest.WantStatus(t, srv.Do(t, http.MethodPost, list, map[string]any{"key": "now", "name": "Now", "releaseMethod": "immediate-release"}, beta...), http.StatusCreated)
 	})
 	t.Run("release policies are beta: without the header they are refused", func(t *testing.T) {
-		wantError(t, srv.Do(t, http.MethodGet, list, nil), http.StatusForbidden, "forbidden", "beta")
+		apptest.WantError(t, srv.Do(t, http.MethodGet, list, nil), http.StatusForbidden, "forbidden", "beta")
 	})
 	t.Run("LD-API-Version: beta opens them too", func(t *testing.T) {
-		wantStatus(t, srv.Do(t, http.MethodGet, list, nil, "LD-API-Version", "beta"), http.StatusOK)
+		apptest.WantStatus(t, srv.Do(t, http.MethodGet, list, nil, "LD-API-Version", "beta"), http.StatusOK)
 	})
 	t.Run("the list is ordered by rank", func(t *testing.T) {
 		if got := policyRanks(t, srv, "rp"); got != "guarded:1 progressive:2 now:3" {
@@ -80,7 +80,7 @@ func TestReleasePolicies(t *testing.T) {
 		}
 	})
 	t.Run("a second create of a key is a conflict", func(t *testing.T) {
-		wantError(t, srv.Do(t, http.MethodPost, list, guardedPolicy("guarded"), beta...), http.StatusConflict, "conflict", "guarded")
+		apptest.WantError(t, srv.Do(t, http.MethodPost, list, guardedPolicy("guarded"), beta...), http.StatusConflict, "conflict", "guarded")
 	})
 
 	invalid := []struct {
@@ -113,7 +113,7 @@ func TestReleasePolicies(t *testing.T) {
 			before := policyRanks(t, srv, "rp")
 			body := guardedPolicy("bad")
 			c.edit(body)
-			wantError(t, srv.Do(t, http.MethodPost, list, body, beta...), http.StatusBadRequest, "invalid_request", c.parts...)
+			apptest.WantError(t, srv.Do(t, http.MethodPost, list, body, beta...), http.StatusBadRequest, "invalid_request", c.parts...)
 			if after := policyRanks(t, srv, "rp"); after != before {
 				t.Errorf("the list changed: %s, then %s", before, after)
 			}
@@ -122,31 +122,31 @@ func TestReleasePolicies(t *testing.T) {
 
 	t.Run("a get answers the policy, and 404 for one that does not exist", func(t *testing.T) {
 		res := srv.Do(t, http.MethodGet, list+"/guarded", nil, beta...)
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		if !strings.Contains(res.String(), `"metricKeys":["http-errors"]`) {
 			t.Errorf("want the guarded config: %s", res.Body)
 		}
-		wantError(t, srv.Do(t, http.MethodGet, list+"/nope", nil, beta...), http.StatusNotFound, "not_found", "nope")
-		wantError(t, srv.Do(t, http.MethodGet, releasePoliciesPath("no-project"), nil, beta...), http.StatusNotFound, "not_found")
+		apptest.WantError(t, srv.Do(t, http.MethodGet, list+"/nope", nil, beta...), http.StatusNotFound, "not_found", "nope")
+		apptest.WantError(t, srv.Do(t, http.MethodGet, releasePoliciesPath("no-project"), nil, beta...), http.StatusNotFound, "not_found")
 	})
 	t.Run("a put replaces the policy, keeping its _id and rank", func(t *testing.T) {
 		id := srv.Do(t, http.MethodGet, list+"/progressive", nil, beta...).Map(t)["_id"]
 		body := guardedPolicy("progressive")
 		body["name"] = "Now guarded"
 		res := srv.Do(t, http.MethodPut, list+"/progressive", body, beta...)
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		if m := res.Map(t); m["_id"] != id || m["rank"] != float64(2) || m["name"] != "Now guarded" || m["progressiveReleaseConfig"] != nil {
 			t.Errorf("want the same _id, rank 2, the new name and no progressive config: %s", res.Body)
 		}
-		wantError(t, srv.Do(t, http.MethodPut, list+"/progressive", guardedPolicy("other"), beta...), http.StatusBadRequest, "invalid_request", "key")
+		apptest.WantError(t, srv.Do(t, http.MethodPut, list+"/progressive", guardedPolicy("other"), beta...), http.StatusBadRequest, "invalid_request", "key")
 		bad := guardedPolicy("progressive")
 		stages(bad)[0]["durationMillis"] = 0
-		wantError(t, srv.Do(t, http.MethodPut, list+"/progressive", bad, beta...), http.StatusBadRequest, "invalid_request", "durationMillis")
-		wantError(t, srv.Do(t, http.MethodPut, list+"/nope", guardedPolicy("nope"), beta...), http.StatusNotFound, "not_found")
+		apptest.WantError(t, srv.Do(t, http.MethodPut, list+"/progressive", bad, beta...), http.StatusBadRequest, "invalid_request", "durationMillis")
+		apptest.WantError(t, srv.Do(t, http.MethodPut, list+"/nope", guardedPolicy("nope"), beta...), http.StatusNotFound, "not_found")
 	})
 	t.Run("an order reassigns every rank", func(t *testing.T) {
 		res := srv.Do(t, http.MethodPost, list+"/order", []string{"now", "guarded", "progressive"}, beta...)
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		if !strings.HasPrefix(res.String(), `[{`) || !strings.Contains(res.String(), `"_access"`) {
 			t.Errorf("want the policies, with _access: %s", res.Body)
 		}
@@ -166,16 +166,16 @@ func TestReleasePolicies(t *testing.T) {
 	}
 	for _, c := range orders {
 		t.Run("an order with "+c.name+" is refused with 400, and changes nothing", func(t *testing.T) {
-			wantError(t, srv.Do(t, http.MethodPost, list+"/order", c.body, beta...), http.StatusBadRequest, "invalid_request", c.parts...)
+			apptest.WantError(t, srv.Do(t, http.MethodPost, list+"/order", c.body, beta...), http.StatusBadRequest, "invalid_request", c.parts...)
 			if got := policyRanks(t, srv, "rp"); got != "now:1 guarded:2 progressive:3" {
 				t.Errorf("got %s", got)
 			}
 		})
 	}
 	t.Run("a delete answers 204, then the policy is gone and the others keep their ranks", func(t *testing.T) {
-		wantStatus(t, srv.Do(t, http.MethodDelete, list+"/guarded", nil, beta...), http.StatusNoContent)
-		wantError(t, srv.Do(t, http.MethodGet, list+"/guarded", nil, beta...), http.StatusNotFound, "not_found")
-		wantError(t, srv.Do(t, http.MethodDelete, list+"/guarded", nil, beta...), http.StatusNotFound, "not_found")
+		apptest.WantStatus(t, srv.Do(t, http.MethodDelete, list+"/guarded", nil, beta...), http.StatusNoContent)
+		apptest.WantError(t, srv.Do(t, http.MethodGet, list+"/guarded", nil, beta...), http.StatusNotFound, "not_found")
+		apptest.WantError(t, srv.Do(t, http.MethodDelete, list+"/guarded", nil, beta...), http.StatusNotFound, "not_found")
 		if got := policyRanks(t, srv, "rp"); got != "now:1 progressive:3" {
 			t.Errorf("got %s", got)
 		}
@@ -224,7 +224,7 @@ func TestReleasePolicyOrderRaces(t *testing.T) {
 	srv.MustCreateProject(t, "race")
 	list := releasePoliciesPath("race")
 	for _, k := range []string{"a", "b"} {
-		wantStatus(t, srv.Do(t, http.MethodPost, list, progressivePolicy(k), betaHeader...), http.StatusCreated)
+		apptest.WantStatus(t, srv.Do(t, http.MethodPost, list, progressivePolicy(k), betaHeader...), http.StatusCreated)
 	}
 	policies := srv.App.Services.ReleasePolicies
 
@@ -251,7 +251,7 @@ func TestReleasePolicyOrderRaces(t *testing.T) {
 			if c.name == "a delete" {
 				body = []string{"b", "a", "c"}
 			}
-			wantError(t, srv.Do(t, http.MethodPost, list+"/order", body, betaHeader...), http.StatusConflict, "optimistic_locking_error", "changed by another request")
+			apptest.WantError(t, srv.Do(t, http.MethodPost, list+"/order", body, betaHeader...), http.StatusConflict, "optimistic_locking_error", "changed by another request")
 			if got := policyRanks(t, srv, "race"); got != c.want {
 				t.Errorf("got %s, want %s", got, c.want)
 			}

@@ -3,6 +3,8 @@ package endpoints_test
 import (
 	"net/http"
 	"testing"
+
+	"github.com/flagplane/flagplane/shared/app/apptest"
 )
 
 // The rows of a flag's release through its phases (updatePhaseStatus,
@@ -30,7 +32,7 @@ func completedReleasePath(w *world) string {
 	worldSend(w, http.MethodPost, flagsPath(w.project), map[string]any{"key": key, "name": key}, nil)
 	worldSend(w, http.MethodPut, flagReleasePath(w.project, key), map[string]any{"releasePipelineKey": "world"}, nil)
 	path := api + "/flags/" + w.project + "/" + key + "/release"
-	worldSend(w, http.MethodPatch, path, []patchOp{replace("/phases/0/complete", true)}, nil)
+	worldSend(w, http.MethodPatch, path, []apptest.PatchOp{apptest.Replace("/phases/0/complete", true)}, nil)
 	return path
 }
 
@@ -42,7 +44,7 @@ func init() {
 		},
 		"patchReleaseByFlagKey": func(tb testing.TB, w *world) answerRequest {
 			key, _ := worldRelease(tb, w)
-			return answerRequest{path: api + "/flags/" + w.project + "/" + key + "/release", body: []patchOp{replace("/phases/0/complete", true)}, headers: betaHeader}
+			return answerRequest{path: api + "/flags/" + w.project + "/" + key + "/release", body: []apptest.PatchOp{apptest.Replace("/phases/0/complete", true)}, headers: betaHeader}
 		},
 		"deleteReleaseByFlagKey": func(tb testing.TB, w *world) answerRequest {
 			key, _ := worldRelease(tb, w)

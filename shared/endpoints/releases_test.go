@@ -27,23 +27,23 @@ func newReleaseFixture(tb testing.TB, srv *apptest.Server, project string) *rele
 	body := pipelineBody("two", "test", "production")
 	// The test audience asks for approval, so its phase takes extra configuration as it starts.
 	body["phases"].([]map[string]any)[0]["audiences"].([]map[string]any)[0]["configuration"] = map[string]any{"releaseStrategy": "monitoredRelease", "requireApproval": true}
-	wantStatus(tb, doBeta(tb, srv, http.MethodPost, pipelinesPath(project), body), http.StatusCreated)
+	apptest.WantStatus(tb, doBeta(tb, srv, http.MethodPost, pipelinesPath(project), body), http.StatusCreated)
 	return &releaseFixture{srv: srv, project: project}
 }
 
 // release creates flag key and adds it to the pipeline; it returns the release.
 func (f *releaseFixture) release(tb testing.TB, key string) map[string]any {
 	tb.Helper()
-	wantStatus(tb, f.srv.Do(tb, http.MethodPost, flagsPath(f.project), map[string]any{"key": key, "name": "Flag " + key}), http.StatusCreated)
+	apptest.WantStatus(tb, f.srv.Do(tb, http.MethodPost, flagsPath(f.project), map[string]any{"key": key, "name": "Flag " + key}), http.StatusCreated)
 	res := doBeta(tb, f.srv, http.MethodPut, flagReleasePath(f.project, key), map[string]any{"releasePipelineKey": "two"})
-	wantStatus(tb, res, http.StatusOK)
+	apptest.WantStatus(tb, res, http.StatusOK)
 	return res.Map(tb)
 }
 
 func (f *releaseFixture) get(tb testing.TB, key string) map[string]any {
 	tb.Helper()
 	res := doBeta(tb, f.srv, http.MethodGet, api+"/flags/"+f.project+"/"+key+"/release", nil)
-	wantStatus(tb, res, http.StatusOK)
+	apptest.WantStatus(tb, res, http.StatusOK)
 	return res.Map(tb)
 }
 
@@ -52,7 +52,7 @@ func (f *releaseFixture) setStatus(tb testing.TB, key, phaseID string, body any)
 	return doBeta(tb, f.srv, http.MethodPut, flagReleasePath(f.project, key)+"/phases/"+phaseID, body)
 }
 
-func (f *releaseFixture) patch(tb testing.TB, key string, ops ...patchOp) *apptest.Response {
+func (f *releaseFixture) patch(tb testing.TB, key string, ops ...apptest.PatchOp) *apptest.Response {
 	tb.Helper()
 	return doBeta(tb, f.srv, http.MethodPatch, api+"/flags/"+f.project+"/"+key+"/release", ops)
 }
@@ -60,7 +60,7 @@ func (f *releaseFixture) patch(tb testing.TB, key string, ops ...patchOp) *appte
 func (f *releaseFixture) progressions(tb testing.TB, query string) map[string]any {
 	tb.Helper()
 	res := doBeta(tb, f.srv, http.MethodGet, pipelinesPath(f.project)+"/two/releases"+query, nil)
-	wantStatus(tb, res, http.StatusOK)
+	apptest.WantStatus(tb, res, http.StatusOK)
 	return res.Map(tb)
 }
 
@@ -99,26 +99,26 @@ func TestReleasePhaseStatus(t *testing.T) {
 	})
 	t.Run("a later phase cannot start or complete before the earlier ones, naming the earlier phase", func(t *testing.T) {
 		for _, status := range []string{"active", "completed"} {
-			wantError(t, f.setStatus(t, "f1", ids[1], map[string]any{"status": status}), http.StatusBadRequest, "invalid_request", "Phase test", "in order")
+			apptest.WantError(t, f.setStatus(t, "f1", ids[1], map[string]any{"status": status}), http.StatusBadRequest, "invalid_request", "Phase test", "in order")
 		}
 		if got := f.get(t, "f1"); got["_version"] != float64(1) {
 			t.Errorf("a refused update changed the release: %v", got)
 		}
 	})
 	t.Run("bad input is refused naming the field, unknown phases and releases are 404", func(t *testing.T) {
-		wantError(t, f.setStatus(t, "f1", ids[0], map[string]any{"status": "paused"}), http.StatusBadRequest, "invalid_request", "status", "active or completed")
-		wantError(t, f.setStatus(t, "f1", ids[0], map[string]any{}), http.StatusBadRequest, "invalid_request", "status")
-		wantError(t, f.setStatus(t, "f1", ids[0], map[string]any{"status": "active", "audiences": []map[string]any{{"audienceId": "nope"}}}),
+		apptest.WantError(t, f.setStatus(t, "f1", ids[0], map[string]any{"status": "paused"}), http.StatusBadRequest, "invalid_request", "status", "active or completed")
+		apptest.WantError(t, f.setStatus(t, "f1", ids[0], map[string]any{}), http.StatusBadRequest, "invalid_request", "status")
+		apptest.WantError(t, f.setStatus(t, "f1", ids[0], map[string]any{"status": "active", "audiences": []map[string]any{{"audienceId": "nope"}}}),
 			http.StatusBadRequest, "invalid_request", "audiences[0].audienceId")
-		wantError(t, f.setStatus(t, "f1", "no-such-phase", map[string]any{"status": "active"}), http.StatusNotFound, "not_found", "phase")
-		wantError(t, f.setStatus(t, "ghost", ids[0], map[string]any{"status": "active"}), http.StatusNotFound, "not_found", "release")
+		apptest.WantError(t, f.setStatus(t, "f1", "no-such-phase", map[string]any{"status": "active"}), http.StatusNotFound, "not_found", "phase")
+		apptest.WantError(t, f.setStatus(t, "ghost", ids[0], map[string]any{"status": "active"}), http.StatusNotFound, "not_found", "release")
 	})
 	t.Run("starting the first phase makes it active with its audiences' configuration, once", func(t *testing.T) {
 		audience := phaseOf(rel, 0)["_audiences"].([]any)[0].(map[string]any)["_id"]
 		body := map[string]any{"status": "active", "audiences": []map[string]any{{"audienceId": audience, "notifyMemberIds": []string{"m1"},
 			"releaseGuardianConfiguration": map[string]any{"monitoringWindowMilliseconds": 60000, "rolloutWeight": 50, "rollbackOnRegression": true, "randomizationUnit": "user"}}}}
 		res := f.setStatus(t, "f1", ids[0], body)
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		got := res.Map(t)
 		first := phaseOf(got, 0)
 		conf := first["_audiences"].([]any)[0].(map[string]any)["configuration"].(map[string]any)
@@ -136,14 +136,14 @@ func TestReleasePhaseStatus(t *testing.T) {
 		}
 		// A retried start changes nothing.
 		again := f.setStatus(t, "f1", ids[0], map[string]any{"status": "active"})
-		wantStatus(t, again, http.StatusOK)
+		apptest.WantStatus(t, again, http.StatusOK)
 		if v := again.Map(t)["_version"]; v != float64(2) {
 			t.Errorf("a retried start moved the version to %v", v)
 		}
 	})
 	t.Run("completing the first phase moves the release's progression to the second", func(t *testing.T) {
 		res := f.setStatus(t, "f1", ids[0], map[string]any{"status": "completed"})
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		got := res.Map(t)
 		first := phaseOf(got, 0)
 		if first["complete"] != true || first["status"] != pipeline.StatusCompleted || got["_version"] != float64(3) {
@@ -161,10 +161,10 @@ func TestReleasePhaseStatus(t *testing.T) {
 		if item["activePhaseId"] != ids[1] || counts[0].(map[string]any)["releaseCount"] != float64(0) || counts[1].(map[string]any)["releaseCount"] != float64(1) {
 			t.Errorf("progressions %v", prog)
 		}
-		wantError(t, f.setStatus(t, "f1", ids[0], map[string]any{"status": "active"}), http.StatusBadRequest, "invalid_request", "already complete")
+		apptest.WantError(t, f.setStatus(t, "f1", ids[0], map[string]any{"status": "active"}), http.StatusBadRequest, "invalid_request", "already complete")
 	})
 	t.Run("completing the last phase completes the release", func(t *testing.T) {
-		wantStatus(t, f.setStatus(t, "f1", ids[1], map[string]any{"status": "completed"}), http.StatusOK)
+		apptest.WantStatus(t, f.setStatus(t, "f1", ids[1], map[string]any{"status": "completed"}), http.StatusOK)
 		prog := f.progressions(t, "?filter=status:completed")
 		if prog["totalCount"] != float64(1) || prog["completedCount"] != float64(1) || prog["activeCount"] != float64(0) {
 			t.Fatalf("progressions %v", prog)
@@ -180,30 +180,30 @@ func TestReleasePatch(t *testing.T) {
 	f.release(t, "f1")
 	for _, c := range []struct {
 		name   string
-		ops    []patchOp
+		ops    []apptest.PatchOp
 		status int
 		want   string
 	}{
-		{"marking the second phase complete first is refused naming the first", []patchOp{replace("/phases/1/complete", true)}, http.StatusBadRequest, "Phase test"},
-		{"a path other than a phase's complete is refused", []patchOp{replace("/name", "x")}, http.StatusBadRequest, "/phases/{index}/complete"},
-		{"an index past the phases is refused", []patchOp{replace("/phases/2/complete", true)}, http.StatusBadRequest, "index 0 to 1"},
-		{"a value that is not a boolean is refused", []patchOp{replace("/phases/0/complete", "yes")}, http.StatusBadRequest, "true or false"},
-		{"an op other than replace is refused", []patchOp{{Op: "remove", Path: "/phases/0/complete"}}, http.StatusBadRequest, "replace"},
-		{"both phases complete in one patch, in order", []patchOp{replace("/phases/0/complete", true), replace("/phase/1/complete", true)}, http.StatusOK, ""},
-		{"the first phase cannot be reopened while the second has started", []patchOp{replace("/phases/0/complete", false)}, http.StatusBadRequest, "Phase production"},
-		{"the last phase can be reopened", []patchOp{replace("/phases/1/complete", false)}, http.StatusOK, ""},
+		{"marking the second phase complete first is refused naming the first", []apptest.PatchOp{apptest.Replace("/phases/1/complete", true)}, http.StatusBadRequest, "Phase test"},
+		{"a path other than a phase's complete is refused", []apptest.PatchOp{apptest.Replace("/name", "x")}, http.StatusBadRequest, "/phases/{index}/complete"},
+		{"an index past the phases is refused", []apptest.PatchOp{apptest.Replace("/phases/2/complete", true)}, http.StatusBadRequest, "index 0 to 1"},
+		{"a value that is not a boolean is refused", []apptest.PatchOp{apptest.Replace("/phases/0/complete", "yes")}, http.StatusBadRequest, "true or false"},
+		{"an op other than replace is refused", []apptest.PatchOp{{Op: "remove", Path: "/phases/0/complete"}}, http.StatusBadRequest, "replace"},
+		{"both phases complete in one patch, in order", []apptest.PatchOp{apptest.Replace("/phases/0/complete", true), apptest.Replace("/phase/1/complete", true)}, http.StatusOK, ""},
+		{"the first phase cannot be reopened while the second has started", []apptest.PatchOp{apptest.Replace("/phases/0/complete", false)}, http.StatusBadRequest, "Phase production"},
+		{"the last phase can be reopened", []apptest.PatchOp{apptest.Replace("/phases/1/complete", false)}, http.StatusOK, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			before := f.get(t, "f1")["_version"]
 			res := f.patch(t, "f1", c.ops...)
 			if c.status != http.StatusOK {
-				wantError(t, res, c.status, "invalid_request", c.want)
+				apptest.WantError(t, res, c.status, "invalid_request", c.want)
 				if after := f.get(t, "f1")["_version"]; after != before {
 					t.Errorf("a refused patch moved the version from %v to %v", before, after)
 				}
 				return
 			}
-			wantStatus(t, res, http.StatusOK)
+			apptest.WantStatus(t, res, http.StatusOK)
 			if got := res.Map(t)["_version"]; got != before.(float64)+1 {
 				t.Errorf("version %v after %v", got, before)
 			}
@@ -226,12 +226,12 @@ func TestReleasePatch(t *testing.T) {
 func TestReleaseDelete(t *testing.T) {
 	f := newReleaseFixture(t, apptest.New(t), "p")
 	f.release(t, "f1")
-	wantStatus(t, doBeta(t, f.srv, http.MethodPost, pipelinesPath("p"), pipelineBody("other", "production")), http.StatusCreated)
+	apptest.WantStatus(t, doBeta(t, f.srv, http.MethodPost, pipelinesPath("p"), pipelineBody("other", "production")), http.StatusCreated)
 	path := api + "/flags/p/f1/release"
 
 	t.Run("deleting a release takes the flag out of its pipeline", func(t *testing.T) {
-		wantStatus(t, doBeta(t, f.srv, http.MethodDelete, path, nil), http.StatusNoContent)
-		wantStatus(t, doBeta(t, f.srv, http.MethodGet, path, nil), http.StatusNotFound)
+		apptest.WantStatus(t, doBeta(t, f.srv, http.MethodDelete, path, nil), http.StatusNoContent)
+		apptest.WantStatus(t, doBeta(t, f.srv, http.MethodGet, path, nil), http.StatusNotFound)
 		if prog := f.progressions(t, ""); prog["totalCount"] != float64(0) || prog["activeCount"] != float64(0) {
 			t.Errorf("progressions %v", prog)
 		}
@@ -240,27 +240,27 @@ func TestReleaseDelete(t *testing.T) {
 		}
 	})
 	t.Run("a missing release is 404 and the flag may join another pipeline", func(t *testing.T) {
-		wantError(t, doBeta(t, f.srv, http.MethodDelete, path, nil), http.StatusNotFound, "not_found", "release")
-		wantError(t, doBeta(t, f.srv, http.MethodDelete, api+"/flags/p/ghost/release", nil), http.StatusNotFound, "not_found")
-		wantStatus(t, doBeta(t, f.srv, http.MethodPut, flagReleasePath("p", "f1"), map[string]any{"releasePipelineKey": "other"}), http.StatusOK)
+		apptest.WantError(t, doBeta(t, f.srv, http.MethodDelete, path, nil), http.StatusNotFound, "not_found", "release")
+		apptest.WantError(t, doBeta(t, f.srv, http.MethodDelete, api+"/flags/p/ghost/release", nil), http.StatusNotFound, "not_found")
+		apptest.WantStatus(t, doBeta(t, f.srv, http.MethodPut, flagReleasePath("p", "f1"), map[string]any{"releasePipelineKey": "other"}), http.StatusOK)
 	})
 	t.Run("deleting the flag deletes its release, so a flag made again with the key starts outside any pipeline", func(t *testing.T) {
 		f.release(t, "f2")
 		if prog := f.progressions(t, ""); prog["totalCount"] != float64(1) {
 			t.Fatalf("progressions with f2's release %v; want it counted", prog)
 		}
-		wantStatus(t, f.srv.Do(t, http.MethodDelete, api+"/flags/p/f2", nil), http.StatusNoContent)
+		apptest.WantStatus(t, f.srv.Do(t, http.MethodDelete, api+"/flags/p/f2", nil), http.StatusNoContent)
 		if prog := f.progressions(t, ""); prog["totalCount"] != float64(0) {
 			t.Errorf("progressions after the flag's delete %v; want f2's release gone", prog)
 		}
-		wantStatus(t, f.srv.Do(t, http.MethodPost, api+"/flags/p", map[string]any{"key": "f2", "name": "Flag f2"}), http.StatusCreated)
-		wantStatus(t, doBeta(t, f.srv, http.MethodGet, api+"/flags/p/f2/release", nil), http.StatusNotFound)
+		apptest.WantStatus(t, f.srv.Do(t, http.MethodPost, api+"/flags/p", map[string]any{"key": "f2", "name": "Flag f2"}), http.StatusCreated)
+		apptest.WantStatus(t, doBeta(t, f.srv, http.MethodGet, api+"/flags/p/f2/release", nil), http.StatusNotFound)
 	})
 	t.Run("an audience its pipeline left unconfigured takes no extra configuration", func(t *testing.T) {
 		rel := f.get(t, "f1")
 		audience := phaseOf(rel, 0)["_audiences"].([]any)[0].(map[string]any)["_id"]
 		body := map[string]any{"status": "active", "audiences": []map[string]any{{"audienceId": audience, "notifyTeamKeys": []string{"devs"}}}}
-		wantError(t, f.setStatus(t, "f1", phaseOf(rel, 0)["_id"].(string), body), http.StatusBadRequest, "invalid_request", "audiences[0].audienceId", "no configuration")
+		apptest.WantError(t, f.setStatus(t, "f1", phaseOf(rel, 0)["_id"].(string), body), http.StatusBadRequest, "invalid_request", "audiences[0].audienceId", "no configuration")
 	})
 }
 
@@ -306,7 +306,9 @@ func TestReleaseLostRaces(t *testing.T) {
 		{"a phase status update", func(tb testing.TB) *apptest.Response {
 			return f.setStatus(tb, "f1", ids[0], map[string]any{"status": "active"})
 		}, ids[0]},
-		{"a patch", func(tb testing.TB) *apptest.Response { return f.patch(tb, "f1", replace("/phases/0/complete", false)) }, ids[1]},
+		{"a patch", func(tb testing.TB) *apptest.Response {
+			return f.patch(tb, "f1", apptest.Replace("/phases/0/complete", false))
+		}, ids[1]},
 		{"a delete", func(tb testing.TB) *apptest.Response {
 			return doBeta(tb, f.srv, http.MethodDelete, api+"/flags/race/f1/release", nil)
 		}, ""},
@@ -314,13 +316,13 @@ func TestReleaseLostRaces(t *testing.T) {
 		t.Run(c.name+" that loses the race to another write is 409 and leaves the other write", func(t *testing.T) {
 			if c.hook == "" {
 				// Reopen the last phase, so the other writer has something to do.
-				wantStatus(t, f.patch(t, "f1", replace("/phases/1/complete", false)), http.StatusOK)
+				apptest.WantStatus(t, f.patch(t, "f1", apptest.Replace("/phases/1/complete", false)), http.StatusOK)
 				c.hook = ids[1]
 			}
 			before := f.get(t, "f1")["_version"].(float64)
 			table.hook = complete(t, c.hook)
 			table.armed.Store(true)
-			wantError(t, c.send(t), http.StatusConflict, "optimistic_locking_error", "changed by another request")
+			apptest.WantError(t, c.send(t), http.StatusConflict, "optimistic_locking_error", "changed by another request")
 			if got := f.get(t, "f1"); got["_version"] != before+1 || phaseOf(got, indexOf(ids, c.hook))["complete"] != true {
 				t.Errorf("after the race: %v (version before %v)", got, before)
 			}

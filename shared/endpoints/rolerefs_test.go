@@ -23,7 +23,7 @@ import (
 func roleID(tb testing.TB, srv *apptest.Server, key string) string {
 	tb.Helper()
 	res := srv.Do(tb, http.MethodGet, api+"/roles/"+key, nil)
-	wantStatus(tb, res, http.StatusOK)
+	apptest.WantStatus(tb, res, http.StatusOK)
 	id, _ := res.Map(tb)["_id"].(string)
 	if id == "" {
 		tb.Fatalf("role %q has no _id: %s", key, res.Body)
@@ -53,8 +53,8 @@ func tokenCount(tb testing.TB, srv *apptest.Server) int {
 
 func TestTokensNameCustomRolesByIDOrKey(t *testing.T) {
 	srv := apptest.New(t)
-	emptyProject(t, srv, "a")
-	emptyProject(t, srv, "b")
+	apptest.EmptyProject(t, srv, "a")
+	apptest.EmptyProject(t, srv, "b")
 	makerID := envMakerRole(t, srv, "env-maker")
 	createRole(t, srv, "viewer", "", map[string]any{"effect": "allow", "resources": []string{"proj/*"}, "actions": []string{"viewProject"}})
 	viewerID := roleID(t, srv, "viewer")
@@ -72,7 +72,7 @@ func TestTokensNameCustomRolesByIDOrKey(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			res := srv.Do(t, http.MethodPost, tokensPath, map[string]any{"name": c.label, "serviceToken": true, "customRoleIds": c.refs})
-			wantStatus(t, res, http.StatusCreated)
+			apptest.WantStatus(t, res, http.StatusCreated)
 			var created tokenDoc
 			res.JSON(t, &created)
 			if !slices.Equal(created.CustomRoleIDs, c.want) {
@@ -97,15 +97,15 @@ func TestTokensNameCustomRolesByIDOrKey(t *testing.T) {
 
 	t.Run("a patch of customRoleIds takes keys and _ids and shows _ids", func(t *testing.T) {
 		id, _ := srv.MustCreateToken(t, map[string]any{"name": "patched", "serviceToken": true, "role": "reader"})
-		res := srv.Do(t, http.MethodPatch, tokenPath(id), []patchOp{replace("/customRoleIds", []string{"viewer", makerID})})
-		wantStatus(t, res, http.StatusOK)
+		res := srv.Do(t, http.MethodPatch, tokenPath(id), []apptest.PatchOp{apptest.Replace("/customRoleIds", []string{"viewer", makerID})})
+		apptest.WantStatus(t, res, http.StatusOK)
 		var d tokenDoc
 		res.JSON(t, &d)
 		if want := []string{viewerID, makerID}; !slices.Equal(d.CustomRoleIDs, want) {
 			t.Errorf("patch answers customRoleIds %v, want %v", d.CustomRoleIDs, want)
 		}
-		res = srv.Do(t, http.MethodPatch, tokenPath(id), []patchOp{add("/customRoleIds/-", "viewer")})
-		wantStatus(t, res, http.StatusOK)
+		res = srv.Do(t, http.MethodPatch, tokenPath(id), []apptest.PatchOp{apptest.Add("/customRoleIds/-", "viewer")})
+		apptest.WantStatus(t, res, http.StatusOK)
 		res.JSON(t, &d)
 		if want := []string{viewerID, makerID}; !slices.Equal(d.CustomRoleIDs, want) {
 			t.Errorf("adding a role the token holds shows %v, want %v", d.CustomRoleIDs, want)
@@ -115,7 +115,7 @@ func TestTokensNameCustomRolesByIDOrKey(t *testing.T) {
 	t.Run("a role that does not exist, by key or by _id, is refused with 400 naming its index, and no token is made", func(t *testing.T) {
 		before := tokenCount(t, srv)
 		for _, refs := range [][]string{{"missing"}, {viewerID, "0123456789abcdef01234567"}} {
-			wantError(t, srv.Do(t, http.MethodPost, tokensPath, map[string]any{"name": "x", "serviceToken": true, "customRoleIds": refs}),
+			apptest.WantError(t, srv.Do(t, http.MethodPost, tokensPath, map[string]any{"name": "x", "serviceToken": true, "customRoleIds": refs}),
 				http.StatusBadRequest, "invalid_request", fmt.Sprintf(`"customRoleIds"[%d]`, len(refs)-1), refs[len(refs)-1])
 		}
 		if after := tokenCount(t, srv); after != before {
@@ -128,13 +128,13 @@ func TestTokensNameCustomRolesByIDOrKey(t *testing.T) {
 		for i := range many {
 			many[i] = "viewer"
 		}
-		wantError(t, srv.Do(t, http.MethodPost, tokensPath, map[string]any{"name": "x", "serviceToken": true, "customRoleIds": many}),
+		apptest.WantError(t, srv.Do(t, http.MethodPost, tokensPath, map[string]any{"name": "x", "serviceToken": true, "customRoleIds": many}),
 			http.StatusBadRequest, "invalid_request", `"customRoleIds"`, fmt.Sprint(token.MaxCustomRoles))
 	})
 
 	t.Run("a patch naming a role that does not exist is refused with 400 and changes nothing", func(t *testing.T) {
 		id, _ := srv.MustCreateToken(t, map[string]any{"name": "kept", "serviceToken": true, "customRoleIds": []string{"viewer"}})
-		wantError(t, srv.Do(t, http.MethodPatch, tokenPath(id), []patchOp{replace("/customRoleIds", []string{"viewer", "nope"})}),
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, tokenPath(id), []apptest.PatchOp{apptest.Replace("/customRoleIds", []string{"viewer", "nope"})}),
 			http.StatusBadRequest, "invalid_request", `"customRoleIds"[1]`, "nope")
 		if got := readToken(t, srv, id).CustomRoleIDs; !slices.Equal(got, []string{viewerID}) {
 			t.Errorf("a refused patch left customRoleIds %v", got)
@@ -149,8 +149,8 @@ func TestTokensNameCustomRolesByIDOrKey(t *testing.T) {
 		if got := canCreateEnv(t, srv, value, "a", "env-old"); got != http.StatusCreated {
 			t.Errorf("the token lost its role's rights: status %d", got)
 		}
-		res := srv.Do(t, http.MethodPatch, tokenPath(id), []patchOp{replace("/name", "renamed")})
-		wantStatus(t, res, http.StatusOK)
+		res := srv.Do(t, http.MethodPatch, tokenPath(id), []apptest.PatchOp{apptest.Replace("/name", "renamed")})
+		apptest.WantStatus(t, res, http.StatusOK)
 		if e := latestEntry(t, srv); !slices.Equal(entryActions(e), []string{"updateTokenName"}) {
 			t.Errorf("renaming it recorded actions %v", entryActions(e))
 		}
@@ -159,7 +159,7 @@ func TestTokensNameCustomRolesByIDOrKey(t *testing.T) {
 	t.Run("a role deleted and made again under its key does not pass its rights to tokens of the old one", func(t *testing.T) {
 		createRole(t, srv, "short", "", map[string]any{"effect": "allow", "resources": []string{"proj/a:env/*"}, "actions": []string{"createEnvironment"}})
 		_, value := srv.MustCreateToken(t, map[string]any{"name": "short", "serviceToken": true, "customRoleIds": []string{"short"}})
-		wantStatus(t, srv.Do(t, http.MethodDelete, api+"/roles/short", nil), http.StatusNoContent)
+		apptest.WantStatus(t, srv.Do(t, http.MethodDelete, api+"/roles/short", nil), http.StatusNoContent)
 		createRole(t, srv, "short", "", map[string]any{"effect": "allow", "resources": []string{"proj/*:env/*"}, "actions": []string{"createEnvironment"}})
 		fresh := srv.Reopen(t) // no cached rights
 		if got := canCreateEnv(t, fresh, value, "a", "env-short"); got != http.StatusForbidden {
@@ -191,7 +191,7 @@ func TestCustomRolesAreReadByKeyOrID(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			res := srv.Do(t, http.MethodGet, api+"/roles/"+c.ref, nil)
-			wantStatus(t, res, c.status)
+			apptest.WantStatus(t, res, c.status)
 			if c.status == http.StatusOK {
 				if got := res.Map(t); got["key"] != "env-maker" || got["_id"] != id {
 					t.Errorf("read %v", got)
@@ -200,16 +200,16 @@ func TestCustomRolesAreReadByKeyOrID(t *testing.T) {
 		})
 	}
 	t.Run("a key with the form of an _id is refused with 400, so a reference is never ambiguous", func(t *testing.T) {
-		wantError(t, srv.Do(t, http.MethodPost, api+"/roles", map[string]any{"key": "0123456789abcdef01234567", "name": "x",
+		apptest.WantError(t, srv.Do(t, http.MethodPost, api+"/roles", map[string]any{"key": "0123456789abcdef01234567", "name": "x",
 			"policy": []map[string]any{{"effect": "allow", "resources": []string{"proj/*"}, "actions": []string{"*"}}}}),
 			http.StatusBadRequest, "invalid_request", `"key"`, "_id")
-		wantStatus(t, srv.Do(t, http.MethodGet, api+"/roles/0123456789abcdef01234567", nil), http.StatusNotFound)
+		apptest.WantStatus(t, srv.Do(t, http.MethodGet, api+"/roles/0123456789abcdef01234567", nil), http.StatusNotFound)
 	})
 }
 
 func TestMembersAndTeamsNameCustomRolesByKeyOrID(t *testing.T) {
 	srv := apptest.New(t)
-	emptyProject(t, srv, "a")
+	apptest.EmptyProject(t, srv, "a")
 	makerID := envMakerRole(t, srv, "env-maker")
 
 	t.Run("an invite takes a custom role by _id and shows its key", func(t *testing.T) {
@@ -220,8 +220,8 @@ func TestMembersAndTeamsNameCustomRolesByKeyOrID(t *testing.T) {
 	})
 	t.Run("a member patch takes a custom role by _id, as LaunchDarkly's Terraform provider sends it, and shows its key", func(t *testing.T) {
 		m := inviteMembers(t, srv, map[string]any{"email": "patched@example.com"})[0]
-		res := srv.Do(t, http.MethodPatch, memberPath(m.ID), []patchOp{add("/customRoles/0", makerID)})
-		wantStatus(t, res, http.StatusOK)
+		res := srv.Do(t, http.MethodPatch, memberPath(m.ID), []apptest.PatchOp{apptest.Add("/customRoles/0", makerID)})
+		apptest.WantStatus(t, res, http.StatusOK)
 		var got memberDoc
 		res.JSON(t, &got)
 		if !slices.Equal(got.CustomRoles, []string{"env-maker"}) {
@@ -237,7 +237,7 @@ func TestMembersAndTeamsNameCustomRolesByKeyOrID(t *testing.T) {
 	})
 	t.Run("a custom role that does not exist is refused with 400 naming it, and nobody is invited", func(t *testing.T) {
 		before := len(memberEmails(t, srv))
-		wantError(t, srv.Do(t, http.MethodPost, membersPath, []map[string]any{{"email": "ok@example.com"}, {"email": "bad@example.com", "customRoles": []string{"env-maker", "ghost"}}}),
+		apptest.WantError(t, srv.Do(t, http.MethodPost, membersPath, []map[string]any{{"email": "ok@example.com"}, {"email": "bad@example.com", "customRoles": []string{"env-maker", "ghost"}}}),
 			http.StatusBadRequest, "invalid_request", `"[1].customRoles[1]"`, "ghost")
 		if after := len(memberEmails(t, srv)); after != before {
 			t.Errorf("a refused invite changed the member count from %d to %d", before, after)
@@ -248,12 +248,12 @@ func TestMembersAndTeamsNameCustomRolesByKeyOrID(t *testing.T) {
 		for i := range many {
 			many[i] = "env-maker"
 		}
-		wantError(t, srv.Do(t, http.MethodPost, membersPath, []map[string]any{{"email": "many@example.com", "customRoles": many}}),
+		apptest.WantError(t, srv.Do(t, http.MethodPost, membersPath, []map[string]any{{"email": "many@example.com", "customRoles": many}}),
 			http.StatusBadRequest, "invalid_request", `"[0].customRoles"`, fmt.Sprint(member.MaxCustomRoles))
 	})
 	t.Run("a member patch naming a role that does not exist is refused with 400 and changes nothing", func(t *testing.T) {
 		m := inviteMembers(t, srv, map[string]any{"email": "kept@example.com", "customRoles": []string{"env-maker"}})[0]
-		wantError(t, srv.Do(t, http.MethodPatch, memberPath(m.ID), []patchOp{add("/customRoles/-", "ghost")}),
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, memberPath(m.ID), []apptest.PatchOp{apptest.Add("/customRoles/-", "ghost")}),
 			http.StatusBadRequest, "invalid_request", `"customRoles[1]"`, "ghost")
 		if got := readMember(t, srv, m.ID).CustomRoles; !slices.Equal(got, []string{"env-maker"}) {
 			t.Errorf("customRoles %v after a refused patch", got)
@@ -261,20 +261,20 @@ func TestMembersAndTeamsNameCustomRolesByKeyOrID(t *testing.T) {
 	})
 	t.Run("a team takes customRoleKeys by key or _id and shows keys", func(t *testing.T) {
 		res := srv.Do(t, http.MethodPost, api+"/teams", map[string]any{"key": "by-id", "name": "By id", "customRoleKeys": []string{makerID}})
-		wantStatus(t, res, http.StatusCreated)
-		if got := strs(res.Map(t)["customRoleKeys"]); !slices.Equal(got, []string{"env-maker"}) {
+		apptest.WantStatus(t, res, http.StatusCreated)
+		if got := apptest.Strs(res.Map(t)["customRoleKeys"]); !slices.Equal(got, []string{"env-maker"}) {
 			t.Errorf("customRoleKeys %v, want [env-maker]", got)
 		}
-		res = srv.Do(t, http.MethodPatch, api+"/teams/by-id", []patchOp{replace("/customRoleKeys", []string{"env-maker", makerID})})
-		wantStatus(t, res, http.StatusOK)
-		if got := strs(res.Map(t)["customRoleKeys"]); !slices.Equal(got, []string{"env-maker"}) {
+		res = srv.Do(t, http.MethodPatch, api+"/teams/by-id", []apptest.PatchOp{apptest.Replace("/customRoleKeys", []string{"env-maker", makerID})})
+		apptest.WantStatus(t, res, http.StatusOK)
+		if got := apptest.Strs(res.Map(t)["customRoleKeys"]); !slices.Equal(got, []string{"env-maker"}) {
 			t.Errorf("customRoleKeys %v after a patch naming the role twice, want [env-maker]", got)
 		}
 	})
 	t.Run("a team naming a custom role that does not exist is refused with 400, and no team is made", func(t *testing.T) {
-		wantError(t, srv.Do(t, http.MethodPost, api+"/teams", map[string]any{"key": "ghosts", "name": "Ghosts", "customRoleKeys": []string{"ghost"}}),
+		apptest.WantError(t, srv.Do(t, http.MethodPost, api+"/teams", map[string]any{"key": "ghosts", "name": "Ghosts", "customRoleKeys": []string{"ghost"}}),
 			http.StatusBadRequest, "invalid_request", `"customRoleKeys[0]"`, "ghost")
-		wantStatus(t, srv.Do(t, http.MethodGet, api+"/teams/ghosts", nil), http.StatusNotFound)
+		apptest.WantStatus(t, srv.Do(t, http.MethodGet, api+"/teams/ghosts", nil), http.StatusNotFound)
 	})
 }
 
@@ -282,7 +282,7 @@ func TestMembersAndTeamsNameCustomRolesByKeyOrID(t *testing.T) {
 func memberEmails(tb testing.TB, srv *apptest.Server) []string {
 	tb.Helper()
 	res := srv.Do(tb, http.MethodGet, membersPath+"?limit=1000", nil)
-	wantStatus(tb, res, http.StatusOK)
+	apptest.WantStatus(tb, res, http.StatusOK)
 	var out struct {
 		Items []memberDoc `json:"items"`
 	}
@@ -308,7 +308,7 @@ func TestTokenExpiryInputs(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			res := srv.Do(t, http.MethodPost, tokensPath, map[string]any{"name": "exp", "role": "reader", "expiry": c.expiry})
-			wantStatus(t, res, http.StatusCreated)
+			apptest.WantStatus(t, res, http.StatusCreated)
 			var d tokenDoc
 			res.JSON(t, &d)
 			raw := res.Map(t)["expiry"]
@@ -334,7 +334,7 @@ func TestTokenExpiryInputs(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			before := tokenCount(t, srv)
-			wantError(t, srv.Do(t, http.MethodPost, tokensPath, map[string]any{"name": "bad", "role": "reader", "expiry": c.expiry}),
+			apptest.WantError(t, srv.Do(t, http.MethodPost, tokensPath, map[string]any{"name": "bad", "role": "reader", "expiry": c.expiry}),
 				http.StatusBadRequest, "invalid_request", `"expiry"`)
 			if after := tokenCount(t, srv); after != before {
 				t.Errorf("a refused create changed the token count from %d to %d", before, after)
@@ -372,7 +372,7 @@ func TestTokenExpiryInputs(t *testing.T) {
 			} else {
 				body = fmt.Sprintf(`{"expiry": %s}`, fmt.Sprintf(c.body.(map[string]any)["expiry"].(string), grace))
 			}
-			wantStatus(t, srv.Do(t, http.MethodPost, path, body), http.StatusOK)
+			apptest.WantStatus(t, srv.Do(t, http.MethodPost, path, body), http.StatusOK)
 			if got := works(t, srv, old); got != http.StatusOK {
 				t.Errorf("the old value stopped at once (status %d); it should work until its expiry", got)
 			}
@@ -381,7 +381,7 @@ func TestTokenExpiryInputs(t *testing.T) {
 	t.Run("a reset with expiry both in the query and the body is refused with 400 and resets nothing", func(t *testing.T) {
 		id, old := srv.MustCreateToken(t, map[string]any{"name": "twice", "role": "reader"})
 		grace := time.Now().Add(time.Hour).UnixMilli()
-		wantError(t, srv.Do(t, http.MethodPost, fmt.Sprintf("%s/reset?expiry=%d", tokenPath(id), grace), map[string]any{"expiry": grace}),
+		apptest.WantError(t, srv.Do(t, http.MethodPost, fmt.Sprintf("%s/reset?expiry=%d", tokenPath(id), grace), map[string]any{"expiry": grace}),
 			http.StatusBadRequest, "invalid_request", "expiry")
 		if got := works(t, srv, old); got != http.StatusOK {
 			t.Errorf("a refused reset changed the value: status %d", got)
@@ -389,7 +389,7 @@ func TestTokenExpiryInputs(t *testing.T) {
 	})
 	t.Run("a reset with a body expiry that is not a number is refused with 400 naming it", func(t *testing.T) {
 		id, old := srv.MustCreateToken(t, map[string]any{"name": "word", "role": "reader"})
-		wantError(t, srv.Do(t, http.MethodPost, tokenPath(id)+"/reset", map[string]any{"expiry": "tomorrow"}), http.StatusBadRequest, "invalid_request", `"expiry"`)
+		apptest.WantError(t, srv.Do(t, http.MethodPost, tokenPath(id)+"/reset", map[string]any{"expiry": "tomorrow"}), http.StatusBadRequest, "invalid_request", `"expiry"`)
 		if got := works(t, srv, old); got != http.StatusOK {
 			t.Errorf("a refused reset changed the value: status %d", got)
 		}

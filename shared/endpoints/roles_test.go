@@ -24,7 +24,7 @@ func TestCustomRoles(t *testing.T) {
 
 	t.Run("a create answers 201 with the role and reader base permissions by default", func(t *testing.T) {
 		res := srv.Do(t, http.MethodPost, rolesPath, map[string]any{"key": "env-writer", "name": "Env writer", "description": "writes envs of a", "policy": []any{envWriter}})
-		wantStatus(t, res, http.StatusCreated)
+		apptest.WantStatus(t, res, http.StatusCreated)
 		got := res.Map(t)
 		if got["key"] != "env-writer" || got["name"] != "Env writer" || got["description"] != "writes envs of a" || got["basePermissions"] != "reader" {
 			t.Errorf("created role %v", got)
@@ -36,23 +36,23 @@ func TestCustomRoles(t *testing.T) {
 			t.Errorf("no _access: %s", res.Body)
 		}
 		policy, _ := got["policy"].([]any)
-		if len(policy) != 1 || !sameJSON(t, mustJSON(t, policy[0]), mustJSON(t, envWriter)) {
+		if len(policy) != 1 || !apptest.SameJSON(t, mustJSON(t, policy[0]), mustJSON(t, envWriter)) {
 			t.Errorf("policy %v, want [%v]", got["policy"], envWriter)
 		}
-		if !sameJSON(t, srv.Do(t, http.MethodGet, rolePath("env-writer"), nil).Body, res.Body) {
+		if !apptest.SameJSON(t, srv.Do(t, http.MethodGet, rolePath("env-writer"), nil).Body, res.Body) {
 			t.Errorf("a following GET differs from the create answer")
 		}
 	})
 	t.Run("the list holds the role", func(t *testing.T) {
 		res := srv.Do(t, http.MethodGet, rolesPath, nil)
-		wantStatus(t, res, http.StatusOK)
-		if keys := itemKeys(t, res); len(keys) != 1 || keys[0] != "env-writer" {
+		apptest.WantStatus(t, res, http.StatusOK)
+		if keys := apptest.ItemKeys(t, res); len(keys) != 1 || keys[0] != "env-writer" {
 			t.Errorf("listed %v", keys)
 		}
 	})
 	t.Run("a second role with the same key is refused with 409", func(t *testing.T) {
 		res := srv.Do(t, http.MethodPost, rolesPath, map[string]any{"key": "env-writer", "name": "Again", "policy": []any{envWriter}})
-		wantError(t, res, http.StatusConflict, "conflict", "env-writer")
+		apptest.WantError(t, res, http.StatusConflict, "conflict", "env-writer")
 	})
 
 	t.Run("statement parse errors are refused with 400 naming the statement and the field", func(t *testing.T) {
@@ -69,10 +69,10 @@ func TestCustomRoles(t *testing.T) {
 		} {
 			t.Run(c.name, func(t *testing.T) {
 				res := srv.Do(t, http.MethodPost, rolesPath, map[string]any{"key": "broken", "name": "Broken", "policy": c.policy})
-				wantError(t, res, http.StatusBadRequest, "invalid_request", c.parts...)
+				apptest.WantError(t, res, http.StatusBadRequest, "invalid_request", c.parts...)
 			})
 		}
-		wantError(t, srv.Do(t, http.MethodGet, rolePath("broken"), nil), http.StatusNotFound, "not_found")
+		apptest.WantError(t, srv.Do(t, http.MethodGet, rolePath("broken"), nil), http.StatusNotFound, "not_found")
 	})
 	t.Run("a create without key, name or statements, or with bad base permissions, is refused with 400", func(t *testing.T) {
 		for field, body := range map[string]map[string]any{
@@ -81,69 +81,69 @@ func TestCustomRoles(t *testing.T) {
 			"policy":          {"key": "no-policy", "name": "No policy", "policy": []any{}},
 			"basePermissions": {"key": "bad-base", "name": "Bad base", "policy": []any{envWriter}, "basePermissions": "writer"},
 		} {
-			wantError(t, srv.Do(t, http.MethodPost, rolesPath, body), http.StatusBadRequest, "invalid_request", field)
+			apptest.WantError(t, srv.Do(t, http.MethodPost, rolesPath, body), http.StatusBadRequest, "invalid_request", field)
 		}
-		wantError(t, srv.Do(t, http.MethodPost, rolesPath, map[string]any{"key": "Bad Key!", "name": "Bad", "policy": []any{envWriter}}), http.StatusBadRequest, "invalid_request", "key")
+		apptest.WantError(t, srv.Do(t, http.MethodPost, rolesPath, map[string]any{"key": "Bad Key!", "name": "Bad", "policy": []any{envWriter}}), http.StatusBadRequest, "invalid_request", "key")
 	})
 
 	t.Run("a patch changes name, description, policy and base permissions", func(t *testing.T) {
 		newPolicy := []any{envWriter, stmt("deny", []string{"proj/a:env/production"}, []string{"*"})}
-		res := srv.Do(t, http.MethodPatch, rolePath("env-writer"), []patchOp{
-			replace("/name", "Environment writer"), replace("/description", "changed"), replace("/policy", newPolicy), replace("/basePermissions", "no_access"),
+		res := srv.Do(t, http.MethodPatch, rolePath("env-writer"), []apptest.PatchOp{
+			apptest.Replace("/name", "Environment writer"), apptest.Replace("/description", "changed"), apptest.Replace("/policy", newPolicy), apptest.Replace("/basePermissions", "no_access"),
 		})
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		got := srv.Do(t, http.MethodGet, rolePath("env-writer"), nil).Map(t)
 		if got["name"] != "Environment writer" || got["description"] != "changed" || got["basePermissions"] != "no_access" || len(got["policy"].([]any)) != 2 {
 			t.Errorf("patched role %v", got)
 		}
 	})
 	t.Run("a patch with a statement that does not parse is refused with 400 naming it", func(t *testing.T) {
-		res := srv.Do(t, http.MethodPatch, rolePath("env-writer"), []patchOp{add("/policy/-", stmt("allow", []string{"proj/a:"}, []string{"*"}))})
-		wantError(t, res, http.StatusBadRequest, "invalid_request", "statement 2", `"resources"[0]`)
+		res := srv.Do(t, http.MethodPatch, rolePath("env-writer"), []apptest.PatchOp{apptest.Add("/policy/-", stmt("allow", []string{"proj/a:"}, []string{"*"}))})
+		apptest.WantError(t, res, http.StatusBadRequest, "invalid_request", "statement 2", `"resources"[0]`)
 		if got := srv.Do(t, http.MethodGet, rolePath("env-writer"), nil).Map(t); len(got["policy"].([]any)) != 2 {
 			t.Errorf("a refused patch changed the policy: %v", got["policy"])
 		}
 	})
 	t.Run("a patch of the key, the id or an unknown field is refused with 400", func(t *testing.T) {
 		for _, path := range []string{"/key", "/_id", "/createdOn", "/owner"} {
-			wantError(t, srv.Do(t, http.MethodPatch, rolePath("env-writer"), []patchOp{replace(path, "x")}), http.StatusBadRequest, "invalid_request", path)
+			apptest.WantError(t, srv.Do(t, http.MethodPatch, rolePath("env-writer"), []apptest.PatchOp{apptest.Replace(path, "x")}), http.StatusBadRequest, "invalid_request", path)
 		}
 	})
 	t.Run("a patch or delete of a missing role answers 404", func(t *testing.T) {
-		wantError(t, srv.Do(t, http.MethodPatch, rolePath("missing"), []patchOp{replace("/name", "x")}), http.StatusNotFound, "not_found")
-		wantError(t, srv.Do(t, http.MethodDelete, rolePath("missing"), nil), http.StatusNotFound, "not_found")
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, rolePath("missing"), []apptest.PatchOp{apptest.Replace("/name", "x")}), http.StatusNotFound, "not_found")
+		apptest.WantError(t, srv.Do(t, http.MethodDelete, rolePath("missing"), nil), http.StatusNotFound, "not_found")
 	})
 
 	t.Run("a token's custom role grants what its statements allow", func(t *testing.T) {
 		createRole(t, srv, "grant-envs", "", envWriter)
 		_, v := srv.MustCreateToken(t, map[string]any{"name": "envs", "customRoleIds": []string{"grant-envs"}})
-		wantStatus(t, srv.Do(t, http.MethodPost, envsPath("a"), map[string]any{"key": "by-role", "name": "By role", "color": "000000"}, "Authorization", v), http.StatusCreated)
-		wantError(t, srv.Do(t, http.MethodDelete, envPath("a", "by-role"), nil, "Authorization", v), http.StatusForbidden, "forbidden", "deleteEnvironment")
+		apptest.WantStatus(t, srv.Do(t, http.MethodPost, envsPath("a"), map[string]any{"key": "by-role", "name": "By role", "color": "000000"}, "Authorization", v), http.StatusCreated)
+		apptest.WantError(t, srv.Do(t, http.MethodDelete, envPath("a", "by-role"), nil, "Authorization", v), http.StatusForbidden, "forbidden", "deleteEnvironment")
 	})
 	t.Run("a patched policy applies to tokens resolved after the patch", func(t *testing.T) {
 		createRole(t, srv, "grows", "", envWriter)
 		_, v := srv.MustCreateToken(t, map[string]any{"name": "grows", "customRoleIds": []string{"grows"}})
-		wantStatus(t, srv.Do(t, http.MethodPatch, rolePath("grows"), []patchOp{add("/policy/-", stmt("allow", []string{"proj/a:env/*"}, []string{"deleteEnvironment"}))}), http.StatusOK)
+		apptest.WantStatus(t, srv.Do(t, http.MethodPatch, rolePath("grows"), []apptest.PatchOp{apptest.Add("/policy/-", stmt("allow", []string{"proj/a:env/*"}, []string{"deleteEnvironment"}))}), http.StatusOK)
 		srv.MustCreateEnvironment(t, "a", "to-delete", nil)
-		wantStatus(t, srv.Do(t, http.MethodDelete, envPath("a", "to-delete"), nil, "Authorization", v), http.StatusNoContent)
+		apptest.WantStatus(t, srv.Do(t, http.MethodDelete, envPath("a", "to-delete"), nil, "Authorization", v), http.StatusNoContent)
 	})
 	t.Run("a delete answers 204 and the role is gone, with the rights it gave", func(t *testing.T) {
 		createRole(t, srv, "short-lived", "", envWriter)
 		_, v := srv.MustCreateToken(t, map[string]any{"name": "short", "customRoleIds": []string{"short-lived"}})
-		wantStatus(t, srv.Do(t, http.MethodDelete, rolePath("short-lived"), nil), http.StatusNoContent)
-		wantError(t, srv.Do(t, http.MethodGet, rolePath("short-lived"), nil), http.StatusNotFound, "not_found")
-		wantError(t, srv.Do(t, http.MethodDelete, rolePath("short-lived"), nil), http.StatusNotFound, "not_found")
+		apptest.WantStatus(t, srv.Do(t, http.MethodDelete, rolePath("short-lived"), nil), http.StatusNoContent)
+		apptest.WantError(t, srv.Do(t, http.MethodGet, rolePath("short-lived"), nil), http.StatusNotFound, "not_found")
+		apptest.WantError(t, srv.Do(t, http.MethodDelete, rolePath("short-lived"), nil), http.StatusNotFound, "not_found")
 		// The token was never used, so nothing is cached: it is resolved now.
-		wantError(t, srv.Do(t, http.MethodPost, envsPath("a"), map[string]any{"key": "after-delete", "name": "x", "color": "000000"}, "Authorization", v), http.StatusForbidden, "forbidden")
-		wantError(t, srv.Do(t, http.MethodPost, api+"/tokens", map[string]any{"name": "x", "customRoleIds": []string{"short-lived"}}), http.StatusBadRequest, "invalid_request", "short-lived")
+		apptest.WantError(t, srv.Do(t, http.MethodPost, envsPath("a"), map[string]any{"key": "after-delete", "name": "x", "color": "000000"}, "Authorization", v), http.StatusForbidden, "forbidden")
+		apptest.WantError(t, srv.Do(t, http.MethodPost, api+"/tokens", map[string]any{"name": "x", "customRoleIds": []string{"short-lived"}}), http.StatusBadRequest, "invalid_request", "short-lived")
 	})
 	t.Run("a writer may not create, patch or delete roles; a reader may read them", func(t *testing.T) {
 		_, writer := srv.MustCreateToken(t, map[string]any{"name": "writer", "role": "writer"})
 		_, reader := srv.MustCreateToken(t, map[string]any{"name": "reader", "role": "reader"})
-		wantError(t, srv.Do(t, http.MethodPost, rolesPath, map[string]any{"key": "mine", "name": "Mine", "policy": []any{envWriter}}, "Authorization", writer), http.StatusForbidden, "forbidden", "createRole")
-		wantError(t, srv.Do(t, http.MethodPatch, rolePath("env-writer"), []patchOp{replace("/name", "x")}, "Authorization", writer), http.StatusForbidden, "forbidden")
-		wantError(t, srv.Do(t, http.MethodDelete, rolePath("env-writer"), nil, "Authorization", writer), http.StatusForbidden, "forbidden", "deleteRole")
-		wantStatus(t, srv.Do(t, http.MethodGet, rolePath("env-writer"), nil, "Authorization", reader), http.StatusOK)
+		apptest.WantError(t, srv.Do(t, http.MethodPost, rolesPath, map[string]any{"key": "mine", "name": "Mine", "policy": []any{envWriter}}, "Authorization", writer), http.StatusForbidden, "forbidden", "createRole")
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, rolePath("env-writer"), []apptest.PatchOp{apptest.Replace("/name", "x")}, "Authorization", writer), http.StatusForbidden, "forbidden")
+		apptest.WantError(t, srv.Do(t, http.MethodDelete, rolePath("env-writer"), nil, "Authorization", writer), http.StatusForbidden, "forbidden", "deleteRole")
+		apptest.WantStatus(t, srv.Do(t, http.MethodGet, rolePath("env-writer"), nil, "Authorization", reader), http.StatusOK)
 	})
 }
 

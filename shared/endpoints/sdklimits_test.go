@@ -102,7 +102,7 @@ func TestCredentialRateLimit(t *testing.T) {
 				}
 			}
 			last := answers[limit]
-			wantError(t, last, http.StatusTooManyRequests, "rate_limited", "SDK credential", "Retry-After")
+			apptest.WantError(t, last, http.StatusTooManyRequests, "rate_limited", "SDK credential", "Retry-After")
 			if s, err := strconv.Atoi(last.Header.Get(flagapi.HeaderRetryAfter)); err != nil || s < 1 || s > 10 {
 				t.Errorf("Retry-After %q", last.Header.Get(flagapi.HeaderRetryAfter))
 			}
@@ -130,7 +130,7 @@ func TestCredentialRateLimit(t *testing.T) {
 		e := newSDKEnv(t, srv, "lim")
 		for range limit + 1 {
 			res := srv.Do(t, http.MethodGet, "/sdk/latest-all", nil, "Authorization", "sdk-not-a-key")
-			wantStatus(t, res, http.StatusUnauthorized)
+			apptest.WantStatus(t, res, http.StatusUnauthorized)
 			if res.Header.Get(flagapi.HeaderReset) != "" {
 				t.Errorf("a refused credential was counted: %v", res.Header)
 			}
@@ -225,9 +225,9 @@ func TestEventMediaTypes(t *testing.T) {
 				key := fmt.Sprintf("media-%d-%d", i, len(c.name))
 				res := srv.Do(t, http.MethodPost, r.path, r.body(key), "Authorization", r.auth, "Content-Type", c.contentType)
 				if c.status == http.StatusAccepted {
-					wantStatus(t, res, c.status)
+					apptest.WantStatus(t, res, c.status)
 				} else {
-					wantError(t, res, c.status, "unsupported_media_type", "application/json")
+					apptest.WantError(t, res, c.status, "unsupported_media_type", "application/json")
 				}
 				if !strings.Contains(r.path, "bulk") {
 					return
@@ -292,7 +292,7 @@ func TestPayloadBytesInFlight(t *testing.T) {
 	}
 	wantBusy := func(t *testing.T, res *apptest.Response, began time.Time) {
 		t.Helper()
-		wantError(t, res, http.StatusServiceUnavailable, "service_unavailable", "again")
+		apptest.WantError(t, res, http.StatusServiceUnavailable, "service_unavailable", "again")
 		if res.Header.Get(flagapi.HeaderRetryAfter) == "" {
 			t.Errorf("no Retry-After: %v", res.Header)
 		}

@@ -38,7 +38,7 @@ type teamDoc struct {
 func readTeam(tb testing.TB, srv *apptest.Server, key string) teamDoc {
 	tb.Helper()
 	res := srv.Do(tb, http.MethodGet, teamPath(key), nil)
-	wantStatus(tb, res, http.StatusOK)
+	apptest.WantStatus(tb, res, http.StatusOK)
 	var d teamDoc
 	res.JSON(tb, &d)
 	return d
@@ -55,14 +55,14 @@ type teamFixture struct {
 func newTeamFixture(tb testing.TB) teamFixture {
 	tb.Helper()
 	srv := apptest.New(tb)
-	emptyProject(tb, srv, "a")
+	apptest.EmptyProject(tb, srv, "a")
 	fx := teamFixture{srv: srv}
 	fx.deployers = envMakerRole(tb, srv, "deployers")
 	createRole(tb, srv, "auditors", "", map[string]any{"effect": "allow", "resources": []string{"proj/*"}, "actions": []string{"viewProject"}})
 	fx.auditor = roleID(tb, srv, "auditors")
 	ms := inviteMembers(tb, srv, map[string]any{"email": "ann@example.com"}, map[string]any{"email": "bob@example.com"}, map[string]any{"email": "cat@example.com"})
 	fx.ann, fx.bob, fx.cat = ms[0].ID, ms[1].ID, ms[2].ID
-	wantStatus(tb, srv.Do(tb, http.MethodPost, teamsPath, map[string]any{"key": "ops", "name": "Ops", "description": "on call",
+	apptest.WantStatus(tb, srv.Do(tb, http.MethodPost, teamsPath, map[string]any{"key": "ops", "name": "Ops", "description": "on call",
 		"memberIDs": []string{fx.ann}, "customRoleKeys": []string{"deployers"}}), http.StatusCreated)
 	return fx
 }
@@ -184,7 +184,7 @@ func TestTeamSemanticPatch(t *testing.T) {
 				fx := newTeamFixture(t)
 				before := readTeam(t, fx.srv, "ops")
 				res := fx.patchTeam(t, ct.value, c.ins(fx)...)
-				wantStatus(t, res, http.StatusOK)
+				apptest.WantStatus(t, res, http.StatusOK)
 				var d teamDoc
 				res.JSON(t, &d)
 				c.check(t, fx, d)
@@ -266,7 +266,7 @@ func TestTeamSemanticPatchRefusals(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			fx := newTeamFixture(t)
 			before := readTeam(t, fx.srv, "ops")
-			wantError(t, fx.srv.Do(t, http.MethodPatch, teamPath("ops"), c.body(fx)), c.status, c.code, c.parts...)
+			apptest.WantError(t, fx.srv.Do(t, http.MethodPatch, teamPath("ops"), c.body(fx)), c.status, c.code, c.parts...)
 			if after := readTeam(t, fx.srv, "ops"); !sameTeam(before, after) {
 				t.Errorf("a refused patch changed the team: %+v -> %+v", before, after)
 			}
@@ -274,7 +274,7 @@ func TestTeamSemanticPatchRefusals(t *testing.T) {
 	}
 	t.Run("a JSON patch array sent as a semantic patch is refused with 400", func(t *testing.T) {
 		fx := newTeamFixture(t)
-		wantError(t, fx.srv.Do(t, http.MethodPatch, teamPath("ops"), []patchOp{replace("/name", "x")}, "Content-Type", ldSemanticType),
+		apptest.WantError(t, fx.srv.Do(t, http.MethodPatch, teamPath("ops"), []apptest.PatchOp{apptest.Replace("/name", "x")}, "Content-Type", ldSemanticType),
 			http.StatusBadRequest, "invalid_request", "instructions")
 		if got := readTeam(t, fx.srv, "ops").Name; got != "Ops" {
 			t.Errorf("name %q", got)
@@ -282,7 +282,7 @@ func TestTeamSemanticPatchRefusals(t *testing.T) {
 	})
 	t.Run("a semantic patch of a team that does not exist is not found", func(t *testing.T) {
 		fx := newTeamFixture(t)
-		wantStatus(t, fx.srv.Do(t, http.MethodPatch, teamPath("nope"), map[string]any{"instructions": []any{instr("updateName", "value", "x")}}), http.StatusNotFound)
+		apptest.WantStatus(t, fx.srv.Do(t, http.MethodPatch, teamPath("nope"), map[string]any{"instructions": []any{instr("updateName", "value", "x")}}), http.StatusNotFound)
 	})
 }
 
@@ -295,8 +295,8 @@ func sameTeam(a, b teamDoc) bool {
 func TestTeamPatchStillTakesJSONPatch(t *testing.T) {
 	fx := newTeamFixture(t)
 	t.Run("a JSON patch array renames the team and records its delta", func(t *testing.T) {
-		res := fx.srv.Do(t, http.MethodPatch, teamPath("ops"), []patchOp{replace("/name", "Ops by JSON patch")})
-		wantStatus(t, res, http.StatusOK)
+		res := fx.srv.Do(t, http.MethodPatch, teamPath("ops"), []apptest.PatchOp{apptest.Replace("/name", "Ops by JSON patch")})
+		apptest.WantStatus(t, res, http.StatusOK)
 		if got := readTeam(t, fx.srv, "ops").Name; got != "Ops by JSON patch" {
 			t.Errorf("name %q", got)
 		}
@@ -305,19 +305,19 @@ func TestTeamPatchStillTakesJSONPatch(t *testing.T) {
 		}
 	})
 	t.Run("a JSON patch in the comment form is a JSON patch", func(t *testing.T) {
-		res := fx.srv.Do(t, http.MethodPatch, teamPath("ops"), map[string]any{"comment": "c", "patch": []patchOp{replace("/description", "d")}})
-		wantStatus(t, res, http.StatusOK)
+		res := fx.srv.Do(t, http.MethodPatch, teamPath("ops"), map[string]any{"comment": "c", "patch": []apptest.PatchOp{apptest.Replace("/description", "d")}})
+		apptest.WantStatus(t, res, http.StatusOK)
 		if got := readTeam(t, fx.srv, "ops").Description; got != "d" {
 			t.Errorf("description %q", got)
 		}
 	})
 	t.Run("a JSON patch adding a member that does not exist is refused with 400 naming it", func(t *testing.T) {
-		wantError(t, fx.srv.Do(t, http.MethodPatch, teamPath("ops"), []patchOp{add("/memberIds/-", "0123456789abcdef01234567")}),
+		apptest.WantError(t, fx.srv.Do(t, http.MethodPatch, teamPath("ops"), []apptest.PatchOp{apptest.Add("/memberIds/-", "0123456789abcdef01234567")}),
 			http.StatusBadRequest, "invalid_request", `"memberIds[1]"`)
 	})
 	t.Run("a change that changes nothing is not recorded", func(t *testing.T) {
 		before := latestEntry(t, fx.srv).ID
-		wantStatus(t, fx.patchTeam(t, "application/json", instr("addMembers", "values", []string{fx.ann})), http.StatusOK)
+		apptest.WantStatus(t, fx.patchTeam(t, "application/json", instr("addMembers", "values", []string{fx.ann})), http.StatusOK)
 		if after := latestEntry(t, fx.srv).ID; after != before {
 			t.Errorf("a no-op semantic patch made audit entry %s", after)
 		}
@@ -329,11 +329,11 @@ func TestTeamSemanticPatchRights(t *testing.T) {
 	createRole(t, fx.srv, "team-namer", "", map[string]any{"effect": "allow", "resources": []string{"team/*"}, "actions": []string{"updateTeamName"}})
 	_, namer := fx.srv.MustCreateToken(t, map[string]any{"name": "namer", "serviceToken": true, "customRoleIds": []string{"team-namer"}})
 	t.Run("a token allowed updateTeamName may rename a team by semantic patch", func(t *testing.T) {
-		wantStatus(t, fx.srv.Do(t, http.MethodPatch, teamPath("ops"), map[string]any{"instructions": []any{instr("updateName", "value", "Named")}}, "Authorization", namer), http.StatusOK)
+		apptest.WantStatus(t, fx.srv.Do(t, http.MethodPatch, teamPath("ops"), map[string]any{"instructions": []any{instr("updateName", "value", "Named")}}, "Authorization", namer), http.StatusOK)
 	})
 	t.Run("the same token may not add members: 403 naming updateTeamMembers, and nothing changes", func(t *testing.T) {
 		before := readTeam(t, fx.srv, "ops")
-		wantError(t, fx.srv.Do(t, http.MethodPatch, teamPath("ops"), map[string]any{"instructions": []any{
+		apptest.WantError(t, fx.srv.Do(t, http.MethodPatch, teamPath("ops"), map[string]any{"instructions": []any{
 			instr("updateName", "value", "Again"), instr("addMembers", "values", []string{fx.bob})}}, "Authorization", namer),
 			http.StatusForbidden, "forbidden", "updateTeamMembers")
 		if after := readTeam(t, fx.srv, "ops"); !sameTeam(before, after) {
@@ -345,7 +345,7 @@ func TestTeamSemanticPatchRights(t *testing.T) {
 		if got := canCreateEnv(t, fx.srv, bobToken, "a", "before"); got != http.StatusForbidden {
 			t.Fatalf("bob, a reader, may create environments before joining: %d", got)
 		}
-		wantStatus(t, fx.patchTeam(t, "application/json", instr("addMembers", "values", []string{fx.bob})), http.StatusOK)
+		apptest.WantStatus(t, fx.patchTeam(t, "application/json", instr("addMembers", "values", []string{fx.bob})), http.StatusOK)
 		if got := canCreateEnv(t, fx.srv.Reopen(t), bobToken, "a", "after"); got != http.StatusCreated {
 			t.Errorf("bob may not create environments after joining a team with the role: %d", got)
 		}
@@ -375,11 +375,11 @@ func TestTeamCreateTakesTheReferenceFields(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			res := fx.srv.Do(t, http.MethodPost, teamsPath, c.body)
 			if c.status != http.StatusCreated {
-				wantError(t, res, c.status, "invalid_request", c.parts...)
-				wantStatus(t, fx.srv.Do(t, http.MethodGet, teamPath(c.body["key"].(string)), nil), http.StatusNotFound)
+				apptest.WantError(t, res, c.status, "invalid_request", c.parts...)
+				apptest.WantStatus(t, fx.srv.Do(t, http.MethodGet, teamPath(c.body["key"].(string)), nil), http.StatusNotFound)
 				return
 			}
-			wantStatus(t, res, http.StatusCreated)
+			apptest.WantStatus(t, res, http.StatusCreated)
 			d := readTeam(t, fx.srv, c.body["key"].(string))
 			if !slices.Equal(d.MemberIDs, []string{fx.bob}) || d.Version != 1 || d.LastModified != d.CreationDate || d.CreationDate == 0 {
 				t.Errorf("team %+v", d)
@@ -410,7 +410,7 @@ func (d teamRolesDoc) keys() []string {
 
 func TestTeamRolesAndMaintainers(t *testing.T) {
 	fx := newTeamFixture(t)
-	wantStatus(t, fx.patchTeam(t, "application/json", instr("addCustomRoles", "values", []string{"auditors"})), http.StatusOK)
+	apptest.WantStatus(t, fx.patchTeam(t, "application/json", instr("addCustomRoles", "values", []string{"auditors"})), http.StatusOK)
 	for _, c := range []struct {
 		name       string
 		query      string
@@ -425,7 +425,7 @@ func TestTeamRolesAndMaintainers(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			res := fx.srv.Do(t, http.MethodGet, teamPath("ops")+"/roles"+c.query, nil)
-			wantStatus(t, res, http.StatusOK)
+			apptest.WantStatus(t, res, http.StatusOK)
 			var d teamRolesDoc
 			res.JSON(t, &d)
 			if !slices.Equal(d.keys(), c.keys) || d.TotalCount != c.total {
@@ -442,10 +442,10 @@ func TestTeamRolesAndMaintainers(t *testing.T) {
 		})
 	}
 	t.Run("a custom role deleted since it was given is left out of the team's roles", func(t *testing.T) {
-		wantStatus(t, fx.srv.Do(t, http.MethodDelete, api+"/roles/auditors", nil), http.StatusNoContent)
+		apptest.WantStatus(t, fx.srv.Do(t, http.MethodDelete, api+"/roles/auditors", nil), http.StatusNoContent)
 		var d teamRolesDoc
 		res := fx.srv.Do(t, http.MethodGet, teamPath("ops")+"/roles", nil)
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		res.JSON(t, &d)
 		if !slices.Equal(d.keys(), []string{"deployers"}) || d.TotalCount != 1 {
 			t.Errorf("roles %v (%d)", d.keys(), d.TotalCount)
@@ -453,7 +453,7 @@ func TestTeamRolesAndMaintainers(t *testing.T) {
 	})
 	t.Run("a team has no maintainers: flagplane does not model them", func(t *testing.T) {
 		res := fx.srv.Do(t, http.MethodGet, teamPath("ops")+"/maintainers?limit=100", nil)
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		var d struct {
 			TotalCount *int              `json:"totalCount"`
 			Items      []json.RawMessage `json:"items"`
@@ -466,10 +466,10 @@ func TestTeamRolesAndMaintainers(t *testing.T) {
 	})
 	for _, path := range []string{"/roles", "/maintainers"} {
 		t.Run("the "+path[1:]+" of a team that does not exist are not found", func(t *testing.T) {
-			wantError(t, fx.srv.Do(t, http.MethodGet, teamPath("nope")+path, nil), http.StatusNotFound, "not_found")
+			apptest.WantError(t, fx.srv.Do(t, http.MethodGet, teamPath("nope")+path, nil), http.StatusNotFound, "not_found")
 		})
 		t.Run("the "+path[1:]+" with a bad limit are refused with 400 naming it", func(t *testing.T) {
-			wantError(t, fx.srv.Do(t, http.MethodGet, teamPath("ops")+path+"?limit=0", nil), http.StatusBadRequest, "invalid_request", "limit")
+			apptest.WantError(t, fx.srv.Do(t, http.MethodGet, teamPath("ops")+path+"?limit=0", nil), http.StatusBadRequest, "invalid_request", "limit")
 		})
 	}
 }
@@ -493,7 +493,7 @@ func TestTeamExpand(t *testing.T) {
 				path += "?expand=" + c.expand
 			}
 			got := fx.srv.Do(t, http.MethodGet, path, nil)
-			wantStatus(t, got, http.StatusOK)
+			apptest.WantStatus(t, got, http.StatusOK)
 			m := got.Map(t)
 			for _, f := range c.present {
 				if m[f] == nil {
@@ -514,11 +514,11 @@ func TestTeamExpand(t *testing.T) {
 		})
 	}
 	t.Run("an expansion the reference does not have is refused with 400 naming it", func(t *testing.T) {
-		wantError(t, fx.srv.Do(t, http.MethodGet, teamPath("ops")+"?expand=everything", nil), http.StatusBadRequest, "invalid_request", "expand", "everything")
+		apptest.WantError(t, fx.srv.Do(t, http.MethodGet, teamPath("ops")+"?expand=everything", nil), http.StatusBadRequest, "invalid_request", "expand", "everything")
 	})
 	t.Run("a patch with a bad expansion is refused with 400 before it changes anything", func(t *testing.T) {
 		before := readTeam(t, fx.srv, "ops")
-		wantError(t, fx.srv.Do(t, http.MethodPatch, teamPath("ops")+"?expand=everything", map[string]any{"instructions": []any{instr("updateName", "value", "x")}}),
+		apptest.WantError(t, fx.srv.Do(t, http.MethodPatch, teamPath("ops")+"?expand=everything", map[string]any{"instructions": []any{instr("updateName", "value", "x")}}),
 			http.StatusBadRequest, "invalid_request", "expand")
 		if after := readTeam(t, fx.srv, "ops"); !sameTeam(before, after) {
 			t.Errorf("a refused patch changed the team")
@@ -526,7 +526,7 @@ func TestTeamExpand(t *testing.T) {
 	})
 	t.Run("the list expands its items too", func(t *testing.T) {
 		res := fx.srv.Do(t, http.MethodGet, teamsPath+"?expand=members", nil)
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		items := res.Map(t)["items"].([]any)
 		if len(items) != 1 || items[0].(map[string]any)["members"] == nil {
 			t.Errorf("items %v", items)
@@ -536,7 +536,7 @@ func TestTeamExpand(t *testing.T) {
 
 func TestTeamListFilter(t *testing.T) {
 	fx := newTeamFixture(t)
-	wantStatus(t, fx.srv.Do(t, http.MethodPost, teamsPath, map[string]any{"key": "empty", "name": "Nobody Here"}), http.StatusCreated)
+	apptest.WantStatus(t, fx.srv.Do(t, http.MethodPost, teamsPath, map[string]any{"key": "empty", "name": "Nobody Here"}), http.StatusCreated)
 	for _, c := range []struct {
 		name, filter string
 		keys         []string
@@ -549,15 +549,15 @@ func TestTeamListFilter(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			res := fx.srv.Do(t, http.MethodGet, teamsPath+"?filter="+c.filter, nil)
-			wantStatus(t, res, http.StatusOK)
-			if got := itemKeys(t, res); !slices.Equal(got, c.keys) {
+			apptest.WantStatus(t, res, http.StatusOK)
+			if got := apptest.ItemKeys(t, res); !slices.Equal(got, c.keys) {
 				t.Errorf("keys %v, want %v", got, c.keys)
 			}
 		})
 	}
 	for _, filter := range []string{"nomembers:maybe", "color:red"} {
 		t.Run("filter "+filter+" is refused with 400", func(t *testing.T) {
-			wantError(t, fx.srv.Do(t, http.MethodGet, teamsPath+"?filter="+filter, nil), http.StatusBadRequest, "invalid_request")
+			apptest.WantError(t, fx.srv.Do(t, http.MethodGet, teamsPath+"?filter="+filter, nil), http.StatusBadRequest, "invalid_request")
 		})
 	}
 }
@@ -573,14 +573,14 @@ func TestTeamsWithManyMembers(t *testing.T) {
 		ids = append(ids, m.ID)
 	}
 	t.Run("replaceMembers with a dozen members sets them all", func(t *testing.T) {
-		wantStatus(t, fx.patchTeam(t, "application/json", instr("replaceMembers", "values", ids)), http.StatusOK)
+		apptest.WantStatus(t, fx.patchTeam(t, "application/json", instr("replaceMembers", "values", ids)), http.StatusOK)
 		if got := readTeam(t, fx.srv, "ops").MemberIDs; !slices.Equal(got, ids) {
 			t.Errorf("memberIds %v, want %v", got, ids)
 		}
 	})
 	t.Run("one member that does not exist among a dozen fails with 422 naming it", func(t *testing.T) {
 		bad := append(slices.Clone(ids[:6]), append([]string{"0123456789abcdef01234567"}, ids[6:]...)...)
-		wantError(t, fx.patchTeam(t, "application/json", instr("replaceMembers", "values", []string{fx.ann}), instr("replaceMembers", "values", bad)),
+		apptest.WantError(t, fx.patchTeam(t, "application/json", instr("replaceMembers", "values", []string{fx.ann}), instr("replaceMembers", "values", bad)),
 			http.StatusUnprocessableEntity, "patch_failed", "instructions[1]", "0123456789abcdef01234567", "values[6]")
 		if got := readTeam(t, fx.srv, "ops").MemberIDs; !slices.Equal(got, ids) {
 			t.Errorf("a refused patch changed the members to %v", got)
@@ -591,22 +591,22 @@ func TestTeamsWithManyMembers(t *testing.T) {
 		for i := range many {
 			many[i] = fmt.Sprintf("%024x", i)
 		}
-		wantError(t, fx.patchTeam(t, "application/json", instr("addMembers", "values", many)), http.StatusBadRequest, "invalid_request", fmt.Sprint(team.MaxMembers))
+		apptest.WantError(t, fx.patchTeam(t, "application/json", instr("addMembers", "values", many)), http.StatusBadRequest, "invalid_request", fmt.Sprint(team.MaxMembers))
 	})
 	t.Run("instructions naming more custom roles than a team holds are refused with 400", func(t *testing.T) {
 		many := make([]string, team.MaxCustomRoles+1)
 		for i := range many {
 			many[i] = fmt.Sprintf("role-%d", i)
 		}
-		wantError(t, fx.patchTeam(t, "application/json", instr("addCustomRoles", "values", many)), http.StatusBadRequest, "invalid_request", fmt.Sprint(team.MaxCustomRoles))
+		apptest.WantError(t, fx.patchTeam(t, "application/json", instr("addCustomRoles", "values", many)), http.StatusBadRequest, "invalid_request", fmt.Sprint(team.MaxCustomRoles))
 	})
 }
 
 func TestARemovedMemberLeavesItsTeams(t *testing.T) {
 	fx := newTeamFixture(t)
-	wantStatus(t, fx.srv.Do(t, http.MethodPost, teamsPath, map[string]any{"key": "dev", "name": "Dev", "memberIDs": []string{fx.bob, fx.ann}}), http.StatusCreated)
+	apptest.WantStatus(t, fx.srv.Do(t, http.MethodPost, teamsPath, map[string]any{"key": "dev", "name": "Dev", "memberIDs": []string{fx.bob, fx.ann}}), http.StatusCreated)
 	before := readTeam(t, fx.srv, "dev")
-	wantStatus(t, fx.srv.Do(t, http.MethodDelete, memberPath(fx.ann), nil), http.StatusNoContent)
+	apptest.WantStatus(t, fx.srv.Do(t, http.MethodDelete, memberPath(fx.ann), nil), http.StatusNoContent)
 	for _, c := range []struct {
 		key  string
 		want []string
@@ -630,13 +630,13 @@ func TestARemovedMemberLeavesItsTeams(t *testing.T) {
 		}
 	})
 	t.Run("a member on no team is removed as before", func(t *testing.T) {
-		wantStatus(t, fx.srv.Do(t, http.MethodDelete, memberPath(fx.cat), nil), http.StatusNoContent)
-		wantStatus(t, fx.srv.Do(t, http.MethodGet, memberPath(fx.cat), nil), http.StatusNotFound)
+		apptest.WantStatus(t, fx.srv.Do(t, http.MethodDelete, memberPath(fx.cat), nil), http.StatusNoContent)
+		apptest.WantStatus(t, fx.srv.Do(t, http.MethodGet, memberPath(fx.cat), nil), http.StatusNotFound)
 	})
 	t.Run("the owner still cannot be removed, and its teams keep it", func(t *testing.T) {
 		owner := memberIDByEmail(t, fx.srv, "owner@flagplane.local")
-		wantStatus(t, fx.patchTeam(t, "application/json", instr("addMembers", "values", []string{owner})), http.StatusOK)
-		wantError(t, fx.srv.Do(t, http.MethodDelete, memberPath(owner), nil), http.StatusBadRequest, "invalid_request", "owner")
+		apptest.WantStatus(t, fx.patchTeam(t, "application/json", instr("addMembers", "values", []string{owner})), http.StatusOK)
+		apptest.WantError(t, fx.srv.Do(t, http.MethodDelete, memberPath(owner), nil), http.StatusBadRequest, "invalid_request", "owner")
 		if d := readTeam(t, fx.srv, "ops"); !slices.Contains(d.MemberIDs, owner) {
 			t.Errorf("a refused removal took the owner off the team: %v", d.MemberIDs)
 		}

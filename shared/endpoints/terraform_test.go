@@ -58,14 +58,14 @@ func TestTerraformAccessTokenTimestamps(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			// The provider's launchdarkly_access_token create: a service token with a built-in role.
 			created := srv.Do(t, http.MethodPost, api+"/tokens", map[string]any{"name": "terraform", "role": "reader", "serviceToken": true, "defaultApiVersion": 20240415}, tc.headers...)
-			wantStatus(t, created, http.StatusCreated)
+			apptest.WantStatus(t, created, http.StatusCreated)
 			var tok struct {
 				ID           string          `json:"_id"`
 				CreationDate json.RawMessage `json:"creationDate"`
 			}
 			created.JSON(t, &tok)
 			read := srv.Do(t, http.MethodGet, api+"/tokens/"+tok.ID, nil, tc.headers...)
-			wantStatus(t, read, http.StatusOK)
+			apptest.WantStatus(t, read, http.StatusOK)
 			for what, res := range map[string]*apptest.Response{"create": created, "read": read} {
 				for f, got := range jsonTypes(t, res, fields...) {
 					if got != tc.want {
@@ -190,7 +190,7 @@ func TestTerraformDatedVersionAnswersEveryTimestampAsAnInteger(t *testing.T) {
 // field it manages, then every approval setting, each as in env (as it read
 // it) unless set. An empty requiredApprovalTags goes as null, as the
 // provider sends a nil list.
-func providerEnvPatch(env map[string]any, set map[string]any) []patchOp {
+func providerEnvPatch(env map[string]any, set map[string]any) []apptest.PatchOp {
 	as, _ := env["approvalSettings"].(map[string]any)
 	val := func(path string, read any) any {
 		if v, ok := set[path]; ok {
@@ -202,35 +202,35 @@ func providerEnvPatch(env map[string]any, set map[string]any) []patchOp {
 	if list, _ := as["requiredApprovalTags"].([]any); len(list) > 0 {
 		tags = list
 	}
-	var ops []patchOp
+	var ops []apptest.PatchOp
 	for _, f := range []string{"name", "color", "defaultTtl", "secureMode", "defaultTrackEvents", "requireComments", "confirmChanges", "tags", "critical"} {
-		ops = append(ops, replace("/"+f, val("/"+f, env[f])))
+		ops = append(ops, apptest.Replace("/"+f, val("/"+f, env[f])))
 	}
 	for _, f := range []string{"required", "canReviewOwnRequest", "minNumApprovals", "canApplyDeclinedChanges", "requiredApprovalTags", "serviceKind", "serviceConfig", "autoApplyApprovedChanges"} {
 		read := as[f]
 		if f == "requiredApprovalTags" {
 			read = tags
 		}
-		ops = append(ops, replace("/approvalSettings/"+f, val("/approvalSettings/"+f, read)))
+		ops = append(ops, apptest.Replace("/approvalSettings/"+f, val("/approvalSettings/"+f, read)))
 	}
 	return ops
 }
 
 func TestTerraformProjectUpdate(t *testing.T) {
 	srv := apptest.New(t)
-	wantStatus(t, terraform(t, srv, http.MethodPost, api+"/projects", map[string]any{"key": "tf", "name": "Terraform", "tags": []string{"managed"},
+	apptest.WantStatus(t, terraform(t, srv, http.MethodPost, api+"/projects", map[string]any{"key": "tf", "name": "Terraform", "tags": []string{"managed"},
 		"environments": []map[string]any{{"key": "production", "name": "Production", "color": "417505"}}}), http.StatusCreated)
 
 	t.Run("the provider's update renames the project and the environment, sending back the approval settings it read", func(t *testing.T) {
 		proj := terraform(t, srv, http.MethodGet, projectPath("tf"), nil).Map(t)
-		wantStatus(t, terraform(t, srv, http.MethodPatch, projectPath("tf"), []patchOp{
-			replace("/name", "Terraform 2"), replace("/tags", []string{"managed"}), replace("/includeInSnippetByDefault", proj["includeInSnippetByDefault"]),
-			replace("/defaultClientSideAvailability", proj["defaultClientSideAvailability"]),
+		apptest.WantStatus(t, terraform(t, srv, http.MethodPatch, projectPath("tf"), []apptest.PatchOp{
+			apptest.Replace("/name", "Terraform 2"), apptest.Replace("/tags", []string{"managed"}), apptest.Replace("/includeInSnippetByDefault", proj["includeInSnippetByDefault"]),
+			apptest.Replace("/defaultClientSideAvailability", proj["defaultClientSideAvailability"]),
 		}), http.StatusOK)
-		before := getEnv(t, srv, "tf", "production")
+		before := apptest.GetEnv(t, srv, "tf", "production")
 		res := terraform(t, srv, http.MethodPatch, envPath("tf", "production"), providerEnvPatch(before, map[string]any{"/name": "Production 2"}))
-		wantStatus(t, res, http.StatusOK)
-		after := getEnv(t, srv, "tf", "production")
+		apptest.WantStatus(t, res, http.StatusOK)
+		after := apptest.GetEnv(t, srv, "tf", "production")
 		if after["name"] != "Production 2" {
 			t.Errorf("environment name %v, want Production 2", after["name"])
 		}
@@ -254,28 +254,28 @@ func TestTerraformProjectUpdate(t *testing.T) {
 	}
 	for _, tc := range refusedEnv {
 		t.Run(tc.name+", and nothing of the patch is stored", func(t *testing.T) {
-			before := getEnv(t, srv, "tf", "production")
+			before := apptest.GetEnv(t, srv, "tf", "production")
 			set := map[string]any{"/name": "Renamed"}
 			for k, v := range tc.set {
 				set[k] = v
 			}
-			wantError(t, terraform(t, srv, http.MethodPatch, envPath("tf", "production"), providerEnvPatch(before, set)), http.StatusBadRequest, "invalid_request", tc.part)
-			if after := getEnv(t, srv, "tf", "production"); !reflect.DeepEqual(before, after) {
+			apptest.WantError(t, terraform(t, srv, http.MethodPatch, envPath("tf", "production"), providerEnvPatch(before, set)), http.StatusBadRequest, "invalid_request", tc.part)
+			if after := apptest.GetEnv(t, srv, "tf", "production"); !reflect.DeepEqual(before, after) {
 				t.Errorf("a refused patch changed the environment:\nbefore %v\nafter  %v", before, after)
 			}
 		})
 	}
 
 	t.Run("a read-only project field sent back as read is accepted", func(t *testing.T) {
-		res := terraform(t, srv, http.MethodPatch, projectPath("tf"), []patchOp{replace("/key", "tf"), replace("/name", "Terraform 3")})
-		wantStatus(t, res, http.StatusOK)
+		res := terraform(t, srv, http.MethodPatch, projectPath("tf"), []apptest.PatchOp{apptest.Replace("/key", "tf"), apptest.Replace("/name", "Terraform 3")})
+		apptest.WantStatus(t, res, http.StatusOK)
 		if got := res.Map(t)["name"]; got != "Terraform 3" {
 			t.Errorf("name %v", got)
 		}
 	})
 
 	t.Run("a read-only project field that changes is refused naming it, and the rename before it is not stored", func(t *testing.T) {
-		wantError(t, terraform(t, srv, http.MethodPatch, projectPath("tf"), []patchOp{replace("/name", "Half done"), replace("/key", "other")}),
+		apptest.WantError(t, terraform(t, srv, http.MethodPatch, projectPath("tf"), []apptest.PatchOp{apptest.Replace("/name", "Half done"), apptest.Replace("/key", "other")}),
 			http.StatusBadRequest, "invalid_request", "/key")
 		if got := terraform(t, srv, http.MethodGet, projectPath("tf"), nil).Map(t)["name"]; got != "Terraform 3" {
 			t.Errorf("project name %v after a refused patch, want Terraform 3", got)
@@ -293,7 +293,7 @@ func terraformFlag(tb testing.TB, srv *apptest.Server, key string) map[string]an
 		"defaults":               map[string]any{"onVariation": 0, "offVariation": 1},
 		"clientSideAvailability": map[string]any{"usingEnvironmentId": false, "usingMobileKey": false},
 	})
-	wantStatus(tb, res, http.StatusCreated)
+	apptest.WantStatus(tb, res, http.StatusCreated)
 	return res.Map(tb)
 }
 
@@ -302,20 +302,20 @@ func terraformFlag(tb testing.TB, srv *apptest.Server, key string) map[string]an
 // settings, then value, name and description of each variation (names and
 // descriptions "" when unset), then the defaults.
 func providerFlagPatch(name string, variations []map[string]any) map[string]any {
-	ops := []patchOp{replace("/name", name), replace("/description", ""), replace("/tags", []string{}), replace("/temporary", false),
-		replace("/customProperties", map[string]any{}), replace("/clientSideAvailability", map[string]any{"usingEnvironmentId": false, "usingMobileKey": false})}
+	ops := []apptest.PatchOp{apptest.Replace("/name", name), apptest.Replace("/description", ""), apptest.Replace("/tags", []string{}), apptest.Replace("/temporary", false),
+		apptest.Replace("/customProperties", map[string]any{}), apptest.Replace("/clientSideAvailability", map[string]any{"usingEnvironmentId": false, "usingMobileKey": false})}
 	for i, v := range variations {
 		for _, f := range []string{"value", "name", "description"} {
-			ops = append(ops, replace("/variations/"+strconv.Itoa(i)+"/"+f, v[f]))
+			ops = append(ops, apptest.Replace("/variations/"+strconv.Itoa(i)+"/"+f, v[f]))
 		}
 	}
-	ops = append(ops, replace("/defaults", map[string]any{"onVariation": 0, "offVariation": 1}))
+	ops = append(ops, apptest.Replace("/defaults", map[string]any{"onVariation": 0, "offVariation": 1}))
 	return map[string]any{"comment": "Terraform", "patch": ops}
 }
 
 func TestTerraformFlagUpdate(t *testing.T) {
 	srv := apptest.New(t)
-	wantStatus(t, terraform(t, srv, http.MethodPost, api+"/projects", map[string]any{"key": "tf", "name": "Terraform"}), http.StatusCreated)
+	apptest.WantStatus(t, terraform(t, srv, http.MethodPost, api+"/projects", map[string]any{"key": "tf", "name": "Terraform"}), http.StatusCreated)
 	created := terraformFlag(t, srv, "checkout")
 	if v := created["variations"].([]any)[0].(map[string]any); v["name"] != nil || v["description"] != nil {
 		t.Errorf("a variation without a name answers %v; the reference leaves name and description out when unset", v)
@@ -324,7 +324,7 @@ func TestTerraformFlagUpdate(t *testing.T) {
 
 	t.Run("a rename with the provider's variation replaces of empty names succeeds and leaves the variations as they were", func(t *testing.T) {
 		res := terraform(t, srv, http.MethodPatch, flagPath("tf", "checkout"), providerFlagPatch("Checkout v2", unnamed))
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		got := terraform(t, srv, http.MethodGet, flagPath("tf", "checkout"), nil).Map(t)
 		if got["name"] != "Checkout v2" {
 			t.Errorf("name %v", got["name"])
@@ -336,7 +336,7 @@ func TestTerraformFlagUpdate(t *testing.T) {
 
 	t.Run("a variation name and description set by the provider's replace are stored", func(t *testing.T) {
 		named := []map[string]any{{"value": true, "name": "On", "description": "serves true"}, {"value": false, "name": "", "description": ""}}
-		wantStatus(t, terraform(t, srv, http.MethodPatch, flagPath("tf", "checkout"), providerFlagPatch("Checkout v2", named)), http.StatusOK)
+		apptest.WantStatus(t, terraform(t, srv, http.MethodPatch, flagPath("tf", "checkout"), providerFlagPatch("Checkout v2", named)), http.StatusOK)
 		vars := terraform(t, srv, http.MethodGet, flagPath("tf", "checkout"), nil).Map(t)["variations"].([]any)
 		first, second := vars[0].(map[string]any), vars[1].(map[string]any)
 		if first["name"] != "On" || first["description"] != "serves true" {
@@ -349,7 +349,7 @@ func TestTerraformFlagUpdate(t *testing.T) {
 
 	t.Run("a replace of any other missing member of a variation is still refused", func(t *testing.T) {
 		before := terraform(t, srv, http.MethodGet, flagPath("tf", "checkout"), nil).Map(t)
-		wantError(t, terraform(t, srv, http.MethodPatch, flagPath("tf", "checkout"), []patchOp{replace("/name", "Half done"), replace("/variations/0/nickname", "x")}),
+		apptest.WantError(t, terraform(t, srv, http.MethodPatch, flagPath("tf", "checkout"), []apptest.PatchOp{apptest.Replace("/name", "Half done"), apptest.Replace("/variations/0/nickname", "x")}),
 			http.StatusUnprocessableEntity, "patch_failed")
 		if after := terraform(t, srv, http.MethodGet, flagPath("tf", "checkout"), nil).Map(t); !reflect.DeepEqual(before, after) {
 			t.Errorf("a refused patch changed the flag")
@@ -357,8 +357,8 @@ func TestTerraformFlagUpdate(t *testing.T) {
 	})
 
 	t.Run("a read-only flag field sent back as read is accepted, one that changes is refused naming it", func(t *testing.T) {
-		wantStatus(t, terraform(t, srv, http.MethodPatch, flagPath("tf", "checkout"), []patchOp{replace("/key", "checkout"), replace("/kind", "boolean"), replace("/description", "kept")}), http.StatusOK)
-		wantError(t, terraform(t, srv, http.MethodPatch, flagPath("tf", "checkout"), []patchOp{replace("/description", "lost"), replace("/kind", "multivariate")}),
+		apptest.WantStatus(t, terraform(t, srv, http.MethodPatch, flagPath("tf", "checkout"), []apptest.PatchOp{apptest.Replace("/key", "checkout"), apptest.Replace("/kind", "boolean"), apptest.Replace("/description", "kept")}), http.StatusOK)
+		apptest.WantError(t, terraform(t, srv, http.MethodPatch, flagPath("tf", "checkout"), []apptest.PatchOp{apptest.Replace("/description", "lost"), apptest.Replace("/kind", "multivariate")}),
 			http.StatusBadRequest, "invalid_request", "kind")
 		if got := terraform(t, srv, http.MethodGet, flagPath("tf", "checkout"), nil).Map(t)["description"]; got != "kept" {
 			t.Errorf("description %v after a refused patch, want kept", got)
@@ -368,27 +368,27 @@ func TestTerraformFlagUpdate(t *testing.T) {
 
 func TestTerraformFlagEnvironmentDestroy(t *testing.T) {
 	srv := apptest.New(t)
-	wantStatus(t, terraform(t, srv, http.MethodPost, api+"/projects", map[string]any{"key": "tf", "name": "Terraform"}), http.StatusCreated)
+	apptest.WantStatus(t, terraform(t, srv, http.MethodPost, api+"/projects", map[string]any{"key": "tf", "name": "Terraform"}), http.StatusCreated)
 	terraformFlag(t, srv, "gate")
 	terraformFlag(t, srv, "checkout")
 	prod := func(path string) string { return "/environments/production/" + path }
 
 	// The provider's launchdarkly_feature_flag_environment create: targeting in production.
-	wantStatus(t, terraform(t, srv, http.MethodPatch, flagPath("tf", "checkout"), map[string]any{"comment": "Terraform", "patch": []patchOp{
-		replace(prod("on"), true),
-		replace(prod("offVariation"), 0),
-		replace(prod("trackEvents"), true),
-		replace(prod("rules"), []map[string]any{{"variation": 0, "clauses": []map[string]any{{"attribute": "email", "op": "endsWith", "values": []string{"@example.com"}, "negate": false}}}}),
-		replace(prod("prerequisites"), []map[string]any{{"key": "gate", "variation": 0}}),
-		replace(prod("targets"), []map[string]any{{"values": []string{"alice"}, "variation": 0}}),
-		replace(prod("contextTargets"), []map[string]any{{"contextKind": "org", "values": []string{"acme"}, "variation": 1}}),
-		replace(prod("fallthrough"), map[string]any{"variation": 1}),
+	apptest.WantStatus(t, terraform(t, srv, http.MethodPatch, flagPath("tf", "checkout"), map[string]any{"comment": "Terraform", "patch": []apptest.PatchOp{
+		apptest.Replace(prod("on"), true),
+		apptest.Replace(prod("offVariation"), 0),
+		apptest.Replace(prod("trackEvents"), true),
+		apptest.Replace(prod("rules"), []map[string]any{{"variation": 0, "clauses": []map[string]any{{"attribute": "email", "op": "endsWith", "values": []string{"@example.com"}, "negate": false}}}}),
+		apptest.Replace(prod("prerequisites"), []map[string]any{{"key": "gate", "variation": 0}}),
+		apptest.Replace(prod("targets"), []map[string]any{{"values": []string{"alice"}, "variation": 0}}),
+		apptest.Replace(prod("contextTargets"), []map[string]any{{"contextKind": "org", "values": []string{"acme"}, "variation": 1}}),
+		apptest.Replace(prod("fallthrough"), map[string]any{"variation": 1}),
 	}}), http.StatusOK)
 
 	for _, path := range []string{"/environments/production/fallthoughs", "/environments/production/fallthoug", "/fallthough", "/environments/production/rules/fallthough"} {
 		t.Run("the misspelling is no alias at "+path, func(t *testing.T) {
 			before := terraform(t, srv, http.MethodGet, flagPath("tf", "checkout"), nil).Map(t)
-			res := terraform(t, srv, http.MethodPatch, flagPath("tf", "checkout"), map[string]any{"comment": "Terraform", "patch": []patchOp{replace(prod("on"), false), replace(path, map[string]any{"variation": 0})}})
+			res := terraform(t, srv, http.MethodPatch, flagPath("tf", "checkout"), map[string]any{"comment": "Terraform", "patch": []apptest.PatchOp{apptest.Replace(prod("on"), false), apptest.Replace(path, map[string]any{"variation": 0})}})
 			if res.Status != http.StatusBadRequest && res.Status != http.StatusUnprocessableEntity {
 				t.Fatalf("status %d, want 400 or 422: %s", res.Status, res.Body)
 			}
@@ -401,17 +401,17 @@ func TestTerraformFlagEnvironmentDestroy(t *testing.T) {
 	t.Run("the provider's destroy resets the environment's targeting", func(t *testing.T) {
 		// It reads the flag first, for its off variation: the last one.
 		vars := terraform(t, srv, http.MethodGet, flagPath("tf", "checkout"), nil).Map(t)["variations"].([]any)
-		res := terraform(t, srv, http.MethodPatch, flagPath("tf", "checkout"), map[string]any{"comment": "Terraform", "patch": []patchOp{
-			replace(prod("on"), false),
-			replace(prod("rules"), []any{}),
-			replace(prod("trackEvents"), false),
-			replace(prod("prerequisites"), []any{}),
-			replace(prod("offVariation"), len(vars)-1),
-			replace(prod("targets"), []any{}),
-			replace(prod("contextTargets"), []any{}),
-			replace(prod("fallthough"), map[string]any{"variation": 0}),
+		res := terraform(t, srv, http.MethodPatch, flagPath("tf", "checkout"), map[string]any{"comment": "Terraform", "patch": []apptest.PatchOp{
+			apptest.Replace(prod("on"), false),
+			apptest.Replace(prod("rules"), []any{}),
+			apptest.Replace(prod("trackEvents"), false),
+			apptest.Replace(prod("prerequisites"), []any{}),
+			apptest.Replace(prod("offVariation"), len(vars)-1),
+			apptest.Replace(prod("targets"), []any{}),
+			apptest.Replace(prod("contextTargets"), []any{}),
+			apptest.Replace(prod("fallthough"), map[string]any{"variation": 0}),
 		}})
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		env := terraform(t, srv, http.MethodGet, flagPath("tf", "checkout")+"?env=production", nil).Map(t)["environments"].(map[string]any)["production"].(map[string]any)
 		want := map[string]any{"on": false, "trackEvents": false, "offVariation": float64(len(vars) - 1), "fallthrough": map[string]any{"variation": 0.0}}
 		for f, w := range want {
@@ -436,7 +436,7 @@ const ldSemanticPatch = "application/json; domain-model=launchdarkly.semanticpat
 // that would leave a clause empty, a variation still served) still fail.
 func TestRemoveInstructionsWhoseResultHoldsAreNoOps(t *testing.T) {
 	srv := apptest.New(t)
-	wantStatus(t, terraform(t, srv, http.MethodPost, api+"/projects", map[string]any{"key": "tf", "name": "Terraform"}), http.StatusCreated)
+	apptest.WantStatus(t, terraform(t, srv, http.MethodPost, api+"/projects", map[string]any{"key": "tf", "name": "Terraform"}), http.StatusCreated)
 	terraformFlag(t, srv, "gate")
 	f := terraformFlag(t, srv, "checkout")
 	var vids []string
@@ -446,11 +446,11 @@ func TestRemoveInstructionsWhoseResultHoldsAreNoOps(t *testing.T) {
 	semantic := func(path string, body map[string]any) *apptest.Response {
 		return terraform(t, srv, http.MethodPatch, path, body, "Content-Type", ldSemanticPatch)
 	}
-	wantStatus(t, semantic(flagPath("tf", "checkout"), map[string]any{"environmentKey": "production", "instructions": []any{
+	apptest.WantStatus(t, semantic(flagPath("tf", "checkout"), map[string]any{"environmentKey": "production", "instructions": []any{
 		instr("addRule", "variationId", vids[0], "clauses", []any{map[string]any{"attribute": "country", "op": "in", "values": []string{"SE", "NO"}}}),
 		instr("addUserTargets", "values", []string{"alice"}, "variationId", vids[0]),
 	}}), http.StatusOK)
-	wantStatus(t, terraform(t, srv, http.MethodPost, api+"/teams", map[string]any{"key": "ops", "name": "Ops"}), http.StatusCreated)
+	apptest.WantStatus(t, terraform(t, srv, http.MethodPost, api+"/teams", map[string]any{"key": "ops", "name": "Ops"}), http.StatusCreated)
 	var rule struct {
 		ID      string `json:"_id"`
 		Clauses []struct {
@@ -524,14 +524,14 @@ func TestRemoveInstructionsWhoseResultHoldsAreNoOps(t *testing.T) {
 				t.Fatalf("no request for %q", tc.name)
 			}
 			before := terraform(t, srv, http.MethodGet, tc.read, nil)
-			wantStatus(t, before, http.StatusOK)
+			apptest.WantStatus(t, before, http.StatusOK)
 			res := semantic(tc.path, tc.body)
 			if tc.status != 0 {
-				wantError(t, res, tc.status, "patch_failed", tc.part)
+				apptest.WantError(t, res, tc.status, "patch_failed", tc.part)
 			} else {
-				wantStatus(t, res, http.StatusOK)
+				apptest.WantStatus(t, res, http.StatusOK)
 			}
-			if after := terraform(t, srv, http.MethodGet, tc.read, nil); !sameJSON(t, before.Body, after.Body) {
+			if after := terraform(t, srv, http.MethodGet, tc.read, nil); !apptest.SameJSON(t, before.Body, after.Body) {
 				t.Errorf("%s changed:\nbefore %s\nafter  %s", tc.read, before.Body, after.Body)
 			}
 		})

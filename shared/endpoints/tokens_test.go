@@ -72,7 +72,7 @@ func createTokenAs(t testing.TB, srv *apptest.Server, caller string, body map[st
 func readToken(t testing.TB, srv *apptest.Server, id string) tokenDoc {
 	t.Helper()
 	res := srv.Do(t, http.MethodGet, tokenPath(id), nil)
-	wantStatus(t, res, http.StatusOK)
+	apptest.WantStatus(t, res, http.StatusOK)
 	var d tokenDoc
 	res.JSON(t, &d)
 	return d
@@ -82,7 +82,7 @@ func readToken(t testing.TB, srv *apptest.Server, id string) tokenDoc {
 func listTokens(t testing.TB, srv *apptest.Server, query string) []tokenDoc {
 	t.Helper()
 	res := srv.Do(t, http.MethodGet, tokensPath+query, nil)
-	wantStatus(t, res, http.StatusOK)
+	apptest.WantStatus(t, res, http.StatusOK)
 	var out struct {
 		Items []tokenDoc `json:"items"`
 	}
@@ -125,7 +125,7 @@ func TestTokens(t *testing.T) {
 	var value string
 	t.Run("a create answers 201 with the whole api-<uuid v4> value, once", func(t *testing.T) {
 		res := srv.Do(t, http.MethodPost, tokensPath, map[string]any{"name": "ci", "description": "for CI", "role": "writer"})
-		wantStatus(t, res, http.StatusCreated)
+		apptest.WantStatus(t, res, http.StatusCreated)
 		res.JSON(t, &created)
 		value = created.Token
 		if !tokenValuePattern.MatchString(value) {
@@ -167,8 +167,8 @@ func TestTokens(t *testing.T) {
 		}
 	})
 	t.Run("the value authenticates requests, raw or after Bearer", func(t *testing.T) {
-		wantStatus(t, srv.Do(t, http.MethodGet, api+"/projects", nil, "Authorization", value), http.StatusOK)
-		wantStatus(t, srv.Do(t, http.MethodGet, api+"/projects", nil, "Authorization", "Bearer "+value), http.StatusOK)
+		apptest.WantStatus(t, srv.Do(t, http.MethodGet, api+"/projects", nil, "Authorization", value), http.StatusOK)
+		apptest.WantStatus(t, srv.Do(t, http.MethodGet, api+"/projects", nil, "Authorization", "Bearer "+value), http.StatusOK)
 	})
 	t.Run("lastUsed appears after the token is used", func(t *testing.T) {
 		id, fresh := srv.MustCreateToken(t, map[string]any{"name": "fresh", "role": "reader"})
@@ -176,7 +176,7 @@ func TestTokens(t *testing.T) {
 			t.Fatalf("an unused token has lastUsed %d", got)
 		}
 		before := time.Now().UnixMilli()
-		wantStatus(t, srv.Do(t, http.MethodGet, api+"/projects", nil, "Authorization", fresh), http.StatusOK)
+		apptest.WantStatus(t, srv.Do(t, http.MethodGet, api+"/projects", nil, "Authorization", fresh), http.StatusOK)
 		after := time.Now().UnixMilli()
 		got := int64(readToken(t, srv, id).LastUsed)
 		if got < before || got > after {
@@ -205,8 +205,8 @@ func TestTokens(t *testing.T) {
 			{"/defaultApiVersion", 20220603, func(d tokenDoc) bool { return d.DefaultAPIVersion == 20220603 }},
 		} {
 			t.Run(c.path, func(t *testing.T) {
-				res := srv.Do(t, http.MethodPatch, tokenPath(id), []patchOp{replace(c.path, c.value)})
-				wantStatus(t, res, http.StatusOK)
+				res := srv.Do(t, http.MethodPatch, tokenPath(id), []apptest.PatchOp{apptest.Replace(c.path, c.value)})
+				apptest.WantStatus(t, res, http.StatusOK)
 				var d tokenDoc
 				res.JSON(t, &d)
 				if !c.check(d) || !c.check(readToken(t, srv, id)) {
@@ -228,8 +228,8 @@ func TestTokens(t *testing.T) {
 		if d, ok := res.Map(t)["description"]; !ok || d != "" {
 			t.Fatalf("description is shown as %v (present %v)", d, ok)
 		}
-		res = srv.Do(t, http.MethodPatch, tokenPath(id), []patchOp{replace("/description", "now described")})
-		wantStatus(t, res, http.StatusOK)
+		res = srv.Do(t, http.MethodPatch, tokenPath(id), []apptest.PatchOp{apptest.Replace("/description", "now described")})
+		apptest.WantStatus(t, res, http.StatusOK)
 		if got := readToken(t, srv, id).Description; got != "now described" {
 			t.Errorf("description %q", got)
 		}
@@ -240,33 +240,33 @@ func TestTokens(t *testing.T) {
 			"/serviceToken": true, "/memberId": "someone", "/token": "api-00000000-0000-4000-8000-000000000000", "/_id": "x",
 			"/ownerId": "x", "/hash": "00", "/ending": "abcd", "/expiry": 1, "/lastUsed": 1, "/creationDate": 1,
 		} {
-			res := srv.Do(t, http.MethodPatch, tokenPath(id), []patchOp{replace(path, v)})
-			wantError(t, res, http.StatusBadRequest, "invalid_request", path)
+			res := srv.Do(t, http.MethodPatch, tokenPath(id), []apptest.PatchOp{apptest.Replace(path, v)})
+			apptest.WantError(t, res, http.StatusBadRequest, "invalid_request", path)
 		}
 		if d := readToken(t, srv, id); d.ServiceToken || d.MemberID != ownerID {
 			t.Errorf("a refused patch changed the token: %+v", d)
 		}
 	})
 	t.Run("rights that do not parse or do not exist are refused with 400", func(t *testing.T) {
-		wantError(t, srv.Do(t, http.MethodPost, tokensPath, map[string]any{"name": "x", "role": "superuser"}), http.StatusBadRequest, "invalid_request", "role")
-		wantError(t, srv.Do(t, http.MethodPost, tokensPath, map[string]any{"name": "x", "customRoleIds": []string{"missing"}}), http.StatusBadRequest, "invalid_request", `"customRoleIds"[0]`, "missing")
-		wantError(t, srv.Do(t, http.MethodPost, tokensPath, map[string]any{"name": "x", "inlineRole": []map[string]any{{"effect": "maybe", "resources": []string{"proj/*"}, "actions": []string{"*"}}}}),
+		apptest.WantError(t, srv.Do(t, http.MethodPost, tokensPath, map[string]any{"name": "x", "role": "superuser"}), http.StatusBadRequest, "invalid_request", "role")
+		apptest.WantError(t, srv.Do(t, http.MethodPost, tokensPath, map[string]any{"name": "x", "customRoleIds": []string{"missing"}}), http.StatusBadRequest, "invalid_request", `"customRoleIds"[0]`, "missing")
+		apptest.WantError(t, srv.Do(t, http.MethodPost, tokensPath, map[string]any{"name": "x", "inlineRole": []map[string]any{{"effect": "maybe", "resources": []string{"proj/*"}, "actions": []string{"*"}}}}),
 			http.StatusBadRequest, "invalid_request", "inlineRole", "statement 0", "effect")
-		wantError(t, srv.Do(t, http.MethodPost, tokensPath, map[string]any{"name": "x"}), http.StatusBadRequest, "invalid_request", "role")
-		wantError(t, srv.Do(t, http.MethodPost, tokensPath, map[string]any{"name": " ", "role": "reader"}), http.StatusBadRequest, "invalid_request", "name")
+		apptest.WantError(t, srv.Do(t, http.MethodPost, tokensPath, map[string]any{"name": "x"}), http.StatusBadRequest, "invalid_request", "role")
+		apptest.WantError(t, srv.Do(t, http.MethodPost, tokensPath, map[string]any{"name": " ", "role": "reader"}), http.StatusBadRequest, "invalid_request", "name")
 	})
 
 	t.Run("a writer cannot manage tokens at all", func(t *testing.T) {
 		_, writer := srv.MustCreateToken(t, map[string]any{"name": "writer", "role": "writer"})
 		victim, _ := srv.MustCreateToken(t, map[string]any{"name": "victim", "role": "reader"})
-		wantError(t, createTokenAs(t, srv, writer, map[string]any{"name": "mine", "role": "reader"}), http.StatusForbidden, "forbidden", "createAccessToken")
-		wantError(t, srv.Do(t, http.MethodPatch, tokenPath(victim), []patchOp{replace("/role", "admin")}, "Authorization", writer), http.StatusForbidden, "forbidden")
-		wantError(t, srv.Do(t, http.MethodPost, tokenPath(victim)+"/reset", nil, "Authorization", writer), http.StatusForbidden, "forbidden", "resetAccessToken")
-		wantError(t, srv.Do(t, http.MethodDelete, tokenPath(victim), nil, "Authorization", writer), http.StatusForbidden, "forbidden", "deleteAccessToken")
+		apptest.WantError(t, createTokenAs(t, srv, writer, map[string]any{"name": "mine", "role": "reader"}), http.StatusForbidden, "forbidden", "createAccessToken")
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, tokenPath(victim), []apptest.PatchOp{apptest.Replace("/role", "admin")}, "Authorization", writer), http.StatusForbidden, "forbidden")
+		apptest.WantError(t, srv.Do(t, http.MethodPost, tokenPath(victim)+"/reset", nil, "Authorization", writer), http.StatusForbidden, "forbidden", "resetAccessToken")
+		apptest.WantError(t, srv.Do(t, http.MethodDelete, tokenPath(victim), nil, "Authorization", writer), http.StatusForbidden, "forbidden", "deleteAccessToken")
 	})
 	t.Run("a reader cannot make even a reader token", func(t *testing.T) {
 		_, reader := srv.MustCreateToken(t, map[string]any{"name": "reader", "role": "reader"})
-		wantError(t, createTokenAs(t, srv, reader, map[string]any{"name": "mine", "role": "reader"}), http.StatusForbidden, "forbidden")
+		apptest.WantError(t, createTokenAs(t, srv, reader, map[string]any{"name": "mine", "role": "reader"}), http.StatusForbidden, "forbidden")
 	})
 
 	// A token manager: may make and change tokens, and holds nothing else.
@@ -275,26 +275,26 @@ func TestTokens(t *testing.T) {
 	_, clerk := srv.MustCreateToken(t, map[string]any{"name": "clerk", "customRoleIds": []string{"token-clerk"}})
 
 	t.Run("nobody makes a token with more rights than they hold: a token clerk cannot make an admin token", func(t *testing.T) {
-		wantError(t, createTokenAs(t, srv, clerk, map[string]any{"name": "escalate", "role": "admin"}), http.StatusForbidden, "forbidden", "rights the caller does not")
-		wantError(t, createTokenAs(t, srv, clerk, map[string]any{"name": "escalate", "role": "writer"}), http.StatusForbidden, "forbidden")
-		wantError(t, createTokenAs(t, srv, clerk, map[string]any{"name": "escalate", "inlineRole": []map[string]any{
+		apptest.WantError(t, createTokenAs(t, srv, clerk, map[string]any{"name": "escalate", "role": "admin"}), http.StatusForbidden, "forbidden", "rights the caller does not")
+		apptest.WantError(t, createTokenAs(t, srv, clerk, map[string]any{"name": "escalate", "role": "writer"}), http.StatusForbidden, "forbidden")
+		apptest.WantError(t, createTokenAs(t, srv, clerk, map[string]any{"name": "escalate", "inlineRole": []map[string]any{
 			{"effect": "allow", "resources": []string{"proj/*"}, "actions": []string{"*"}},
 		}}), http.StatusForbidden, "forbidden")
 	})
 	var clerkMade string
 	t.Run("a token clerk can make a token with its own custom role, or the same statements inline", func(t *testing.T) {
 		res := createTokenAs(t, srv, clerk, map[string]any{"name": "clerk 2", "customRoleIds": []string{"token-clerk"}})
-		wantStatus(t, res, http.StatusCreated)
+		apptest.WantStatus(t, res, http.StatusCreated)
 		clerkMade, _ = res.Map(t)["_id"].(string)
-		wantStatus(t, createTokenAs(t, srv, clerk, map[string]any{"name": "clerk 3", "inlineRole": []any{clerkStatement}}), http.StatusCreated)
+		apptest.WantStatus(t, createTokenAs(t, srv, clerk, map[string]any{"name": "clerk 3", "inlineRole": []any{clerkStatement}}), http.StatusCreated)
 	})
 	t.Run("a token clerk can rename a token it made but not raise its role", func(t *testing.T) {
 		if clerkMade == "" {
 			t.Skip("no token was made by the clerk")
 		}
-		wantStatus(t, srv.Do(t, http.MethodPatch, tokenPath(clerkMade), []patchOp{replace("/name", "renamed by clerk")}, "Authorization", clerk), http.StatusOK)
-		wantError(t, srv.Do(t, http.MethodPatch, tokenPath(clerkMade), []patchOp{replace("/role", "admin")}, "Authorization", clerk), http.StatusForbidden, "forbidden")
-		wantError(t, srv.Do(t, http.MethodPatch, tokenPath(clerkMade), []patchOp{replace("/inlineRole", []map[string]any{
+		apptest.WantStatus(t, srv.Do(t, http.MethodPatch, tokenPath(clerkMade), []apptest.PatchOp{apptest.Replace("/name", "renamed by clerk")}, "Authorization", clerk), http.StatusOK)
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, tokenPath(clerkMade), []apptest.PatchOp{apptest.Replace("/role", "admin")}, "Authorization", clerk), http.StatusForbidden, "forbidden")
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, tokenPath(clerkMade), []apptest.PatchOp{apptest.Replace("/inlineRole", []map[string]any{
 			{"effect": "allow", "resources": []string{"proj/*"}, "actions": []string{"*"}},
 		})}, "Authorization", clerk), http.StatusForbidden, "forbidden")
 		if d := readToken(t, srv, clerkMade); d.Role != "" || len(d.InlineRole) != 0 {
@@ -312,7 +312,7 @@ func TestTokens(t *testing.T) {
 			t.Errorf("the clerk reset an admin token and received its new value; it now creates projects: %d",
 				srv.Do(t, http.MethodPost, api+"/projects", map[string]any{"key": "stolen", "name": "Stolen"}, "Authorization", stolen).Status)
 		}
-		wantError(t, res, http.StatusForbidden, "forbidden")
+		apptest.WantError(t, res, http.StatusForbidden, "forbidden")
 		if res.Status == http.StatusForbidden && works(t, srv, adminValue) != http.StatusOK {
 			t.Errorf("the refused reset still changed the admin token's value")
 		}
@@ -322,7 +322,7 @@ func TestTokens(t *testing.T) {
 	// member's cap by making a service token, which has no member.
 	t.Run("a member token cannot make a service token beyond its member's rights", func(t *testing.T) {
 		res := srv.Do(t, http.MethodPost, api+"/members", []map[string]any{{"email": "demoted@example.com", "role": "reader", "customRoles": []string{"token-clerk"}}})
-		wantStatus(t, res, http.StatusCreated)
+		apptest.WantStatus(t, res, http.StatusCreated)
 		var ms struct {
 			Items []struct {
 				ID string `json:"_id"`
@@ -331,36 +331,36 @@ func TestTokens(t *testing.T) {
 		res.JSON(t, &ms)
 		// An admin token kept by a member demoted to reader plus token-clerk.
 		_, demoted := srv.MustIssueToken(t, token.Spec{Name: "kept", Role: identity.RoleAdmin, MemberID: ms.Items[0].ID})
-		wantError(t, srv.Do(t, http.MethodPost, api+"/projects", map[string]any{"key": "capped", "name": "Capped"}, "Authorization", demoted), http.StatusForbidden, "forbidden")
+		apptest.WantError(t, srv.Do(t, http.MethodPost, api+"/projects", map[string]any{"key": "capped", "name": "Capped"}, "Authorization", demoted), http.StatusForbidden, "forbidden")
 		res = createTokenAs(t, srv, demoted, map[string]any{"name": "escape", "role": "admin", "serviceToken": true})
 		if res.Status == http.StatusCreated {
 			escaped, _ := res.Map(t)["token"].(string)
 			t.Errorf("the capped member token made an uncapped admin service token; it creates projects: %d",
 				srv.Do(t, http.MethodPost, api+"/projects", map[string]any{"key": "escaped", "name": "Escaped"}, "Authorization", escaped).Status)
 		}
-		wantError(t, res, http.StatusForbidden, "forbidden")
+		apptest.WantError(t, res, http.StatusForbidden, "forbidden")
 	})
 
 	t.Run("a deleted token stops working at once in the process that deleted it", func(t *testing.T) {
 		id, v := srv.MustCreateToken(t, map[string]any{"name": "doomed", "role": "reader"})
-		wantStatus(t, srv.Do(t, http.MethodGet, api+"/projects", nil, "Authorization", v), http.StatusOK) // now cached
-		wantStatus(t, srv.Do(t, http.MethodDelete, tokenPath(id), nil), http.StatusNoContent)
-		wantError(t, srv.Do(t, http.MethodGet, api+"/projects", nil, "Authorization", v), http.StatusUnauthorized, "unauthorized")
-		wantError(t, srv.Do(t, http.MethodGet, tokenPath(id), nil), http.StatusNotFound, "not_found")
-		wantError(t, srv.Do(t, http.MethodDelete, tokenPath(id), nil), http.StatusNotFound, "not_found")
+		apptest.WantStatus(t, srv.Do(t, http.MethodGet, api+"/projects", nil, "Authorization", v), http.StatusOK) // now cached
+		apptest.WantStatus(t, srv.Do(t, http.MethodDelete, tokenPath(id), nil), http.StatusNoContent)
+		apptest.WantError(t, srv.Do(t, http.MethodGet, api+"/projects", nil, "Authorization", v), http.StatusUnauthorized, "unauthorized")
+		apptest.WantError(t, srv.Do(t, http.MethodGet, tokenPath(id), nil), http.StatusNotFound, "not_found")
+		apptest.WantError(t, srv.Do(t, http.MethodDelete, tokenPath(id), nil), http.StatusNotFound, "not_found")
 		if _, ok := lookupItem(t, srv, v); ok {
 			t.Errorf("the lookup item of a deleted token is still stored")
 		}
 		// Another process (another Lambda instance) trusts what it has
 		// cached for up to token.CacheTTL; one that has not seen the token
 		// reads the store and refuses it at once.
-		wantError(t, srv.Reopen(t).Do(t, http.MethodGet, api+"/projects", nil, "Authorization", v), http.StatusUnauthorized, "unauthorized")
+		apptest.WantError(t, srv.Reopen(t).Do(t, http.MethodGet, api+"/projects", nil, "Authorization", v), http.StatusUnauthorized, "unauthorized")
 	})
 	t.Run("a reset gives a new value that works and stops the old one at once", func(t *testing.T) {
 		id, old := srv.MustCreateToken(t, map[string]any{"name": "reset me", "role": "reader"})
-		wantStatus(t, srv.Do(t, http.MethodGet, api+"/projects", nil, "Authorization", old), http.StatusOK) // now cached
+		apptest.WantStatus(t, srv.Do(t, http.MethodGet, api+"/projects", nil, "Authorization", old), http.StatusOK) // now cached
 		res := srv.Do(t, http.MethodPost, tokenPath(id)+"/reset", nil)
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		var d tokenDoc
 		res.JSON(t, &d)
 		if !tokenValuePattern.MatchString(d.Token) || d.Token == old || d.ID != id {
@@ -381,10 +381,10 @@ func TestTokens(t *testing.T) {
 	})
 	t.Run("a reset with a future expiry keeps the old value working until then", func(t *testing.T) {
 		id, old := srv.MustCreateToken(t, map[string]any{"name": "rotate me", "role": "reader"})
-		wantStatus(t, srv.Do(t, http.MethodGet, api+"/projects", nil, "Authorization", old), http.StatusOK)
+		apptest.WantStatus(t, srv.Do(t, http.MethodGet, api+"/projects", nil, "Authorization", old), http.StatusOK)
 		expiry := time.Now().Add(time.Hour).UnixMilli()
 		res := srv.Do(t, http.MethodPost, fmt.Sprintf("%s/reset?expiry=%d", tokenPath(id), expiry), nil)
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		newValue, _ := res.Map(t)["token"].(string)
 		if works(t, srv, newValue) != http.StatusOK || works(t, srv, old) != http.StatusOK {
 			t.Errorf("during the grace period the new value answers %d and the old %d", works(t, srv, newValue), works(t, srv, old))
@@ -413,7 +413,7 @@ func TestTokens(t *testing.T) {
 		if err := srv.Table.Put(t.Context(), stale, store.Cond{}); err != nil {
 			t.Fatal(err)
 		}
-		wantError(t, srv.Reopen(t).Do(t, http.MethodGet, api+"/projects", nil, "Authorization", old), http.StatusUnauthorized, "unauthorized", "expired")
+		apptest.WantError(t, srv.Reopen(t).Do(t, http.MethodGet, api+"/projects", nil, "Authorization", old), http.StatusUnauthorized, "unauthorized", "expired")
 	})
 	// BUG: the old value's lookup item made by a reset with an expiry is
 	// known to nothing afterwards: Service.Delete removes only the lookup of
@@ -423,8 +423,8 @@ func TestTokens(t *testing.T) {
 	t.Run("during a reset's grace period, deleting the token stops the old value too", func(t *testing.T) {
 		id, old := srv.MustCreateToken(t, map[string]any{"name": "rotate then delete", "role": "reader"})
 		res := srv.Do(t, http.MethodPost, fmt.Sprintf("%s/reset?expiry=%d", tokenPath(id), time.Now().Add(time.Hour).UnixMilli()), nil)
-		wantStatus(t, res, http.StatusOK)
-		wantStatus(t, srv.Do(t, http.MethodDelete, tokenPath(id), nil), http.StatusNoContent)
+		apptest.WantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, srv.Do(t, http.MethodDelete, tokenPath(id), nil), http.StatusNoContent)
 		if got := works(t, srv, old); got != http.StatusUnauthorized {
 			t.Errorf("the old value of a deleted token answers %d, want 401", got)
 		}
@@ -438,10 +438,10 @@ func TestTokens(t *testing.T) {
 	t.Run("during a reset's grace period, lowering the token's role lowers the old value's too", func(t *testing.T) {
 		id, old := srv.MustCreateToken(t, map[string]any{"name": "rotate then demote", "role": "writer"})
 		res := srv.Do(t, http.MethodPost, fmt.Sprintf("%s/reset?expiry=%d", tokenPath(id), time.Now().Add(time.Hour).UnixMilli()), nil)
-		wantStatus(t, res, http.StatusOK)
-		wantStatus(t, srv.Do(t, http.MethodPatch, tokenPath(id), []patchOp{replace("/role", "reader")}), http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, srv.Do(t, http.MethodPatch, tokenPath(id), []apptest.PatchOp{apptest.Replace("/role", "reader")}), http.StatusOK)
 		for name, s := range map[string]*apptest.Server{"this process": srv, "another process": srv.Reopen(t)} {
-			res := s.Do(t, http.MethodPatch, projectPath("p"), []patchOp{replace("/name", "by the old value")}, "Authorization", old)
+			res := s.Do(t, http.MethodPatch, projectPath("p"), []apptest.PatchOp{apptest.Replace("/name", "by the old value")}, "Authorization", old)
 			if res.Status != http.StatusForbidden {
 				t.Errorf("in %s the old value of a token demoted to reader still writes: %d", name, res.Status)
 			}
@@ -449,14 +449,14 @@ func TestTokens(t *testing.T) {
 	})
 	t.Run("a reset with an expiry in the past or not a number is refused", func(t *testing.T) {
 		id, _ := srv.MustCreateToken(t, map[string]any{"name": "bad reset", "role": "reader"})
-		wantError(t, srv.Do(t, http.MethodPost, fmt.Sprintf("%s/reset?expiry=%d", tokenPath(id), time.Now().Add(-time.Hour).UnixMilli()), nil), http.StatusBadRequest, "invalid_request", "expiry")
-		wantError(t, srv.Do(t, http.MethodPost, tokenPath(id)+"/reset?expiry=soon", nil), http.StatusBadRequest, "invalid_request", "expiry")
+		apptest.WantError(t, srv.Do(t, http.MethodPost, fmt.Sprintf("%s/reset?expiry=%d", tokenPath(id), time.Now().Add(-time.Hour).UnixMilli()), nil), http.StatusBadRequest, "invalid_request", "expiry")
+		apptest.WantError(t, srv.Do(t, http.MethodPost, tokenPath(id)+"/reset?expiry=soon", nil), http.StatusBadRequest, "invalid_request", "expiry")
 	})
 
 	var serviceID string
 	t.Run("a service token belongs to no member", func(t *testing.T) {
 		res := srv.Do(t, http.MethodPost, tokensPath, map[string]any{"name": "svc", "role": "reader", "serviceToken": true})
-		wantStatus(t, res, http.StatusCreated)
+		apptest.WantStatus(t, res, http.StatusCreated)
 		var d tokenDoc
 		res.JSON(t, &d)
 		serviceID = d.ID
@@ -486,8 +486,8 @@ func TestTokens(t *testing.T) {
 		}
 		for _, role := range []string{"reader", "writer"} {
 			_, v := srv.MustCreateToken(t, map[string]any{"name": role, "role": role})
-			wantError(t, srv.Do(t, http.MethodGet, tokensPath+"?showAll=true", nil, "Authorization", v), http.StatusForbidden, "forbidden", "showAll")
-			wantStatus(t, srv.Do(t, http.MethodGet, tokensPath, nil, "Authorization", v), http.StatusOK)
+			apptest.WantError(t, srv.Do(t, http.MethodGet, tokensPath+"?showAll=true", nil, "Authorization", v), http.StatusForbidden, "forbidden", "showAll")
+			apptest.WantStatus(t, srv.Do(t, http.MethodGet, tokensPath, nil, "Authorization", v), http.StatusOK)
 		}
 	})
 	// BUG: the showAll check in the getTokens handler reads the token's own
@@ -496,13 +496,13 @@ func TestTokens(t *testing.T) {
 	t.Run("showAll needs an admin member too: an admin token of a reader member is refused", func(t *testing.T) {
 		m := memberIDByEmail(t, srv, "demoted@example.com")
 		_, v := srv.MustIssueToken(t, token.Spec{Name: "capped admin", Role: identity.RoleAdmin, MemberID: m})
-		wantError(t, srv.Do(t, http.MethodGet, tokensPath+"?showAll=true", nil, "Authorization", v), http.StatusForbidden, "forbidden", "showAll")
+		apptest.WantError(t, srv.Do(t, http.MethodGet, tokensPath+"?showAll=true", nil, "Authorization", v), http.StatusForbidden, "forbidden", "showAll")
 	})
 	t.Run("a token of a removed member stops working", func(t *testing.T) {
 		id := memberIDByEmail(t, srv, "demoted@example.com")
 		_, v := srv.MustIssueToken(t, token.Spec{Name: "orphan", Role: identity.RoleReader, MemberID: id})
-		wantStatus(t, srv.Do(t, http.MethodDelete, api+"/members/"+id, nil), http.StatusNoContent)
-		wantError(t, srv.Do(t, http.MethodGet, api+"/projects", nil, "Authorization", v), http.StatusUnauthorized, "unauthorized")
+		apptest.WantStatus(t, srv.Do(t, http.MethodDelete, api+"/members/"+id, nil), http.StatusNoContent)
+		apptest.WantError(t, srv.Do(t, http.MethodGet, api+"/projects", nil, "Authorization", v), http.StatusUnauthorized, "unauthorized")
 	})
 }
 
@@ -523,19 +523,19 @@ func TestTokenHashesAtRest(t *testing.T) {
 	mk(map[string]any{"name": "plain", "role": "reader"})
 	mk(map[string]any{"name": "service", "role": "writer", "serviceToken": true})
 	patched, _ := mk(map[string]any{"name": "patched", "role": "reader"})
-	wantStatus(t, srv.Do(t, http.MethodPatch, tokenPath(patched), []patchOp{replace("/name", "patched again"), replace("/role", "writer")}), http.StatusOK)
+	apptest.WantStatus(t, srv.Do(t, http.MethodPatch, tokenPath(patched), []apptest.PatchOp{apptest.Replace("/name", "patched again"), apptest.Replace("/role", "writer")}), http.StatusOK)
 	reset, oldValue := mk(map[string]any{"name": "reset", "role": "reader"})
 	graced, gracedOld := mk(map[string]any{"name": "graced", "role": "reader"})
 	deleted, deletedValue := mk(map[string]any{"name": "deleted", "role": "reader"})
 	for id, query := range map[string]string{reset: "", graced: fmt.Sprintf("?expiry=%d", time.Now().Add(time.Hour).UnixMilli())} {
 		res := srv.Do(t, http.MethodPost, tokenPath(id)+"/reset"+query, nil)
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		v, _ := res.Map(t)["token"].(string)
 		values[v], live[v] = id, true
 		works(t, srv, v)
 	}
 	live[oldValue] = false
-	wantStatus(t, srv.Do(t, http.MethodDelete, tokenPath(deleted), nil), http.StatusNoContent)
+	apptest.WantStatus(t, srv.Do(t, http.MethodDelete, tokenPath(deleted), nil), http.StatusNoContent)
 	live[deletedValue] = false
 	if len(values) != 8 {
 		t.Fatalf("%d token values, want 8", len(values))

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/flagplane/flagplane/shared/app/apptest"
 	"github.com/flagplane/flagplane/shared/usage/usageapi"
 )
 
@@ -17,7 +18,7 @@ import (
 // environment (an SDK seen now, evaluations of the world's flag).
 func usageWorld(tb testing.TB, w *world) {
 	tb.Helper()
-	e := getEnv(tb, w.srv, w.project, "production")
+	e := apptest.GetEnv(tb, w.srv, w.project, "production")
 	body := `[{"kind":"index","creationDate":1,"context":{"kind":"user","key":"usage-u1"}},` +
 		`{"kind":"summary","startDate":1,"endDate":1700000000000,"features":{"` + w.flag + `":{"default":false,"contextKinds":["user"],"counters":[{"variation":0,"version":1,"value":true,"count":2}]}}}]`
 	res := w.srv.Do(tb, http.MethodPost, "/bulk", body, "Authorization", e["apiKey"].(string), "User-Agent", "GoClient/7.14.6", "X-LaunchDarkly-Event-Schema", "4")

@@ -22,7 +22,7 @@ func BenchmarkWebhookDelivery(b *testing.B) {
 			createHook(b, srv, map[string]any{"url": receivers[i].URL, "sign": true, "on": true,
 				"statements": []map[string]any{{"effect": "allow", "resources": []string{"proj/*:env/*"}, "actions": []string{"*"}}}})
 		}
-		emptyProject(b, srv, "p")
+		apptest.EmptyProject(b, srv, "p")
 		srv.MustCreateEnvironment(b, "p", "e", nil)
 		idle(b, srv)
 		base := make([]int, hooks)
@@ -31,7 +31,7 @@ func BenchmarkWebhookDelivery(b *testing.B) {
 		}
 		b.StartTimer()
 		for i := range changes {
-			res := srv.Do(b, http.MethodPatch, envPath("p", "e"), []patchOp{replace("/name", fmt.Sprintf("name %d", i))})
+			res := srv.Do(b, http.MethodPatch, envPath("p", "e"), []apptest.PatchOp{apptest.Replace("/name", fmt.Sprintf("name %d", i))})
 			if res.Status != http.StatusOK {
 				b.Fatalf("change %d: %d", i, res.Status)
 			}

@@ -72,7 +72,7 @@ func idle(tb testing.TB, srv *apptest.Server) {
 func createHook(tb testing.TB, srv *apptest.Server, body map[string]any) map[string]any {
 	tb.Helper()
 	res := srv.Do(tb, http.MethodPost, "/api/v2/webhooks", body)
-	wantStatus(tb, res, http.StatusOK)
+	apptest.WantStatus(tb, res, http.StatusOK)
 	return res.Map(tb)
 }
 
@@ -80,16 +80,16 @@ func TestWebhookResource(t *testing.T) {
 	srv := apptest.New(t)
 	t.Run("a URL on a loopback or private address is refused unless allowed", func(t *testing.T) {
 		for _, u := range []string{"http://127.0.0.1:9/x", "http://10.1.2.3/x", "http://169.254.169.254/latest", "http://[::1]/x"} {
-			wantError(t, srv.Do(t, http.MethodPost, "/api/v2/webhooks", map[string]any{"url": u, "sign": false, "on": true}), http.StatusBadRequest, "invalid_request", "url")
+			apptest.WantError(t, srv.Do(t, http.MethodPost, "/api/v2/webhooks", map[string]any{"url": u, "sign": false, "on": true}), http.StatusBadRequest, "invalid_request", "url")
 		}
 	})
 	t.Run("a URL that is not absolute http(s) is refused", func(t *testing.T) {
 		for _, u := range []string{"ftp://example.com/x", "/relative", "http://user:pw@example.com/x", "not a url"} {
-			wantError(t, srv.Do(t, http.MethodPost, "/api/v2/webhooks", map[string]any{"url": u, "sign": false, "on": true}), http.StatusBadRequest, "invalid_request", "url")
+			apptest.WantError(t, srv.Do(t, http.MethodPost, "/api/v2/webhooks", map[string]any{"url": u, "sign": false, "on": true}), http.StatusBadRequest, "invalid_request", "url")
 		}
 	})
 	t.Run("url, sign and on are required", func(t *testing.T) {
-		wantError(t, srv.Do(t, http.MethodPost, "/api/v2/webhooks", map[string]any{"url": "http://example.com/x", "on": true}), http.StatusBadRequest, "invalid_request", "sign")
+		apptest.WantError(t, srv.Do(t, http.MethodPost, "/api/v2/webhooks", map[string]any{"url": "http://example.com/x", "on": true}), http.StatusBadRequest, "invalid_request", "sign")
 	})
 
 	local := apptest.New(t, apptest.WithWebhookDelivery())
@@ -114,15 +114,15 @@ func TestWebhookResource(t *testing.T) {
 			{"op": "replace", "path": "/on", "value": false}, {"op": "replace", "path": "/name", "value": "renamed"},
 			{"op": "replace", "path": "/statements", "value": []map[string]any{{"effect": "allow", "resources": []string{"proj/*"}, "actions": []string{"*"}}}},
 		})
-		wantStatus(t, res, http.StatusOK)
+		apptest.WantStatus(t, res, http.StatusOK)
 		if got := res.Map(t); got["on"] != false || got["name"] != "renamed" {
 			t.Fatalf("patched %v", got)
 		}
-		wantError(t, local.Do(t, http.MethodPatch, "/api/v2/webhooks/"+id, []map[string]any{{"op": "replace", "path": "/_id", "value": "x"}}), http.StatusBadRequest, "invalid_request")
+		apptest.WantError(t, local.Do(t, http.MethodPatch, "/api/v2/webhooks/"+id, []map[string]any{{"op": "replace", "path": "/_id", "value": "x"}}), http.StatusBadRequest, "invalid_request")
 	})
 	t.Run("a deleted webhook is gone", func(t *testing.T) {
-		wantStatus(t, local.Do(t, http.MethodDelete, "/api/v2/webhooks/"+id, nil), http.StatusNoContent)
-		wantError(t, local.Do(t, http.MethodGet, "/api/v2/webhooks/"+id, nil), http.StatusNotFound, "not_found")
+		apptest.WantStatus(t, local.Do(t, http.MethodDelete, "/api/v2/webhooks/"+id, nil), http.StatusNoContent)
+		apptest.WantError(t, local.Do(t, http.MethodGet, "/api/v2/webhooks/"+id, nil), http.StatusNotFound, "not_found")
 	})
 }
 
@@ -141,7 +141,7 @@ func TestWebhookDelivery(t *testing.T) {
 	before := len(flaky.got())
 
 	const changes = 5
-	emptyProject(t, srv, "p")
+	apptest.EmptyProject(t, srv, "p")
 	for i := range changes - 1 {
 		srv.MustCreateEnvironment(t, "p", "e"+string(rune('a'+i)), nil)
 	}
