@@ -18,6 +18,7 @@ import (
 	"github.com/flagplane/flagplane/shared/jsondoc"
 	"github.com/flagplane/flagplane/shared/listing"
 	"github.com/flagplane/flagplane/shared/policy"
+	"github.com/flagplane/flagplane/shared/reps"
 	"github.com/flagplane/flagplane/shared/semanticpatch"
 )
 
@@ -61,10 +62,10 @@ type approvalRep struct {
 	ApprovalSettings        environment.ApprovalSettings `json:"approvalSettings"`
 	IntegrationConfig       any                          `json:"integrationConfig,omitempty"`
 
-	Flag         *flagRep         `json:"flag,omitempty"`
-	Resource     *flagRep         `json:"resource,omitempty"`
-	Project      *projectRep      `json:"project,omitempty"`
-	Environments []EnvironmentRep `json:"environments,omitempty"`
+	Flag         *flagRep           `json:"flag,omitempty"`
+	Resource     *flagRep           `json:"resource,omitempty"`
+	Project      *reps.Project      `json:"project,omitempty"`
+	Environments []reps.Environment `json:"environments,omitempty"`
 }
 
 type approvalsRep struct {
@@ -163,7 +164,7 @@ func (v *approvalView) rep(a *approval.Request) (approvalRep, error) {
 				return approvalRep{}, err
 			}
 			if p != nil {
-				pr := newProjectRep(v.r, p)
+				pr := reps.NewProject(v.r, p)
 				rep.Project = &pr
 			}
 		case "environments":
@@ -171,9 +172,9 @@ func (v *approvalView) rep(a *approval.Request) (approvalRep, error) {
 			if err != nil && !fault.Is(err, fault.NotFound) {
 				return approvalRep{}, err
 			}
-			rep.Environments = []EnvironmentRep{}
+			rep.Environments = []reps.Environment{}
 			if env != nil {
-				rep.Environments = append(rep.Environments, NewEnvironmentRep(v.r, env, v.s.Environments.ApprovalsEnabled()))
+				rep.Environments = append(rep.Environments, reps.NewEnvironment(v.r, env, v.s.Environments.ApprovalsEnabled()))
 			}
 		}
 	}

@@ -14,37 +14,11 @@ import (
 	"github.com/flagplane/flagplane/shared/reps"
 )
 
-// projectRep is a project as the API shows it.
-type projectRep struct {
-	Links                         api.Links                      `json:"_links"`
-	ID                            string                         `json:"_id"`
-	Key                           string                         `json:"key"`
-	Name                          string                         `json:"name"`
-	Tags                          []string                       `json:"tags"`
-	IncludeInSnippetByDefault     bool                           `json:"includeInSnippetByDefault"`
-	DefaultClientSideAvailability project.ClientSideAvailability `json:"defaultClientSideAvailability"`
-	DefaultReleasePipelineKey     string                         `json:"defaultReleasePipelineKey,omitempty"`
-	Environments                  *environmentsRep               `json:"environments,omitempty"`
-	Access                        policy.Access                  `json:"_access"`
-}
-
-func newProjectRep(r *http.Request, p *project.Project) projectRep {
-	return projectRep{
-		Access: reps.Access(r, policy.NewResource("proj", p.Key, p.Tags...), project.Actions),
-		Links: api.Links{
-			"self":         api.JSONLink(project.Href(p.Key)),
-			"environments": api.JSONLink(project.Href(p.Key) + "/environments"),
-		},
-		ID: p.ID, Key: p.Key, Name: p.Name, Tags: p.Tags, IncludeInSnippetByDefault: p.IncludeInSnippetByDefault,
-		DefaultClientSideAvailability: p.DefaultClientSideAvailability, DefaultReleasePipelineKey: p.DefaultReleasePipelineKey,
-	}
-}
-
 // withEnvironments is the project of a read with expand=environments: its
 // environments as a collection object (the reference's Project).
-func withEnvironments(r *http.Request, rep projectRep, envs []*environment.Environment, approvals bool) projectRep {
-	c := environmentsRep{Links: api.Self(project.Href(rep.Key) + "/environments"), TotalCount: int64(len(envs)),
-		Items: environmentReps(r, envs, approvals)}
+func withEnvironments(r *http.Request, rep reps.Project, envs []*environment.Environment, approvals bool) reps.Project {
+	c := reps.Environments{Links: api.Self(project.Href(rep.Key) + "/environments"), TotalCount: int64(len(envs)),
+		Items: reps.NewEnvironments(r, envs, approvals)}
 	rep.Environments = &c
 	return rep
 }
@@ -52,26 +26,18 @@ func withEnvironments(r *http.Request, rep projectRep, envs []*environment.Envir
 // projectChangeRep is the answer of a create or an update (the reference's
 // ProjectRep): the project with every environment, as an array.
 type projectChangeRep struct {
-	projectRep
-	Environments []EnvironmentRep `json:"environments"`
+	reps.Project
+	Environments []reps.Environment `json:"environments"`
 }
 
 func newProjectChangeRep(r *http.Request, p *project.Project, envs []*environment.Environment, approvals bool) projectChangeRep {
-	return projectChangeRep{projectRep: newProjectRep(r, p), Environments: environmentReps(r, envs, approvals)}
-}
-
-func environmentReps(r *http.Request, envs []*environment.Environment, approvals bool) []EnvironmentRep {
-	out := make([]EnvironmentRep, 0, len(envs))
-	for _, e := range envs {
-		out = append(out, NewEnvironmentRep(r, e, approvals))
-	}
-	return out
+	return projectChangeRep{Project: reps.NewProject(r, p), Environments: reps.NewEnvironments(r, envs, approvals)}
 }
 
 type projectsRep struct {
-	Links      api.Links    `json:"_links"`
-	TotalCount int64        `json:"totalCount"`
-	Items      []projectRep `json:"items"`
+	Links      api.Links      `json:"_links"`
+	TotalCount int64          `json:"totalCount"`
+	Items      []reps.Project `json:"items"`
 }
 
 // expandEnvironments reads expand=environments; any other value is refused.
@@ -92,7 +58,7 @@ func projectHandlers(s app.Services) map[string]api.Handler {
 	projects := s.Projects
 	approvals := s.Environments.ApprovalsEnabled()
 	allEnvironments := func(r *http.Request, key string) ([]*environment.Environment, error) {
-		res, err := s.Environments.List(r.Context(), key, environment.ListQuery{Limit: 1 << 31, Visible: environmentVisible(r)})
+		res, err := s.Environments.List(r.Context(), key, environment.ListQuery{Limit: 1 << 31, Visible: reps.EnvironmentVisible(r)})
 		return res.Items, err
 	}
 	return map[string]api.Handler{
@@ -113,10 +79,10 @@ func projectHandlers(s app.Services) map[string]api.Handler {
 			if err != nil {
 				return err
 			}
-			out := projectsRep{TotalCount: res.TotalCount, Items: make([]projectRep, 0, len(res.Items)),
+			out := projectsRep{TotalCount: res.TotalCount, Items: make([]reps.Project, 0, len(res.Items)),
 				Links: api.OffsetLinks("/api/v2/projects", q, offset, limit, res.TotalCount)}
 			for _, p := range res.Items {
-				rep := newProjectRep(r, p)
+				rep := reps.NewProject(r, p)
 				if expand {
 					envs, err := allEnvironments(r, p.Key)
 					if err != nil {
@@ -151,7 +117,7 @@ func projectHandlers(s app.Services) map[string]api.Handler {
 			if err != nil {
 				return err
 			}
-			rep := newProjectRep(r, p)
+			rep := reps.NewProject(r, p)
 			if expand {
 				envs, err := allEnvironments(r, key)
 				if err != nil {

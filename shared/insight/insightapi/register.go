@@ -14,12 +14,12 @@ import (
 	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/app"
 	"github.com/flagplane/flagplane/shared/audit"
-	"github.com/flagplane/flagplane/shared/endpoints"
 	"github.com/flagplane/flagplane/shared/environment"
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/identity"
 	"github.com/flagplane/flagplane/shared/insight"
 	"github.com/flagplane/flagplane/shared/policy"
+	"github.com/flagplane/flagplane/shared/reps"
 )
 
 // New is the insights group over a.
@@ -571,8 +571,8 @@ func expandGroup(r *http.Request, a *app.App, scores *groupScores, g *insight.Gr
 // shows it, but with its SDK and mobile keys only for callers who may read
 // the environment itself: reading an insight group must not hand out an
 // environment's secrets.
-func environmentRep(r *http.Request, e *environment.Environment, approvals bool) endpoints.EnvironmentRep {
-	rep := endpoints.NewEnvironmentRep(r, e, approvals)
+func environmentRep(r *http.Request, e *environment.Environment, approvals bool) reps.Environment {
+	rep := reps.NewEnvironment(r, e, approvals)
 	if !api.MayView(r, policy.NewResource("proj", e.ProjectKey).Child("env", e.Key), identity.ViewAction) {
 		rep.APIKey, rep.MobileKey = "", ""
 	}
