@@ -136,7 +136,7 @@ func adaptiveTriggerHandlers(s app.Services) map[string]api.Handler {
 			if err != nil {
 				return err
 			}
-			t, err := triggers.Authenticate(r.Context(), r.PathValue("triggerID"), sdkCredential(r.Header.Get("Authorization")))
+			t, err := triggers.Authenticate(r.Context(), r.PathValue("triggerID"), api.SDKCredential(r))
 			if err != nil {
 				return err
 			}

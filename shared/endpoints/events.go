@@ -7,7 +7,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"strings"
 	"time"
 
 	"golang.org/x/sync/semaphore"
@@ -88,7 +87,7 @@ func ingestHandler(s app.Services, budget payloadBudget, source string, kind env
 	return func(w http.ResponseWriter, r *http.Request) error {
 		secret := r.PathValue("clientSideId")
 		if kind != environment.ClientSideCredential {
-			secret = sdkCredential(r.Header.Get("Authorization"))
+			secret = api.SDKCredential(r)
 		}
 		env, err := s.Environments.ByCredential(r.Context(), kind, secret)
 		if err != nil {
@@ -163,16 +162,6 @@ func readPayload(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 
 func tooLarge() error {
 	return fault.New(fault.TooLarge, "the event payload is larger than %d bytes", ingest.MaxBody)
-}
-
-// sdkCredential is the key of an Authorization header: the key alone, as
-// server SDKs send it, or "api_key <key>", as mobile SDKs do.
-func sdkCredential(h string) string {
-	h = strings.TrimSpace(h)
-	if rest, ok := strings.CutPrefix(h, "api_key "); ok {
-		return strings.TrimSpace(rest)
-	}
-	return h
 }
 
 // checkShape refuses a body that is not JSON, or for events not an array:

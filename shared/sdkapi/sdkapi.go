@@ -68,19 +68,6 @@ type handlers struct {
 	o Options
 }
 
-// secret takes an SDK or mobile key from Authorization: the raw key, as
-// the server-side SDKs send it, or after "api_key " (mobile SDKs) or
-// "Bearer ".
-func secret(r *http.Request) string {
-	v := strings.TrimSpace(r.Header.Get("Authorization"))
-	for _, p := range []string{"api_key ", "bearer "} {
-		if len(v) > len(p) && strings.EqualFold(v[:len(p)], p) {
-			return strings.TrimSpace(v[len(p):])
-		}
-	}
-	return v
-}
-
 // snapshot authenticates the request's credential, counts it against
 // its rate limit and reads its environment's flags.
 func (h handlers) snapshot(w http.ResponseWriter, r *http.Request, kind environment.CredentialKind, cred string) (*sdkdata.Snapshot, error) {
@@ -138,7 +125,7 @@ func matches(header, etag string) bool {
 
 // latestAll is GET /sdk/latest-all: every live flag and no segments.
 func (h handlers) latestAll(w http.ResponseWriter, r *http.Request) error {
-	snap, err := h.snapshot(w, r, environment.ServerCredential, secret(r))
+	snap, err := h.snapshot(w, r, environment.ServerCredential, api.SDKCredential(r))
 	if err != nil {
 		return err
 	}
@@ -148,7 +135,7 @@ func (h handlers) latestAll(w http.ResponseWriter, r *http.Request) error {
 
 // latestFlags is GET /sdk/latest-flags: the flags alone.
 func (h handlers) latestFlags(w http.ResponseWriter, r *http.Request) error {
-	snap, err := h.snapshot(w, r, environment.ServerCredential, secret(r))
+	snap, err := h.snapshot(w, r, environment.ServerCredential, api.SDKCredential(r))
 	if err != nil {
 		return err
 	}
@@ -158,7 +145,7 @@ func (h handlers) latestFlags(w http.ResponseWriter, r *http.Request) error {
 
 // latestFlag is GET /sdk/latest-flags/{flagKey}: one flag.
 func (h handlers) latestFlag(w http.ResponseWriter, r *http.Request) error {
-	snap, err := h.snapshot(w, r, environment.ServerCredential, secret(r))
+	snap, err := h.snapshot(w, r, environment.ServerCredential, api.SDKCredential(r))
 	if err != nil {
 		return err
 	}
@@ -178,7 +165,7 @@ func (h handlers) evaluate(kind environment.CredentialKind, inBody bool) api.Han
 	return func(w http.ResponseWriter, r *http.Request) error {
 		cred := r.PathValue("clientSideId")
 		if kind == environment.MobileCredential {
-			cred = secret(r)
+			cred = api.SDKCredential(r)
 			if cred == "" {
 				return fault.New(fault.Unauthorized, "the Authorization header must carry the environment's mobile key")
 			}

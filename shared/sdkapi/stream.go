@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/environment"
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/sdkdata"
@@ -24,7 +25,7 @@ func (h handlers) stream(w http.ResponseWriter, r *http.Request) error {
 	}
 	// Opening a stream counts as a request of its credential; what it
 	// then sends does not.
-	cred := secret(r)
+	cred := api.SDKCredential(r)
 	if _, err := h.authenticate(w, r, environment.ServerCredential, cred); err != nil {
 		return err
 	}
