@@ -1,19 +1,14 @@
 package endpoints_test
 
 import (
-	"encoding/json"
-	"fmt"
-	"math"
 	"net/http"
-	"slices"
-	"sort"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/flagplane/flagplane/shared/sdkcontext"
 
 	"github.com/flagplane/flagplane/shared/app/apptest"
+	"github.com/flagplane/flagplane/shared/app/apptest/reference"
 	"github.com/flagplane/flagplane/shared/catalog"
 )
 
@@ -35,8 +30,9 @@ type answerRequest struct {
 // operation. A new operation gets its row here: the test fails for a built
 // operation without one.
 var answerRequests = map[string]func(tb testing.TB, w *world) answerRequest{
-	"getProjects": func(testing.TB, *world) answerRequest { return answerRequest{path: api + "/projects"} },
-	"getProject":  func(_ testing.TB, w *world) answerRequest { return answerRequest{path: projectPath(w.project)} },
+	"getProjects":    func(testing.TB, *world) answerRequest { return answerRequest{path: api + "/projects"} },
+	"getOpenapiSpec": func(testing.TB, *world) answerRequest { return answerRequest{path: api + "/openapi.json"} },
+	"getProject":     func(_ testing.TB, w *world) answerRequest { return answerRequest{path: projectPath(w.project)} },
 	"patchProject": func(_ testing.TB, w *world) answerRequest {
 		return patchOf(projectPath(w.project), apptest.Replace("/name", "Renamed"))
 	},
@@ -437,11 +433,14 @@ func TestAnswersCarryTheFieldsTheReferenceRequires(t *testing.T) {
 // (and answerQueries), with extra headers, in a subtest named for the
 // operation and what, and checks each answer with checkAnswer.
 func checkEveryAnswer(t *testing.T, what string, extra []string, types map[string]map[string]string) {
-	ref := loadReference(t)
+	ref, err := reference.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
 	w := newWorld(t)
 	for _, op := range builtOperations(w) {
 		t.Run(op.ID+" "+what, func(t *testing.T) {
-			rop, ok := ref.ops[op.ID]
+			rop, ok := ref.Op(op.ID)
 			if !ok {
 				t.Skipf("%s is flagplane's own (not in the reference)", op.ID)
 			}
@@ -464,43 +463,12 @@ func checkEveryAnswer(t *testing.T, what string, extra []string, types map[strin
 	}
 }
 
-// checkAnswer checks one answer of rop: a success status the reference
-// lists, and a body its schema accepts with types overriding the
-// reference's (specTypes: the spec's).
-func checkAnswer(t *testing.T, ref *reference, rop *refOp, res *apptest.Response, types map[string]map[string]string) {
+// checkAnswer checks one answer against the reference's operation rop.
+func checkAnswer(t *testing.T, ref *reference.Reference, rop *reference.Op, res *apptest.Response, types map[string]map[string]string) {
 	t.Helper()
-	if res.Status < 200 || res.Status > 299 {
-		t.Fatalf("status %d: %s", res.Status, res.Body)
-	}
-	s, ok := rop.Success[fmt.Sprint(res.Status)]
-	if !ok {
-		t.Errorf("status %d; the reference answers %v", res.Status, refSortedKeys(rop.Success))
-		for _, other := range rop.Success {
-			s = other
-		}
-	}
-	if s == nil {
-		if len(res.Body) != 0 {
-			t.Errorf("the reference answers %d without a body; flagplane sends %s", res.Status, res.Body)
-		}
-		return
-	}
-	var doc any
-	if err := json.Unmarshal(res.Body, &doc); err != nil {
-		t.Fatalf("the answer is not JSON: %v: %s", err, res.Body)
-	}
-	for _, p := range ref.check("", doc, s, types) {
+	for _, p := range ref.Check(rop, res.Status, res.Body, types) {
 		t.Error(p)
 	}
-}
-
-func refSortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // specTypes are the fields whose JSON type the spec's part 2 sets apart
@@ -520,121 +488,4 @@ var specTypes = map[string]map[string]string{
 	// (and its target, a Markdown sentence rather than the reference's object)
 	"AuditLogEntryRep":        {"date": "string", "target": "string"},
 	"AuditLogEntryListingRep": {"date": "string", "target": "string"},
-}
-
-// check walks an answer against a reference schema and returns what is
-// missing or of another type, each naming its place in the answer. types
-// overrides the reference's type of a field (specTypes: the spec's).
-func (r *reference) check(at string, v any, s *schema, types map[string]map[string]string) []string {
-	f := r.flatten(s)
-	if len(f.alts) > 0 && len(f.props) == 0 {
-		var first []string
-		for i, alt := range f.alts {
-			p := r.check(at, v, alt, types)
-			if len(p) == 0 {
-				return nil
-			}
-			if i == 0 {
-				first = p
-			}
-		}
-		return first
-	}
-	if v == nil {
-		return nil // null: the client keeps the zero value
-	}
-	if f.typ != "" {
-		if got := refJSONType(v); !refTypeFits(got, f.typ) {
-			return []string{fmt.Sprintf("%s is a JSON %s; the reference (%s) says %s", refPlace(at), got, refName(f.name), f.typ)}
-		}
-	}
-	var out []string
-	switch x := v.(type) {
-	case map[string]any:
-		for _, name := range f.required {
-			v, ok := x[name]
-			switch {
-			case !ok:
-				out = append(out, fmt.Sprintf("%s lacks %q, which the reference (%s) requires", refPlace(at), name, refName(f.name)))
-			case v == nil && !r.nullable(f.props[name]):
-				out = append(out, fmt.Sprintf("%s has %q null, which the reference (%s) requires", refPlace(at), name, refName(f.name)))
-			}
-		}
-		names := refSortedKeys(x)
-		for _, name := range names {
-			child := refJoin(at, name)
-			if want, ok := types[f.name][name]; ok {
-				if got := refJSONType(x[name]); x[name] != nil && got != want {
-					out = append(out, fmt.Sprintf("%s is a JSON %s; it should be %s (the spec's part 2 type, or for a dated LD-API-Version LaunchDarkly's)", child, got, want))
-				}
-				continue
-			}
-			if ps, ok := f.props[name]; ok {
-				out = append(out, r.check(child, x[name], ps, types)...)
-			} else if f.additional != nil {
-				out = append(out, r.check(child, x[name], f.additional, types)...)
-			}
-		}
-	case []any:
-		if f.items != nil {
-			for i, item := range x {
-				out = append(out, r.check(fmt.Sprintf("%s[%d]", at, i), item, f.items, types)...)
-			}
-		}
-	}
-	return out
-}
-
-// nullable reports whether a property's schema allows null.
-func (r *reference) nullable(s *schema) bool {
-	s, _ = r.resolve(s)
-	return s == nil || s.Nullable
-}
-
-func refName(name string) string {
-	if name == "" {
-		return "inline schema"
-	}
-	return name
-}
-
-func refPlace(at string) string {
-	if at == "" {
-		return "the answer"
-	}
-	return at
-}
-
-func refJoin(at, name string) string {
-	if at == "" {
-		return name
-	}
-	return at + "." + name
-}
-
-// refJSONType names the JSON type of a decoded value; whole numbers are integer.
-func refJSONType(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return "null"
-	case string:
-		return "string"
-	case bool:
-		return "boolean"
-	case float64:
-		if x == math.Trunc(x) {
-			return "integer"
-		}
-		return "number"
-	case []any:
-		return "array"
-	case map[string]any:
-		return "object"
-	}
-	return fmt.Sprintf("%T", v)
-}
-
-// refTypeFits reports whether a JSON value of type got satisfies want.
-func refTypeFits(got, want string) bool {
-	return got == want || (want == "number" && got == "integer") || slices.Contains(strings.Fields(want), got)
 }

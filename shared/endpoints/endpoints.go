@@ -24,7 +24,6 @@ import (
 // environment they act in, the flag and environment of an approval request.
 func Needs(s app.Services) map[string]api.Needs {
 	return map[string]api.Needs{
-		"patchEnvironment":        api.PatchNeeds("an environment", patch.ChangingActions(environment.PatchActions)),
 		"patchProject":            api.PatchNeeds("a project", patch.ChangingActions(project.PatchActions)),
 		"patchCustomRole":         api.PatchNeeds("a custom role", role.PatchActions),
 		"patchMember":             api.PatchNeeds("a member", member.PatchActions),
@@ -65,7 +64,7 @@ func envNeeds(list []flag.EnvAction) []api.Need {
 // Handlers returns every built operation's handler, by operation id.
 func Handlers(s app.Services) map[string]api.Handler {
 	h := map[string]api.Handler{}
-	for _, part := range []map[string]api.Handler{projectHandlers(s), environmentHandlers(s), auditHandlers(s), roleHandlers(s), memberHandlers(s), tokenHandlers(s), oauthHandlers(s), teamHandlers(s), webhookHandlers(s), evaluateHandlers(s), flagHandlers(s), expiringHandlers(s), approvalHandlers(s), eventHandlers(s), contextHandlers(s), applicationHandlers(s), adaptiveTriggerHandlers(s)} {
+	for _, part := range []map[string]api.Handler{projectHandlers(s), auditHandlers(s), roleHandlers(s), memberHandlers(s), tokenHandlers(s), oauthHandlers(s), teamHandlers(s), webhookHandlers(s), evaluateHandlers(s), flagHandlers(s), expiringHandlers(s), approvalHandlers(s), eventHandlers(s), contextHandlers(s), applicationHandlers(s), adaptiveTriggerHandlers(s)} {
 		for id, fn := range part {
 			h[id] = fn
 		}

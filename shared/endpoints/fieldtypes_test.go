@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/flagplane/flagplane/shared/app/apptest"
+	"github.com/flagplane/flagplane/shared/app/apptest/reference"
 )
 
 // The timestamp field types: every built resource read over HTTP, each
@@ -206,7 +208,7 @@ func tsCollect(v any, at []string, skip []string, out *[]tsFound) {
 	switch x := v.(type) {
 	case map[string]any:
 		for k, child := range x {
-			if len(at) == 0 && refContains(skip, k) || k == "_access" {
+			if len(at) == 0 && slices.Contains(skip, k) || k == "_access" {
 				continue
 			}
 			next := append(append([]string(nil), at...), k)
@@ -300,7 +302,7 @@ func TestTimestampFieldTypes(t *testing.T) {
 							continue
 						}
 						seen[field.path] = true
-						switch got := refJSONType(fv.value); {
+						switch got := reference.JSONType(fv.value); {
 						case got != field.typ:
 							t.Errorf("%s: %s is a JSON %s (%s), want %s", path, fv.path, got, tsShow(fv.value), field.typ)
 						case field.typ == "string" && fv.value.(string) == "0":

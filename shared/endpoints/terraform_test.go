@@ -11,6 +11,7 @@ import (
 	ldapi "github.com/launchdarkly/api-client-go/v17"
 
 	"github.com/flagplane/flagplane/shared/app/apptest"
+	"github.com/flagplane/flagplane/shared/app/apptest/reference"
 )
 
 // LaunchDarkly's Terraform provider (v2.26.2) through a whole lifecycle:
@@ -35,7 +36,7 @@ func jsonTypes(tb testing.TB, res *apptest.Response, fields ...string) map[strin
 	for _, f := range fields {
 		out[f] = "absent"
 		if v, ok := m[f]; ok {
-			out[f] = refJSONType(v)
+			out[f] = reference.JSONType(v)
 		}
 	}
 	return out

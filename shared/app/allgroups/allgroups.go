@@ -6,6 +6,7 @@ import (
 	"github.com/flagplane/flagplane/shared/app"
 	"github.com/flagplane/flagplane/shared/coderefs/coderefsapi"
 	"github.com/flagplane/flagplane/shared/destination/destinationapi"
+	"github.com/flagplane/flagplane/shared/environment/environmentapi"
 	"github.com/flagplane/flagplane/shared/endpoints"
 	"github.com/flagplane/flagplane/shared/featurestore/featurestoreapi"
 	"github.com/flagplane/flagplane/shared/flagimport/flagimportapi"
@@ -28,7 +29,7 @@ func List() []app.NewGroup {
 		endpoints.Contexts,
 		featurestoreapi.Delivery,
 		destinationapi.New,
-		endpoints.Environments,
+		environmentapi.New,
 		endpoints.Events,
 		flagimportapi.New,
 		endpoints.Flags,
