@@ -20,7 +20,7 @@ func TestPatchApprovalRequest(t *testing.T) {
 	srv := apptest.New(t)
 	srv.MustCreateProject(t, "p")
 	abc(t, srv, "p", "f")
-	members := inviteMembers(t, srv, map[string]any{"email": "a@example.com"}, map[string]any{"email": "b@example.com"})
+	members := apptest.InviteMembers(t, srv, map[string]any{"email": "a@example.com"}, map[string]any{"email": "b@example.com"})
 	apptest.WantStatus(t, srv.Do(t, http.MethodPost, api+"/teams", map[string]any{"key": "ops", "name": "Ops"}), http.StatusCreated)
 	req := apCreate(t, srv, "p", "f", map[string]any{"notifyMemberIds": []string{members[0].ID}}, instr("turnFlagOn"))
 

@@ -92,7 +92,7 @@ func applyReq(srv *apptest.Server, t testing.TB, id string) *apptest.Response {
 // reviewer invites a member and returns its id and an admin token of it.
 func reviewer(t testing.TB, srv *apptest.Server, email string) (string, string) {
 	t.Helper()
-	m := inviteMembers(t, srv, map[string]any{"email": email, "role": "writer"})[0]
+	m := apptest.InviteMembers(t, srv, map[string]any{"email": email, "role": "writer"})[0]
 	_, tok := srv.MustIssueToken(t, token.Spec{Name: email, Role: identity.RoleAdmin, MemberID: m.ID})
 	return m.ID, tok
 }
@@ -126,7 +126,7 @@ func TestApprovalRequestCreateAndRead(t *testing.T) {
 	srv := apptest.New(t)
 	srv.MustCreateProject(t, "p")
 	d := abc(t, srv, "p", "f")
-	m := inviteMembers(t, srv, map[string]any{"email": "n@example.com"})[0]
+	m := apptest.InviteMembers(t, srv, map[string]any{"email": "n@example.com"})[0]
 	apptest.WantStatus(t, srv.Do(t, http.MethodPost, api+"/teams", map[string]any{"key": "ops", "name": "Ops"}), http.StatusCreated)
 
 	var created apDoc
@@ -208,7 +208,7 @@ func TestApprovalRequestList(t *testing.T) {
 	srv.MustCreateProject(t, "q")
 	abc(t, srv, "p", "f")
 	abc(t, srv, "q", "g")
-	m := inviteMembers(t, srv, map[string]any{"email": "n@example.com"})[0]
+	m := apptest.InviteMembers(t, srv, map[string]any{"email": "n@example.com"})[0]
 	a := apCreate(t, srv, "p", "f", map[string]any{"notifyMemberIds": []string{m.ID}}, instr("turnFlagOn"))
 	b := apCreate(t, srv, "q", "g", nil, instr("turnFlagOff"))
 	_, tok := reviewer(t, srv, "r@example.com")

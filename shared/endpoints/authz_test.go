@@ -170,7 +170,7 @@ func newAZFixture(t *testing.T, srv *apptest.Server) *azFixture {
 		t.Fatalf("the audit log is empty: %s", res.Body)
 	}
 	f.auditID = log.Items[0].ID
-	f.ownerID = memberIDByEmail(t, srv, "owner@flagplane.local")
+	f.ownerID = apptest.MemberIDByEmail(t, srv, "owner@flagplane.local")
 	return f
 }
 
@@ -191,39 +191,8 @@ func (f *azFixture) invite(t testing.TB, email, role string) string {
 // role creates a custom role with the admin token and returns its key.
 func (f *azFixture) role(t testing.TB, key string, statements ...map[string]any) string {
 	t.Helper()
-	createRole(t, f.srv, key, "", statements...)
+	apptest.CreateRole(t, f.srv, key, "", statements...)
 	return key
-}
-
-// createRole creates a custom role (basePermissions "" leaves the default).
-func createRole(t testing.TB, srv *apptest.Server, key, basePermissions string, statements ...map[string]any) {
-	t.Helper()
-	body := map[string]any{"key": key, "name": "Role " + key, "policy": statements}
-	if basePermissions != "" {
-		body["basePermissions"] = basePermissions
-	}
-	apptest.WantStatus(t, srv.Do(t, http.MethodPost, api+"/roles", body), http.StatusCreated)
-}
-
-// memberIDByEmail finds a member in the list.
-func memberIDByEmail(t testing.TB, srv *apptest.Server, email string) string {
-	t.Helper()
-	res := srv.Do(t, http.MethodGet, api+"/members?limit=50", nil)
-	apptest.WantStatus(t, res, http.StatusOK)
-	var out struct {
-		Items []struct {
-			ID    string `json:"_id"`
-			Email string `json:"email"`
-		} `json:"items"`
-	}
-	res.JSON(t, &out)
-	for _, m := range out.Items {
-		if m.Email == email {
-			return m.ID
-		}
-	}
-	t.Fatalf("no member %s in %s", email, res.Body)
-	return ""
 }
 
 // azRequest is one request of the matrix.
@@ -467,16 +436,16 @@ func TestAuthorizationStatements(t *testing.T) {
 	srv.MustCreateEnvironment(t, "a", "locked", map[string]any{"tags": []string{"critical-tag"}})
 	srv.MustCreateEnvironment(t, "a", "open", nil)
 
-	createRole(t, srv, "no-prod-colors", "",
+	apptest.CreateRole(t, srv, "no-prod-colors", "",
 		map[string]any{"effect": "allow", "resources": []string{"proj/*:env/*"}, "actions": []string{"*"}},
 		map[string]any{"effect": "deny", "resources": []string{"proj/*:env/production"}, "actions": []string{"updateColor", "deleteEnvironment"}},
 	)
-	createRole(t, srv, "no-critical", "",
+	apptest.CreateRole(t, srv, "no-critical", "",
 		map[string]any{"effect": "allow", "resources": []string{"proj/*:env/*"}, "actions": []string{"*"}},
 		map[string]any{"effect": "deny", "resources": []string{"proj/*:env/*;critical-tag"}, "actions": []string{"*"}},
 	)
-	createRole(t, srv, "only-a", "", map[string]any{"effect": "allow", "resources": []string{"proj/a", "proj/a:env/*"}, "actions": []string{"*"}})
-	createRole(t, srv, "only-a-strict", "no_access", map[string]any{"effect": "allow", "resources": []string{"proj/a", "proj/a:env/*"}, "actions": []string{"*"}})
+	apptest.CreateRole(t, srv, "only-a", "", map[string]any{"effect": "allow", "resources": []string{"proj/a", "proj/a:env/*"}, "actions": []string{"*"}})
+	apptest.CreateRole(t, srv, "only-a-strict", "no_access", map[string]any{"effect": "allow", "resources": []string{"proj/a", "proj/a:env/*"}, "actions": []string{"*"}})
 	_, noProdColors := srv.MustCreateToken(t, map[string]any{"name": "no prod colors", "customRoleIds": []string{"no-prod-colors"}})
 	_, noCritical := srv.MustCreateToken(t, map[string]any{"name": "no critical", "customRoleIds": []string{"no-critical"}})
 	_, onlyA := srv.MustCreateToken(t, map[string]any{"name": "only a", "customRoleIds": []string{"only-a"}})

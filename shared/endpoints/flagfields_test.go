@@ -147,7 +147,7 @@ func TestFlagCustomProperties(t *testing.T) {
 		}
 		apptest.WantError(t, srv.Do(t, http.MethodPatch, flagPath("p", "edited"), []apptest.PatchOp{apptest.Add("/customProperties/x", jira("X-1"))}, "Authorization", reader),
 			http.StatusForbidden, "forbidden", "updateFlagCustomProperties")
-		createRole(t, srv, "custom-props", "", map[string]any{"effect": "allow", "resources": []string{"proj/p:env/*:flag/*"}, "actions": []string{"updateFlagCustomProperties"}})
+		apptest.CreateRole(t, srv, "custom-props", "", map[string]any{"effect": "allow", "resources": []string{"proj/p:env/*:flag/*"}, "actions": []string{"updateFlagCustomProperties"}})
 		_, tagger := srv.MustCreateToken(t, map[string]any{"name": "tagger", "customRoleIds": []string{"custom-props"}})
 		apptest.WantStatus(t, srv.Do(t, http.MethodPatch, flagPath("p", "edited"), []apptest.PatchOp{apptest.Add("/customProperties/x", jira("X-1"))}, "Authorization", tagger), http.StatusOK)
 		apptest.WantError(t, srv.Do(t, http.MethodPatch, flagPath("p", "edited"), []apptest.PatchOp{apptest.Replace("/name", "no")}, "Authorization", tagger),

@@ -61,8 +61,8 @@ func testFlagListShowsEveryChange(t *testing.T, sole bool) {
 	srv := apptest.New(t)
 	srv.App.Services.Audit.SetSoleWriter(sole)
 	srv.MustCreateProject(t, "p")
-	createRole(t, srv, "renamer", "", map[string]any{"effect": "allow", "resources": []string{"proj/p:env/*:flag/*"}, "actions": []string{"updateName"}})
-	createRole(t, srv, "describer", "", map[string]any{"effect": "allow", "resources": []string{"proj/p:env/*:flag/*"}, "actions": []string{"updateDescription"}})
+	apptest.CreateRole(t, srv, "renamer", "", map[string]any{"effect": "allow", "resources": []string{"proj/p:env/*:flag/*"}, "actions": []string{"updateName"}})
+	apptest.CreateRole(t, srv, "describer", "", map[string]any{"effect": "allow", "resources": []string{"proj/p:env/*:flag/*"}, "actions": []string{"updateDescription"}})
 	tokenID, tok := srv.MustCreateToken(t, map[string]any{"name": "r", "customRoleIds": []string{"renamer"}})
 	for _, k := range []string{"a", "b"} {
 		apptest.WantStatus(t, srv.Do(t, http.MethodPost, flagsPath("p"), map[string]any{"key": k, "name": "Flag " + k}), http.StatusCreated)

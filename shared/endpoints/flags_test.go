@@ -1474,7 +1474,7 @@ func TestFlagAuthorization(t *testing.T) {
 	srv.MustCreateProject(t, "p")
 	abc(t, srv, "p", "f")
 	_, reader := srv.MustCreateToken(t, map[string]any{"name": "r", "role": "reader"})
-	createRole(t, srv, "flag-switcher", "", map[string]any{"effect": "allow", "resources": []string{"proj/*:env/*:flag/*"}, "actions": []string{"updateOn"}})
+	apptest.CreateRole(t, srv, "flag-switcher", "", map[string]any{"effect": "allow", "resources": []string{"proj/*:env/*:flag/*"}, "actions": []string{"updateOn"}})
 	_, switcher := srv.MustCreateToken(t, map[string]any{"name": "s", "customRoleIds": []string{"flag-switcher"}})
 
 	t.Run("a reader may read a flag but not patch it", func(t *testing.T) {

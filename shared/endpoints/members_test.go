@@ -16,45 +16,11 @@ const membersPath = api + "/members"
 
 func memberPath(id string) string { return membersPath + "/" + id }
 
-// memberDoc is a member as the API shows it.
-type memberDoc struct {
-	ID            string   `json:"_id"`
-	Email         string   `json:"email"`
-	FirstName     string   `json:"firstName"`
-	LastName      string   `json:"lastName"`
-	Role          string   `json:"role"`
-	CustomRoles   []string `json:"customRoles"`
-	PendingInvite bool     `json:"_pendingInvite"`
-	Verified      bool     `json:"_verified"`
-	CreationDate  int64    `json:"creationDate"`
-	LastSeen      int64    `json:"_lastSeen"`
-	LastSeenMeta  *struct {
-		TokenID string `json:"tokenId"`
-	} `json:"_lastSeenMetadata"`
-	MFA string `json:"mfa"`
-}
-
-// inviteMembers invites with the admin token and returns the answer's members.
-func inviteMembers(t testing.TB, srv *apptest.Server, invites ...map[string]any) []memberDoc {
-	t.Helper()
-	res := srv.Do(t, http.MethodPost, membersPath, invites)
-	apptest.WantStatus(t, res, http.StatusCreated)
-	var out struct {
-		TotalCount int         `json:"totalCount"`
-		Items      []memberDoc `json:"items"`
-	}
-	res.JSON(t, &out)
-	if len(out.Items) != len(invites) || out.TotalCount != len(invites) {
-		t.Fatalf("%d invites answered with %d members (totalCount %d): %s", len(invites), len(out.Items), out.TotalCount, res.Body)
-	}
-	return out.Items
-}
-
-func readMember(t testing.TB, srv *apptest.Server, id string) memberDoc {
+func readMember(t testing.TB, srv *apptest.Server, id string) apptest.Member {
 	t.Helper()
 	res := srv.Do(t, http.MethodGet, memberPath(id), nil)
 	apptest.WantStatus(t, res, http.StatusOK)
-	var m memberDoc
+	var m apptest.Member
 	res.JSON(t, &m)
 	return m
 }
@@ -62,7 +28,7 @@ func readMember(t testing.TB, srv *apptest.Server, id string) memberDoc {
 func TestMembers(t *testing.T) {
 	srv := apptest.New(t)
 	srv.MustCreateProject(t, "a")
-	ownerID := memberIDByEmail(t, srv, "owner@flagplane.local")
+	ownerID := apptest.MemberIDByEmail(t, srv, "owner@flagplane.local")
 
 	t.Run("the bootstrap owner is a verified member with the owner role", func(t *testing.T) {
 		m := readMember(t, srv, ownerID)
@@ -71,9 +37,9 @@ func TestMembers(t *testing.T) {
 		}
 	})
 
-	var dev, ops memberDoc
+	var dev, ops apptest.Member
 	t.Run("an invite of an array answers 201 with the members, reader by default", func(t *testing.T) {
-		got := inviteMembers(t, srv,
+		got := apptest.InviteMembers(t, srv,
 			map[string]any{"email": "Dev@Example.com", "firstName": "Dev", "lastName": "One"},
 			map[string]any{"email": "ops@example.com", "role": "writer"},
 		)
@@ -96,7 +62,7 @@ func TestMembers(t *testing.T) {
 	}
 	t.Run("the list holds the owner and the invited members", func(t *testing.T) {
 		for _, email := range []string{"owner@flagplane.local", "dev@example.com", "ops@example.com"} {
-			memberIDByEmail(t, srv, email)
+			apptest.MemberIDByEmail(t, srv, email)
 		}
 	})
 	t.Run("an invite of an email already a member's, in any case, is refused with 409 and adds nobody", func(t *testing.T) {
@@ -105,7 +71,7 @@ func TestMembers(t *testing.T) {
 		apptest.WantError(t, srv.Do(t, http.MethodPost, membersPath, []map[string]any{{"email": "owner@flagplane.local"}}), http.StatusConflict, "conflict")
 		res = srv.Do(t, http.MethodGet, membersPath+"?limit=50", nil)
 		var list struct {
-			Items []memberDoc `json:"items"`
+			Items []apptest.Member `json:"items"`
 		}
 		res.JSON(t, &list)
 		for _, m := range list.Items {
@@ -164,13 +130,13 @@ func TestMembers(t *testing.T) {
 		apptest.WantError(t, srv.Do(t, http.MethodGet, memberPath(ops.ID), nil), http.StatusNotFound, "not_found")
 		apptest.WantError(t, srv.Do(t, http.MethodDelete, memberPath(ops.ID), nil), http.StatusNotFound, "not_found")
 		apptest.WantError(t, srv.Do(t, http.MethodPatch, memberPath(ops.ID), []apptest.PatchOp{apptest.Replace("/role", "reader")}), http.StatusNotFound, "not_found")
-		if again := inviteMembers(t, srv, map[string]any{"email": "ops@example.com"}); again[0].ID == ops.ID {
+		if again := apptest.InviteMembers(t, srv, map[string]any{"email": "ops@example.com"}); again[0].ID == ops.ID {
 			t.Errorf("the new member reuses the removed member's id")
 		}
 	})
 
 	t.Run("a member's role caps its tokens, and a raised role lifts the cap", func(t *testing.T) {
-		m := inviteMembers(t, srv, map[string]any{"email": "capped@example.com", "role": "reader"})[0]
+		m := apptest.InviteMembers(t, srv, map[string]any{"email": "capped@example.com", "role": "reader"})[0]
 		_, before := srv.MustIssueToken(t, token.Spec{Name: "before", Role: identity.RoleAdmin, MemberID: m.ID})
 		apptest.WantError(t, srv.Do(t, http.MethodPost, envsPath("a"), map[string]any{"key": "capped", "name": "x", "color": "000000"}, "Authorization", before), http.StatusForbidden, "forbidden")
 		apptest.WantStatus(t, srv.Do(t, http.MethodPatch, memberPath(m.ID), []apptest.PatchOp{apptest.Replace("/role", "writer")}), http.StatusOK)
@@ -181,8 +147,8 @@ func TestMembers(t *testing.T) {
 		apptest.WantError(t, srv.Do(t, http.MethodPost, api+"/tokens", map[string]any{"name": "x", "role": "reader"}, "Authorization", after), http.StatusForbidden, "forbidden")
 	})
 	t.Run("a member's custom roles grant their statements", func(t *testing.T) {
-		createRole(t, srv, "envs-of-a", "", stmt("allow", []string{"proj/a:env/*"}, []string{"createEnvironment"}))
-		m := inviteMembers(t, srv, map[string]any{"email": "reader-plus@example.com", "role": "reader", "customRoles": []string{"envs-of-a"}})[0]
+		apptest.CreateRole(t, srv, "envs-of-a", "", apptest.Statement("allow", []string{"proj/a:env/*"}, []string{"createEnvironment"}))
+		m := apptest.InviteMembers(t, srv, map[string]any{"email": "reader-plus@example.com", "role": "reader", "customRoles": []string{"envs-of-a"}})[0]
 		_, v := srv.MustIssueToken(t, token.Spec{Name: "plus", Role: identity.RoleAdmin, MemberID: m.ID})
 		apptest.WantStatus(t, srv.Do(t, http.MethodPost, envsPath("a"), map[string]any{"key": "by-reader-plus", "name": "x", "color": "000000"}, "Authorization", v), http.StatusCreated)
 		apptest.WantError(t, srv.Do(t, http.MethodDelete, envPath("a", "by-reader-plus"), nil, "Authorization", v), http.StatusForbidden, "forbidden")
@@ -193,8 +159,8 @@ func TestMembers(t *testing.T) {
 	// so such a member's tokens can do nothing at all, not even what the
 	// custom role allows. The role's basePermissions is never consulted.
 	t.Run("a member invited with custom roles only may do what they allow", func(t *testing.T) {
-		createRole(t, srv, "envs-of-a-only", "no_access", stmt("allow", []string{"proj/a", "proj/a:env/*"}, []string{"viewProject", "createEnvironment"}))
-		m := inviteMembers(t, srv, map[string]any{"email": "custom-only@example.com", "customRoles": []string{"envs-of-a-only"}})[0]
+		apptest.CreateRole(t, srv, "envs-of-a-only", "no_access", apptest.Statement("allow", []string{"proj/a", "proj/a:env/*"}, []string{"viewProject", "createEnvironment"}))
+		m := apptest.InviteMembers(t, srv, map[string]any{"email": "custom-only@example.com", "customRoles": []string{"envs-of-a-only"}})[0]
 		if m.Role != "no_access" {
 			t.Logf("a member invited with custom roles only has role %q", m.Role)
 		}
@@ -216,7 +182,7 @@ func TestMembers(t *testing.T) {
 
 func TestMembersShowWhenTheyWereLastSeen(t *testing.T) {
 	srv := apptest.New(t)
-	m := inviteMembers(t, srv, map[string]any{"email": "seen@example.com", "role": "reader"})[0]
+	m := apptest.InviteMembers(t, srv, map[string]any{"email": "seen@example.com", "role": "reader"})[0]
 	t.Run("a new member was never seen: _lastSeen is 0, with no metadata, and mfa is disabled", func(t *testing.T) {
 		res := srv.Do(t, http.MethodGet, memberPath(m.ID), nil)
 		apptest.WantStatus(t, res, http.StatusOK)
@@ -234,14 +200,14 @@ func TestMembersShowWhenTheyWereLastSeen(t *testing.T) {
 	after := time.Now().UnixMilli()
 	for _, c := range []struct {
 		name string
-		read func(t *testing.T) memberDoc
+		read func(t *testing.T) apptest.Member
 	}{
-		{"a member whose token was used shows when, and which token, on a read", func(t *testing.T) memberDoc { return readMember(t, srv, m.ID) }},
-		{"a member whose token was used shows when, and which token, in the list", func(t *testing.T) memberDoc {
+		{"a member whose token was used shows when, and which token, on a read", func(t *testing.T) apptest.Member { return readMember(t, srv, m.ID) }},
+		{"a member whose token was used shows when, and which token, in the list", func(t *testing.T) apptest.Member {
 			res := srv.Do(t, http.MethodGet, membersPath+"?filter=email:seen@example.com", nil)
 			apptest.WantStatus(t, res, http.StatusOK)
 			var out struct {
-				Items []memberDoc `json:"items"`
+				Items []apptest.Member `json:"items"`
 			}
 			res.JSON(t, &out)
 			if len(out.Items) != 1 {
@@ -249,10 +215,10 @@ func TestMembersShowWhenTheyWereLastSeen(t *testing.T) {
 			}
 			return out.Items[0]
 		}},
-		{"the caller's own member is read as me", func(t *testing.T) memberDoc {
+		{"the caller's own member is read as me", func(t *testing.T) apptest.Member {
 			res := srv.Do(t, http.MethodGet, memberPath("me"), nil, "Authorization", value)
 			apptest.WantStatus(t, res, http.StatusOK)
-			var d memberDoc
+			var d apptest.Member
 			res.JSON(t, &d)
 			return d
 		}},
@@ -273,8 +239,8 @@ func TestMembersShowWhenTheyWereLastSeen(t *testing.T) {
 
 func TestMemberListFilter(t *testing.T) {
 	srv := apptest.New(t)
-	createRole(t, srv, "deployers", "", stmt("allow", []string{"proj/*"}, []string{"viewProject"}))
-	ms := inviteMembers(t, srv,
+	apptest.CreateRole(t, srv, "deployers", "", apptest.Statement("allow", []string{"proj/*"}, []string{"viewProject"}))
+	ms := apptest.InviteMembers(t, srv,
 		map[string]any{"email": "ann@example.com", "firstName": "Ann", "lastName": "Lee", "role": "writer"},
 		map[string]any{"email": "bob@example.com", "firstName": "Bob", "role": "reader", "customRoles": []string{"deployers"}},
 		map[string]any{"email": "cat@example.com", "role": "admin"},
@@ -303,8 +269,8 @@ func TestMemberListFilter(t *testing.T) {
 			res := srv.Do(t, http.MethodGet, membersPath+"?limit=1000&filter="+url.QueryEscape(c.filter), nil)
 			apptest.WantStatus(t, res, http.StatusOK)
 			var out struct {
-				TotalCount int         `json:"totalCount"`
-				Items      []memberDoc `json:"items"`
+				TotalCount int              `json:"totalCount"`
+				Items      []apptest.Member `json:"items"`
 			}
 			res.JSON(t, &out)
 			got := []string{}
@@ -320,8 +286,8 @@ func TestMemberListFilter(t *testing.T) {
 		res := srv.Do(t, http.MethodGet, membersPath+"?filter=team:ops&limit=1&offset=1", nil)
 		apptest.WantStatus(t, res, http.StatusOK)
 		var out struct {
-			TotalCount int         `json:"totalCount"`
-			Items      []memberDoc `json:"items"`
+			TotalCount int              `json:"totalCount"`
+			Items      []apptest.Member `json:"items"`
 		}
 		res.JSON(t, &out)
 		if out.TotalCount != 2 || len(out.Items) != 1 || out.Items[0].Email != "bob@example.com" {

@@ -19,24 +19,12 @@ import (
 // as _ids, as the reference types them), members' customRoles and teams'
 // customRoleKeys (stored and shown as keys, as the reference names them).
 
-// roleID reads the _id of the custom role with key.
-func roleID(tb testing.TB, srv *apptest.Server, key string) string {
-	tb.Helper()
-	res := srv.Do(tb, http.MethodGet, api+"/roles/"+key, nil)
-	apptest.WantStatus(tb, res, http.StatusOK)
-	id, _ := res.Map(tb)["_id"].(string)
-	if id == "" {
-		tb.Fatalf("role %q has no _id: %s", key, res.Body)
-	}
-	return id
-}
-
 // envMakerRole creates a role that may create environments in project
 // a only, and returns its _id.
 func envMakerRole(tb testing.TB, srv *apptest.Server, key string) string {
 	tb.Helper()
-	createRole(tb, srv, key, "", map[string]any{"effect": "allow", "resources": []string{"proj/a:env/*"}, "actions": []string{"createEnvironment"}})
-	return roleID(tb, srv, key)
+	apptest.CreateRole(tb, srv, key, "", map[string]any{"effect": "allow", "resources": []string{"proj/a:env/*"}, "actions": []string{"createEnvironment"}})
+	return apptest.RoleID(tb, srv, key)
 }
 
 // canCreateEnv reports the status of creating an environment in project with value.
@@ -56,8 +44,8 @@ func TestTokensNameCustomRolesByIDOrKey(t *testing.T) {
 	apptest.EmptyProject(t, srv, "a")
 	apptest.EmptyProject(t, srv, "b")
 	makerID := envMakerRole(t, srv, "env-maker")
-	createRole(t, srv, "viewer", "", map[string]any{"effect": "allow", "resources": []string{"proj/*"}, "actions": []string{"viewProject"}})
-	viewerID := roleID(t, srv, "viewer")
+	apptest.CreateRole(t, srv, "viewer", "", map[string]any{"effect": "allow", "resources": []string{"proj/*"}, "actions": []string{"viewProject"}})
+	viewerID := apptest.RoleID(t, srv, "viewer")
 
 	for _, c := range []struct {
 		name  string
@@ -157,10 +145,10 @@ func TestTokensNameCustomRolesByIDOrKey(t *testing.T) {
 	})
 
 	t.Run("a role deleted and made again under its key does not pass its rights to tokens of the old one", func(t *testing.T) {
-		createRole(t, srv, "short", "", map[string]any{"effect": "allow", "resources": []string{"proj/a:env/*"}, "actions": []string{"createEnvironment"}})
+		apptest.CreateRole(t, srv, "short", "", map[string]any{"effect": "allow", "resources": []string{"proj/a:env/*"}, "actions": []string{"createEnvironment"}})
 		_, value := srv.MustCreateToken(t, map[string]any{"name": "short", "serviceToken": true, "customRoleIds": []string{"short"}})
 		apptest.WantStatus(t, srv.Do(t, http.MethodDelete, api+"/roles/short", nil), http.StatusNoContent)
-		createRole(t, srv, "short", "", map[string]any{"effect": "allow", "resources": []string{"proj/*:env/*"}, "actions": []string{"createEnvironment"}})
+		apptest.CreateRole(t, srv, "short", "", map[string]any{"effect": "allow", "resources": []string{"proj/*:env/*"}, "actions": []string{"createEnvironment"}})
 		fresh := srv.Reopen(t) // no cached rights
 		if got := canCreateEnv(t, fresh, value, "a", "env-short"); got != http.StatusForbidden {
 			t.Errorf("a token of the deleted role may still act: status %d", got)
@@ -213,23 +201,23 @@ func TestMembersAndTeamsNameCustomRolesByKeyOrID(t *testing.T) {
 	makerID := envMakerRole(t, srv, "env-maker")
 
 	t.Run("an invite takes a custom role by _id and shows its key", func(t *testing.T) {
-		m := inviteMembers(t, srv, map[string]any{"email": "by-id@example.com", "customRoles": []string{makerID}})[0]
+		m := apptest.InviteMembers(t, srv, map[string]any{"email": "by-id@example.com", "customRoles": []string{makerID}})[0]
 		if !slices.Equal(m.CustomRoles, []string{"env-maker"}) || !slices.Equal(readMember(t, srv, m.ID).CustomRoles, []string{"env-maker"}) {
 			t.Errorf("customRoles %v, want [env-maker]", m.CustomRoles)
 		}
 	})
 	t.Run("a member patch takes a custom role by _id, as LaunchDarkly's Terraform provider sends it, and shows its key", func(t *testing.T) {
-		m := inviteMembers(t, srv, map[string]any{"email": "patched@example.com"})[0]
+		m := apptest.InviteMembers(t, srv, map[string]any{"email": "patched@example.com"})[0]
 		res := srv.Do(t, http.MethodPatch, memberPath(m.ID), []apptest.PatchOp{apptest.Add("/customRoles/0", makerID)})
 		apptest.WantStatus(t, res, http.StatusOK)
-		var got memberDoc
+		var got apptest.Member
 		res.JSON(t, &got)
 		if !slices.Equal(got.CustomRoles, []string{"env-maker"}) {
 			t.Errorf("customRoles %v, want [env-maker]", got.CustomRoles)
 		}
 	})
 	t.Run("a member given a role by _id holds its rights", func(t *testing.T) {
-		m := inviteMembers(t, srv, map[string]any{"email": "acts@example.com", "customRoles": []string{makerID}})[0]
+		m := apptest.InviteMembers(t, srv, map[string]any{"email": "acts@example.com", "customRoles": []string{makerID}})[0]
 		_, value := srv.MustIssueToken(t, token.Spec{Name: "acts", Role: identity.RoleAdmin, MemberID: m.ID})
 		if got := canCreateEnv(t, srv, value, "a", "by-member"); got != http.StatusCreated {
 			t.Errorf("status %d, want 201", got)
@@ -252,7 +240,7 @@ func TestMembersAndTeamsNameCustomRolesByKeyOrID(t *testing.T) {
 			http.StatusBadRequest, "invalid_request", `"[0].customRoles"`, fmt.Sprint(member.MaxCustomRoles))
 	})
 	t.Run("a member patch naming a role that does not exist is refused with 400 and changes nothing", func(t *testing.T) {
-		m := inviteMembers(t, srv, map[string]any{"email": "kept@example.com", "customRoles": []string{"env-maker"}})[0]
+		m := apptest.InviteMembers(t, srv, map[string]any{"email": "kept@example.com", "customRoles": []string{"env-maker"}})[0]
 		apptest.WantError(t, srv.Do(t, http.MethodPatch, memberPath(m.ID), []apptest.PatchOp{apptest.Add("/customRoles/-", "ghost")}),
 			http.StatusBadRequest, "invalid_request", `"customRoles[1]"`, "ghost")
 		if got := readMember(t, srv, m.ID).CustomRoles; !slices.Equal(got, []string{"env-maker"}) {
@@ -284,7 +272,7 @@ func memberEmails(tb testing.TB, srv *apptest.Server) []string {
 	res := srv.Do(tb, http.MethodGet, membersPath+"?limit=1000", nil)
 	apptest.WantStatus(tb, res, http.StatusOK)
 	var out struct {
-		Items []memberDoc `json:"items"`
+		Items []apptest.Member `json:"items"`
 	}
 	res.JSON(tb, &out)
 	emails := make([]string, len(out.Items))

@@ -12,15 +12,10 @@ const rolesPath = api + "/roles"
 
 func rolePath(key string) string { return rolesPath + "/" + key }
 
-// stmt is one policy statement.
-func stmt(effect string, resources, actions []string) map[string]any {
-	return map[string]any{"effect": effect, "resources": resources, "actions": actions}
-}
-
 func TestCustomRoles(t *testing.T) {
 	srv := apptest.New(t)
 	srv.MustCreateProject(t, "a")
-	envWriter := stmt("allow", []string{"proj/a:env/*"}, []string{"createEnvironment", "updateName"})
+	envWriter := apptest.Statement("allow", []string{"proj/a:env/*"}, []string{"createEnvironment", "updateName"})
 
 	t.Run("a create answers 201 with the role and reader base permissions by default", func(t *testing.T) {
 		res := srv.Do(t, http.MethodPost, rolesPath, map[string]any{"key": "env-writer", "name": "Env writer", "description": "writes envs of a", "policy": []any{envWriter}})
@@ -61,9 +56,9 @@ func TestCustomRoles(t *testing.T) {
 			policy []any
 			parts  []string
 		}{
-			{"a specifier without a name", []any{envWriter, stmt("allow", []string{"proj/a:env"}, []string{"*"})}, []string{"statement 1", `"resources"[0]`, "proj/a:env"}},
-			{"an unknown effect", []any{stmt("permit", []string{"proj/*"}, []string{"*"})}, []string{"statement 0", `"effect"`, "permit"}},
-			{"an action with a bad character", []any{envWriter, envWriter, stmt("deny", []string{"proj/*"}, []string{"update-name"})}, []string{"statement 2", `"actions"[0]`}},
+			{"a specifier without a name", []any{envWriter, apptest.Statement("allow", []string{"proj/a:env"}, []string{"*"})}, []string{"statement 1", `"resources"[0]`, "proj/a:env"}},
+			{"an unknown effect", []any{apptest.Statement("permit", []string{"proj/*"}, []string{"*"})}, []string{"statement 0", `"effect"`, "permit"}},
+			{"an action with a bad character", []any{envWriter, envWriter, apptest.Statement("deny", []string{"proj/*"}, []string{"update-name"})}, []string{"statement 2", `"actions"[0]`}},
 			{"both resources and notResources", []any{map[string]any{"effect": "allow", "resources": []string{"proj/*"}, "notResources": []string{"proj/b"}, "actions": []string{"*"}}}, []string{"statement 0", "resources", "notResources"}},
 			{"no actions", []any{map[string]any{"effect": "allow", "resources": []string{"proj/*"}}}, []string{"statement 0", "actions"}},
 		} {
@@ -87,7 +82,7 @@ func TestCustomRoles(t *testing.T) {
 	})
 
 	t.Run("a patch changes name, description, policy and base permissions", func(t *testing.T) {
-		newPolicy := []any{envWriter, stmt("deny", []string{"proj/a:env/production"}, []string{"*"})}
+		newPolicy := []any{envWriter, apptest.Statement("deny", []string{"proj/a:env/production"}, []string{"*"})}
 		res := srv.Do(t, http.MethodPatch, rolePath("env-writer"), []apptest.PatchOp{
 			apptest.Replace("/name", "Environment writer"), apptest.Replace("/description", "changed"), apptest.Replace("/policy", newPolicy), apptest.Replace("/basePermissions", "no_access"),
 		})
@@ -98,7 +93,7 @@ func TestCustomRoles(t *testing.T) {
 		}
 	})
 	t.Run("a patch with a statement that does not parse is refused with 400 naming it", func(t *testing.T) {
-		res := srv.Do(t, http.MethodPatch, rolePath("env-writer"), []apptest.PatchOp{apptest.Add("/policy/-", stmt("allow", []string{"proj/a:"}, []string{"*"}))})
+		res := srv.Do(t, http.MethodPatch, rolePath("env-writer"), []apptest.PatchOp{apptest.Add("/policy/-", apptest.Statement("allow", []string{"proj/a:"}, []string{"*"}))})
 		apptest.WantError(t, res, http.StatusBadRequest, "invalid_request", "statement 2", `"resources"[0]`)
 		if got := srv.Do(t, http.MethodGet, rolePath("env-writer"), nil).Map(t); len(got["policy"].([]any)) != 2 {
 			t.Errorf("a refused patch changed the policy: %v", got["policy"])
@@ -115,20 +110,20 @@ func TestCustomRoles(t *testing.T) {
 	})
 
 	t.Run("a token's custom role grants what its statements allow", func(t *testing.T) {
-		createRole(t, srv, "grant-envs", "", envWriter)
+		apptest.CreateRole(t, srv, "grant-envs", "", envWriter)
 		_, v := srv.MustCreateToken(t, map[string]any{"name": "envs", "customRoleIds": []string{"grant-envs"}})
 		apptest.WantStatus(t, srv.Do(t, http.MethodPost, envsPath("a"), map[string]any{"key": "by-role", "name": "By role", "color": "000000"}, "Authorization", v), http.StatusCreated)
 		apptest.WantError(t, srv.Do(t, http.MethodDelete, envPath("a", "by-role"), nil, "Authorization", v), http.StatusForbidden, "forbidden", "deleteEnvironment")
 	})
 	t.Run("a patched policy applies to tokens resolved after the patch", func(t *testing.T) {
-		createRole(t, srv, "grows", "", envWriter)
+		apptest.CreateRole(t, srv, "grows", "", envWriter)
 		_, v := srv.MustCreateToken(t, map[string]any{"name": "grows", "customRoleIds": []string{"grows"}})
-		apptest.WantStatus(t, srv.Do(t, http.MethodPatch, rolePath("grows"), []apptest.PatchOp{apptest.Add("/policy/-", stmt("allow", []string{"proj/a:env/*"}, []string{"deleteEnvironment"}))}), http.StatusOK)
+		apptest.WantStatus(t, srv.Do(t, http.MethodPatch, rolePath("grows"), []apptest.PatchOp{apptest.Add("/policy/-", apptest.Statement("allow", []string{"proj/a:env/*"}, []string{"deleteEnvironment"}))}), http.StatusOK)
 		srv.MustCreateEnvironment(t, "a", "to-delete", nil)
 		apptest.WantStatus(t, srv.Do(t, http.MethodDelete, envPath("a", "to-delete"), nil, "Authorization", v), http.StatusNoContent)
 	})
 	t.Run("a delete answers 204 and the role is gone, with the rights it gave", func(t *testing.T) {
-		createRole(t, srv, "short-lived", "", envWriter)
+		apptest.CreateRole(t, srv, "short-lived", "", envWriter)
 		_, v := srv.MustCreateToken(t, map[string]any{"name": "short", "customRoleIds": []string{"short-lived"}})
 		apptest.WantStatus(t, srv.Do(t, http.MethodDelete, rolePath("short-lived"), nil), http.StatusNoContent)
 		apptest.WantError(t, srv.Do(t, http.MethodGet, rolePath("short-lived"), nil), http.StatusNotFound, "not_found")

@@ -58,9 +58,9 @@ func newTeamFixture(tb testing.TB) teamFixture {
 	apptest.EmptyProject(tb, srv, "a")
 	fx := teamFixture{srv: srv}
 	fx.deployers = envMakerRole(tb, srv, "deployers")
-	createRole(tb, srv, "auditors", "", map[string]any{"effect": "allow", "resources": []string{"proj/*"}, "actions": []string{"viewProject"}})
-	fx.auditor = roleID(tb, srv, "auditors")
-	ms := inviteMembers(tb, srv, map[string]any{"email": "ann@example.com"}, map[string]any{"email": "bob@example.com"}, map[string]any{"email": "cat@example.com"})
+	apptest.CreateRole(tb, srv, "auditors", "", map[string]any{"effect": "allow", "resources": []string{"proj/*"}, "actions": []string{"viewProject"}})
+	fx.auditor = apptest.RoleID(tb, srv, "auditors")
+	ms := apptest.InviteMembers(tb, srv, map[string]any{"email": "ann@example.com"}, map[string]any{"email": "bob@example.com"}, map[string]any{"email": "cat@example.com"})
 	fx.ann, fx.bob, fx.cat = ms[0].ID, ms[1].ID, ms[2].ID
 	apptest.WantStatus(tb, srv.Do(tb, http.MethodPost, teamsPath, map[string]any{"key": "ops", "name": "Ops", "description": "on call",
 		"memberIDs": []string{fx.ann}, "customRoleKeys": []string{"deployers"}}), http.StatusCreated)
@@ -326,7 +326,7 @@ func TestTeamPatchStillTakesJSONPatch(t *testing.T) {
 
 func TestTeamSemanticPatchRights(t *testing.T) {
 	fx := newTeamFixture(t)
-	createRole(t, fx.srv, "team-namer", "", map[string]any{"effect": "allow", "resources": []string{"team/*"}, "actions": []string{"updateTeamName"}})
+	apptest.CreateRole(t, fx.srv, "team-namer", "", map[string]any{"effect": "allow", "resources": []string{"team/*"}, "actions": []string{"updateTeamName"}})
 	_, namer := fx.srv.MustCreateToken(t, map[string]any{"name": "namer", "serviceToken": true, "customRoleIds": []string{"team-namer"}})
 	t.Run("a token allowed updateTeamName may rename a team by semantic patch", func(t *testing.T) {
 		apptest.WantStatus(t, fx.srv.Do(t, http.MethodPatch, teamPath("ops"), map[string]any{"instructions": []any{instr("updateName", "value", "Named")}}, "Authorization", namer), http.StatusOK)
@@ -569,7 +569,7 @@ func TestTeamsWithManyMembers(t *testing.T) {
 		invites = append(invites, map[string]any{"email": fmt.Sprintf("many%d@example.com", i)})
 	}
 	var ids []string
-	for _, m := range inviteMembers(t, fx.srv, invites...) {
+	for _, m := range apptest.InviteMembers(t, fx.srv, invites...) {
 		ids = append(ids, m.ID)
 	}
 	t.Run("replaceMembers with a dozen members sets them all", func(t *testing.T) {
@@ -634,7 +634,7 @@ func TestARemovedMemberLeavesItsTeams(t *testing.T) {
 		apptest.WantStatus(t, fx.srv.Do(t, http.MethodGet, memberPath(fx.cat), nil), http.StatusNotFound)
 	})
 	t.Run("the owner still cannot be removed, and its teams keep it", func(t *testing.T) {
-		owner := memberIDByEmail(t, fx.srv, "owner@flagplane.local")
+		owner := apptest.MemberIDByEmail(t, fx.srv, "owner@flagplane.local")
 		apptest.WantStatus(t, fx.patchTeam(t, "application/json", instr("addMembers", "values", []string{owner})), http.StatusOK)
 		apptest.WantError(t, fx.srv.Do(t, http.MethodDelete, memberPath(owner), nil), http.StatusBadRequest, "invalid_request", "owner")
 		if d := readTeam(t, fx.srv, "ops"); !slices.Contains(d.MemberIDs, owner) {

@@ -19,7 +19,7 @@ import (
 	"github.com/flagplane/flagplane/shared/token"
 )
 
-var tokenValuePattern = regexp.MustCompile(`^api-` + uuidV4 + `$`)
+var tokenValuePattern = regexp.MustCompile(`^api-` + apptest.UUIDv4 + `$`)
 
 const tokensPath = api + "/tokens"
 
@@ -117,9 +117,9 @@ func lookupItem(t testing.TB, srv *apptest.Server, value string) (store.Item, bo
 func TestTokens(t *testing.T) {
 	srv := apptest.New(t)
 	srv.MustCreateProject(t, "p")
-	ownerID := memberIDByEmail(t, srv, "owner@flagplane.local")
-	createRole(t, srv, "viewer", "", map[string]any{"effect": "allow", "resources": []string{"proj/*"}, "actions": []string{"viewProject"}})
-	viewerID := roleID(t, srv, "viewer")
+	ownerID := apptest.MemberIDByEmail(t, srv, "owner@flagplane.local")
+	apptest.CreateRole(t, srv, "viewer", "", map[string]any{"effect": "allow", "resources": []string{"proj/*"}, "actions": []string{"viewProject"}})
+	viewerID := apptest.RoleID(t, srv, "viewer")
 
 	var created tokenDoc
 	var value string
@@ -271,7 +271,7 @@ func TestTokens(t *testing.T) {
 
 	// A token manager: may make and change tokens, and holds nothing else.
 	clerkStatement := map[string]any{"effect": "allow", "resources": []string{"member/*:token/*"}, "actions": []string{"createAccessToken", "updateToken*", "resetAccessToken"}}
-	createRole(t, srv, "token-clerk", "", clerkStatement)
+	apptest.CreateRole(t, srv, "token-clerk", "", clerkStatement)
 	_, clerk := srv.MustCreateToken(t, map[string]any{"name": "clerk", "customRoleIds": []string{"token-clerk"}})
 
 	t.Run("nobody makes a token with more rights than they hold: a token clerk cannot make an admin token", func(t *testing.T) {
@@ -473,7 +473,7 @@ func TestTokens(t *testing.T) {
 		}
 	})
 	t.Run("showAll lists every member's and service token, and needs admin", func(t *testing.T) {
-		otherMember := memberIDByEmail(t, srv, "demoted@example.com")
+		otherMember := apptest.MemberIDByEmail(t, srv, "demoted@example.com")
 		ids := map[string]bool{}
 		for _, d := range listTokens(t, srv, "?showAll=true") {
 			ids[d.ID] = true
@@ -494,12 +494,12 @@ func TestTokens(t *testing.T) {
 	// built-in role only; a member token acts with at most its member's
 	// rights, and this member is a reader.
 	t.Run("showAll needs an admin member too: an admin token of a reader member is refused", func(t *testing.T) {
-		m := memberIDByEmail(t, srv, "demoted@example.com")
+		m := apptest.MemberIDByEmail(t, srv, "demoted@example.com")
 		_, v := srv.MustIssueToken(t, token.Spec{Name: "capped admin", Role: identity.RoleAdmin, MemberID: m})
 		apptest.WantError(t, srv.Do(t, http.MethodGet, tokensPath+"?showAll=true", nil, "Authorization", v), http.StatusForbidden, "forbidden", "showAll")
 	})
 	t.Run("a token of a removed member stops working", func(t *testing.T) {
-		id := memberIDByEmail(t, srv, "demoted@example.com")
+		id := apptest.MemberIDByEmail(t, srv, "demoted@example.com")
 		_, v := srv.MustIssueToken(t, token.Spec{Name: "orphan", Role: identity.RoleReader, MemberID: id})
 		apptest.WantStatus(t, srv.Do(t, http.MethodDelete, api+"/members/"+id, nil), http.StatusNoContent)
 		apptest.WantError(t, srv.Do(t, http.MethodGet, api+"/projects", nil, "Authorization", v), http.StatusUnauthorized, "unauthorized")
