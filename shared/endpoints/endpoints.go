@@ -7,7 +7,6 @@ import (
 	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/app"
 	"github.com/flagplane/flagplane/shared/application"
-	"github.com/flagplane/flagplane/shared/environment"
 	"github.com/flagplane/flagplane/shared/flag"
 	"github.com/flagplane/flagplane/shared/member"
 	"github.com/flagplane/flagplane/shared/oauth"
