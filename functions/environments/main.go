@@ -2,8 +2,8 @@
 package main
 
 import (
-	"github.com/flagplane/flagplane/shared/endpoints"
+	"github.com/flagplane/flagplane/shared/environment/environmentapi"
 	"github.com/flagplane/flagplane/shared/lambdafn"
 )
 
-func main() { lambdafn.Serve(endpoints.Environments) }
+func main() { lambdafn.Serve(environmentapi.New) }

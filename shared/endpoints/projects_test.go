@@ -3,6 +3,7 @@ package endpoints_test
 import (
 	"fmt"
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -14,6 +15,9 @@ import (
 // sorted: they are created in one write, with one createdOn, so lists order
 // them by key while the create answer keeps the order they were made in.
 var defaultEnvs = []string{"production", "test"}
+
+// sdkKeyPattern matches an environment's SDK key.
+var sdkKeyPattern = regexp.MustCompile(`^sdk-` + apptest.UUIDv4 + `$`)
 
 // sorted returns a sorted copy of keys.
 func sorted(keys []string) []string {
