@@ -1,4 +1,4 @@
-package endpoints_test
+package environmentapi_test
 
 import (
 	"fmt"
@@ -16,11 +16,9 @@ import (
 	"github.com/flagplane/flagplane/shared/app/apptest"
 )
 
-const uuidV4 = `[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}`
-
 var (
-	sdkKeyPattern    = regexp.MustCompile(`^sdk-` + uuidV4 + `$`)
-	mobileKeyPattern = regexp.MustCompile(`^mob-` + uuidV4 + `$`)
+	sdkKeyPattern    = regexp.MustCompile(`^sdk-` + apptest.UUIDv4 + `$`)
+	mobileKeyPattern = regexp.MustCompile(`^mob-` + apptest.UUIDv4 + `$`)
 )
 
 func TestCreateEnvironment(t *testing.T) {
@@ -33,7 +31,7 @@ func TestCreateEnvironment(t *testing.T) {
 			"defaultTrackEvents": true, "confirmChanges": true, "requireComments": true,
 			"tags": []string{"eu", "live"}, "critical": true,
 		}
-		res := srv.Do(t, http.MethodPost, envsPath("p"), body)
+		res := srv.Do(t, http.MethodPost, apptest.EnvsPath("p"), body)
 		apptest.WantStatus(t, res, http.StatusCreated)
 		got := res.Map(t)
 		for field, want := range body {
@@ -52,8 +50,8 @@ func TestCreateEnvironment(t *testing.T) {
 		}
 		links, _ := got["_links"].(map[string]any)
 		self, _ := links["self"].(map[string]any)
-		if self["href"] != envPath("p", "staging") {
-			t.Errorf("self link %v, want %s", self["href"], envPath("p", "staging"))
+		if self["href"] != apptest.EnvPath("p", "staging") {
+			t.Errorf("self link %v, want %s", self["href"], apptest.EnvPath("p", "staging"))
 		}
 		if !reflect.DeepEqual(apptest.GetEnv(t, srv, "p", "staging"), got) {
 			t.Errorf("a following GET differs from the create answer:\n%v\n%v", apptest.GetEnv(t, srv, "p", "staging"), got)
@@ -110,25 +108,25 @@ func TestCreateEnvironment(t *testing.T) {
 	}
 	for _, tc := range invalid {
 		t.Run(tc.name, func(t *testing.T) {
-			res := srv.Do(t, http.MethodPost, envsPath("p"), tc.body)
+			res := srv.Do(t, http.MethodPost, apptest.EnvsPath("p"), tc.body)
 			apptest.WantError(t, res, http.StatusBadRequest, "invalid_request", tc.parts...)
-			if res := srv.Do(t, http.MethodGet, envPath("p", "e"), nil); res.Status != http.StatusNotFound {
+			if res := srv.Do(t, http.MethodGet, apptest.EnvPath("p", "e"), nil); res.Status != http.StatusNotFound {
 				t.Errorf("the refused environment was stored: %d %s", res.Status, res.Body)
 			}
 		})
 	}
 
 	t.Run("a body that is not JSON is refused", func(t *testing.T) {
-		apptest.WantError(t, srv.Do(t, http.MethodPost, envsPath("p"), `{"key":`), http.StatusBadRequest, "invalid_request")
+		apptest.WantError(t, srv.Do(t, http.MethodPost, apptest.EnvsPath("p"), `{"key":`), http.StatusBadRequest, "invalid_request")
 	})
 
 	t.Run("an empty body is refused", func(t *testing.T) {
-		apptest.WantError(t, srv.Do(t, http.MethodPost, envsPath("p"), ""), http.StatusBadRequest, "invalid_request")
+		apptest.WantError(t, srv.Do(t, http.MethodPost, apptest.EnvsPath("p"), ""), http.StatusBadRequest, "invalid_request")
 	})
 
 	t.Run("a second environment with the same key is a conflict", func(t *testing.T) {
 		srv.MustCreateEnvironment(t, "p", "dup", nil)
-		res := srv.Do(t, http.MethodPost, envsPath("p"), map[string]any{"key": "dup", "name": "Again", "color": "000000"})
+		res := srv.Do(t, http.MethodPost, apptest.EnvsPath("p"), map[string]any{"key": "dup", "name": "Again", "color": "000000"})
 		apptest.WantError(t, res, http.StatusConflict, "conflict", "dup")
 		if got := apptest.GetEnv(t, srv, "p", "dup"); got["name"] != "Environment dup" {
 			t.Errorf("the existing environment was overwritten: %v", got)
@@ -142,7 +140,7 @@ func TestCreateEnvironment(t *testing.T) {
 	})
 
 	t.Run("a create in an unknown project is not found", func(t *testing.T) {
-		res := srv.Do(t, http.MethodPost, envsPath("nope"), map[string]any{"key": "e", "name": "E", "color": "ffffff"})
+		res := srv.Do(t, http.MethodPost, apptest.EnvsPath("nope"), map[string]any{"key": "e", "name": "E", "color": "ffffff"})
 		apptest.WantError(t, res, http.StatusNotFound, "not_found", "nope")
 	})
 }
@@ -154,7 +152,7 @@ func TestCreateEnvironmentFromSource(t *testing.T) {
 		"defaultTtl": 30, "secureMode": true, "defaultTrackEvents": true, "requireComments": true,
 		"confirmChanges": true, "tags": []string{"cloned", "eu"}, "critical": true,
 	})
-	apptest.WantStatus(t, srv.Do(t, http.MethodPatch, envPath("p", "source"), []apptest.PatchOp{apptest.Replace("/approvalSettings/minNumApprovals", 2)}), http.StatusOK)
+	apptest.WantStatus(t, srv.Do(t, http.MethodPatch, apptest.EnvPath("p", "source"), []apptest.PatchOp{apptest.Replace("/approvalSettings/minNumApprovals", 2)}), http.StatusOK)
 	// The source is now at version 2.
 
 	t.Run("a source clones the settings of an existing environment", func(t *testing.T) {
@@ -194,17 +192,17 @@ func TestCreateEnvironmentFromSource(t *testing.T) {
 	})
 
 	t.Run("a source at another version than given is a conflict", func(t *testing.T) {
-		res := srv.Do(t, http.MethodPost, envsPath("p"), map[string]any{"key": "clone-v1", "name": "C", "color": "ffffff", "source": map[string]any{"key": "source", "version": 1}})
+		res := srv.Do(t, http.MethodPost, apptest.EnvsPath("p"), map[string]any{"key": "clone-v1", "name": "C", "color": "ffffff", "source": map[string]any{"key": "source", "version": 1}})
 		apptest.WantError(t, res, http.StatusConflict, "optimistic_locking_error", "source")
 	})
 
 	t.Run("an unknown source is refused naming source", func(t *testing.T) {
-		res := srv.Do(t, http.MethodPost, envsPath("p"), map[string]any{"key": "clone-x", "name": "C", "color": "ffffff", "source": map[string]any{"key": "missing"}})
+		res := srv.Do(t, http.MethodPost, apptest.EnvsPath("p"), map[string]any{"key": "clone-x", "name": "C", "color": "ffffff", "source": map[string]any{"key": "missing"}})
 		apptest.WantError(t, res, http.StatusBadRequest, "invalid_request", "source", "missing")
 	})
 
 	t.Run("changing the clone leaves the source alone", func(t *testing.T) {
-		apptest.WantStatus(t, srv.Do(t, http.MethodPatch, envPath("p", "clone"), []apptest.PatchOp{apptest.Add("/tags/-", "mine")}), http.StatusOK)
+		apptest.WantStatus(t, srv.Do(t, http.MethodPatch, apptest.EnvPath("p", "clone"), []apptest.PatchOp{apptest.Add("/tags/-", "mine")}), http.StatusOK)
 		if got := apptest.Strs(apptest.GetEnv(t, srv, "p", "source")["tags"]); !slices.Equal(got, []string{"cloned", "eu"}) {
 			t.Errorf("source tags %v", got)
 		}
@@ -222,7 +220,7 @@ func TestListEnvironments(t *testing.T) {
 	}
 	list := func(t *testing.T, q string) *apptest.Response {
 		t.Helper()
-		res := srv.Do(t, http.MethodGet, envsPath("many")+q, nil)
+		res := srv.Do(t, http.MethodGet, apptest.EnvsPath("many")+q, nil)
 		apptest.WantStatus(t, res, http.StatusOK)
 		return res
 	}
@@ -278,7 +276,7 @@ func TestListEnvironments(t *testing.T) {
 		if q := apptest.Query(t, links["last"]); q.Get("offset") != "20" {
 			t.Errorf("last %q", links["last"])
 		}
-		if !strings.HasPrefix(links["self"], envsPath("many")) {
+		if !strings.HasPrefix(links["self"], apptest.EnvsPath("many")) {
 			t.Errorf("self %q", links["self"])
 		}
 	})
@@ -338,7 +336,7 @@ func TestListEnvironments(t *testing.T) {
 
 	t.Run("following next links walks every environment once", func(t *testing.T) {
 		var seen []string
-		href := envsPath("many") + "?limit=7"
+		href := apptest.EnvsPath("many") + "?limit=7"
 		for href != "" {
 			res := srv.Do(t, http.MethodGet, href, nil)
 			apptest.WantStatus(t, res, http.StatusOK)
@@ -374,17 +372,17 @@ func TestListEnvironments(t *testing.T) {
 	}
 	for _, b := range bad {
 		t.Run(b.name, func(t *testing.T) {
-			apptest.WantError(t, srv.Do(t, http.MethodGet, envsPath("many")+b.q, nil), http.StatusBadRequest, "invalid_request")
+			apptest.WantError(t, srv.Do(t, http.MethodGet, apptest.EnvsPath("many")+b.q, nil), http.StatusBadRequest, "invalid_request")
 		})
 	}
 
 	t.Run("the list of an unknown project is not found", func(t *testing.T) {
-		apptest.WantError(t, srv.Do(t, http.MethodGet, envsPath("nope"), nil), http.StatusNotFound, "not_found", "nope")
+		apptest.WantError(t, srv.Do(t, http.MethodGet, apptest.EnvsPath("nope"), nil), http.StatusNotFound, "not_found", "nope")
 	})
 
 	t.Run("the list of a project without environments is empty", func(t *testing.T) {
 		apptest.EmptyProject(t, srv, "none")
-		res := srv.Do(t, http.MethodGet, envsPath("none"), nil)
+		res := srv.Do(t, http.MethodGet, apptest.EnvsPath("none"), nil)
 		apptest.WantStatus(t, res, http.StatusOK)
 		if got := res.Map(t); got["totalCount"] != 0.0 || len(got["items"].([]any)) != 0 {
 			t.Errorf("got %s", res.Body)
@@ -437,7 +435,7 @@ func TestFilterAndSortEnvironments(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			res := srv.Do(t, http.MethodGet, envsPath("p")+"?"+c.q, nil)
+			res := srv.Do(t, http.MethodGet, apptest.EnvsPath("p")+"?"+c.q, nil)
 			apptest.WantStatus(t, res, http.StatusOK)
 			if got := apptest.ItemKeys(t, res); !slices.Equal(got, c.want) {
 				t.Errorf("items %v, want %v", got, c.want)
@@ -445,7 +443,7 @@ func TestFilterAndSortEnvironments(t *testing.T) {
 		})
 	}
 	t.Run("the total counts every match, not only the page", func(t *testing.T) {
-		res := srv.Do(t, http.MethodGet, envsPath("p")+"?filter=tags:eu&limit=1", nil)
+		res := srv.Do(t, http.MethodGet, apptest.EnvsPath("p")+"?filter=tags:eu&limit=1", nil)
 		apptest.WantStatus(t, res, http.StatusOK)
 		if n := res.Map(t)["totalCount"]; n != 3.0 {
 			t.Errorf("totalCount %v, want 3", n)
@@ -493,11 +491,11 @@ func TestGetEnvironment(t *testing.T) {
 	})
 
 	t.Run("an unknown environment is not found", func(t *testing.T) {
-		apptest.WantError(t, srv.Do(t, http.MethodGet, envPath("p", "nope"), nil), http.StatusNotFound, "not_found", "nope")
+		apptest.WantError(t, srv.Do(t, http.MethodGet, apptest.EnvPath("p", "nope"), nil), http.StatusNotFound, "not_found", "nope")
 	})
 
 	t.Run("an environment of an unknown project is not found", func(t *testing.T) {
-		apptest.WantError(t, srv.Do(t, http.MethodGet, envPath("nope", "e"), nil), http.StatusNotFound, "not_found")
+		apptest.WantError(t, srv.Do(t, http.MethodGet, apptest.EnvPath("nope", "e"), nil), http.StatusNotFound, "not_found")
 	})
 }
 
@@ -507,7 +505,7 @@ func TestEnvironmentsWithApprovalsOff(t *testing.T) {
 	created := srv.MustCreateEnvironment(t, "p", "e", nil)
 
 	t.Run("no approval settings are shown by create, get or list", func(t *testing.T) {
-		list := srv.Do(t, http.MethodGet, envsPath("p"), nil).Map(t)["items"].([]any)
+		list := srv.Do(t, http.MethodGet, apptest.EnvsPath("p"), nil).Map(t)["items"].([]any)
 		for _, env := range []map[string]any{created, apptest.GetEnv(t, srv, "p", "e"), list[0].(map[string]any)} {
 			for _, f := range []string{"approvalSettings", "resourceApprovalSettings"} {
 				if v, ok := env[f]; ok {
@@ -518,12 +516,12 @@ func TestEnvironmentsWithApprovalsOff(t *testing.T) {
 	})
 
 	t.Run("a patch of the approval settings is refused", func(t *testing.T) {
-		res := srv.Do(t, http.MethodPatch, envPath("p", "e"), []apptest.PatchOp{apptest.Replace("/approvalSettings/required", true)})
+		res := srv.Do(t, http.MethodPatch, apptest.EnvPath("p", "e"), []apptest.PatchOp{apptest.Replace("/approvalSettings/required", true)})
 		apptest.WantError(t, res, http.StatusBadRequest, "invalid_request", "approval")
 	})
 
 	t.Run("a patch of other fields still works and shows no approval settings", func(t *testing.T) {
-		res := srv.Do(t, http.MethodPatch, envPath("p", "e"), []apptest.PatchOp{apptest.Replace("/name", "Renamed")})
+		res := srv.Do(t, http.MethodPatch, apptest.EnvPath("p", "e"), []apptest.PatchOp{apptest.Replace("/name", "Renamed")})
 		apptest.WantStatus(t, res, http.StatusOK)
 		if _, ok := res.Map(t)["approvalSettings"]; ok {
 			t.Errorf("patch answer shows approvalSettings: %s", res.Body)
@@ -538,7 +536,7 @@ func TestPatchEnvironment(t *testing.T) {
 
 	patchOK := func(t *testing.T, body any) map[string]any {
 		t.Helper()
-		res := srv.Do(t, http.MethodPatch, envPath("p", "e"), body)
+		res := srv.Do(t, http.MethodPatch, apptest.EnvPath("p", "e"), body)
 		apptest.WantStatus(t, res, http.StatusOK)
 		got := res.Map(t)
 		if stored := apptest.GetEnv(t, srv, "p", "e"); !reflect.DeepEqual(stored, got) {
@@ -550,7 +548,7 @@ func TestPatchEnvironment(t *testing.T) {
 	refused := func(t *testing.T, body any, status int, code string, parts ...string) {
 		t.Helper()
 		before := apptest.GetEnv(t, srv, "p", "e")
-		apptest.WantError(t, srv.Do(t, http.MethodPatch, envPath("p", "e"), body), status, code, parts...)
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, apptest.EnvPath("p", "e"), body), status, code, parts...)
 		if after := apptest.GetEnv(t, srv, "p", "e"); !reflect.DeepEqual(before, after) {
 			t.Errorf("a refused patch changed the environment:\nbefore %v\nafter  %v", before, after)
 		}
@@ -558,7 +556,7 @@ func TestPatchEnvironment(t *testing.T) {
 
 	t.Run("a semantic-patch body is refused, naming JSON patch", func(t *testing.T) {
 		before := apptest.GetEnv(t, srv, "p", "e")
-		res := srv.Do(t, http.MethodPatch, envPath("p", "e"), `{"instructions":[{"kind":"turnFlagOn"}]}`,
+		res := srv.Do(t, http.MethodPatch, apptest.EnvPath("p", "e"), `{"instructions":[{"kind":"turnFlagOn"}]}`,
 			"Content-Type", "application/json; domain-model=flagplane.semanticpatch")
 		apptest.WantError(t, res, http.StatusBadRequest, "invalid_request", "JSON patch")
 		if after := apptest.GetEnv(t, srv, "p", "e"); !reflect.DeepEqual(before, after) {
@@ -738,7 +736,7 @@ func TestPatchEnvironment(t *testing.T) {
 	}
 
 	t.Run("a patch of an unknown environment is not found", func(t *testing.T) {
-		apptest.WantError(t, srv.Do(t, http.MethodPatch, envPath("p", "nope"), []apptest.PatchOp{apptest.Replace("/name", "x")}), http.StatusNotFound, "not_found")
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, apptest.EnvPath("p", "nope"), []apptest.PatchOp{apptest.Replace("/name", "x")}), http.StatusNotFound, "not_found")
 	})
 }
 
@@ -758,7 +756,7 @@ func TestConcurrentEnvironmentPatches(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				<-start
-				res := srv.Do(t, http.MethodPatch, envPath("p", "e"), []apptest.PatchOp{apptest.Add("/tags/-", fmt.Sprintf("tag-%02d", i))})
+				res := srv.Do(t, http.MethodPatch, apptest.EnvPath("p", "e"), []apptest.PatchOp{apptest.Add("/tags/-", fmt.Sprintf("tag-%02d", i))})
 				statuses[i] = res.Status
 				if res.Status != http.StatusOK {
 					var body struct{ Code string }
@@ -798,7 +796,7 @@ func TestDeleteEnvironment(t *testing.T) {
 	srv.MustCreateEnvironment(t, "p", "keep", nil)
 
 	t.Run("a delete answers 204 with no body", func(t *testing.T) {
-		res := srv.Do(t, http.MethodDelete, envPath("p", "e"), nil)
+		res := srv.Do(t, http.MethodDelete, apptest.EnvPath("p", "e"), nil)
 		apptest.WantStatus(t, res, http.StatusNoContent)
 		if len(res.Body) != 0 {
 			t.Errorf("body %q", res.Body)
@@ -806,17 +804,17 @@ func TestDeleteEnvironment(t *testing.T) {
 	})
 
 	t.Run("a deleted environment is not found", func(t *testing.T) {
-		apptest.WantError(t, srv.Do(t, http.MethodGet, envPath("p", "e"), nil), http.StatusNotFound, "not_found")
+		apptest.WantError(t, srv.Do(t, http.MethodGet, apptest.EnvPath("p", "e"), nil), http.StatusNotFound, "not_found")
 	})
 
 	t.Run("a deleted environment is gone from the list and the others stay", func(t *testing.T) {
-		if got := apptest.ItemKeys(t, srv.Do(t, http.MethodGet, envsPath("p"), nil)); !slices.Equal(got, []string{"keep"}) {
+		if got := apptest.ItemKeys(t, srv.Do(t, http.MethodGet, apptest.EnvsPath("p"), nil)); !slices.Equal(got, []string{"keep"}) {
 			t.Errorf("items %v", got)
 		}
 	})
 
 	t.Run("deleting it again is not found", func(t *testing.T) {
-		apptest.WantError(t, srv.Do(t, http.MethodDelete, envPath("p", "e"), nil), http.StatusNotFound, "not_found")
+		apptest.WantError(t, srv.Do(t, http.MethodDelete, apptest.EnvPath("p", "e"), nil), http.StatusNotFound, "not_found")
 	})
 
 	t.Run("the key can be used again, with new SDK keys", func(t *testing.T) {
@@ -841,7 +839,7 @@ func TestConcurrentEnvironmentCreates(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				<-start
-				res := srv.Do(t, http.MethodPost, envsPath("p"), map[string]any{"key": "race", "name": fmt.Sprintf("Racer %d", i), "color": "ffffff"})
+				res := srv.Do(t, http.MethodPost, apptest.EnvsPath("p"), map[string]any{"key": "race", "name": fmt.Sprintf("Racer %d", i), "color": "ffffff"})
 				statuses[i] = res.Status
 			}()
 		}
@@ -860,7 +858,7 @@ func TestConcurrentEnvironmentCreates(t *testing.T) {
 		if created != 1 {
 			t.Errorf("%d creates succeeded, want 1", created)
 		}
-		if got := apptest.ItemKeys(t, srv.Do(t, http.MethodGet, envsPath("p"), nil)); !slices.Equal(got, []string{"race"}) {
+		if got := apptest.ItemKeys(t, srv.Do(t, http.MethodGet, apptest.EnvsPath("p"), nil)); !slices.Equal(got, []string{"race"}) {
 			t.Errorf("environments %v", got)
 		}
 	})
@@ -884,7 +882,7 @@ func TestResetEnvironmentKeys(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			before := apptest.GetEnv(t, srv, "p", "e")
-			res := srv.Do(t, http.MethodPost, envPath("p", "e")+tc.path, nil)
+			res := srv.Do(t, http.MethodPost, apptest.EnvPath("p", "e")+tc.path, nil)
 			apptest.WantStatus(t, res, http.StatusOK)
 			got := res.Map(t)
 			if got[tc.field] == before[tc.field] || !tc.pattern.MatchString(got[tc.field].(string)) {
@@ -900,7 +898,7 @@ func TestResetEnvironmentKeys(t *testing.T) {
 	}
 	t.Run("an expiry for the old key is refused and nothing changes", func(t *testing.T) {
 		before := apptest.GetEnv(t, srv, "p", "e")
-		apptest.WantError(t, srv.Do(t, http.MethodPost, envPath("p", "e")+"/apiKey?expiry=4102444800000", nil), http.StatusBadRequest, "invalid_request", "expiry")
+		apptest.WantError(t, srv.Do(t, http.MethodPost, apptest.EnvPath("p", "e")+"/apiKey?expiry=4102444800000", nil), http.StatusBadRequest, "invalid_request", "expiry")
 		if after := apptest.GetEnv(t, srv, "p", "e"); after["apiKey"] != before["apiKey"] {
 			t.Fatal("the key changed")
 		}
