@@ -10,4 +10,8 @@ type Answer struct {
 	// ETag marks an answer that carries an ETag: a request naming it in
 	// If-None-Match gets 304 Not Modified with no body.
 	ETag bool
+	// Error, when set, is a zero value of the operation's error body, for
+	// an operation that does not answer api.ErrorBody (the OAuth token
+	// endpoint answers RFC 6749's).
+	Error any
 }

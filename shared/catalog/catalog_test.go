@@ -22,6 +22,7 @@ var (
 var publicOps = map[string]bool{
 	"postOAuthToken": true, // RFC 6749 token endpoint: client credentials, POST /trust/oauth/token
 	"getHealth":      true, // GET /healthz: says only whether the store answers
+	"getOpenapiSpec": true, // GET /api/v2/openapi.json: the API's description, public as LaunchDarkly's is
 	// Firing an adaptive trigger: the trigger's own token, shown once at creation.
 	"postAdaptiveTriggerFire": true,
 	// The SDKs' event routes: the environment's SDK key, mobile key or client-side id.

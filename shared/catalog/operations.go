@@ -55,6 +55,9 @@ var operations = []Operation{
 	// The health check: no token, no resource; it rides with projects so it needs no
 	// function, route integration or table grant of its own (any group reading the table would do).
 	{ID: "getHealth", Group: "projects", Method: "GET", Path: "/healthz", Scope: Read, Public: true},
+	// The OpenAPI document of this API (the reference's getOpenapiSpec): no token, like the
+	// health check, whose function serves it.
+	{ID: "getOpenapiSpec", Group: "projects", Method: "GET", Path: "/api/v2/openapi.json", Scope: Read, Public: true},
 
 	// environments: spec 4.3 and 4.23 "Update environment"; plus delete and the SDK key resets.
 	{ID: "getEnvironmentsByProject", Group: "environments", Method: "GET", Path: "/api/v2/projects/{projectKey}/environments", Scope: Read, Resource: "proj/{projectKey}", Action: "viewProject"},

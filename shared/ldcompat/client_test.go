@@ -1,6 +1,7 @@
 package ldcompat_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -60,6 +61,7 @@ func TestLaunchDarklyClient(t *testing.T) {
 	}).Execute)
 	check(tr, "getProjects", "list", http.StatusOK, ld.ProjectsApi.GetProjects(ctx).Execute)
 	check(tr, "getProject", "get", http.StatusOK, ld.ProjectsApi.GetProject(ctx, proj).Execute)
+	checkEmpty(tr, "getOpenapiSpec", "the API's description, with no token", http.StatusOK, ld.OtherApi.GetOpenapiSpec(context.Background()).Execute)
 	check(tr, "getProject", "get with expand=environments", http.StatusOK, ld.ProjectsApi.GetProject(ctx, proj).Expand("environments").Execute)
 	check(tr, "patchProject", "rename", http.StatusOK, ld.ProjectsApi.PatchProject(ctx, proj).PatchOperation([]ldapi.PatchOperation{replace("/name", "LD client")}).Execute)
 	check(tr, "postEnvironment", "create", http.StatusCreated, ld.EnvironmentsApi.PostEnvironment(ctx, proj).EnvironmentPost(ldapi.EnvironmentPost{

@@ -213,6 +213,7 @@ func (s *Server) Do(tb testing.TB, method, path string, body any, headers ...str
 	if err != nil {
 		tb.Fatalf("Do %s %s: read body: %v", method, path, err)
 	}
+	CheckAnswer(tb, req, res.StatusCode, data)
 	return &Response{Status: res.StatusCode, Header: res.Header, Body: data}
 }
 
