@@ -229,16 +229,3 @@ func TestAIModelConfigs(t *testing.T) {
 		apptest.WantError(t, srv.Do(t, http.MethodPost, aiModelsPath("ai"), map[string]any{"key": "z", "name": "Z", "id": "z", "costPerInputToken": -1}), http.StatusBadRequest, "invalid_request", "costPerInputToken")
 	})
 }
-
-// addAIConfigs gives the world a model config "world" and an AI Config
-// "world" whose variation "v" uses it, edited once (version 2).
-func (w *world) addAIConfigs(tb testing.TB) {
-	tb.Helper()
-	w.must(tb, http.StatusOK, http.MethodPost, aiModelsPath(w.project), map[string]any{"key": "world", "name": "World model", "id": "world-1",
-		"provider": "acme", "params": map[string]any{"temperature": 0.5}, "tags": []string{"ai"}, "costPerInputToken": 0.1})
-	w.must(tb, http.StatusCreated, http.MethodPost, aiConfigsPath(w.project), map[string]any{"key": "world", "name": "World", "description": "every field filled",
-		"tags": []string{"ai"}, "evaluationMetricKey": "clicks", "isInverted": false,
-		"defaultVariation": map[string]any{"key": "v", "name": "V", "modelConfigKey": "world", "messages": []map[string]any{{"role": "system", "content": "hi"}},
-			"judgeConfiguration": map[string]any{"judges": []map[string]any{{"samplingRate": 0.5, "judgeConfigKey": "judge"}}}}})
-	w.must(tb, http.StatusOK, http.MethodPatch, aiVariationPath(w.project, "world", "v"), map[string]any{"comment": "archived once", "state": "archived"})
-}

@@ -24,53 +24,53 @@ func storeBody(name string) map[string]any {
 
 // storeConfig creates a configuration of the world's production
 // environment under base and returns its path.
-func storeConfig(tb testing.TB, w *world, base string) string {
+func storeConfig(tb testing.TB, w *apptest.World, base string) string {
 	tb.Helper()
-	path := base + "/" + w.project + "/production/redis"
-	id := worldStr(tb, w.must(tb, http.StatusCreated, http.MethodPost, path, storeBody(w.unique("store")), betaHeader...), "_id")
+	path := base + "/" + w.Project + "/production/redis"
+	id := apptest.Str(tb, w.Must(tb, http.StatusCreated, http.MethodPost, path, storeBody(w.Unique("store")), betaHeader...), "_id")
 	return path + "/" + id
 }
 
 func init() {
-	rows := map[string]func(tb testing.TB, w *world) answerRequest{
-		"getIntegrationDeliveryConfigurations": func(tb testing.TB, w *world) answerRequest {
+	rows := map[string]func(tb testing.TB, w *apptest.World) apptest.Request{
+		"getIntegrationDeliveryConfigurations": func(tb testing.TB, w *apptest.World) apptest.Request {
 			storeConfig(tb, w, featureStoresPath)
-			return answerRequest{path: featureStoresPath, headers: betaHeader}
+			return apptest.Request{Path: featureStoresPath, Headers: betaHeader}
 		},
-		"getIntegrationDeliveryConfigurationByEnvironment": func(tb testing.TB, w *world) answerRequest {
+		"getIntegrationDeliveryConfigurationByEnvironment": func(tb testing.TB, w *apptest.World) apptest.Request {
 			storeConfig(tb, w, featureStoresPath)
-			return answerRequest{path: featureStoresPath + "/" + w.project + "/production", headers: betaHeader}
+			return apptest.Request{Path: featureStoresPath + "/" + w.Project + "/production", Headers: betaHeader}
 		},
-		"createIntegrationDeliveryConfiguration": func(_ testing.TB, w *world) answerRequest {
-			return answerRequest{path: featureStoresPath + "/" + w.project + "/production/redis", body: storeBody(w.unique("store")), headers: betaHeader}
+		"createIntegrationDeliveryConfiguration": func(_ testing.TB, w *apptest.World) apptest.Request {
+			return apptest.Request{Path: featureStoresPath + "/" + w.Project + "/production/redis", Body: storeBody(w.Unique("store")), Headers: betaHeader}
 		},
-		"getIntegrationDeliveryConfigurationById": func(tb testing.TB, w *world) answerRequest {
-			return answerRequest{path: storeConfig(tb, w, featureStoresPath), headers: betaHeader}
+		"getIntegrationDeliveryConfigurationById": func(tb testing.TB, w *apptest.World) apptest.Request {
+			return apptest.Request{Path: storeConfig(tb, w, featureStoresPath), Headers: betaHeader}
 		},
-		"patchIntegrationDeliveryConfiguration": func(tb testing.TB, w *world) answerRequest {
-			return answerRequest{path: storeConfig(tb, w, featureStoresPath), body: []apptest.PatchOp{apptest.Replace("/name", "Renamed")}, headers: betaHeader}
+		"patchIntegrationDeliveryConfiguration": func(tb testing.TB, w *apptest.World) apptest.Request {
+			return apptest.Request{Path: storeConfig(tb, w, featureStoresPath), Body: []apptest.PatchOp{apptest.Replace("/name", "Renamed")}, Headers: betaHeader}
 		},
-		"deleteIntegrationDeliveryConfiguration": func(tb testing.TB, w *world) answerRequest {
-			return answerRequest{path: storeConfig(tb, w, featureStoresPath), headers: betaHeader}
+		"deleteIntegrationDeliveryConfiguration": func(tb testing.TB, w *apptest.World) apptest.Request {
+			return apptest.Request{Path: storeConfig(tb, w, featureStoresPath), Headers: betaHeader}
 		},
-		"validateIntegrationDeliveryConfiguration": func(tb testing.TB, w *world) answerRequest {
-			return answerRequest{path: storeConfig(tb, w, featureStoresPath) + "/validate", headers: betaHeader}
+		"validateIntegrationDeliveryConfiguration": func(tb testing.TB, w *apptest.World) apptest.Request {
+			return apptest.Request{Path: storeConfig(tb, w, featureStoresPath) + "/validate", Headers: betaHeader}
 		},
-		"getBigSegmentStoreIntegrations": func(tb testing.TB, w *world) answerRequest {
+		"getBigSegmentStoreIntegrations": func(tb testing.TB, w *apptest.World) apptest.Request {
 			storeConfig(tb, w, bigSegmentsPath)
-			return answerRequest{path: bigSegmentsPath, headers: betaHeader}
+			return apptest.Request{Path: bigSegmentsPath, Headers: betaHeader}
 		},
-		"createBigSegmentStoreIntegration": func(_ testing.TB, w *world) answerRequest {
-			return answerRequest{path: bigSegmentsPath + "/" + w.project + "/production/redis", body: storeBody(w.unique("store")), headers: betaHeader}
+		"createBigSegmentStoreIntegration": func(_ testing.TB, w *apptest.World) apptest.Request {
+			return apptest.Request{Path: bigSegmentsPath + "/" + w.Project + "/production/redis", Body: storeBody(w.Unique("store")), Headers: betaHeader}
 		},
-		"getBigSegmentStoreIntegration": func(tb testing.TB, w *world) answerRequest {
-			return answerRequest{path: storeConfig(tb, w, bigSegmentsPath), headers: betaHeader}
+		"getBigSegmentStoreIntegration": func(tb testing.TB, w *apptest.World) apptest.Request {
+			return apptest.Request{Path: storeConfig(tb, w, bigSegmentsPath), Headers: betaHeader}
 		},
-		"patchBigSegmentStoreIntegration": func(tb testing.TB, w *world) answerRequest {
-			return answerRequest{path: storeConfig(tb, w, bigSegmentsPath), body: []apptest.PatchOp{apptest.Replace("/on", true)}, headers: betaHeader}
+		"patchBigSegmentStoreIntegration": func(tb testing.TB, w *apptest.World) apptest.Request {
+			return apptest.Request{Path: storeConfig(tb, w, bigSegmentsPath), Body: []apptest.PatchOp{apptest.Replace("/on", true)}, Headers: betaHeader}
 		},
-		"deleteBigSegmentStoreIntegration": func(tb testing.TB, w *world) answerRequest {
-			return answerRequest{path: storeConfig(tb, w, bigSegmentsPath), headers: betaHeader}
+		"deleteBigSegmentStoreIntegration": func(tb testing.TB, w *apptest.World) apptest.Request {
+			return apptest.Request{Path: storeConfig(tb, w, bigSegmentsPath), Headers: betaHeader}
 		},
 	}
 	for id, row := range rows {

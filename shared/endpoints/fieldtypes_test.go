@@ -35,8 +35,8 @@ type timestampField struct {
 // itself, or a collection of it (items).
 type timestampRead struct {
 	method string
-	path   func(w *world) string
-	body   func(w *world) any
+	path   func(w *apptest.World) string
+	body   func(w *apptest.World) any
 	items  bool
 }
 
@@ -50,11 +50,11 @@ type timestampRow struct {
 	skip []string
 }
 
-func tsGet(path func(w *world) string) timestampRead {
+func tsGet(path func(w *apptest.World) string) timestampRead {
 	return timestampRead{method: http.MethodGet, path: path}
 }
 
-func tsList(path func(w *world) string) timestampRead {
+func tsList(path func(w *apptest.World) string) timestampRead {
 	return timestampRead{method: http.MethodGet, path: path, items: true}
 }
 
@@ -68,117 +68,119 @@ func tsWhenSet(f timestampField) timestampField {
 var timestampTable = []timestampRow{
 	{resource: "projects", source: "the reference's Project (no timestamps)",
 		reads: []timestampRead{
-			tsGet(func(w *world) string { return projectPath(w.project) }),
-			tsGet(func(w *world) string { return projectPath(w.project) + "?expand=environments" }),
-			tsList(func(*world) string { return api + "/projects?expand=environments" }),
+			tsGet(func(w *apptest.World) string { return projectPath(w.Project) }),
+			tsGet(func(w *apptest.World) string { return projectPath(w.Project) + "?expand=environments" }),
+			tsList(func(*apptest.World) string { return api + "/projects?expand=environments" }),
 		}},
 	{resource: "environments", source: "spec 2.4 (no timestamps)",
 		reads: []timestampRead{
-			tsGet(func(w *world) string { return envPath(w.project, "production") }),
-			tsList(func(w *world) string { return envsPath(w.project) }),
+			tsGet(func(w *apptest.World) string { return envPath(w.Project, "production") }),
+			tsList(func(w *apptest.World) string { return envsPath(w.Project) }),
 		}},
 	{resource: "flags", source: "the reference's FeatureFlag and FeatureFlagConfig",
 		reads: []timestampRead{
-			tsGet(func(w *world) string { return flagPath(w.project, w.flag) }),
-			tsList(func(w *world) string { return flagsPath(w.project) }),
-			tsList(func(w *world) string { return flagsPath(w.project) + "?summary=0" }),
+			tsGet(func(w *apptest.World) string { return flagPath(w.Project, w.Flag) }),
+			tsList(func(w *apptest.World) string { return flagsPath(w.Project) }),
+			tsList(func(w *apptest.World) string { return flagsPath(w.Project) + "?summary=0" }),
 		},
 		fields: []timestampField{tsInteger("creationDate"), tsInteger("environments.*.lastModified"),
 			tsWhenSet(tsInteger("archivedDate")), tsWhenSet(tsInteger("deprecatedDate")), tsWhenSet(tsInteger("environments.*._debugEventsUntilDate"))}},
 	{resource: "approval requests", source: "spec 2.7",
 		reads: []timestampRead{
-			tsGet(func(w *world) string { return approvalPath(w.appliedID) }),
-			tsGet(func(w *world) string { return approvalPath(w.scheduledID) }),
-			tsList(func(*world) string { return approvalsPath }),
+			tsGet(func(w *apptest.World) string { return approvalPath(w.AppliedID) }),
+			tsGet(func(w *apptest.World) string { return approvalPath(w.ScheduledID) }),
+			tsList(func(*apptest.World) string { return approvalsPath }),
 		},
 		fields: []timestampField{tsString("creationDate"), tsString("allReviews[].creationDate"), tsString("appliedDate"), tsString("executionDate"),
 			tsWhenSet(tsInteger("integrationMetadata.lastChecked"))}},
 	{resource: "audit log entries", source: "spec 2.19",
 		reads: []timestampRead{
-			tsGet(func(w *world) string { return auditEntryPath(w.auditID) }),
-			tsList(func(*world) string { return api + "/auditlog" }),
+			tsGet(func(w *apptest.World) string { return auditEntryPath(w.AuditID) }),
+			tsList(func(*apptest.World) string { return api + "/auditlog" }),
 		},
 		fields: []timestampField{tsString("date")},
 		skip:   []string{"previousVersion", "currentVersion"}},
 	{resource: "access tokens", source: "spec 2.10",
 		reads: []timestampRead{
-			tsGet(func(w *world) string { return api + "/tokens/" + w.usedTokenID }),
-			tsList(func(*world) string { return api + "/tokens" }),
+			tsGet(func(w *apptest.World) string { return api + "/tokens/" + w.UsedTokenID }),
+			tsList(func(*apptest.World) string { return api + "/tokens" }),
 		},
 		fields: []timestampField{tsString("creationDate"), tsString("lastModified"), tsString("lastUsed"), tsString("expiry")}},
 	{resource: "members", source: "the reference's Member",
 		reads: []timestampRead{
-			tsGet(func(w *world) string { return api + "/members/" + w.memberID }),
-			tsList(func(*world) string { return api + "/members" }),
+			tsGet(func(w *apptest.World) string { return api + "/members/" + w.MemberID }),
+			tsList(func(*apptest.World) string { return api + "/members" }),
 		},
 		fields: []timestampField{tsInteger("creationDate"), tsInteger("_lastSeen"), tsWhenSet(tsInteger("mfaGracePeriodExpiresAt"))}},
 	{resource: "teams", source: "the reference's Team",
 		reads: []timestampRead{
-			tsGet(func(w *world) string { return api + "/teams/" + w.teamKey }),
-			tsList(func(*world) string { return api + "/teams" }),
+			tsGet(func(w *apptest.World) string { return api + "/teams/" + w.TeamKey }),
+			tsList(func(*apptest.World) string { return api + "/teams" }),
 		},
 		fields: []timestampField{tsInteger("_creationDate"), tsInteger("_lastModified")}},
 	{resource: "custom roles", source: "the reference's CustomRole (no timestamps)",
 		reads: []timestampRead{
-			tsGet(func(w *world) string { return api + "/roles/" + w.roleKey }),
-			tsList(func(*world) string { return api + "/roles" }),
+			tsGet(func(w *apptest.World) string { return api + "/roles/" + w.RoleKey }),
+			tsList(func(*apptest.World) string { return api + "/roles" }),
 		}},
 	{resource: "AI Configs", source: "spec 2.13 (variation createdAt) and the reference's AIConfig",
 		reads: []timestampRead{
-			tsGet(func(w *world) string { return aiConfigPath(w.project, "world") }),
-			tsList(func(w *world) string { return aiConfigsPath(w.project) }),
+			tsGet(func(w *apptest.World) string { return aiConfigPath(w.Project, "world") }),
+			tsList(func(w *apptest.World) string { return aiConfigsPath(w.Project) }),
 		},
 		fields: []timestampField{tsInteger("createdAt"), tsInteger("updatedAt"), tsInteger("variations[].createdAt"),
 			tsWhenSet(tsInteger("variations[]._publishedAt")), tsWhenSet(tsInteger("variations[]._archivedAt"))}},
 	{resource: "AI Config variations", source: "spec 2.13",
-		reads:  []timestampRead{tsList(func(w *world) string { return aiVariationPath(w.project, "world", "v") })},
+		reads:  []timestampRead{tsList(func(w *apptest.World) string { return aiVariationPath(w.Project, "world", "v") })},
 		fields: []timestampField{tsInteger("createdAt"), tsInteger("_publishedAt"), tsInteger("_archivedAt")}},
 	{resource: "AI model configs", source: "the reference's ModelConfig (no timestamps)",
-		reads: []timestampRead{tsGet(func(w *world) string { return aiModelsPath(w.project) + "/world" })}},
+		reads: []timestampRead{tsGet(func(w *apptest.World) string { return aiModelsPath(w.Project) + "/world" })}},
 	{resource: "OAuth clients", source: "spec 2.3",
 		reads: []timestampRead{
-			tsGet(func(w *world) string { return api + "/oauth/clients/" + w.clientID }),
-			tsList(func(*world) string { return api + "/oauth/clients" }),
+			tsGet(func(w *apptest.World) string { return api + "/oauth/clients/" + w.ClientID }),
+			tsList(func(*apptest.World) string { return api + "/oauth/clients" }),
 		},
 		fields: []timestampField{tsString("_creationDate")}},
 	{resource: "release pipelines", source: "spec 2.8",
 		reads: []timestampRead{
-			tsGet(func(w *world) string { return pipelinesPath(w.project) + "/world" }),
-			tsList(func(w *world) string { return pipelinesPath(w.project) }),
+			tsGet(func(w *apptest.World) string { return pipelinesPath(w.Project) + "/world" }),
+			tsList(func(w *apptest.World) string { return pipelinesPath(w.Project) }),
 		},
 		fields: []timestampField{tsString("createdAt")}},
 	{resource: "release progressions", source: "the reference's ReleaseProgression",
-		reads:  []timestampRead{tsList(func(w *world) string { return pipelinesPath(w.project) + "/world/releases" })},
+		reads:  []timestampRead{tsList(func(w *apptest.World) string { return pipelinesPath(w.Project) + "/world/releases" })},
 		fields: []timestampField{tsInteger("_createdAt"), tsWhenSet(tsInteger("_completedAt"))}},
 	{resource: "flag releases", source: "the reference's Release",
-		reads:  []timestampRead{tsGet(func(w *world) string { return api + "/flags/" + w.project + "/" + w.flag + "/release" })},
+		reads:  []timestampRead{tsGet(func(w *apptest.World) string { return api + "/flags/" + w.Project + "/" + w.Flag + "/release" })},
 		fields: []timestampField{tsInteger("phases[]._creationDate"), tsWhenSet(tsInteger("phases[]._completionDate")), tsWhenSet(tsInteger("_canceledAt"))}},
 	{resource: "webhooks", source: "spec 2.21 (no timestamps)",
 		reads: []timestampRead{
-			tsGet(func(w *world) string { return api + "/webhooks/" + w.webhookID }),
-			tsList(func(*world) string { return api + "/webhooks" }),
+			tsGet(func(w *apptest.World) string { return api + "/webhooks/" + w.WebhookID }),
+			tsList(func(*apptest.World) string { return api + "/webhooks" }),
 		}},
 	{resource: "release policies", source: "spec 2.2 (no timestamps)",
 		reads: []timestampRead{
-			tsGet(func(w *world) string { return releasePoliciesPath(w.project) + "/world" }),
-			tsList(func(w *world) string { return releasePoliciesPath(w.project) }),
+			tsGet(func(w *apptest.World) string { return releasePoliciesPath(w.Project) + "/world" }),
+			tsList(func(w *apptest.World) string { return releasePoliciesPath(w.Project) }),
 		}},
 	{resource: "adaptive triggers", source: "spec 2.14",
 		reads: []timestampRead{
-			tsGet(func(w *world) string { return envPath(w.project, "production") + "/adaptive-triggers/" + w.triggerID }),
-			tsList(func(w *world) string { return envPath(w.project, "production") + "/adaptive-triggers" }),
+			tsGet(func(w *apptest.World) string {
+				return envPath(w.Project, "production") + "/adaptive-triggers/" + w.TriggerID
+			}),
+			tsList(func(w *apptest.World) string { return envPath(w.Project, "production") + "/adaptive-triggers" }),
 		},
 		fields: []timestampField{tsInteger("createdAt"), tsInteger("updatedAt"), tsWhenSet(tsInteger("_lastFiring.at"))}},
 	{resource: "expiring user targets", source: "the reference's ExpiringUserTargetItem",
 		reads: []timestampRead{
-			tsList(func(w *world) string { return userExpiringPath(w.project, w.user, "production") }),
-			tsList(func(w *world) string { return flagExpiringPath(w.project, w.flag, "production") }),
+			tsList(func(w *apptest.World) string { return userExpiringPath(w.Project, w.User, "production") }),
+			tsList(func(w *apptest.World) string { return flagExpiringPath(w.Project, w.Flag, "production") }),
 		},
 		fields: []timestampField{tsInteger("expirationDate")}},
 	{resource: "evaluation answers", source: "the reference's ContextInstanceEvaluation (no timestamps)",
 		reads: []timestampRead{{method: http.MethodPost, items: true,
-			path: func(w *world) string { return envPath(w.project, "production") + "/flags/evaluate" },
-			body: func(w *world) any { return map[string]any{"kind": "user", "key": w.user} }}}},
+			path: func(w *apptest.World) string { return envPath(w.Project, "production") + "/flags/evaluate" },
+			body: func(w *apptest.World) any { return map[string]any{"kind": "user", "key": w.User} }}}},
 }
 
 // timestampName matches field names that carry a time.
@@ -263,7 +265,7 @@ func tsDescribe(fields []timestampField) string {
 }
 
 func TestTimestampFieldTypes(t *testing.T) {
-	w := newWorld(t)
+	w := apptest.NewWorld(t)
 	for _, row := range timestampTable {
 		t.Run(fmt.Sprintf("%s carry %s (%s)", row.resource, tsDescribe(row.fields), row.source), func(t *testing.T) {
 			seen := map[string]bool{}
@@ -273,7 +275,7 @@ func TestTimestampFieldTypes(t *testing.T) {
 				if rd.body != nil {
 					body = rd.body(w)
 				}
-				res := w.srv.Do(t, rd.method, path, body, betaHeader...) // opens beta reads; the others ignore it
+				res := w.Srv.Do(t, rd.method, path, body, betaHeader...) // opens beta reads; the others ignore it
 				apptest.WantStatus(t, res, http.StatusOK)
 				var doc any
 				if err := json.Unmarshal(res.Body, &doc); err != nil {
@@ -324,16 +326,16 @@ func TestTimestampFieldTypes(t *testing.T) {
 // digits (the form answers show), and refuse anything else with a 400
 // naming the field, storing nothing.
 func TestTimestampInputsTakeBothForms(t *testing.T) {
-	w := newWorld(t)
+	w := apptest.NewWorld(t)
 	soon := time.Now().Add(time.Hour).UnixMilli()
-	resource := "proj/" + w.project + ":env/test:flag/" + w.flag
+	resource := "proj/" + w.Project + ":env/test:flag/" + w.Flag
 	approval := func(date any) map[string]any {
 		return map[string]any{"resourceId": resource, "description": "scheduled", "executionDate": date, "instructions": []any{instr("turnFlagOn")}}
 	}
 	expire := func(value any) map[string]any {
-		return map[string]any{"instructions": []any{instr("updateExpireUserTargetDate", "flagKey", w.flag, "variationId", w.variations[1], "value", value)}}
+		return map[string]any{"instructions": []any{instr("updateExpireUserTargetDate", "flagKey", w.Flag, "variationId", w.Variations[1], "value", value)}}
 	}
-	expiringPath := userExpiringPath(w.project, w.user, "production")
+	expiringPath := userExpiringPath(w.Project, w.User, "production")
 	semantic := []string{"Content-Type", semanticType}
 
 	accepted := []struct {
@@ -366,7 +368,7 @@ func TestTimestampInputsTakeBothForms(t *testing.T) {
 			if c.method == http.MethodPatch {
 				headers = semantic
 			}
-			res := w.srv.Do(t, c.method, c.path, c.body, headers...)
+			res := w.Srv.Do(t, c.method, c.path, c.body, headers...)
 			apptest.WantStatus(t, res, c.status)
 			c.want(t, res, soon+int64(i))
 		})
@@ -385,16 +387,16 @@ func TestTimestampInputsTakeBothForms(t *testing.T) {
 	}
 	for _, r := range refused {
 		t.Run("an approval request's executionDate as "+r.name+" is refused with a 400 naming it", func(t *testing.T) {
-			before := w.must(t, http.StatusOK, http.MethodGet, approvalsPath+"?limit=100", nil)["totalCount"]
-			apptest.WantError(t, w.srv.Do(t, http.MethodPost, approvalsPath, approval(r.value)), http.StatusBadRequest, "invalid_request", "executionDate", "Unix milliseconds")
-			if after := w.must(t, http.StatusOK, http.MethodGet, approvalsPath+"?limit=100", nil)["totalCount"]; after != before {
+			before := w.Must(t, http.StatusOK, http.MethodGet, approvalsPath+"?limit=100", nil)["totalCount"]
+			apptest.WantError(t, w.Srv.Do(t, http.MethodPost, approvalsPath, approval(r.value)), http.StatusBadRequest, "invalid_request", "executionDate", "Unix milliseconds")
+			if after := w.Must(t, http.StatusOK, http.MethodGet, approvalsPath+"?limit=100", nil)["totalCount"]; after != before {
 				t.Errorf("approval requests %v, then %v", before, after)
 			}
 		})
 		t.Run("an expiring target's value as "+r.name+" is refused with a 400 naming it", func(t *testing.T) {
-			before := w.srv.Do(t, http.MethodGet, expiringPath, nil).Body
-			apptest.WantError(t, w.srv.Do(t, http.MethodPatch, expiringPath, expire(r.value), semantic...), http.StatusBadRequest, "invalid_request", "instructions[0].value")
-			if after := w.srv.Do(t, http.MethodGet, expiringPath, nil).Body; !apptest.SameJSON(t, before, after) {
+			before := w.Srv.Do(t, http.MethodGet, expiringPath, nil).Body
+			apptest.WantError(t, w.Srv.Do(t, http.MethodPatch, expiringPath, expire(r.value), semantic...), http.StatusBadRequest, "invalid_request", "instructions[0].value")
+			if after := w.Srv.Do(t, http.MethodGet, expiringPath, nil).Body; !apptest.SameJSON(t, before, after) {
 				t.Errorf("the expiring targets changed:\n%s\n%s", before, after)
 			}
 		})

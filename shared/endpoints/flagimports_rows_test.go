@@ -20,17 +20,17 @@ const flagImportTarget = "imports"
 
 // worldFlagImports are each world's configuration path, made (and run
 // once, so its _status has a lastImport) on first use.
-var worldFlagImports sync.Map // *world → path
+var worldFlagImports sync.Map // *apptest.World → path
 
 // flagImportBody is a configuration reading the world project.
-func flagImportBody(w *world, name string) map[string]any {
+func flagImportBody(w *apptest.World, name string) map[string]any {
 	return map[string]any{"name": name, "tags": []string{"migration"}, "config": map[string]any{
-		"baseUrl": w.srv.URL, "apiKey": w.srv.Token, "sourceProjectKey": w.project, "ldTag": "imported"}}
+		"baseUrl": w.Srv.URL, "apiKey": w.Srv.Token, "sourceProjectKey": w.Project, "ldTag": "imported"}}
 }
 
 // worldFlagImport returns the world's configuration path, creating it
 // through plain HTTP (the timestamp table's paths get no testing.TB).
-func worldFlagImport(w *world) string {
+func worldFlagImport(w *apptest.World) string {
 	if p, ok := worldFlagImports.Load(w); ok {
 		return p.(string)
 	}
@@ -46,27 +46,27 @@ func worldFlagImport(w *world) string {
 }
 
 func init() {
-	answerRequests["getFlagImportConfigurations"] = func(_ testing.TB, w *world) answerRequest {
+	answerRequests["getFlagImportConfigurations"] = func(_ testing.TB, w *apptest.World) apptest.Request {
 		worldFlagImport(w)
-		return answerRequest{path: flagImportsPath, headers: betaHeader}
+		return apptest.Request{Path: flagImportsPath, Headers: betaHeader}
 	}
-	answerRequests["createFlagImportConfiguration"] = func(_ testing.TB, w *world) answerRequest {
+	answerRequests["createFlagImportConfiguration"] = func(_ testing.TB, w *apptest.World) apptest.Request {
 		worldFlagImport(w)
-		return answerRequest{path: flagImportsPath + "/" + flagImportTarget + "/launchdarkly", body: flagImportBody(w, w.unique("import")), headers: betaHeader}
+		return apptest.Request{Path: flagImportsPath + "/" + flagImportTarget + "/launchdarkly", Body: flagImportBody(w, w.Unique("import")), Headers: betaHeader}
 	}
-	answerRequests["getFlagImportConfiguration"] = func(_ testing.TB, w *world) answerRequest {
-		return answerRequest{path: worldFlagImport(w), headers: betaHeader}
+	answerRequests["getFlagImportConfiguration"] = func(_ testing.TB, w *apptest.World) apptest.Request {
+		return apptest.Request{Path: worldFlagImport(w), Headers: betaHeader}
 	}
-	answerRequests["patchFlagImportConfiguration"] = func(_ testing.TB, w *world) answerRequest {
-		return answerRequest{path: worldFlagImport(w), body: []apptest.PatchOp{apptest.Replace("/name", w.unique("Renamed"))}, headers: betaHeader}
+	answerRequests["patchFlagImportConfiguration"] = func(_ testing.TB, w *apptest.World) apptest.Request {
+		return apptest.Request{Path: worldFlagImport(w), Body: []apptest.PatchOp{apptest.Replace("/name", w.Unique("Renamed"))}, Headers: betaHeader}
 	}
-	answerRequests["deleteFlagImportConfiguration"] = func(tb testing.TB, w *world) answerRequest {
+	answerRequests["deleteFlagImportConfiguration"] = func(tb testing.TB, w *apptest.World) apptest.Request {
 		worldFlagImport(w)
-		id := worldStr(tb, w.must(tb, http.StatusOK, http.MethodPost, flagImportsPath+"/"+flagImportTarget+"/launchdarkly", flagImportBody(w, "Doomed"), betaHeader...), "_id")
-		return answerRequest{path: flagImportsPath + "/" + flagImportTarget + "/launchdarkly/" + id, headers: betaHeader}
+		id := apptest.Str(tb, w.Must(tb, http.StatusOK, http.MethodPost, flagImportsPath+"/"+flagImportTarget+"/launchdarkly", flagImportBody(w, "Doomed"), betaHeader...), "_id")
+		return apptest.Request{Path: flagImportsPath + "/" + flagImportTarget + "/launchdarkly/" + id, Headers: betaHeader}
 	}
-	answerRequests["triggerFlagImportJob"] = func(_ testing.TB, w *world) answerRequest {
-		return answerRequest{path: worldFlagImport(w) + "/trigger", headers: betaHeader}
+	answerRequests["triggerFlagImportJob"] = func(_ testing.TB, w *apptest.World) apptest.Request {
+		return apptest.Request{Path: worldFlagImport(w) + "/trigger", Headers: betaHeader}
 	}
 
 	// 2.18: a flag import configuration's lastImport and lastError are Unix ms as JSON strings.
@@ -74,8 +74,8 @@ func init() {
 
 	timestampTable = append(timestampTable, timestampRow{resource: "flag import configurations", source: "spec 2.18",
 		reads: []timestampRead{
-			tsGet(func(w *world) string { return worldFlagImport(w) }),
-			tsList(func(w *world) string { worldFlagImport(w); return flagImportsPath }),
+			tsGet(func(w *apptest.World) string { return worldFlagImport(w) }),
+			tsList(func(w *apptest.World) string { worldFlagImport(w); return flagImportsPath }),
 		},
 		fields: []timestampField{tsString("_status.lastImport"), tsWhenSet(tsString("_status.lastError")), tsWhenSet(tsInteger("_status.errors[].timestamp"))}})
 }

@@ -16,23 +16,23 @@ import (
 
 const insightsPath = api + "/engineering-insights"
 
-func insightsQuery(w *world) string {
-	return "projectKey=" + w.project + "&environmentKey=production"
+func insightsQuery(w *apptest.World) string {
+	return "projectKey=" + w.Project + "&environmentKey=production"
 }
 
 // worldInsights are the deployment id and insight group key each world
 // holds, made on first use through plain HTTP (the timestamp table's
 // paths get no testing.TB).
-var worldInsights sync.Map // *world → [2]string
+var worldInsights sync.Map // *apptest.World → [2]string
 
 // deployEvent records one deployment event of the world's application web.
-func deployEvent(w *world, version, event string, at int64) {
-	worldSend(w, http.MethodPost, insightsPath+"/deployment-events", map[string]any{"projectKey": w.project,
+func deployEvent(w *apptest.World, version, event string, at int64) {
+	worldSend(w, http.MethodPost, insightsPath+"/deployment-events", map[string]any{"projectKey": w.Project,
 		"environmentKey": "production", "applicationKey": "web", "version": version, "eventType": event, "eventTime": at}, nil)
 }
 
 // worldInsight returns the world's finished deployment and insight group.
-func worldInsight(w *world) (deploymentID, groupKey string) {
+func worldInsight(w *apptest.World) (deploymentID, groupKey string) {
 	if v, ok := worldInsights.Load(w); ok {
 		ids := v.([2]string)
 		return ids[0], ids[1]
@@ -45,97 +45,97 @@ func worldInsight(w *world) (deploymentID, groupKey string) {
 	if items, ok := list["items"].([]any); ok && len(items) > 0 {
 		deploymentID, _ = items[0].(map[string]any)["id"].(string)
 	}
-	groupKey = w.unique("insight-group")
+	groupKey = w.Unique("insight-group")
 	worldSend(w, http.MethodPost, insightsPath+"/insights/group", map[string]any{"key": groupKey, "name": "World group",
-		"projectKey": w.project, "environmentKey": "production"}, nil)
+		"projectKey": w.Project, "environmentKey": "production"}, nil)
 	worldInsights.Store(w, [2]string{deploymentID, groupKey})
 	return deploymentID, groupKey
 }
 
 // repoMapping creates a code-reference repository and maps it to the world's project.
-func repoMapping(tb testing.TB, w *world) string {
+func repoMapping(tb testing.TB, w *apptest.World) string {
 	tb.Helper()
-	name := w.unique("insight-repo")
-	w.must(tb, http.StatusOK, http.MethodPost, api+"/code-refs/repositories", map[string]any{"name": name, "sourceLink": "https://git.example.com/" + name})
-	w.must(tb, http.StatusOK, http.MethodPut, insightsPath+"/repositories/projects",
-		map[string]any{"mappings": []any{map[string]any{"repositoryKey": name, "projectKey": w.project}}}, betaHeader...)
+	name := w.Unique("insight-repo")
+	w.Must(tb, http.StatusOK, http.MethodPost, api+"/code-refs/repositories", map[string]any{"name": name, "sourceLink": "https://git.example.com/" + name})
+	w.Must(tb, http.StatusOK, http.MethodPut, insightsPath+"/repositories/projects",
+		map[string]any{"mappings": []any{map[string]any{"repositoryKey": name, "projectKey": w.Project}}}, betaHeader...)
 	return name
 }
 
 func init() {
-	rows := map[string]func(tb testing.TB, w *world) answerRequest{
-		"createDeploymentEvent": func(_ testing.TB, w *world) answerRequest {
-			return postOf(insightsPath+"/deployment-events", map[string]any{"projectKey": w.project, "environmentKey": "production",
-				"applicationKey": "api", "version": w.unique("v"), "eventType": "started"})
+	rows := map[string]func(tb testing.TB, w *apptest.World) apptest.Request{
+		"createDeploymentEvent": func(_ testing.TB, w *apptest.World) apptest.Request {
+			return apptest.Post(insightsPath+"/deployment-events", map[string]any{"projectKey": w.Project, "environmentKey": "production",
+				"applicationKey": "api", "version": w.Unique("v"), "eventType": "started"})
 		},
-		"getDeployments": func(_ testing.TB, w *world) answerRequest {
+		"getDeployments": func(_ testing.TB, w *apptest.World) apptest.Request {
 			worldInsight(w)
-			return answerRequest{path: insightsPath + "/deployments?" + insightsQuery(w)}
+			return apptest.Request{Path: insightsPath + "/deployments?" + insightsQuery(w)}
 		},
-		"getDeployment": func(_ testing.TB, w *world) answerRequest {
+		"getDeployment": func(_ testing.TB, w *apptest.World) apptest.Request {
 			id, _ := worldInsight(w)
-			return answerRequest{path: insightsPath + "/deployments/" + id}
+			return apptest.Request{Path: insightsPath + "/deployments/" + id}
 		},
-		"updateDeployment": func(_ testing.TB, w *world) answerRequest {
+		"updateDeployment": func(_ testing.TB, w *apptest.World) apptest.Request {
 			id, _ := worldInsight(w)
-			return patchOf(insightsPath+"/deployments/"+id, apptest.Replace("/metadata", map[string]any{"by": w.unique("ci")}))
+			return apptest.Patch(insightsPath+"/deployments/"+id, apptest.Replace("/metadata", map[string]any{"by": w.Unique("ci")}))
 		},
-		"getFlagEvents": func(_ testing.TB, w *world) answerRequest {
-			return answerRequest{path: insightsPath + "/flag-events?" + insightsQuery(w)}
+		"getFlagEvents": func(_ testing.TB, w *apptest.World) apptest.Request {
+			return apptest.Request{Path: insightsPath + "/flag-events?" + insightsQuery(w)}
 		},
-		"getInsightsScores": func(_ testing.TB, w *world) answerRequest {
+		"getInsightsScores": func(_ testing.TB, w *apptest.World) apptest.Request {
 			worldInsight(w)
-			return answerRequest{path: insightsPath + "/insights/scores?" + insightsQuery(w)}
+			return apptest.Request{Path: insightsPath + "/insights/scores?" + insightsQuery(w)}
 		},
-		"createInsightGroup": func(_ testing.TB, w *world) answerRequest {
-			return postOf(insightsPath+"/insights/group", map[string]any{"key": w.unique("group"), "name": "New group",
-				"projectKey": w.project, "environmentKey": "production", "applicationKeys": []string{"web"}})
+		"createInsightGroup": func(_ testing.TB, w *apptest.World) apptest.Request {
+			return apptest.Post(insightsPath+"/insights/group", map[string]any{"key": w.Unique("group"), "name": "New group",
+				"projectKey": w.Project, "environmentKey": "production", "applicationKeys": []string{"web"}})
 		},
-		"getInsightGroups": func(_ testing.TB, w *world) answerRequest {
+		"getInsightGroups": func(_ testing.TB, w *apptest.World) apptest.Request {
 			worldInsight(w)
-			return answerRequest{path: insightsPath + "/insights/groups"}
+			return apptest.Request{Path: insightsPath + "/insights/groups"}
 		},
-		"getInsightGroup": func(_ testing.TB, w *world) answerRequest {
+		"getInsightGroup": func(_ testing.TB, w *apptest.World) apptest.Request {
 			_, key := worldInsight(w)
-			return answerRequest{path: insightsPath + "/insights/groups/" + key}
+			return apptest.Request{Path: insightsPath + "/insights/groups/" + key}
 		},
-		"patchInsightGroup": func(_ testing.TB, w *world) answerRequest {
+		"patchInsightGroup": func(_ testing.TB, w *apptest.World) apptest.Request {
 			_, key := worldInsight(w)
-			return patchOf(insightsPath+"/insights/groups/"+key, apptest.Replace("/name", w.unique("Renamed")))
+			return apptest.Patch(insightsPath+"/insights/groups/"+key, apptest.Replace("/name", w.Unique("Renamed")))
 		},
-		"deleteInsightGroup": func(tb testing.TB, w *world) answerRequest {
-			key := w.unique("doomed-group")
-			w.must(tb, http.StatusCreated, http.MethodPost, insightsPath+"/insights/group", map[string]any{"key": key, "name": "Doomed",
-				"projectKey": w.project, "environmentKey": "production"}, betaHeader...)
-			return answerRequest{path: insightsPath + "/insights/groups/" + key}
+		"deleteInsightGroup": func(tb testing.TB, w *apptest.World) apptest.Request {
+			key := w.Unique("doomed-group")
+			w.Must(tb, http.StatusCreated, http.MethodPost, insightsPath+"/insights/group", map[string]any{"key": key, "name": "Doomed",
+				"projectKey": w.Project, "environmentKey": "production"}, betaHeader...)
+			return apptest.Request{Path: insightsPath + "/insights/groups/" + key}
 		},
-		"getInsightsRepositories": func(tb testing.TB, w *world) answerRequest {
+		"getInsightsRepositories": func(tb testing.TB, w *apptest.World) apptest.Request {
 			repoMapping(tb, w)
-			return answerRequest{path: insightsPath + "/repositories"}
+			return apptest.Request{Path: insightsPath + "/repositories"}
 		},
-		"associateRepositoriesAndProjects": func(tb testing.TB, w *world) answerRequest {
-			name := w.unique("insight-repo")
-			w.must(tb, http.StatusOK, http.MethodPost, api+"/code-refs/repositories", map[string]any{"name": name})
-			return answerRequest{path: insightsPath + "/repositories/projects",
-				body: map[string]any{"mappings": []any{map[string]any{"repositoryKey": name, "projectKey": w.project}}}}
+		"associateRepositoriesAndProjects": func(tb testing.TB, w *apptest.World) apptest.Request {
+			name := w.Unique("insight-repo")
+			w.Must(tb, http.StatusOK, http.MethodPost, api+"/code-refs/repositories", map[string]any{"name": name})
+			return apptest.Request{Path: insightsPath + "/repositories/projects",
+				Body: map[string]any{"mappings": []any{map[string]any{"repositoryKey": name, "projectKey": w.Project}}}}
 		},
-		"deleteRepositoryProject": func(tb testing.TB, w *world) answerRequest {
-			return answerRequest{path: insightsPath + "/repositories/" + repoMapping(tb, w) + "/projects/" + w.project}
+		"deleteRepositoryProject": func(tb testing.TB, w *apptest.World) apptest.Request {
+			return apptest.Request{Path: insightsPath + "/repositories/" + repoMapping(tb, w) + "/projects/" + w.Project}
 		},
 	}
 	for id, mk := range rows {
-		answerRequests[id] = func(tb testing.TB, w *world) answerRequest {
+		answerRequests[id] = func(tb testing.TB, w *apptest.World) apptest.Request {
 			r := mk(tb, w)
-			r.headers = append(r.headers, betaHeader...)
+			r.Headers = append(r.Headers, betaHeader...)
 			return r
 		}
 	}
-	answerRequests["postAuditLogEntries"] = func(_ testing.TB, w *world) answerRequest {
-		return postOf(api+"/auditlog?limit=5", []any{map[string]any{"effect": "allow", "resources": []string{"proj/" + w.project + ":env/*:flag/*"}, "actions": []string{"*"}}})
+	answerRequests["postAuditLogEntries"] = func(_ testing.TB, w *apptest.World) apptest.Request {
+		return apptest.Post(api+"/auditlog?limit=5", []any{map[string]any{"effect": "allow", "resources": []string{"proj/" + w.Project + ":env/*:flag/*"}, "actions": []string{"*"}}})
 	}
-	answerRequests["postAuditLogEntryCounts"] = func(_ testing.TB, w *world) answerRequest {
+	answerRequests["postAuditLogEntryCounts"] = func(_ testing.TB, w *apptest.World) apptest.Request {
 		after := strconv.FormatInt(time.Now().Add(-time.Hour).UnixMilli(), 10)
-		return postOf(api+"/auditlog/counts?buckets=6&after="+after, []any{map[string]any{"effect": "allow", "resources": []string{"proj/*"}, "actions": []string{"*"}}})
+		return apptest.Post(api+"/auditlog/counts?buckets=6&after="+after, []any{map[string]any{"effect": "allow", "resources": []string{"proj/*"}, "actions": []string{"*"}}})
 	}
 	answerQueries["getInsightGroup"] = []string{"?expand=scores,environment"}
 	answerQueries["getInsightGroups"] = []string{"?expand=scores,environment,metadata"}
@@ -152,25 +152,28 @@ func init() {
 	timestampTable = append(timestampTable,
 		timestampRow{resource: "deployments", source: "the reference's DeploymentRep",
 			reads: []timestampRead{
-				tsGet(func(w *world) string { id, _ := worldInsight(w); return insightsPath + "/deployments/" + id }),
-				tsList(func(w *world) string { worldInsight(w); return insightsPath + "/deployments?" + insightsQuery(w) }),
+				tsGet(func(w *apptest.World) string { id, _ := worldInsight(w); return insightsPath + "/deployments/" + id }),
+				tsList(func(w *apptest.World) string {
+					worldInsight(w)
+					return insightsPath + "/deployments?" + insightsQuery(w)
+				}),
 			},
 			// leadTime is a duration (ms), an integer like the times.
 			fields: []timestampField{tsInteger("startedAt"), tsInteger("endedAt"), tsWhenSet(tsInteger("leadTime"))},
 			skip:   []string{"metadata"}},
 		timestampRow{resource: "insight groups", source: "spec 2.5",
 			reads: []timestampRead{
-				tsGet(func(w *world) string {
+				tsGet(func(w *apptest.World) string {
 					_, k := worldInsight(w)
 					return insightsPath + "/insights/groups/" + k + "?expand=scores"
 				}),
-				tsList(func(w *world) string { worldInsight(w); return insightsPath + "/insights/groups?expand=scores" }),
+				tsList(func(w *apptest.World) string { worldInsight(w); return insightsPath + "/insights/groups?expand=scores" }),
 			},
 			fields: []timestampField{tsString("createdAt"), tsString("scoreMetadata.period.startTime"), tsString("scoreMetadata.period.endTime"),
 				tsString("scoreMetadata.lastPeriod.startTime"), tsString("scoreMetadata.lastPeriod.endTime")}},
 		timestampRow{resource: "flag events", source: "spec 2.22",
 			reads: []timestampRead{
-				tsList(func(w *world) string { return insightsPath + "/flag-events?" + insightsQuery(w) }),
+				tsList(func(w *apptest.World) string { return insightsPath + "/flag-events?" + insightsQuery(w) }),
 			},
 			fields: []timestampField{tsString("eventTime")}},
 	)

@@ -16,7 +16,7 @@ const integrationsPath = api + "/integration-configurations"
 
 // worldIntegrations are the Datadog configuration each world holds, made
 // on first use (Datadog's host is fixed, so no name needs resolving).
-var worldIntegrations sync.Map // *world → id
+var worldIntegrations sync.Map // *apptest.World → id
 
 func integrationBody(name string) map[string]any {
 	return map[string]any{"name": name, "tags": []string{"ops"}, "enabled": false, "configValues": map[string]any{"apiKey": "0123456789abcdef0123456789abcdef"},
@@ -26,7 +26,7 @@ func integrationBody(name string) map[string]any {
 
 // worldIntegration returns the world's configuration id, creating it
 // through plain HTTP (the timestamp table's paths get no testing.TB).
-func worldIntegration(w *world) string {
+func worldIntegration(w *apptest.World) string {
 	if id, ok := worldIntegrations.Load(w); ok {
 		return id.(string)
 	}
@@ -39,22 +39,22 @@ func worldIntegration(w *world) string {
 }
 
 func init() {
-	answerRequests["getAllIntegrationConfigurations"] = func(_ testing.TB, w *world) answerRequest {
+	answerRequests["getAllIntegrationConfigurations"] = func(_ testing.TB, w *apptest.World) apptest.Request {
 		worldIntegration(w)
-		return answerRequest{path: integrationsPath + "/keys/datadog", headers: betaHeader}
+		return apptest.Request{Path: integrationsPath + "/keys/datadog", Headers: betaHeader}
 	}
-	answerRequests["createIntegrationConfiguration"] = func(_ testing.TB, w *world) answerRequest {
-		return answerRequest{path: integrationsPath + "/keys/datadog", body: integrationBody(w.unique("dd")), headers: betaHeader}
+	answerRequests["createIntegrationConfiguration"] = func(_ testing.TB, w *apptest.World) apptest.Request {
+		return apptest.Request{Path: integrationsPath + "/keys/datadog", Body: integrationBody(w.Unique("dd")), Headers: betaHeader}
 	}
-	answerRequests["getIntegrationConfiguration"] = func(_ testing.TB, w *world) answerRequest {
-		return answerRequest{path: integrationsPath + "/" + worldIntegration(w), headers: betaHeader}
+	answerRequests["getIntegrationConfiguration"] = func(_ testing.TB, w *apptest.World) apptest.Request {
+		return apptest.Request{Path: integrationsPath + "/" + worldIntegration(w), Headers: betaHeader}
 	}
-	answerRequests["updateIntegrationConfiguration"] = func(_ testing.TB, w *world) answerRequest {
-		return answerRequest{path: integrationsPath + "/" + worldIntegration(w), body: []apptest.PatchOp{apptest.Replace("/name", w.unique("Renamed"))}, headers: betaHeader}
+	answerRequests["updateIntegrationConfiguration"] = func(_ testing.TB, w *apptest.World) apptest.Request {
+		return apptest.Request{Path: integrationsPath + "/" + worldIntegration(w), Body: []apptest.PatchOp{apptest.Replace("/name", w.Unique("Renamed"))}, Headers: betaHeader}
 	}
-	answerRequests["deleteIntegrationConfiguration"] = func(tb testing.TB, w *world) answerRequest {
-		id := worldStr(tb, w.must(tb, http.StatusCreated, http.MethodPost, integrationsPath+"/keys/datadog", integrationBody("Doomed"), betaHeader...), "_id")
-		return answerRequest{path: integrationsPath + "/" + id, headers: betaHeader}
+	answerRequests["deleteIntegrationConfiguration"] = func(tb testing.TB, w *apptest.World) apptest.Request {
+		id := apptest.Str(tb, w.Must(tb, http.StatusCreated, http.MethodPost, integrationsPath+"/keys/datadog", integrationBody("Doomed"), betaHeader...), "_id")
+		return apptest.Request{Path: integrationsPath + "/" + id, Headers: betaHeader}
 	}
 
 	// 2.9: capabilityConfig is the JSON-encoded capability configuration.
@@ -62,8 +62,8 @@ func init() {
 
 	timestampTable = append(timestampTable, timestampRow{resource: "integration configurations", source: "the reference's IntegrationConfigurationsRep",
 		reads: []timestampRead{
-			tsGet(func(w *world) string { return integrationsPath + "/" + worldIntegration(w) }),
-			tsList(func(w *world) string { worldIntegration(w); return integrationsPath + "/keys/datadog" }),
+			tsGet(func(w *apptest.World) string { return integrationsPath + "/" + worldIntegration(w) }),
+			tsList(func(w *apptest.World) string { worldIntegration(w); return integrationsPath + "/keys/datadog" }),
 		},
 		fields: []timestampField{tsInteger("_createdAt")}})
 }

@@ -260,9 +260,9 @@ func TestReleasePolicyOrderRaces(t *testing.T) {
 }
 
 // releasePolicyKeysReversed lists the world project's release policies, last rank first.
-func (w *world) releasePolicyKeysReversed(tb testing.TB) []string {
+func releasePolicyKeysReversed(tb testing.TB, w *apptest.World) []string {
 	tb.Helper()
-	items := w.must(tb, http.StatusOK, http.MethodGet, releasePoliciesPath(w.project), nil, betaHeader...)["items"].([]any)
+	items := w.Must(tb, http.StatusOK, http.MethodGet, releasePoliciesPath(w.Project), nil, betaHeader...)["items"].([]any)
 	keys := make([]string, len(items))
 	for i, it := range items {
 		keys[len(items)-1-i] = it.(map[string]any)["key"].(string)

@@ -12,11 +12,11 @@ import (
 
 // worldRelease creates a flag, adds it to the world's pipeline and returns
 // the flag key and the release's phase ids.
-func worldRelease(tb testing.TB, w *world) (string, []string) {
+func worldRelease(tb testing.TB, w *apptest.World) (string, []string) {
 	tb.Helper()
-	key := w.unique("released")
-	w.must(tb, http.StatusCreated, http.MethodPost, flagsPath(w.project), map[string]any{"key": key, "name": key})
-	rel := w.must(tb, http.StatusOK, http.MethodPut, flagReleasePath(w.project, key), map[string]any{"releasePipelineKey": "world"}, betaHeader...)
+	key := w.Unique("released")
+	w.Must(tb, http.StatusCreated, http.MethodPost, flagsPath(w.Project), map[string]any{"key": key, "name": key})
+	rel := w.Must(tb, http.StatusOK, http.MethodPut, flagReleasePath(w.Project, key), map[string]any{"releasePipelineKey": "world"}, betaHeader...)
 	var ids []string
 	for _, p := range rel["phases"].([]any) {
 		ids = append(ids, p.(map[string]any)["_id"].(string))
@@ -27,28 +27,28 @@ func worldRelease(tb testing.TB, w *world) (string, []string) {
 // completedReleasePath is the path of a new release whose first phase is
 // complete, so its phases carry every timestamp (no testing.TB: the
 // timestamp table's reads take none).
-func completedReleasePath(w *world) string {
-	key := w.unique("completed")
-	worldSend(w, http.MethodPost, flagsPath(w.project), map[string]any{"key": key, "name": key}, nil)
-	worldSend(w, http.MethodPut, flagReleasePath(w.project, key), map[string]any{"releasePipelineKey": "world"}, nil)
-	path := api + "/flags/" + w.project + "/" + key + "/release"
+func completedReleasePath(w *apptest.World) string {
+	key := w.Unique("completed")
+	worldSend(w, http.MethodPost, flagsPath(w.Project), map[string]any{"key": key, "name": key}, nil)
+	worldSend(w, http.MethodPut, flagReleasePath(w.Project, key), map[string]any{"releasePipelineKey": "world"}, nil)
+	path := api + "/flags/" + w.Project + "/" + key + "/release"
 	worldSend(w, http.MethodPatch, path, []apptest.PatchOp{apptest.Replace("/phases/0/complete", true)}, nil)
 	return path
 }
 
 func init() {
-	rows := map[string]func(tb testing.TB, w *world) answerRequest{
-		"updatePhaseStatus": func(tb testing.TB, w *world) answerRequest {
+	rows := map[string]func(tb testing.TB, w *apptest.World) apptest.Request{
+		"updatePhaseStatus": func(tb testing.TB, w *apptest.World) apptest.Request {
 			key, ids := worldRelease(tb, w)
-			return answerRequest{path: flagReleasePath(w.project, key) + "/phases/" + ids[0], body: map[string]any{"status": "active"}, headers: betaHeader}
+			return apptest.Request{Path: flagReleasePath(w.Project, key) + "/phases/" + ids[0], Body: map[string]any{"status": "active"}, Headers: betaHeader}
 		},
-		"patchReleaseByFlagKey": func(tb testing.TB, w *world) answerRequest {
+		"patchReleaseByFlagKey": func(tb testing.TB, w *apptest.World) apptest.Request {
 			key, _ := worldRelease(tb, w)
-			return answerRequest{path: api + "/flags/" + w.project + "/" + key + "/release", body: []apptest.PatchOp{apptest.Replace("/phases/0/complete", true)}, headers: betaHeader}
+			return apptest.Request{Path: api + "/flags/" + w.Project + "/" + key + "/release", Body: []apptest.PatchOp{apptest.Replace("/phases/0/complete", true)}, Headers: betaHeader}
 		},
-		"deleteReleaseByFlagKey": func(tb testing.TB, w *world) answerRequest {
+		"deleteReleaseByFlagKey": func(tb testing.TB, w *apptest.World) apptest.Request {
 			key, _ := worldRelease(tb, w)
-			return answerRequest{path: api + "/flags/" + w.project + "/" + key + "/release", headers: betaHeader}
+			return apptest.Request{Path: api + "/flags/" + w.Project + "/" + key + "/release", Headers: betaHeader}
 		},
 	}
 	for id, row := range rows {

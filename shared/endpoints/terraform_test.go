@@ -136,24 +136,6 @@ func TestTerraformTokenDecodesInLaunchDarklysClient(t *testing.T) {
 	}
 }
 
-// datedTypes are specTypes with every timestamp the spec has as a string
-// (Unix ms) where the reference has an integer typed as the reference's
-// integer: what a dated LD-API-Version answers. Other differences (the
-// audit entry's target) stay.
-func datedTypes() map[string]map[string]string {
-	out := map[string]map[string]string{}
-	for schema, fields := range specTypes {
-		out[schema] = map[string]string{}
-		for f, typ := range fields {
-			if datedTimestamp[schema][f] {
-				typ = "integer"
-			}
-			out[schema][f] = typ
-		}
-	}
-	return out
-}
-
 // datedTimestamp are the fields a dated LD-API-Version turns from strings
 // into integers, by reference schema: the spec's part 2 types them as
 // strings of Unix ms, the reference as integers (int64). The README's
@@ -173,17 +155,6 @@ var datedTimestamp = map[string]map[string]bool{
 	"Destination":                       {"createdAt": true},
 	"FlagImportStatus":                  {"lastImport": true, "lastError": true},
 	"BigSegmentStoreStatus":             {"lastSync": true, "lastError": true},
-}
-
-func TestTerraformDatedVersionAnswersEveryTimestampAsAnInteger(t *testing.T) {
-	for schema, fields := range datedTimestamp {
-		for f := range fields {
-			if _, ok := specTypes[schema][f]; !ok {
-				t.Errorf("%s.%s is listed as a dated timestamp but specTypes does not set it apart", schema, f)
-			}
-		}
-	}
-	checkEveryAnswer(t, "answers no listed timestamp as a string", terraformHeaders, datedTypes())
 }
 
 // providerEnvPatch is the JSON patch the provider sends to update an
