@@ -14,9 +14,9 @@ var betaHeader = []string{"SVC-API-Version", "beta"}
 
 func TestApplicationsFromEvents(t *testing.T) {
 	srv := apptest.New(t)
-	e := newSDKEnv(t, srv, "apps")
-	srv.Do(t, http.MethodPost, flagsPath(e.project), map[string]any{"key": "checkout", "name": "New checkout"})
-	apptest.WantStatus(t, postEvents(t, srv, "/bulk", e.sdkKey, goSDKPayload(time.Now(), "u1")), http.StatusAccepted)
+	e := apptest.NewSDKEnv(t, srv, "apps")
+	srv.Do(t, http.MethodPost, flagsPath(e.Project), map[string]any{"key": "checkout", "name": "New checkout"})
+	apptest.WantStatus(t, apptest.PostEvents(t, srv, "/bulk", e.SDKKey, apptest.GoSDKPayload(time.Now(), "u1")), http.StatusAccepted)
 	beta := betaHeader
 	app := api + "/applications/shop-api"
 
@@ -74,7 +74,7 @@ func TestApplicationsFromEvents(t *testing.T) {
 		}
 	})
 	t.Run("another event keeps the edited application as it is", func(t *testing.T) {
-		apptest.WantStatus(t, postEvents(t, srv, "/bulk", e.sdkKey, goSDKPayload(time.Now(), "u9")), http.StatusAccepted)
+		apptest.WantStatus(t, apptest.PostEvents(t, srv, "/bulk", e.SDKKey, apptest.GoSDKPayload(time.Now(), "u9")), http.StatusAccepted)
 		if m := srv.Do(t, http.MethodGet, app, nil, beta...).Map(t); m["name"] != "Shop API" {
 			t.Errorf("name %v, want Shop API", m["name"])
 		}

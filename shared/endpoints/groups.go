@@ -15,7 +15,6 @@ var (
 	Approvals        = group("approvals")
 	AuditLog         = group("auditlog")
 	Contexts         = group("contexts")
-	Events           = group("events")
 	Flags            = group("flags")
 	Members          = group("members")
 	OAuthClients     = group("oauth-clients")

@@ -10,6 +10,7 @@ import (
 	"github.com/flagplane/flagplane/shared/environment/environmentapi"
 	"github.com/flagplane/flagplane/shared/featurestore/featurestoreapi"
 	"github.com/flagplane/flagplane/shared/flagimport/flagimportapi"
+	"github.com/flagplane/flagplane/shared/ingest/eventapi"
 	"github.com/flagplane/flagplane/shared/insight/insightapi"
 	"github.com/flagplane/flagplane/shared/integration/integrationapi"
 	"github.com/flagplane/flagplane/shared/sdkapi"
@@ -30,7 +31,7 @@ func List() []app.NewGroup {
 		featurestoreapi.Delivery,
 		destinationapi.New,
 		environmentapi.New,
-		endpoints.Events,
+		eventapi.New,
 		flagimportapi.New,
 		endpoints.Flags,
 		insightapi.New,

@@ -1,4 +1,4 @@
-package endpoints_test
+package eventapi_test
 
 // The proof that flagplane takes LaunchDarkly's SDK events: the real
 // server-side Go SDK (github.com/launchdarkly/go-server-sdk/v7, a test-only
@@ -43,11 +43,11 @@ func eventually(t *testing.T, what string, check func() (bool, string)) {
 
 func TestGoSDKEvents(t *testing.T) {
 	srv := apptest.New(t)
-	e := newSDKEnv(t, srv, "sdkevents")
-	apptest.WantStatus(t, srv.Do(t, http.MethodPost, flagsPath(e.project), map[string]any{"key": "dark-mode", "name": "Dark mode"}), http.StatusCreated)
-	apptest.WantStatus(t, srv.Do(t, http.MethodPatch, flagPath(e.project, "dark-mode"), []apptest.PatchOp{apptest.Replace("/environments/production/on", true)}), http.StatusOK)
+	e := apptest.NewSDKEnv(t, srv, "sdkevents")
+	apptest.WantStatus(t, srv.Do(t, http.MethodPost, apptest.FlagsPath(e.Project), map[string]any{"key": "dark-mode", "name": "Dark mode"}), http.StatusCreated)
+	apptest.WantStatus(t, srv.Do(t, http.MethodPatch, apptest.FlagPath(e.Project, "dark-mode"), []apptest.PatchOp{apptest.Replace("/environments/production/on", true)}), http.StatusOK)
 
-	client, err := ld.MakeCustomClient(e.sdkKey, ld.Config{
+	client, err := ld.MakeCustomClient(e.SDKKey, ld.Config{
 		ServiceEndpoints: interfaces.ServiceEndpoints{Streaming: srv.URL, Polling: srv.URL, Events: srv.URL},
 		DataSource:       ldcomponents.PollingDataSource(),
 		Events:           ldcomponents.SendEvents().FlushInterval(time.Hour),
@@ -71,7 +71,7 @@ func TestGoSDKEvents(t *testing.T) {
 	_ = client.Identify(ldcontext.New("carol"))
 	_ = client.TrackEvent("purchase", alice)
 	client.Flush()
-	base := envPath(e.project, e.env)
+	base := apptest.EnvPath(e.Project, e.Env)
 
 	t.Run("its contexts read back, multi-kind ones with their associated contexts", func(t *testing.T) {
 		eventually(t, "alice appears", func() (bool, string) {
@@ -88,25 +88,25 @@ func TestGoSDKEvents(t *testing.T) {
 		})
 	})
 	t.Run("the context kinds it used exist", func(t *testing.T) {
-		res := srv.Do(t, http.MethodGet, projectPath(e.project)+"/context-kinds", nil)
+		res := srv.Do(t, http.MethodGet, apptest.ProjectPath(e.Project)+"/context-kinds", nil)
 		if !strings.Contains(res.String(), `"key":"org"`) || !strings.Contains(res.String(), `"key":"user"`) {
 			t.Errorf("want user and org kinds: %s", res.Body)
 		}
 	})
 	t.Run("the application and its version are added, with the flags it evaluated", func(t *testing.T) {
 		eventually(t, "the application appears", func() (bool, string) {
-			res := srv.Do(t, http.MethodGet, api+"/applications/checkout-svc?expand=flags", nil, betaHeader...)
+			res := srv.Do(t, http.MethodGet, apptest.API+"/applications/checkout-svc?expand=flags", nil, apptest.BetaHeader...)
 			body := res.String()
 			return res.Status == http.StatusOK && strings.Contains(body, `"autoAdded":true`) && strings.Contains(body, `"name":"Dark mode"`), body
 		})
-		res := srv.Do(t, http.MethodGet, api+"/applications/checkout-svc/versions", nil, betaHeader...)
+		res := srv.Do(t, http.MethodGet, apptest.API+"/applications/checkout-svc/versions", nil, apptest.BetaHeader...)
 		if !strings.Contains(res.String(), `"key":"2.0.1"`) {
 			t.Errorf("want version 2.0.1: %s", res.Body)
 		}
 	})
 	t.Run("its evaluations are counted by variation", func(t *testing.T) {
 		eventually(t, "four evaluations of dark-mode are counted", func() (bool, string) {
-			it, err := srv.Table.Get(t.Context(), store.FlagEvalKey(e.project, e.env, "dark-mode", time.Now().UTC().Format("2006010215")))
+			it, err := srv.Table.Get(t.Context(), store.FlagEvalKey(e.Project, e.Env, "dark-mode", time.Now().UTC().Format("2006010215")))
 			if err != nil {
 				return false, err.Error()
 			}
@@ -119,7 +119,7 @@ func TestGoSDKEvents(t *testing.T) {
 	})
 	t.Run("the SDK is recorded from its user agent and its diagnostic event", func(t *testing.T) {
 		eventually(t, "the SDK is seen", func() (bool, string) {
-			page, err := srv.Table.Query(t.Context(), store.Query{PK: store.SDKSeenPK, SKPrefix: e.clientID + "#server#"})
+			page, err := srv.Table.Query(t.Context(), store.Query{PK: store.SDKSeenPK, SKPrefix: e.ClientID + "#server#"})
 			if err != nil {
 				return false, err.Error()
 			}

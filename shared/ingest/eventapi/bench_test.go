@@ -1,4 +1,4 @@
-package endpoints_test
+package eventapi_test
 
 import (
 	"fmt"
@@ -45,7 +45,7 @@ func benchPayload(seq, newContexts, customPer int) (string, int) {
 // the live heap after the run: it stays flat while distinct contexts grow.
 func BenchmarkIngest(b *testing.B) {
 	srv := apptest.New(b)
-	e := newSDKEnv(b, srv, "bench")
+	e := apptest.NewSDKEnv(b, srv, "bench")
 	events := 0
 	payloads := make([]string, 64)
 	for i := range payloads {
@@ -58,7 +58,7 @@ func BenchmarkIngest(b *testing.B) {
 		if i >= len(payloads) {
 			body, _ = benchPayload(i, 100, 3)
 		}
-		res := postEvents(b, srv, "/bulk", e.sdkKey, body, "X-LaunchDarkly-Payload-ID", fmt.Sprintf("bench-%d", i))
+		res := apptest.PostEvents(b, srv, "/bulk", e.SDKKey, body, "X-LaunchDarkly-Payload-ID", fmt.Sprintf("bench-%d", i))
 		if res.Status != http.StatusAccepted {
 			b.Fatalf("status %d: %s", res.Status, res.Body)
 		}
