@@ -346,7 +346,7 @@ func TestApprovalRequestReviewAndApply(t *testing.T) {
 		if !f.prod().On || values(f.prod().Targets)["user/1"] != "u1" {
 			t.Errorf("flag not changed: %+v", f.prod())
 		}
-		e := latestEntry(t, srv)
+		e := apptest.LatestAuditEntry(t, srv)
 		if e.Kind != "flag" || e.Comment != "ship" {
 			t.Errorf("entry %+v", e)
 		}

@@ -115,7 +115,7 @@ func TestExpiringUserTargetsPatch(t *testing.T) {
 					it.ResourceID.ProjectKey != "p" || it.ResourceID.EnvironmentKey != "production" || it.ResourceID.Key != "f1" {
 					t.Errorf("first item %+v", it)
 				}
-				e := latestEntry(t, fx.srv)
+				e := apptest.LatestAuditEntry(t, fx.srv)
 				if len(e.Accesses) != 1 || e.Accesses[0].Action != "updateExpiringTargets" || e.Accesses[0].Resource != "proj/p:env/production:flag/*" {
 					t.Errorf("audit entry accesses %+v", e.Accesses)
 				}
@@ -222,7 +222,7 @@ func TestExpiringUserTargetsPatch(t *testing.T) {
 				if len(l.Items) != 2 || l.Items[0].UserKey != "u" || l.Items[1].UserKey != "v" {
 					t.Errorf("items %+v", l.Items)
 				}
-				if e := latestEntry(t, fx.srv); e.Accesses[0].Resource != "proj/p:env/production:flag/f1" {
+				if e := apptest.LatestAuditEntry(t, fx.srv); e.Accesses[0].Resource != "proj/p:env/production:flag/f1" {
 					t.Errorf("audit resource %q", e.Accesses[0].Resource)
 				}
 			}},
@@ -317,7 +317,7 @@ func TestExpiringUserTargetsJob(t *testing.T) {
 				if len(l.Items) != 1 || l.Items[0].ResourceID.FlagKey != "f2" {
 					t.Errorf("left %+v", l.Items)
 				}
-				e := latestEntry(t, fx.srv)
+				e := apptest.LatestAuditEntry(t, fx.srv)
 				if e.Kind != "flag" || len(e.Accesses) == 0 || e.Accesses[0].Action != "updateTargets" || e.Accesses[0].Resource != "proj/p:env/production:flag/f1" {
 					t.Errorf("audit entry %s %+v", e.Kind, e.Accesses)
 				}

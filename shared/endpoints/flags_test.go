@@ -710,10 +710,10 @@ func TestFlagJSONPatch(t *testing.T) {
 		d := fresh(t)
 		sent := []apptest.PatchOp{apptest.Replace("/environments/production/on", true)}
 		apptest.WantStatus(t, srv.Do(t, http.MethodPatch, flagPath("p", d.Key), map[string]any{"comment": "go live", "patch": sent}), 200)
-		e := latestEntry(t, srv)
+		e := apptest.LatestAuditEntry(t, srv)
 		data, _ := json.Marshal(sent)
-		if !apptest.SameJSON(t, e.Delta, data) || e.Comment != "go live" || e.Kind != "flag" || e.access() != "updateOn proj/p:env/production:flag/"+d.Key {
-			t.Errorf("entry %s %q %q delta %s", e.Kind, e.access(), e.Comment, e.Delta)
+		if !apptest.SameJSON(t, e.Delta, data) || e.Comment != "go live" || e.Kind != "flag" || e.Access() != "updateOn proj/p:env/production:flag/"+d.Key {
+			t.Errorf("entry %s %q %q delta %s", e.Kind, e.Access(), e.Comment, e.Delta)
 		}
 	})
 }
@@ -748,19 +748,7 @@ func concurrently(t *testing.T, n int, call func(i int) *apptest.Response) []int
 	return won
 }
 
-// latestEntry reads the newest audit log entry in full.
-func latestEntry(t testing.TB, srv *apptest.Server) entry {
-	t.Helper()
-	page := auditPage(t, srv, api+"/auditlog?limit=1")
-	if len(page.Items) == 0 {
-		t.Fatalf("the audit log is empty")
-	}
-	res := srv.Do(t, http.MethodGet, auditEntryPath(page.Items[0].ID), nil)
-	apptest.WantStatus(t, res, http.StatusOK)
-	var e entry
-	res.JSON(t, &e)
-	return e
-}
+
 
 func TestFlagSemanticPatch(t *testing.T) {
 	srv := apptest.New(t)
@@ -1431,9 +1419,9 @@ func TestFlagSemanticPatch(t *testing.T) {
 	t.Run("the audit entry has the comment and no delta", func(t *testing.T) {
 		d := fresh(t)
 		apptest.WantStatus(t, semantic(t, srv, "p", d.Key, map[string]any{"comment": "launch", "environmentKey": "production", "instructions": []any{instr("turnFlagOn")}}), 200)
-		e := latestEntry(t, srv)
-		if string(e.Delta) != "null" || e.Comment != "launch" || e.Kind != "flag" || e.access() != "updateOn proj/p:env/production:flag/"+d.Key {
-			t.Errorf("entry %s %q %q delta %s", e.Kind, e.access(), e.Comment, e.Delta)
+		e := apptest.LatestAuditEntry(t, srv)
+		if string(e.Delta) != "null" || e.Comment != "launch" || e.Kind != "flag" || e.Access() != "updateOn proj/p:env/production:flag/"+d.Key {
+			t.Errorf("entry %s %q %q delta %s", e.Kind, e.Access(), e.Comment, e.Delta)
 		}
 		var prev, cur flDoc
 		_ = json.Unmarshal(e.PreviousVersion, &prev)

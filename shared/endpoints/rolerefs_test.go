@@ -139,7 +139,7 @@ func TestTokensNameCustomRolesByIDOrKey(t *testing.T) {
 		}
 		res := srv.Do(t, http.MethodPatch, tokenPath(id), []apptest.PatchOp{apptest.Replace("/name", "renamed")})
 		apptest.WantStatus(t, res, http.StatusOK)
-		if e := latestEntry(t, srv); !slices.Equal(entryActions(e), []string{"updateTokenName"}) {
+		if e := apptest.LatestAuditEntry(t, srv); !slices.Equal(entryActions(e), []string{"updateTokenName"}) {
 			t.Errorf("renaming it recorded actions %v", entryActions(e))
 		}
 	})
@@ -157,7 +157,7 @@ func TestTokensNameCustomRolesByIDOrKey(t *testing.T) {
 }
 
 // entryActions are the actions of an audit entry's accesses.
-func entryActions(e entry) []string {
+func entryActions(e apptest.AuditEntry) []string {
 	var out []string
 	for _, a := range e.Accesses {
 		out = append(out, a.Action)

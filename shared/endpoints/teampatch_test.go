@@ -192,7 +192,7 @@ func TestTeamSemanticPatch(t *testing.T) {
 				if d.Version != before.Version+1 || d.LastModified < before.LastModified || d.CreationDate != before.CreationDate {
 					t.Errorf("version %d -> %d, lastModified %d -> %d, creationDate %d -> %d", before.Version, d.Version, before.LastModified, d.LastModified, before.CreationDate, d.CreationDate)
 				}
-				e := latestEntry(t, fx.srv)
+				e := apptest.LatestAuditEntry(t, fx.srv)
 				if e.Kind != "team" || e.Comment != "why" || !slices.Equal(entryActions(e), c.actions) {
 					t.Errorf("audit entry kind %q comment %q actions %v, want team, why, %v", e.Kind, e.Comment, entryActions(e), c.actions)
 				}
@@ -300,7 +300,7 @@ func TestTeamPatchStillTakesJSONPatch(t *testing.T) {
 		if got := readTeam(t, fx.srv, "ops").Name; got != "Ops by JSON patch" {
 			t.Errorf("name %q", got)
 		}
-		if e := latestEntry(t, fx.srv); len(e.Delta) == 0 || string(e.Delta) == "null" {
+		if e := apptest.LatestAuditEntry(t, fx.srv); len(e.Delta) == 0 || string(e.Delta) == "null" {
 			t.Errorf("a JSON patch's audit entry has no delta")
 		}
 	})
@@ -316,9 +316,9 @@ func TestTeamPatchStillTakesJSONPatch(t *testing.T) {
 			http.StatusBadRequest, "invalid_request", `"memberIds[1]"`)
 	})
 	t.Run("a change that changes nothing is not recorded", func(t *testing.T) {
-		before := latestEntry(t, fx.srv).ID
+		before := apptest.LatestAuditEntry(t, fx.srv).ID
 		apptest.WantStatus(t, fx.patchTeam(t, "application/json", instr("addMembers", "values", []string{fx.ann})), http.StatusOK)
-		if after := latestEntry(t, fx.srv).ID; after != before {
+		if after := apptest.LatestAuditEntry(t, fx.srv).ID; after != before {
 			t.Errorf("a no-op semantic patch made audit entry %s", after)
 		}
 	})
@@ -625,7 +625,7 @@ func TestARemovedMemberLeavesItsTeams(t *testing.T) {
 		if d := readTeam(t, fx.srv, "dev"); d.Version != before.Version+1 {
 			t.Errorf("version %d, want %d", d.Version, before.Version+1)
 		}
-		if e := latestEntry(t, fx.srv); e.Kind != "member" || !slices.Equal(entryActions(e), []string{"deleteMember"}) {
+		if e := apptest.LatestAuditEntry(t, fx.srv); e.Kind != "member" || !slices.Equal(entryActions(e), []string{"deleteMember"}) {
 			t.Errorf("latest entry %s %v", e.Kind, entryActions(e))
 		}
 	})
