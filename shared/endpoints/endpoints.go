@@ -12,7 +12,6 @@ import (
 	"github.com/flagplane/flagplane/shared/oauth"
 	"github.com/flagplane/flagplane/shared/patch"
 	"github.com/flagplane/flagplane/shared/project"
-	"github.com/flagplane/flagplane/shared/role"
 	"github.com/flagplane/flagplane/shared/token"
 	"github.com/flagplane/flagplane/shared/webhook"
 )
@@ -24,7 +23,6 @@ import (
 func Needs(s app.Services) map[string]api.Needs {
 	return map[string]api.Needs{
 		"patchProject":            api.PatchNeeds("a project", patch.ChangingActions(project.PatchActions)),
-		"patchCustomRole":         api.PatchNeeds("a custom role", role.PatchActions),
 		"patchMember":             api.PatchNeeds("a member", member.PatchActions),
 		"patchToken":              api.PatchNeeds("an access token", token.PatchActions),
 		"patchTeam":               teamPatchNeeds,
@@ -63,7 +61,7 @@ func envNeeds(list []flag.EnvAction) []api.Need {
 // Handlers returns every built operation's handler, by operation id.
 func Handlers(s app.Services) map[string]api.Handler {
 	h := map[string]api.Handler{}
-	for _, part := range []map[string]api.Handler{projectHandlers(s), auditHandlers(s), roleHandlers(s), memberHandlers(s), tokenHandlers(s), oauthHandlers(s), teamHandlers(s), webhookHandlers(s), evaluateHandlers(s), flagHandlers(s), expiringHandlers(s), approvalHandlers(s), contextHandlers(s), applicationHandlers(s), adaptiveTriggerHandlers(s)} {
+	for _, part := range []map[string]api.Handler{projectHandlers(s), auditHandlers(s), memberHandlers(s), tokenHandlers(s), oauthHandlers(s), teamHandlers(s), webhookHandlers(s), evaluateHandlers(s), flagHandlers(s), expiringHandlers(s), approvalHandlers(s), contextHandlers(s), applicationHandlers(s), adaptiveTriggerHandlers(s)} {
 		for id, fn := range part {
 			h[id] = fn
 		}

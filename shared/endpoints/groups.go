@@ -21,7 +21,6 @@ var (
 	Projects         = group("projects")
 	ReleasePipelines = group("release-pipelines")
 	ReleasePolicies  = group("release-policies")
-	Roles            = group("roles")
 	Teams            = group("teams")
 	Tokens           = group("tokens")
 	Webhooks         = group("webhooks")

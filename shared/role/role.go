@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/flagplane/flagplane/shared/record"
 	"time"
 
 	"github.com/flagplane/flagplane/shared/audit"
@@ -15,6 +14,8 @@ import (
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/patch"
 	"github.com/flagplane/flagplane/shared/policy"
+	"github.com/flagplane/flagplane/shared/record"
+	"github.com/flagplane/flagplane/shared/resource"
 	"github.com/flagplane/flagplane/shared/store"
 )
 
@@ -47,8 +48,6 @@ func (r *Role) Grant() policy.Grant { return policy.Grant{RoleName: r.Key, State
 // Href is the role's API path.
 func Href(key string) string { return "/api/v2/roles/" + key }
 
-func resource(key string) string { return "role/" + key }
-
 func (r *Role) validate() error {
 	if err := environment.ValidKey("key", r.Key); err != nil {
 		return err
@@ -71,26 +70,41 @@ func (r *Role) validate() error {
 	return policy.Validate(r.Policy)
 }
 
-func (r *Role) put(c store.Cond) (store.Write, error) {
+func (r *Role) item() (store.Item, error) {
 	data, err := json.Marshal(r)
 	if err != nil {
-		return store.Write{}, fmt.Errorf("encode role %q: %w", r.Key, err)
+		return store.Item{}, fmt.Errorf("encode role %q: %w", r.Key, err)
 	}
 	k := store.RoleKey(r.Key)
 	gpk, gsk := store.RoleIndexKeys(r.Key)
-	return store.Put(store.Item{PK: k.PK, SK: k.SK, GSI1PK: gpk, GSI1SK: gsk, Version: r.Version, Data: data}, c), nil
+	return store.Item{PK: k.PK, SK: k.SK, GSI1PK: gpk, GSI1SK: gsk, Data: data}, nil
+}
+
+// kind describes custom roles to the resource kit.
+var kind = resource.Kind[Role]{
+	Audit: "role", Noun: "custom role", Created: "createRole", Deleted: "deleteRole",
+	Patchable: patchable, Called: "a custom role",
+	Item: (*Role).item, Decode: decode,
+	Version: func(r *Role) int64 { return r.Version },
+	Name:    func(r *Role) string { return r.Name },
+}
+
+// ref names the role with key; a key of the wrong form names none.
+func ref(key string) resource.Ref {
+	return resource.Ref{Key: store.RoleKey(key), What: fmt.Sprintf("custom role %q", key), Resource: "role/" + key, Href: Href(key),
+		Malformed: environment.ValidKey("customRoleKey", key) != nil}
 }
 
 // Service manages custom roles.
 type Service struct {
 	table store.Table
-	log   *audit.Log
+	roles resource.Kit[Role]
 	now   func() time.Time
 }
 
 // NewService returns the role service.
 func NewService(table store.Table, log *audit.Log) *Service {
-	return &Service{table: table, log: log, now: time.Now}
+	return &Service{table: table, roles: resource.New(&kind, table, log), now: time.Now}
 }
 
 // Create stores a new role.
@@ -102,38 +116,22 @@ func (s *Service) Create(ctx context.Context, in Input) (*Role, error) {
 		return nil, fault.New(fault.Invalid, "field \"name\" is required")
 	}
 	r := &Role{ID: environment.NewID(), Key: *in.Key, Name: *in.Name, Description: in.Description, Policy: in.Policy,
-		BasePermissions: in.BasePermissions, CreatedOn: s.now().UnixMilli(), Version: 1}
+		BasePermissions: in.BasePermissions, CreatedOn: s.now().UnixMilli()}
 	if r.BasePermissions == "" {
 		r.BasePermissions = "reader"
 	}
 	if err := r.validate(); err != nil {
 		return nil, err
 	}
-	put, err := r.put(store.IfNotExists())
-	if err != nil {
-		return nil, err
-	}
 	ik := store.RoleIDKey(r.ID)
 	pointer := store.Put(store.Item{PK: ik.PK, SK: ik.SK, Version: 1, Data: []byte(`{"key":"` + r.Key + `"}`)}, store.IfNotExists())
-	_, err = s.log.Commit(ctx, audit.Change{
-		Writes: []store.Write{put, pointer}, Kind: "role", Resource: resource(r.Key), Actions: []string{"createRole"},
-		Name: r.Name, Href: Href(r.Key), TitleVerb: "created the custom role", Current: r,
-	})
-	if errors.Is(err, store.ErrConditionFailed) {
-		return nil, fault.Wrap(err, fault.Conflict, "a custom role with key %q already exists", r.Key)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return r, nil
+	return s.roles.Create(ctx, ref(r.Key), r, resource.Change{Also: []store.Write{pointer},
+		Exists: fmt.Sprintf("a custom role with key %q already exists", r.Key)})
 }
 
 // Get returns one role.
 func (s *Service) Get(ctx context.Context, key string) (*Role, error) {
-	if environment.ValidKey("customRoleKey", key) != nil {
-		return nil, fault.New(fault.NotFound, "custom role %q not found", key)
-	}
-	return record.Load(ctx, s.table, store.RoleKey(key), fmt.Sprintf("custom role %q", key), decode)
+	return s.roles.Get(ctx, ref(key))
 }
 
 func decode(it store.Item) (*Role, error) {
@@ -291,44 +289,14 @@ var patchable = map[string]string{
 }
 
 // PatchActions returns the actions a JSON patch of a role performs.
-func PatchActions(p patch.Patch) ([]string, error) { return p.Actions(patchable, "a custom role") }
+func PatchActions(p patch.Patch) ([]string, error) { return kind.PatchActions(p) }
 
 // Patch applies a JSON patch to a role on the version it was read at.
 func (s *Service) Patch(ctx context.Context, key string, p patch.Patch) (*Role, error) {
-	if _, err := PatchActions(p); err != nil {
-		return nil, err
-	}
-	old, err := s.Get(ctx, key)
-	if err != nil {
-		return nil, err
-	}
-	var next Role
-	if err := p.ApplyTo(old, &next); err != nil {
-		return nil, err
-	}
-	next.ID, next.Key, next.CreatedOn = old.ID, old.Key, old.CreatedOn
-	if err := next.validate(); err != nil {
-		return nil, err
-	}
-	actions := patch.ChangedFields(old, &next, patchable)
-	if len(actions) == 0 {
-		return old, nil
-	}
-	next.Version = old.Version + 1
-	put, err := next.put(store.IfVersion(old.Version))
-	if err != nil {
-		return nil, err
-	}
-	_, err = s.log.Commit(ctx, audit.Change{
-		Writes: []store.Write{put}, Kind: "role", Resource: resource(key), Actions: actions,
-		Name: next.Name, Href: Href(key), TitleVerb: "updated the custom role", Comment: p.Comment,
-		Previous: old, Current: &next, Delta: p.Raw,
-		Conflict: fmt.Sprintf("custom role %q was changed by another request; read it again and retry", key),
+	return s.roles.Patch(ctx, ref(key), p, func(old, next *Role) error {
+		next.ID, next.Key, next.CreatedOn = old.ID, old.Key, old.CreatedOn
+		return next.validate()
 	})
-	if err != nil {
-		return nil, err
-	}
-	return &next, nil
 }
 
 // Delete removes a role. Tokens and members that named it lose its rights.
@@ -337,11 +305,5 @@ func (s *Service) Delete(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.log.Commit(ctx, audit.Change{
-		Writes: []store.Write{store.Delete(store.RoleKey(key), store.IfVersion(r.Version)), store.Delete(store.RoleIDKey(r.ID), store.Cond{})},
-		Kind:   "role", Resource: resource(key), Actions: []string{"deleteRole"},
-		Name: r.Name, Href: Href(key), TitleVerb: "deleted the custom role", Previous: r,
-		Conflict: fmt.Sprintf("custom role %q was changed by another request; try again", key),
-	})
-	return err
+	return s.roles.Remove(ctx, ref(key), r, resource.Change{Also: []store.Write{store.Delete(store.RoleIDKey(r.ID), store.Cond{})}})
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/flagplane/flagplane/shared/ingest/eventapi"
 	"github.com/flagplane/flagplane/shared/insight/insightapi"
 	"github.com/flagplane/flagplane/shared/integration/integrationapi"
+	"github.com/flagplane/flagplane/shared/role/roleapi"
 	"github.com/flagplane/flagplane/shared/sdkapi"
 	"github.com/flagplane/flagplane/shared/usage/usageapi"
 )
@@ -41,7 +42,7 @@ func List() []app.NewGroup {
 		endpoints.Projects,
 		endpoints.ReleasePipelines,
 		endpoints.ReleasePolicies,
-		endpoints.Roles,
+		roleapi.New,
 		sdkapi.New,
 		endpoints.Teams,
 		endpoints.Tokens,
