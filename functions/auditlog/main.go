@@ -2,8 +2,8 @@
 package main
 
 import (
-	"github.com/flagplane/flagplane/shared/endpoints"
+	"github.com/flagplane/flagplane/shared/audit/auditapi"
 	"github.com/flagplane/flagplane/shared/lambdafn"
 )
 
-func main() { lambdafn.Serve(endpoints.AuditLog) }
+func main() { lambdafn.Serve(auditapi.New) }

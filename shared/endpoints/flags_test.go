@@ -748,8 +748,6 @@ func concurrently(t *testing.T, n int, call func(i int) *apptest.Response) []int
 	return won
 }
 
-
-
 func TestFlagSemanticPatch(t *testing.T) {
 	srv := apptest.New(t)
 	srv.MustCreateProject(t, "p")

@@ -13,7 +13,6 @@ var (
 	AIConfigs        = group("ai-configs")
 	Applications     = group("applications")
 	Approvals        = group("approvals")
-	AuditLog         = group("auditlog")
 	Contexts         = group("contexts")
 	Flags            = group("flags")
 	Members          = group("members")

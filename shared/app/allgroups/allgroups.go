@@ -4,6 +4,7 @@ package allgroups
 
 import (
 	"github.com/flagplane/flagplane/shared/app"
+	"github.com/flagplane/flagplane/shared/audit/auditapi"
 	"github.com/flagplane/flagplane/shared/coderefs/coderefsapi"
 	"github.com/flagplane/flagplane/shared/destination/destinationapi"
 	"github.com/flagplane/flagplane/shared/endpoints"
@@ -25,7 +26,7 @@ func List() []app.NewGroup {
 		endpoints.AIConfigs,
 		endpoints.Applications,
 		endpoints.Approvals,
-		endpoints.AuditLog,
+		auditapi.New,
 		featurestoreapi.BigSegments,
 		coderefsapi.New,
 		endpoints.Contexts,

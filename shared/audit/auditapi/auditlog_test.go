@@ -1,4 +1,4 @@
-package endpoints_test
+package auditapi_test
 
 import (
 	"encoding/json"
@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,93 +15,22 @@ import (
 	"github.com/flagplane/flagplane/shared/app/apptest"
 )
 
-// entry is an audit log entry as the API shows it.
-type entry struct {
-	Links     map[string]struct{ Href string } `json:"_links"`
-	ID        string                           `json:"_id"`
-	AccountID string                           `json:"_accountId"`
-	Date      string                           `json:"date"`
-	Accesses  []struct {
-		Action   string `json:"action"`
-		Resource string `json:"resource"`
-	} `json:"accesses"`
-	Kind        string `json:"kind"`
-	Name        string `json:"name"`
-	Description string `json:"description"`
-	Comment     string `json:"comment"`
-	Subject     struct {
-		Name string `json:"name"`
-	} `json:"subject"`
-	Member *struct {
-		ID    string `json:"_id"`
-		Email string `json:"email"`
-	} `json:"member"`
-	Token *struct {
-		ID           string `json:"_id"`
-		Name         string `json:"name"`
-		Ending       string `json:"ending"`
-		ServiceToken bool   `json:"serviceToken"`
-	} `json:"token"`
-	TitleVerb string `json:"titleVerb"`
-	Title     string `json:"title"`
-	Target    string `json:"target"`
-	Parent    *struct {
-		Name     string `json:"name"`
-		Resource string `json:"resource"`
-	} `json:"parent"`
-	PreviousVersion json.RawMessage `json:"previousVersion"`
-	CurrentVersion  json.RawMessage `json:"currentVersion"`
-	Delta           json.RawMessage `json:"delta"`
-}
-
-// access is "action resource" of the entry's first access.
-func (e entry) access() string {
-	if len(e.Accesses) == 0 {
-		return ""
-	}
-	return e.Accesses[0].Action + " " + e.Accesses[0].Resource
-}
-
-func (e entry) date(t testing.TB) int64 {
-	t.Helper()
-	d, err := strconv.ParseInt(e.Date, 10, 64)
-	if err != nil {
-		t.Fatalf("entry %s date %q is not Unix ms in a string", e.ID, e.Date)
-	}
-	return d
-}
-
-type entries struct {
-	Links map[string]struct{ Href string } `json:"_links"`
-	Items []entry                          `json:"items"`
-}
-
-// auditPage reads one page of the audit log.
-func auditPage(t testing.TB, srv *apptest.Server, href string) entries {
-	t.Helper()
-	res := srv.Do(t, http.MethodGet, href, nil)
-	apptest.WantStatus(t, res, http.StatusOK)
-	var page entries
-	res.JSON(t, &page)
-	return page
-}
-
 // walkAudit follows next links from href to the end and returns every entry.
-func walkAudit(t testing.TB, srv *apptest.Server, href string) []entry {
+func walkAudit(t testing.TB, srv *apptest.Server, href string) []apptest.AuditEntry {
 	t.Helper()
-	var all []entry
+	var all []apptest.AuditEntry
 	for pages := 0; href != ""; pages++ {
 		if pages > 1000 {
 			t.Fatalf("the next links do not end")
 		}
-		page := auditPage(t, srv, href)
+		page := apptest.AuditPage(t, srv, href)
 		all = append(all, page.Items...)
 		href = page.Links["next"].Href
 	}
 	return all
 }
 
-func ids(es []entry) []string {
+func ids(es []apptest.AuditEntry) []string {
 	out := make([]string, 0, len(es))
 	for _, e := range es {
 		out = append(out, e.ID)
@@ -120,13 +48,13 @@ func mutations(t *testing.T, srv *apptest.Server) []string {
 		status       int
 		access       string
 	}{
-		{"POST", api + "/projects", map[string]any{"key": "p", "name": "P", "environments": []any{}}, 201, "createProject proj/p"},
-		{"POST", envsPath("p"), map[string]any{"key": "e", "name": "E", "color": "ffffff"}, 201, "createEnvironment proj/p:env/e"},
-		{"PATCH", envPath("p", "e"), []apptest.PatchOp{apptest.Replace("/name", "E2")}, 200, "updateName proj/p:env/e"},
-		{"PATCH", envPath("p", "e"), map[string]any{"comment": "brand colours", "patch": []apptest.PatchOp{apptest.Replace("/color", "000000")}}, 200, "updateColor proj/p:env/e"},
-		{"PATCH", projectPath("p"), []apptest.PatchOp{apptest.Replace("/name", "P2")}, 200, "updateProjectName proj/p"},
-		{"DELETE", envPath("p", "e"), nil, 204, "deleteEnvironment proj/p:env/e"},
-		{"DELETE", projectPath("p"), nil, 204, "deleteProject proj/p"},
+		{"POST", apptest.API + "/projects", map[string]any{"key": "p", "name": "P", "environments": []any{}}, 201, "createProject proj/p"},
+		{"POST", apptest.EnvsPath("p"), map[string]any{"key": "e", "name": "E", "color": "ffffff"}, 201, "createEnvironment proj/p:env/e"},
+		{"PATCH", apptest.EnvPath("p", "e"), []apptest.PatchOp{apptest.Replace("/name", "E2")}, 200, "updateName proj/p:env/e"},
+		{"PATCH", apptest.EnvPath("p", "e"), map[string]any{"comment": "brand colours", "patch": []apptest.PatchOp{apptest.Replace("/color", "000000")}}, 200, "updateColor proj/p:env/e"},
+		{"PATCH", apptest.ProjectPath("p"), []apptest.PatchOp{apptest.Replace("/name", "P2")}, 200, "updateProjectName proj/p"},
+		{"DELETE", apptest.EnvPath("p", "e"), nil, 204, "deleteEnvironment proj/p:env/e"},
+		{"DELETE", apptest.ProjectPath("p"), nil, 204, "deleteProject proj/p"},
 	}
 	var out []string
 	for _, s := range steps {
@@ -141,13 +69,13 @@ func mutations(t *testing.T, srv *apptest.Server) []string {
 func TestAuditLog(t *testing.T) {
 	srv := apptest.New(t)
 	made := mutations(t, srv)
-	all := walkAudit(t, srv, api+"/auditlog?limit=20")
+	all := walkAudit(t, srv, apptest.API+"/auditlog?limit=20")
 
 	t.Run("every change writes one entry, listed newest first", func(t *testing.T) {
 		var got []string
 		for _, e := range all {
 			if e.Kind != "token" { // the bootstrap admin token
-				got = append(got, e.access())
+				got = append(got, e.Access())
 			}
 		}
 		want := slices.Clone(made)
@@ -159,14 +87,14 @@ func TestAuditLog(t *testing.T) {
 
 	t.Run("the first entry is the bootstrap admin token", func(t *testing.T) {
 		last := all[len(all)-1]
-		if last.Kind != "token" || last.access() == "" || !strings.HasPrefix(last.Accesses[0].Resource, "member/*:token/") {
+		if last.Kind != "token" || last.Access() == "" || !strings.HasPrefix(last.Accesses[0].Resource, "member/*:token/") {
 			t.Errorf("oldest entry %+v", last)
 		}
 	})
 
 	t.Run("dates never increase down the list and ids strictly decrease", func(t *testing.T) {
 		for i := 1; i < len(all); i++ {
-			if all[i].date(t) > all[i-1].date(t) {
+			if all[i].Millis(t) > all[i-1].Millis(t) {
 				t.Errorf("entry %d is newer than entry %d", i, i-1)
 			}
 			if all[i].ID >= all[i-1].ID {
@@ -177,13 +105,13 @@ func TestAuditLog(t *testing.T) {
 
 	t.Run("refused changes write no entry", func(t *testing.T) {
 		srv.MustCreateProject(t, "q")
-		before := len(walkAudit(t, srv, api+"/auditlog?limit=20"))
-		apptest.WantStatus(t, srv.Do(t, "PATCH", envPath("q", "test"), []apptest.PatchOp{apptest.Replace("/color", "nope")}), 400)
-		apptest.WantStatus(t, srv.Do(t, "PATCH", envPath("q", "test"), []apptest.PatchOp{{Op: "test", Path: "/name", Value: "x"}}), 422)
-		apptest.WantStatus(t, srv.Do(t, "POST", api+"/projects", map[string]any{"key": "q", "name": "Q"}), 409)
-		apptest.WantStatus(t, srv.Do(t, "DELETE", envPath("q", "nope"), nil), 404)
-		apptest.WantStatus(t, srv.Do(t, "PATCH", envPath("q", "test"), []apptest.PatchOp{apptest.Replace("/name", "Test")}), 200) // no change
-		if after := len(walkAudit(t, srv, api+"/auditlog?limit=20")); after != before {
+		before := len(walkAudit(t, srv, apptest.API+"/auditlog?limit=20"))
+		apptest.WantStatus(t, srv.Do(t, "PATCH", apptest.EnvPath("q", "test"), []apptest.PatchOp{apptest.Replace("/color", "nope")}), 400)
+		apptest.WantStatus(t, srv.Do(t, "PATCH", apptest.EnvPath("q", "test"), []apptest.PatchOp{{Op: "test", Path: "/name", Value: "x"}}), 422)
+		apptest.WantStatus(t, srv.Do(t, "POST", apptest.API+"/projects", map[string]any{"key": "q", "name": "Q"}), 409)
+		apptest.WantStatus(t, srv.Do(t, "DELETE", apptest.EnvPath("q", "nope"), nil), 404)
+		apptest.WantStatus(t, srv.Do(t, "PATCH", apptest.EnvPath("q", "test"), []apptest.PatchOp{apptest.Replace("/name", "Test")}), 200) // no change
+		if after := len(walkAudit(t, srv, apptest.API+"/auditlog?limit=20")); after != before {
 			t.Errorf("%d entries, want %d", after, before)
 		}
 	})
@@ -194,25 +122,25 @@ func TestAuditLogEntryContent(t *testing.T) {
 	apptest.EmptyProject(t, srv, "p")
 	created := srv.MustCreateEnvironment(t, "p", "e", nil)
 	sent := `[{"op": "replace", "path": "/name", "value": "Renamed"}, {"op": "add", "path": "/tags/-", "value": "t1"}]`
-	apptest.WantStatus(t, srv.Do(t, http.MethodPatch, envPath("p", "e"), map[string]any{"comment": "audited rename", "patch": json.RawMessage(sent)}), http.StatusOK)
+	apptest.WantStatus(t, srv.Do(t, http.MethodPatch, apptest.EnvPath("p", "e"), map[string]any{"comment": "audited rename", "patch": json.RawMessage(sent)}), http.StatusOK)
 	patched := apptest.GetEnv(t, srv, "p", "e")
-	apptest.WantStatus(t, srv.Do(t, http.MethodDelete, envPath("p", "e"), nil), http.StatusNoContent)
+	apptest.WantStatus(t, srv.Do(t, http.MethodDelete, apptest.EnvPath("p", "e"), nil), http.StatusNoContent)
 
-	find := func(t *testing.T, action string) entry {
+	find := func(t *testing.T, action string) apptest.AuditEntry {
 		t.Helper()
-		for _, e := range walkAudit(t, srv, api+"/auditlog?limit=20&q=proj/p:env/e") {
+		for _, e := range walkAudit(t, srv, apptest.API+"/auditlog?limit=20&q=proj/p:env/e") {
 			for _, a := range e.Accesses {
 				if a.Action == action {
-					res := srv.Do(t, http.MethodGet, auditEntryPath(e.ID), nil)
+					res := srv.Do(t, http.MethodGet, apptest.AuditEntryPath(e.ID), nil)
 					apptest.WantStatus(t, res, http.StatusOK)
-					var detailed entry
+					var detailed apptest.AuditEntry
 					res.JSON(t, &detailed)
 					return detailed
 				}
 			}
 		}
 		t.Fatalf("no entry with action %s", action)
-		return entry{}
+		return apptest.AuditEntry{}
 	}
 	createEntry, patchEntry, deleteEntry := find(t, "createEnvironment"), find(t, "updateName"), find(t, "deleteEnvironment")
 
@@ -227,7 +155,7 @@ func TestAuditLogEntryContent(t *testing.T) {
 		if e.Title != account.DefaultOwnerEmail+" created the environment Environment e" {
 			t.Errorf("title %q", e.Title)
 		}
-		if e.Target != "[Environment e]("+envPath("p", "e")+")" {
+		if e.Target != "[Environment e]("+apptest.EnvPath("p", "e")+")" {
 			t.Errorf("target %q", e.Target)
 		}
 		if e.Parent == nil || e.Parent.Resource != "proj/p" {
@@ -236,7 +164,7 @@ func TestAuditLogEntryContent(t *testing.T) {
 		if e.AccountID != srv.AccountID {
 			t.Errorf("_accountId %q, want %q", e.AccountID, srv.AccountID)
 		}
-		if e.Links["self"].Href != auditEntryPath(e.ID) {
+		if e.Links["self"].Href != apptest.AuditEntryPath(e.ID) {
 			t.Errorf("self link %q", e.Links["self"].Href)
 		}
 	})
@@ -255,7 +183,7 @@ func TestAuditLogEntryContent(t *testing.T) {
 		if createEntry.Subject.Name != account.DefaultOwnerEmail {
 			t.Errorf("subject %q", createEntry.Subject.Name)
 		}
-		if strings.Contains(string(srv.Do(t, http.MethodGet, auditEntryPath(createEntry.ID), nil).Body), srv.Token) {
+		if strings.Contains(string(srv.Do(t, http.MethodGet, apptest.AuditEntryPath(createEntry.ID), nil).Body), srv.Token) {
 			t.Errorf("the entry shows the whole token")
 		}
 	})
@@ -309,7 +237,7 @@ func TestAuditLogEntryContent(t *testing.T) {
 	})
 
 	t.Run("the list shows the summary form without versions or delta", func(t *testing.T) {
-		res := srv.Do(t, http.MethodGet, api+"/auditlog", nil)
+		res := srv.Do(t, http.MethodGet, apptest.API+"/auditlog", nil)
 		apptest.WantStatus(t, res, http.StatusOK)
 		for _, item := range res.Map(t)["items"].([]any) {
 			for _, f := range []string{"previousVersion", "currentVersion", "delta"} {
@@ -321,13 +249,13 @@ func TestAuditLogEntryContent(t *testing.T) {
 	})
 
 	t.Run("the entry of a token creation does not show the token's hash", func(t *testing.T) {
-		var tokenEntry entry
-		for _, e := range walkAudit(t, srv, api+"/auditlog?limit=20&q=createAccessToken") {
+		var tokenEntry apptest.AuditEntry
+		for _, e := range walkAudit(t, srv, apptest.API+"/auditlog?limit=20&q=createAccessToken") {
 			tokenEntry = e
 		}
-		res := srv.Do(t, http.MethodGet, auditEntryPath(tokenEntry.ID), nil)
+		res := srv.Do(t, http.MethodGet, apptest.AuditEntryPath(tokenEntry.ID), nil)
 		apptest.WantStatus(t, res, http.StatusOK)
-		var detailed entry
+		var detailed apptest.AuditEntry
 		res.JSON(t, &detailed)
 		var cur map[string]any
 		if err := json.Unmarshal(detailed.CurrentVersion, &cur); err != nil || cur["name"] != "bootstrap admin" {
@@ -340,7 +268,7 @@ func TestAuditLogEntryContent(t *testing.T) {
 
 	t.Run("an unknown id is not found", func(t *testing.T) {
 		for _, id := range []string{"000000000000000000000000", "not-an-id", strings.ToUpper(createEntry.ID)} {
-			apptest.WantError(t, srv.Do(t, http.MethodGet, auditEntryPath(id), nil), http.StatusNotFound, "not_found")
+			apptest.WantError(t, srv.Do(t, http.MethodGet, apptest.AuditEntryPath(id), nil), http.StatusNotFound, "not_found")
 		}
 	})
 }
@@ -350,19 +278,19 @@ func TestAuditLogPaging(t *testing.T) {
 	apptest.EmptyProject(t, srv, "p")
 	srv.MustCreateEnvironment(t, "p", "e", nil)
 	for i := range 22 {
-		apptest.WantStatus(t, srv.Do(t, http.MethodPatch, envPath("p", "e"), []apptest.PatchOp{apptest.Replace("/name", fmt.Sprintf("Name %d", i))}), http.StatusOK)
+		apptest.WantStatus(t, srv.Do(t, http.MethodPatch, apptest.EnvPath("p", "e"), []apptest.PatchOp{apptest.Replace("/name", fmt.Sprintf("Name %d", i))}), http.StatusOK)
 		if i%5 == 0 {
 			time.Sleep(3 * time.Millisecond)
 		}
 	}
-	all := walkAudit(t, srv, api+"/auditlog?limit=20")
+	all := walkAudit(t, srv, apptest.API+"/auditlog?limit=20")
 	const total = 1 + 1 + 1 + 22 // token, project, environment, patches
 	if len(all) != total {
 		t.Fatalf("%d entries, want %d", len(all), total)
 	}
 
 	t.Run("a list without limit answers 10 entries and a next link", func(t *testing.T) {
-		page := auditPage(t, srv, api+"/auditlog")
+		page := apptest.AuditPage(t, srv, apptest.API+"/auditlog")
 		if len(page.Items) != 10 {
 			t.Errorf("%d items", len(page.Items))
 		}
@@ -376,7 +304,7 @@ func TestAuditLogPaging(t *testing.T) {
 
 	for _, limit := range []int{1, 3, 7, 20} {
 		t.Run(fmt.Sprintf("following next links with limit %d walks every entry once, in order", limit), func(t *testing.T) {
-			got := walkAudit(t, srv, fmt.Sprintf("%s/auditlog?limit=%d", api, limit))
+			got := walkAudit(t, srv, fmt.Sprintf("%s/auditlog?limit=%d", apptest.API, limit))
 			if !slices.Equal(ids(got), ids(all)) {
 				t.Errorf("walked %d entries, want the %d of one walk", len(got), len(all))
 			}
@@ -384,7 +312,7 @@ func TestAuditLogPaging(t *testing.T) {
 	}
 
 	t.Run("a page that ends the log has no next link", func(t *testing.T) {
-		page := auditPage(t, srv, fmt.Sprintf("%s/auditlog?limit=%d&q=createProject", api, 5))
+		page := apptest.AuditPage(t, srv, fmt.Sprintf("%s/auditlog?limit=%d&q=createProject", apptest.API, 5))
 		if len(page.Items) != 1 || page.Links["next"].Href != "" {
 			t.Errorf("%d items, next %q", len(page.Items), page.Links["next"].Href)
 		}
@@ -392,15 +320,15 @@ func TestAuditLogPaging(t *testing.T) {
 
 	for _, q := range []string{"limit=0", "limit=21", "limit=x", "before=x", "after=-1", "cursor=nonsense"} {
 		t.Run("the query "+q+" is refused", func(t *testing.T) {
-			apptest.WantError(t, srv.Do(t, http.MethodGet, api+"/auditlog?"+q, nil), http.StatusBadRequest, "invalid_request")
+			apptest.WantError(t, srv.Do(t, http.MethodGet, apptest.API+"/auditlog?"+q, nil), http.StatusBadRequest, "invalid_request")
 		})
 	}
 
 	// A date with entries both before and after it.
-	mid := all[len(all)/2].date(t)
+	mid := all[len(all)/2].Millis(t)
 	var older, newer, at []string
 	for _, e := range all {
-		switch d := e.date(t); {
+		switch d := e.Millis(t); {
 		case d < mid:
 			older = append(older, e.ID)
 		case d > mid:
@@ -414,42 +342,42 @@ func TestAuditLogPaging(t *testing.T) {
 	}
 
 	t.Run("before keeps the entries made before the date", func(t *testing.T) {
-		if got := ids(walkAudit(t, srv, fmt.Sprintf("%s/auditlog?limit=4&before=%d", api, mid))); !slices.Equal(got, older) {
+		if got := ids(walkAudit(t, srv, fmt.Sprintf("%s/auditlog?limit=4&before=%d", apptest.API, mid))); !slices.Equal(got, older) {
 			t.Errorf("got %d entries, want %d", len(got), len(older))
 		}
 	})
 
 	t.Run("after keeps the entries made after the date", func(t *testing.T) {
-		if got := ids(walkAudit(t, srv, fmt.Sprintf("%s/auditlog?limit=4&after=%d", api, mid))); !slices.Equal(got, newer) {
+		if got := ids(walkAudit(t, srv, fmt.Sprintf("%s/auditlog?limit=4&after=%d", apptest.API, mid))); !slices.Equal(got, newer) {
 			t.Errorf("got %d entries, want %d", len(got), len(newer))
 		}
 	})
 
 	t.Run("before and after together keep the entries between", func(t *testing.T) {
-		got := ids(walkAudit(t, srv, fmt.Sprintf("%s/auditlog?limit=20&after=%d&before=%d", api, mid-1, mid+1)))
+		got := ids(walkAudit(t, srv, fmt.Sprintf("%s/auditlog?limit=20&after=%d&before=%d", apptest.API, mid-1, mid+1)))
 		if !slices.Equal(got, at) {
 			t.Errorf("got %v, want %v", got, at)
 		}
 	})
 
 	t.Run("q keeps the entries whose text matches, case-insensitively", func(t *testing.T) {
-		got := walkAudit(t, srv, api+"/auditlog?limit=2&q=CREATEENVIRONMENT")
-		if len(got) != 1 || got[0].access() != "createEnvironment proj/p:env/e" {
+		got := walkAudit(t, srv, apptest.API+"/auditlog?limit=2&q=CREATEENVIRONMENT")
+		if len(got) != 1 || got[0].Access() != "createEnvironment proj/p:env/e" {
 			t.Errorf("got %v", ids(got))
 		}
-		if got := walkAudit(t, srv, api+"/auditlog?limit=5&q=proj/p:env/e"); len(got) != 23 {
+		if got := walkAudit(t, srv, apptest.API+"/auditlog?limit=5&q=proj/p:env/e"); len(got) != 23 {
 			t.Errorf("%d entries of the environment, want 23", len(got))
 		}
-		if got := walkAudit(t, srv, api+"/auditlog?q=Name%2017"); len(got) != 1 {
+		if got := walkAudit(t, srv, apptest.API+"/auditlog?q=Name%2017"); len(got) != 1 {
 			t.Errorf("%d entries named Name 17, want 1", len(got))
 		}
-		if got := walkAudit(t, srv, api+"/auditlog?q=nothing-matches"); len(got) != 0 {
+		if got := walkAudit(t, srv, apptest.API+"/auditlog?q=nothing-matches"); len(got) != 0 {
 			t.Errorf("%d entries", len(got))
 		}
 	})
 
 	t.Run("the next link keeps q, limit and the bounds", func(t *testing.T) {
-		page := auditPage(t, srv, fmt.Sprintf("%s/auditlog?limit=2&q=update&before=%d", api, all[0].date(t)+1))
+		page := apptest.AuditPage(t, srv, fmt.Sprintf("%s/auditlog?limit=2&q=update&before=%d", apptest.API, all[0].Millis(t)+1))
 		q := apptest.Query(t, page.Links["next"].Href)
 		if q.Get("q") != "update" || q.Get("limit") != "2" || q.Get("before") == "" {
 			t.Errorf("next %q", page.Links["next"].Href)

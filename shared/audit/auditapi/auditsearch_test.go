@@ -1,4 +1,4 @@
-package endpoints_test
+package auditapi_test
 
 import (
 	"net/http"
@@ -20,17 +20,10 @@ func auditSearchServer(tb testing.TB) *apptest.Server {
 	srv.MustCreateProject(tb, "a")
 	srv.MustCreateProject(tb, "b")
 	for _, p := range []string{"a", "b"} {
-		apptest.WantStatus(tb, srv.Do(tb, http.MethodPost, api+"/flags/"+p, map[string]any{"key": "f", "name": "F"}), http.StatusCreated)
+		apptest.WantStatus(tb, srv.Do(tb, http.MethodPost, apptest.API+"/flags/"+p, map[string]any{"key": "f", "name": "F"}), http.StatusCreated)
 	}
-	apptest.WantStatus(tb, srv.Do(tb, http.MethodPatch, envPath("a", "production"), []apptest.PatchOp{apptest.Replace("/name", "Prod")}), http.StatusOK)
+	apptest.WantStatus(tb, srv.Do(tb, http.MethodPatch, apptest.EnvPath("a", "production"), []apptest.PatchOp{apptest.Replace("/name", "Prod")}), http.StatusOK)
 	return srv
-}
-
-func statement(effect string, resources []string, actions ...string) map[string]any {
-	if len(actions) == 0 {
-		actions = []string{"*"}
-	}
-	return map[string]any{"effect": effect, "resources": resources, "actions": actions}
 }
 
 func searchKinds(tb testing.TB, res *apptest.Response) []string {
@@ -52,27 +45,27 @@ func TestAuditLogSearchKeepsWhatTheStatementsAllow(t *testing.T) {
 		query string
 		want  []string
 	}{
-		{"flags of project a", []any{statement("allow", []string{"proj/a:env/*:flag/*"})}, "", []string{"flag proj/a:env/*:flag/f"}},
-		{"every flag but a denied project", []any{statement("allow", []string{"proj/*:env/*:flag/*"}), statement("deny", []string{"proj/b:env/*:flag/*"})}, "",
+		{"flags of project a", []any{apptest.Statement("allow", []string{"proj/a:env/*:flag/*"}, []string{"*"})}, "", []string{"flag proj/a:env/*:flag/f"}},
+		{"every flag but a denied project", []any{apptest.Statement("allow", []string{"proj/*:env/*:flag/*"}, []string{"*"}), apptest.Statement("deny", []string{"proj/b:env/*:flag/*"}, []string{"*"})}, "",
 			[]string{"flag proj/a:env/*:flag/f"}},
-		{"one action on environments", []any{statement("allow", []string{"proj/*:env/*"}, "updateName")}, "", []string{"environment proj/a:env/production"}},
-		{"an action nothing did", []any{statement("allow", []string{"proj/*"}, "deleteProject")}, "", nil},
-		{"text and statements together", []any{statement("allow", []string{"proj/*:env/*:flag/*"})}, "?q=proj/b", []string{"flag proj/b:env/*:flag/f"}},
+		{"one action on environments", []any{apptest.Statement("allow", []string{"proj/*:env/*"}, []string{"updateName"})}, "", []string{"environment proj/a:env/production"}},
+		{"an action nothing did", []any{apptest.Statement("allow", []string{"proj/*"}, []string{"deleteProject"})}, "", nil},
+		{"text and statements together", []any{apptest.Statement("allow", []string{"proj/*:env/*:flag/*"}, []string{"*"})}, "?q=proj/b", []string{"flag proj/b:env/*:flag/f"}},
 	}
 	for _, c := range cases {
 		t.Run("a search for "+c.name+" finds exactly those entries", func(t *testing.T) {
-			got := searchKinds(t, srv.Do(t, http.MethodPost, api+"/auditlog"+c.query, c.body))
+			got := searchKinds(t, srv.Do(t, http.MethodPost, apptest.API+"/auditlog"+c.query, c.body))
 			if strings.Join(got, ",") != strings.Join(c.want, ",") {
 				t.Errorf("found %q, want %q", got, c.want)
 			}
 		})
 	}
 	t.Run("no statements keep every entry, newest first, paged by the cursor", func(t *testing.T) {
-		all := searchKinds(t, srv.Do(t, http.MethodPost, api+"/auditlog?limit=20", nil))
+		all := searchKinds(t, srv.Do(t, http.MethodPost, apptest.API+"/auditlog?limit=20", nil))
 		if len(all) < 5 || !strings.HasPrefix(all[0], "environment") {
 			t.Fatalf("entries: %q", all)
 		}
-		res := srv.Do(t, http.MethodPost, api+"/auditlog?limit=2", []any{})
+		res := srv.Do(t, http.MethodPost, apptest.API+"/auditlog?limit=2", []any{})
 		apptest.WantStatus(t, res, http.StatusOK)
 		next := res.Map(t)["_links"].(map[string]any)["next"].(map[string]any)["href"].(string)
 		page2 := searchKinds(t, srv.Do(t, http.MethodPost, next, []any{}))
@@ -81,7 +74,7 @@ func TestAuditLogSearchKeepsWhatTheStatementsAllow(t *testing.T) {
 		}
 	})
 	t.Run("a time window bounds the search", func(t *testing.T) {
-		got := searchKinds(t, srv.Do(t, http.MethodPost, api+"/auditlog?before=1000", nil))
+		got := searchKinds(t, srv.Do(t, http.MethodPost, apptest.API+"/auditlog?before=1000", nil))
 		if len(got) != 0 {
 			t.Errorf("entries before 1970+1s: %q", got)
 		}
@@ -96,7 +89,7 @@ func TestAuditLogSearchKeepsWhatTheStatementsAllow(t *testing.T) {
 	}
 	for _, c := range refused {
 		t.Run("a search with "+c.name+" is refused", func(t *testing.T) {
-			apptest.WantStatus(t, srv.Do(t, http.MethodPost, api+"/auditlog", c.body), http.StatusBadRequest)
+			apptest.WantStatus(t, srv.Do(t, http.MethodPost, apptest.API+"/auditlog", c.body), http.StatusBadRequest)
 		})
 	}
 }
@@ -107,7 +100,7 @@ func TestAuditLogCountsFallInTheirBuckets(t *testing.T) {
 	after := now - 60*60*1000
 	counts := func(tb testing.TB, query string, body any) map[string]any {
 		tb.Helper()
-		res := srv.Do(tb, http.MethodPost, api+"/auditlog/counts?after="+strconv.FormatInt(after, 10)+query, body)
+		res := srv.Do(tb, http.MethodPost, apptest.API+"/auditlog/counts?after="+strconv.FormatInt(after, 10)+query, body)
 		apptest.WantStatus(tb, res, http.StatusOK)
 		return res.Map(tb)
 	}
@@ -127,14 +120,14 @@ func TestAuditLogCountsFallInTheirBuckets(t *testing.T) {
 		}
 	})
 	t.Run("statements count only what they allow", func(t *testing.T) {
-		m := counts(t, "", []any{statement("allow", []string{"proj/*:env/*:flag/*"}, "createFlag")})
+		m := counts(t, "", []any{apptest.Statement("allow", []string{"proj/*:env/*:flag/*"}, []string{"createFlag"})})
 		if m["totalCount"] != float64(2) || len(m["buckets"].([]any)) != 50 {
 			t.Errorf("flag creations: %v", m)
 		}
 	})
 	for _, q := range []string{"?after=1000&before=2000", "?after=0&before=1"} {
 		t.Run("a window with nothing in it counts zero: "+q, func(t *testing.T) {
-			res := srv.Do(t, http.MethodPost, api+"/auditlog/counts"+q, []any{})
+			res := srv.Do(t, http.MethodPost, apptest.API+"/auditlog/counts"+q, []any{})
 			apptest.WantStatus(t, res, http.StatusOK)
 			if res.Map(t)["totalCount"] != float64(0) {
 				t.Errorf("counts: %s", res.Body)
@@ -143,10 +136,10 @@ func TestAuditLogCountsFallInTheirBuckets(t *testing.T) {
 	}
 	for _, q := range []string{"", "?after=5&before=5", "?after=1&buckets=501", "?after=1&buckets=0", "?after=x"} {
 		t.Run("counts with "+q+" are refused", func(t *testing.T) {
-			apptest.WantStatus(t, srv.Do(t, http.MethodPost, api+"/auditlog/counts"+q, []any{}), http.StatusBadRequest)
+			apptest.WantStatus(t, srv.Do(t, http.MethodPost, apptest.API+"/auditlog/counts"+q, []any{}), http.StatusBadRequest)
 		})
 	}
 	t.Run("counts without a body are refused", func(t *testing.T) {
-		apptest.WantStatus(t, srv.Do(t, http.MethodPost, api+"/auditlog/counts?after=1", nil), http.StatusBadRequest)
+		apptest.WantStatus(t, srv.Do(t, http.MethodPost, apptest.API+"/auditlog/counts?after=1", nil), http.StatusBadRequest)
 	})
 }
