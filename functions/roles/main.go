@@ -2,8 +2,8 @@
 package main
 
 import (
-	"github.com/flagplane/flagplane/shared/endpoints"
 	"github.com/flagplane/flagplane/shared/lambdafn"
+	"github.com/flagplane/flagplane/shared/role/roleapi"
 )
 
-func main() { lambdafn.Serve(endpoints.Roles) }
+func main() { lambdafn.Serve(roleapi.New) }

@@ -18,10 +18,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/flagplane/flagplane/shared/audit"
 	"github.com/flagplane/flagplane/shared/environment"
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/patch"
+	"github.com/flagplane/flagplane/shared/resource"
 	"github.com/flagplane/flagplane/shared/semanticpatch"
 )
 
@@ -355,5 +355,5 @@ func (s *Service) semanticOnce(ctx context.Context, key string, sp semanticpatch
 	if len(patch.ChangedFields(old, next, patchable)) == 0 {
 		return old, nil
 	}
-	return s.update(ctx, old, next, audit.Change{Actions: actions, Comment: sp.Comment})
+	return s.update(ctx, old, next, resource.Change{Actions: actions, Comment: sp.Comment})
 }

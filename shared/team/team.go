@@ -6,7 +6,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"github.com/flagplane/flagplane/shared/member"
 	"github.com/flagplane/flagplane/shared/patch"
 	"github.com/flagplane/flagplane/shared/record"
+	"github.com/flagplane/flagplane/shared/resource"
 	"github.com/flagplane/flagplane/shared/role"
 	"github.com/flagplane/flagplane/shared/store"
 )
@@ -72,12 +72,10 @@ var patchable = map[string]string{
 }
 
 // PatchActions returns the actions a JSON patch of a team performs.
-func PatchActions(p patch.Patch) ([]string, error) { return p.Actions(patchable, "a team") }
+func PatchActions(p patch.Patch) ([]string, error) { return kind.PatchActions(p) }
 
 // Href is a team's API path.
 func Href(key string) string { return "/api/v2/teams/" + key }
-
-func resource(key string) string { return "team/" + key }
 
 func (t *Team) validate() error {
 	if err := environment.ValidKey("key", t.Key); err != nil {
@@ -108,20 +106,34 @@ func (t *Team) validate() error {
 	return nil
 }
 
-func (t *Team) put(c store.Cond) (store.Write, error) {
+func (t *Team) item() (store.Item, error) {
 	data, err := json.Marshal(t)
 	if err != nil {
-		return store.Write{}, fmt.Errorf("encode team %q: %w", t.Key, err)
+		return store.Item{}, fmt.Errorf("encode team %q: %w", t.Key, err)
 	}
 	k := store.TeamKey(t.Key)
 	gpk, gsk := store.TeamIndexKeys(t.Key)
-	return store.Put(store.Item{PK: k.PK, SK: k.SK, GSI1PK: gpk, GSI1SK: gsk, Version: t.Version, Data: data}, c), nil
+	return store.Item{PK: k.PK, SK: k.SK, GSI1PK: gpk, GSI1SK: gsk, Data: data}, nil
+}
+
+// kind describes teams to the resource kit.
+var kind = resource.Kind[Team]{
+	Audit: "team", Noun: "team", Created: "createTeam", Deleted: "deleteTeam",
+	Patchable: patchable, Called: "a team",
+	Item: (*Team).item, Decode: decode,
+	Version: func(t *Team) int64 { return t.Version },
+	Name:    func(t *Team) string { return t.Name },
+}
+
+// ref names the team with key; a key of the wrong form names none.
+func ref(key string) resource.Ref {
+	return resource.Ref{Key: store.TeamKey(key), What: fmt.Sprintf("team %q", key), Resource: "team/" + key, Href: Href(key),
+		Malformed: environment.ValidKey("teamKey", key) != nil}
 }
 
 // Service manages teams.
 type Service struct {
-	table   store.Table
-	log     *audit.Log
+	teams   resource.Kit[Team]
 	roles   *role.Service
 	members *member.Service
 	now     func() time.Time
@@ -130,7 +142,7 @@ type Service struct {
 // NewService returns the team service; roles and members resolve the
 // custom roles and members a team names.
 func NewService(table store.Table, log *audit.Log, roles *role.Service, members *member.Service) *Service {
-	return &Service{table: table, log: log, roles: roles, members: members, now: time.Now}
+	return &Service{teams: resource.New(&kind, table, log), roles: roles, members: members, now: time.Now}
 }
 
 // directory is what a change's references resolve to, read before the
@@ -258,36 +270,19 @@ func (s *Service) Create(ctx context.Context, in Input) (*Team, error) {
 	}
 	now := s.now().UnixMilli()
 	t := &Team{Key: *in.Key, Name: *in.Name, Description: in.Description, CustomRoleKeys: nonNil(in.CustomRoleKeys),
-		MemberIDs: nonNil(memberIDs), CreationDate: now, LastModified: now, Version: 1}
+		MemberIDs: nonNil(memberIDs), CreationDate: now, LastModified: now}
 	if err := t.validate(); err != nil {
 		return nil, err
 	}
 	if err := s.resolveRefs(ctx, &Team{}, t, "customRoleKeys", membersField); err != nil {
 		return nil, err
 	}
-	put, err := t.put(store.IfNotExists())
-	if err != nil {
-		return nil, err
-	}
-	_, err = s.log.Commit(ctx, audit.Change{
-		Writes: []store.Write{put}, Kind: "team", Resource: resource(t.Key), Actions: []string{"createTeam"},
-		Name: t.Name, Href: Href(t.Key), TitleVerb: "created the team", Current: t,
-	})
-	if errors.Is(err, store.ErrConditionFailed) {
-		return nil, fault.Wrap(err, fault.Conflict, "a team with key %q already exists", t.Key)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return t, nil
+	return s.teams.Create(ctx, ref(t.Key), t, resource.Change{Exists: fmt.Sprintf("a team with key %q already exists", t.Key)})
 }
 
 // Get returns one team.
 func (s *Service) Get(ctx context.Context, key string) (*Team, error) {
-	if environment.ValidKey("teamKey", key) != nil {
-		return nil, fault.New(fault.NotFound, "team %q not found", key)
-	}
-	return record.Load(ctx, s.table, store.TeamKey(key), fmt.Sprintf("team %q", key), decode)
+	return s.teams.Get(ctx, ref(key))
 }
 
 func decode(it store.Item) (*Team, error) {
@@ -301,7 +296,7 @@ func decode(it store.Item) (*Team, error) {
 
 // List returns every team, ordered by key.
 func (s *Service) List(ctx context.Context) ([]*Team, error) {
-	return record.All(ctx, s.table, store.Query{Index: store.IndexGSI1, PK: store.TeamsIndexPK}, "teams", decode)
+	return record.All(ctx, s.teams.Table, store.Query{Index: store.IndexGSI1, PK: store.TeamsIndexPK}, "teams", decode)
 }
 
 // RolesOf returns the custom role keys a member holds through its teams.
@@ -321,63 +316,26 @@ func (s *Service) RolesOf(ctx context.Context, memberID string) ([]string, error
 
 // Patch applies a JSON patch to a team on the version it was read at.
 func (s *Service) Patch(ctx context.Context, key string, p patch.Patch) (*Team, error) {
-	if _, err := PatchActions(p); err != nil {
-		return nil, err
-	}
-	old, err := s.Get(ctx, key)
-	if err != nil {
-		return nil, err
-	}
-	var next Team
-	if err := p.ApplyTo(old, &next); err != nil {
-		return nil, err
-	}
-	next.Key, next.CreationDate, next.LastModified = old.Key, old.CreationDate, old.LastModified
-	next.CustomRoleKeys, next.MemberIDs = nonNil(next.CustomRoleKeys), nonNil(next.MemberIDs)
-	if err := next.validate(); err != nil {
-		return nil, err
-	}
-	if err := s.resolveRefs(ctx, old, &next, "customRoleKeys", "memberIds"); err != nil {
-		return nil, err
-	}
-	actions := patch.ChangedFields(old, &next, patchable)
-	if len(actions) == 0 {
-		return old, nil
-	}
-	return s.update(ctx, old, &next, audit.Change{Actions: actions, Comment: p.Comment, Delta: p.Raw})
+	return s.teams.Patch(ctx, ref(key), p, func(old, next *Team) error {
+		next.Key, next.CreationDate, next.LastModified = old.Key, old.CreationDate, s.now().UnixMilli()
+		next.CustomRoleKeys, next.MemberIDs = nonNil(next.CustomRoleKeys), nonNil(next.MemberIDs)
+		if err := next.validate(); err != nil {
+			return err
+		}
+		return s.resolveRefs(ctx, old, next, "customRoleKeys", "memberIds")
+	})
 }
 
 // update writes next over old on old's version, through the audit log; c
-// brings the actions, comment and delta of the change.
-func (s *Service) update(ctx context.Context, old, next *Team, c audit.Change) (*Team, error) {
-	next.Version, next.LastModified = old.Version+1, s.now().UnixMilli()
-	put, err := next.put(store.IfVersion(old.Version))
-	if err != nil {
-		return nil, err
-	}
-	c.Writes, c.Kind, c.Resource = []store.Write{put}, "team", resource(old.Key)
-	c.Name, c.Href, c.TitleVerb = next.Name, Href(old.Key), "updated the team"
-	c.Previous, c.Current = old, next
-	c.Conflict = fmt.Sprintf("team %q was changed by another request; read it again and retry", old.Key)
-	if _, err := s.log.Commit(ctx, c); err != nil {
-		return nil, err
-	}
-	return next, nil
+// brings the actions and comment of the change.
+func (s *Service) update(ctx context.Context, old, next *Team, c resource.Change) (*Team, error) {
+	next.LastModified = s.now().UnixMilli()
+	return s.teams.Update(ctx, ref(old.Key), old, next, c)
 }
 
 // Delete removes a team; its members lose the roles it gave them.
 func (s *Service) Delete(ctx context.Context, key string) error {
-	t, err := s.Get(ctx, key)
-	if err != nil {
-		return err
-	}
-	_, err = s.log.Commit(ctx, audit.Change{
-		Writes: []store.Write{store.Delete(store.TeamKey(key), store.IfVersion(t.Version))},
-		Kind:   "team", Resource: resource(key), Actions: []string{"deleteTeam"},
-		Name: t.Name, Href: Href(key), TitleVerb: "deleted the team", Previous: t,
-		Conflict: fmt.Sprintf("team %q was changed by another request; try again", key),
-	})
-	return err
+	return s.teams.Delete(ctx, ref(key), resource.Change{})
 }
 
 func nonNil(s []string) []string {
@@ -414,12 +372,13 @@ func (s *Service) WithoutMember(ctx context.Context, memberID string) ([]store.W
 		}
 		next := *t
 		next.MemberIDs = slices.DeleteFunc(slices.Clone(t.MemberIDs), func(id string) bool { return id == memberID })
-		next.Version, next.LastModified = t.Version+1, now
-		w, err := next.put(store.IfVersion(t.Version))
+		next.LastModified = now
+		it, err := next.item()
 		if err != nil {
 			return nil, err
 		}
-		writes = append(writes, w)
+		it.Version = t.Version + 1
+		writes = append(writes, store.Put(it, store.IfVersion(t.Version)))
 	}
 	return writes, nil
 }
