@@ -5,6 +5,7 @@ import (
 	"github.com/flagplane/flagplane/shared/app"
 	"github.com/flagplane/flagplane/shared/catalog"
 	"github.com/flagplane/flagplane/shared/health"
+	"github.com/flagplane/flagplane/shared/openapi/openapiapi"
 )
 
 // The groups this package still serves, each built over the wired app.
@@ -35,10 +36,16 @@ func group(name string) app.NewGroup {
 		handlers, needs := Handlers(a.Services), Needs(a.Services)
 		// The health check reads the table itself: it answers for the store, not for a service.
 		handlers[health.OperationID] = health.Handler(a.Table)
-		g := app.Group{Name: name, Handlers: map[string]api.Handler{}, Needs: map[string]api.Needs{}}
+		// The OpenAPI document is the committed bytes: it rides with the health check.
+		handlers[openapiapi.OperationID] = openapiapi.Handler()
+		answers := map[string]api.Answer{openapiapi.OperationID: openapiapi.Answer}
+		g := app.Group{Name: name, Handlers: map[string]api.Handler{}, Needs: map[string]api.Needs{}, Answers: map[string]api.Answer{}}
 		for _, op := range ops {
 			if h, ok := handlers[op.ID]; ok {
 				g.Handlers[op.ID] = h
+			}
+			if a, ok := answers[op.ID]; ok {
+				g.Answers[op.ID] = a
 			}
 			if n, ok := needs[op.ID]; ok {
 				g.Needs[op.ID] = n
