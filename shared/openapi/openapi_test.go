@@ -81,7 +81,7 @@ func testDoc(tb testing.TB) *Document {
 
 func TestBuildDescribesTheRepresentation(t *testing.T) {
 	d := testDoc(t)
-	w := d.Components.Schemas["widget"]
+	w := d.Components.Schemas["openapi.widget"]
 	if w == nil {
 		t.Fatalf("no component schema widget among %v", keys(d.Components.Schemas))
 	}
@@ -140,7 +140,7 @@ func TestBuildDescribesTheRepresentation(t *testing.T) {
 	})
 	t.Run("a pointer to a named struct is a nullable reference", func(t *testing.T) {
 		s := has("owner")
-		if !s.Nullable || len(s.AllOf) != 1 || s.AllOf[0].Ref != "#/components/schemas/link" {
+		if !s.Nullable || len(s.AllOf) != 1 || s.AllOf[0].Ref != "#/components/schemas/openapi.link" {
 			t.Errorf("owner is %+v", s)
 		}
 	})
@@ -148,7 +148,7 @@ func TestBuildDescribesTheRepresentation(t *testing.T) {
 		if s := has("tags"); s.Type != "array" || !s.Nullable || s.Items.Type != "string" {
 			t.Errorf("tags is %+v", s)
 		}
-		if s := has("parts"); s.Nullable || s.Items.AllOf[0].Ref != "#/components/schemas/widget" {
+		if s := has("parts"); s.Nullable || s.Items.AllOf[0].Ref != "#/components/schemas/openapi.widget" {
 			t.Errorf("parts is %+v", s)
 		}
 	})

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/flagplane/flagplane/shared/jsondoc"
 )
@@ -281,9 +282,9 @@ var (
 	notNameChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 )
 
-// finish names the component schemas and fills every $ref: a type's own
-// name when no other type has it, else its package's name and its own
-// ("flag.Rule"), else its whole import path.
+// finish names the component schemas and fills every $ref: an exported
+// type's own name when no other type has it, else its package's name and
+// its own ("flag.Rule", "destinationapi.rep"), else its whole import path.
 func (g *schemas) finish() map[string]*Schema {
 	short := func(t reflect.Type) string {
 		// Generic types: Page[github.com/x/flag.Flag] becomes Page_flag.Flag.
@@ -308,7 +309,7 @@ func (g *schemas) finish() map[string]*Schema {
 	for t, s := range g.defs {
 		name := short(t)
 		switch {
-		case shortCount[name] == 1:
+		case shortCount[name] == 1 && !unicode.IsLower([]rune(name)[0]):
 		case qualifiedCount[qualified(t)] == 1:
 			name = qualified(t)
 		default:

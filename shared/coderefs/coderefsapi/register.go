@@ -19,7 +19,22 @@ import (
 // New is the code-refs group over a.
 func New(a *app.App) app.Group {
 	s := Service(a)
-	return app.Group{Name: "code-refs", Handlers: handlers(s), Needs: needs(s)}
+	return app.Group{Name: "code-refs", Handlers: handlers(s), Needs: needs(s), Answers: answers, Examples: examples()}
+}
+
+// answers are the group's success answers, for the OpenAPI document.
+var answers = map[string]api.Answer{
+	"getRepositories":  {Status: http.StatusOK, Rep: repositoriesRep{}},
+	"postRepository":   {Status: http.StatusOK, Rep: repositoryRep{}},
+	"getRepository":    {Status: http.StatusOK, Rep: repositoryRep{}},
+	"patchRepository":  {Status: http.StatusOK, Rep: repositoryRep{}},
+	"deleteRepository": {Status: http.StatusNoContent},
+	"getBranches":      {Status: http.StatusOK, Rep: branchesRep{}},
+	"getBranch":        {Status: http.StatusOK, Rep: fullBranchRep{}},
+	"putBranch":        {Status: http.StatusOK},
+	"deleteBranches":   {Status: http.StatusOK},
+	"postExtinction":   {Status: http.StatusOK},
+	"getExtinctions":   {Status: http.StatusOK, Rep: extinctionsRep{}},
 }
 
 // Service returns a code-references service over the app: what the
@@ -53,6 +68,13 @@ type branchRep struct {
 	SyncTime         int64                `json:"syncTime"`
 	References       []coderefs.Reference `json:"references,omitempty"`
 	Links            api.Links            `json:"_links"`
+}
+
+// fullBranchRep is one branch read alone: it always shows its
+// references, an empty list too.
+type fullBranchRep struct {
+	branchRep
+	References []coderefs.Reference `json:"references"`
 }
 
 type repositoriesRep struct {
@@ -218,11 +240,7 @@ func handlers(s *coderefs.Service) map[string]api.Handler {
 			if err != nil {
 				return err
 			}
-			// One branch always shows its references, an empty list too.
-			rep := struct {
-				branchRep
-				References []coderefs.Reference `json:"references"`
-			}{branchRep: newBranchRep(repo.Name, b), References: b.References}
+			rep := fullBranchRep{branchRep: newBranchRep(repo.Name, b), References: b.References}
 			if rep.References == nil {
 				rep.References = []coderefs.Reference{}
 			}

@@ -30,8 +30,22 @@ import (
 // New is the destinations group over a, with the local stand-in of the
 // destinations-export function as its job.
 func New(a *app.App) app.Group {
-	return app.Group{Name: "destinations", Handlers: handlers(a, Service(a)), Needs: needs(),
+	return app.Group{Name: "destinations", Handlers: handlers(a, Service(a)), Needs: needs(), Answers: answers,
 		Jobs: func(ctx context.Context, logger *slog.Logger) { exportJob(ctx, a, logger) }}
+}
+
+// answers are the group's success answers, for the OpenAPI document.
+var answers = map[string]api.Answer{
+	"getDestinations":                         {Status: http.StatusOK, Rep: listRep{}},
+	"postDestination":                         {Status: http.StatusCreated, Rep: rep{}},
+	"getDestination":                          {Status: http.StatusOK, Rep: rep{}},
+	"patchDestination":                        {Status: http.StatusOK, Rep: rep{}},
+	"deleteDestination":                       {Status: http.StatusNoContent},
+	"postGenerateWarehouseDestinationKeyPair": {Status: http.StatusCreated, Rep: destination.PublicKeys{}},
+	"postGenerateProjectEnvWarehouseDestinationKeyPair": {Status: http.StatusCreated, Rep: destination.PublicKeys{}},
+	"postGenerateTrustPolicy":                           {Status: http.StatusCreated, Rep: destination.TrustPolicy{}},
+	"postGenerateWarehouseDestinationSetupScript":       {Status: http.StatusCreated, Rep: destination.SetupResult{}},
+	"postCompleteWarehouseDestinationSetup":             {Status: http.StatusCreated, Rep: rep{}},
 }
 
 // Service returns a destination service over a.

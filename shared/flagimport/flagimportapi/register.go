@@ -26,7 +26,17 @@ func New(a *app.App) app.Group {
 		},
 		Guard: a.Services.Webhooks.Guard(), StatusOf: api.Status, Logger: a.Logger,
 	})
-	return app.Group{Name: "flag-imports", Handlers: handlers(s), Needs: needs()}
+	return app.Group{Name: "flag-imports", Handlers: handlers(s), Needs: needs(), Answers: answers}
+}
+
+// answers are the group's success answers, for the OpenAPI document.
+var answers = map[string]api.Answer{
+	"getFlagImportConfigurations":   {Status: http.StatusOK, Rep: collectionRep{}},
+	"createFlagImportConfiguration": {Status: http.StatusOK, Rep: configRep{}},
+	"getFlagImportConfiguration":    {Status: http.StatusOK, Rep: configRep{}},
+	"patchFlagImportConfiguration":  {Status: http.StatusOK, Rep: configRep{}},
+	"deleteFlagImportConfiguration": {Status: http.StatusNoContent},
+	"triggerFlagImportJob":          {Status: http.StatusCreated},
 }
 
 // configRep is a configuration as the reference's FlagImportIntegration.

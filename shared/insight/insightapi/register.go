@@ -26,7 +26,25 @@ import (
 func New(a *app.App) app.Group {
 	s := a.Services
 	svc := insight.NewService(a.Table, s.Audit, s.Projects, s.Environments, s.Flags, s.Members, codeRefsOf(a))
-	return app.Group{Name: "insights", Handlers: handlers(a, svc), Needs: needs()}
+	return app.Group{Name: "insights", Handlers: handlers(a, svc), Needs: needs(), Answers: answers}
+}
+
+// answers are the group's success answers, for the OpenAPI document.
+var answers = map[string]api.Answer{
+	"getInsightsScores":                {Status: http.StatusOK, Rep: insightScoresRep{}},
+	"createInsightGroup":               {Status: http.StatusCreated, Rep: groupRep{}},
+	"getInsightGroups":                 {Status: http.StatusOK, Rep: groupsRep{}},
+	"getInsightGroup":                  {Status: http.StatusOK, Rep: groupRep{}},
+	"patchInsightGroup":                {Status: http.StatusOK, Rep: groupRep{}},
+	"deleteInsightGroup":               {Status: http.StatusNoContent},
+	"getInsightsRepositories":          {Status: http.StatusOK, Rep: repositoriesRep{}},
+	"associateRepositoriesAndProjects": {Status: http.StatusOK, Rep: mappingsRep{}},
+	"deleteRepositoryProject":          {Status: http.StatusNoContent},
+	"getFlagEvents":                    {Status: http.StatusOK, Rep: flagEventsRep{}},
+	"getDeployments":                   {Status: http.StatusOK, Rep: deploymentsRep{}},
+	"getDeployment":                    {Status: http.StatusOK, Rep: deploymentRep{}},
+	"updateDeployment":                 {Status: http.StatusOK, Rep: deploymentRep{}},
+	"createDeploymentEvent":            {Status: http.StatusCreated},
 }
 
 // needs: every path of a deployment or insight group patch is the

@@ -20,7 +20,16 @@ import (
 // consumer share one service (and its HTTP client).
 func New(a *app.App) app.Group {
 	s := integration.NewService(a.Table, a.Services.Audit, a.WebhookGuard(), reps.EntryPayload, a.Logger)
-	return app.Group{Name: "integrations", Handlers: handlers(s), Needs: needs(s), Consumers: []webhook.Consumer{s.Consumer()}}
+	return app.Group{Name: "integrations", Handlers: handlers(s), Needs: needs(s), Answers: answers, Consumers: []webhook.Consumer{s.Consumer()}}
+}
+
+// answers are the group's success answers, for the OpenAPI document.
+var answers = map[string]api.Answer{
+	"getAllIntegrationConfigurations": {Status: http.StatusOK, Rep: configsRep{}},
+	"createIntegrationConfiguration":  {Status: http.StatusCreated, Rep: configRep{}},
+	"getIntegrationConfiguration":     {Status: http.StatusOK, Rep: configRep{}},
+	"updateIntegrationConfiguration":  {Status: http.StatusOK, Rep: configRep{}},
+	"deleteIntegrationConfiguration":  {Status: http.StatusNoContent},
 }
 
 // configRep is a configuration as the reference's IntegrationConfigurationsRep,

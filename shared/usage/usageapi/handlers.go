@@ -33,6 +33,24 @@ func handlers(a *app.App, s *usage.Service) map[string]api.Handler {
 	return h
 }
 
+// answers are the group's success answers, for the OpenAPI document.
+func answers() map[string]api.Answer {
+	out := map[string]api.Answer{
+		"getEventsUsage":             {Status: http.StatusOK, Rep: seriesRep{}},
+		"getEvaluationsUsage":        {Status: http.StatusOK, Rep: seriesRep{}},
+		"getStreamUsage":             {Status: http.StatusOK, Rep: seriesRep{}},
+		"getStreamUsageBySdkVersion": {Status: http.StatusOK, Rep: seriesRep{}},
+		"getStreamUsageSdkversion":   {Status: http.StatusOK, Rep: sdkVersionListRep{}},
+		"getMauSdksByType":           {Status: http.StatusOK, Rep: sdkListRep{}},
+		"getSdkAllVersions":          {Status: http.StatusOK, Rep: []sdkVersionRep{}},
+		"getSdkVersionsDetails":      {Status: http.StatusOK, Rep: []sdkVersionRep{}},
+	}
+	for id := range seriesOps {
+		out[id] = api.Answer{Status: http.StatusOK, Rep: seriesRep{}}
+	}
+	return out
+}
+
 // autoRange reads from and to for the series whose granularity follows
 // the range (hourly within two days, daily beyond).
 func autoRange(r *http.Request, now time.Time, defFrom time.Time) (time.Time, time.Time, time.Duration, error) {

@@ -41,6 +41,7 @@ func New(a *app.App) app.Group {
 	return app.Group{
 		Name:     "usage",
 		Handlers: handlers(a, s),
+		Answers:  answers(),
 		Jobs: func(ctx context.Context, logger *slog.Logger) {
 			tick := time.NewTicker(RollupEvery)
 			defer tick.Stop()
