@@ -165,36 +165,6 @@ func entryActions(e apptest.AuditEntry) []string {
 	return out
 }
 
-func TestCustomRolesAreReadByKeyOrID(t *testing.T) {
-	srv := apptest.New(t)
-	id := envMakerRole(t, srv, "env-maker")
-	for _, c := range []struct {
-		name, ref string
-		status    int
-	}{
-		{"a role is read by its key", "env-maker", http.StatusOK},
-		{"a role is read by its _id", id, http.StatusOK},
-		{"an _id no role has is not found", "0123456789abcdef01234567", http.StatusNotFound},
-		{"a key no role has is not found", "nobody", http.StatusNotFound},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			res := srv.Do(t, http.MethodGet, api+"/roles/"+c.ref, nil)
-			apptest.WantStatus(t, res, c.status)
-			if c.status == http.StatusOK {
-				if got := res.Map(t); got["key"] != "env-maker" || got["_id"] != id {
-					t.Errorf("read %v", got)
-				}
-			}
-		})
-	}
-	t.Run("a key with the form of an _id is refused with 400, so a reference is never ambiguous", func(t *testing.T) {
-		apptest.WantError(t, srv.Do(t, http.MethodPost, api+"/roles", map[string]any{"key": "0123456789abcdef01234567", "name": "x",
-			"policy": []map[string]any{{"effect": "allow", "resources": []string{"proj/*"}, "actions": []string{"*"}}}}),
-			http.StatusBadRequest, "invalid_request", `"key"`, "_id")
-		apptest.WantStatus(t, srv.Do(t, http.MethodGet, api+"/roles/0123456789abcdef01234567", nil), http.StatusNotFound)
-	})
-}
-
 func TestMembersAndTeamsNameCustomRolesByKeyOrID(t *testing.T) {
 	srv := apptest.New(t)
 	apptest.EmptyProject(t, srv, "a")
