@@ -19,20 +19,6 @@ import (
 // as _ids, as the reference types them), members' customRoles and teams'
 // customRoleKeys (stored and shown as keys, as the reference names them).
 
-// envMakerRole creates a role that may create environments in project
-// a only, and returns its _id.
-func envMakerRole(tb testing.TB, srv *apptest.Server, key string) string {
-	tb.Helper()
-	apptest.CreateRole(tb, srv, key, "", map[string]any{"effect": "allow", "resources": []string{"proj/a:env/*"}, "actions": []string{"createEnvironment"}})
-	return apptest.RoleID(tb, srv, key)
-}
-
-// canCreateEnv reports the status of creating an environment in project with value.
-func canCreateEnv(tb testing.TB, srv *apptest.Server, value, project, key string) int {
-	tb.Helper()
-	return srv.Do(tb, http.MethodPost, envsPath(project), map[string]any{"key": key, "name": key, "color": "00AA00"}, "Authorization", value).Status
-}
-
 // tokenCount is how many tokens the admin sees.
 func tokenCount(tb testing.TB, srv *apptest.Server) int {
 	tb.Helper()
@@ -43,7 +29,7 @@ func TestTokensNameCustomRolesByIDOrKey(t *testing.T) {
 	srv := apptest.New(t)
 	apptest.EmptyProject(t, srv, "a")
 	apptest.EmptyProject(t, srv, "b")
-	makerID := envMakerRole(t, srv, "env-maker")
+	makerID := apptest.EnvMakerRole(t, srv, "env-maker")
 	apptest.CreateRole(t, srv, "viewer", "", map[string]any{"effect": "allow", "resources": []string{"proj/*"}, "actions": []string{"viewProject"}})
 	viewerID := apptest.RoleID(t, srv, "viewer")
 
@@ -74,10 +60,10 @@ func TestTokensNameCustomRolesByIDOrKey(t *testing.T) {
 					t.Errorf("the list shows customRoleIds %v, want %v", d.CustomRoleIDs, c.want)
 				}
 			}
-			if got := canCreateEnv(t, srv, created.Token, "a", "env-"+c.label); got != http.StatusCreated {
+			if got := apptest.CreateEnvStatus(t, srv, created.Token, "a", "env-"+c.label); got != http.StatusCreated {
 				t.Errorf("the token may not do what its role allows: status %d", got)
 			}
-			if got := canCreateEnv(t, srv, created.Token, "b", "env-"+c.label); got != http.StatusForbidden {
+			if got := apptest.CreateEnvStatus(t, srv, created.Token, "b", "env-"+c.label); got != http.StatusForbidden {
 				t.Errorf("the token may do more than its role allows: status %d", got)
 			}
 		})
@@ -134,7 +120,7 @@ func TestTokensNameCustomRolesByIDOrKey(t *testing.T) {
 		if got := readToken(t, srv, id).CustomRoleIDs; !slices.Equal(got, []string{makerID}) {
 			t.Errorf("GET shows %v, want [%s]", got, makerID)
 		}
-		if got := canCreateEnv(t, srv, value, "a", "env-old"); got != http.StatusCreated {
+		if got := apptest.CreateEnvStatus(t, srv, value, "a", "env-old"); got != http.StatusCreated {
 			t.Errorf("the token lost its role's rights: status %d", got)
 		}
 		res := srv.Do(t, http.MethodPatch, tokenPath(id), []apptest.PatchOp{apptest.Replace("/name", "renamed")})
@@ -150,7 +136,7 @@ func TestTokensNameCustomRolesByIDOrKey(t *testing.T) {
 		apptest.WantStatus(t, srv.Do(t, http.MethodDelete, api+"/roles/short", nil), http.StatusNoContent)
 		apptest.CreateRole(t, srv, "short", "", map[string]any{"effect": "allow", "resources": []string{"proj/*:env/*"}, "actions": []string{"createEnvironment"}})
 		fresh := srv.Reopen(t) // no cached rights
-		if got := canCreateEnv(t, fresh, value, "a", "env-short"); got != http.StatusForbidden {
+		if got := apptest.CreateEnvStatus(t, fresh, value, "a", "env-short"); got != http.StatusForbidden {
 			t.Errorf("a token of the deleted role may still act: status %d", got)
 		}
 	})
@@ -168,7 +154,7 @@ func entryActions(e apptest.AuditEntry) []string {
 func TestMembersAndTeamsNameCustomRolesByKeyOrID(t *testing.T) {
 	srv := apptest.New(t)
 	apptest.EmptyProject(t, srv, "a")
-	makerID := envMakerRole(t, srv, "env-maker")
+	makerID := apptest.EnvMakerRole(t, srv, "env-maker")
 
 	t.Run("an invite takes a custom role by _id and shows its key", func(t *testing.T) {
 		m := apptest.InviteMembers(t, srv, map[string]any{"email": "by-id@example.com", "customRoles": []string{makerID}})[0]
@@ -189,7 +175,7 @@ func TestMembersAndTeamsNameCustomRolesByKeyOrID(t *testing.T) {
 	t.Run("a member given a role by _id holds its rights", func(t *testing.T) {
 		m := apptest.InviteMembers(t, srv, map[string]any{"email": "acts@example.com", "customRoles": []string{makerID}})[0]
 		_, value := srv.MustIssueToken(t, token.Spec{Name: "acts", Role: identity.RoleAdmin, MemberID: m.ID})
-		if got := canCreateEnv(t, srv, value, "a", "by-member"); got != http.StatusCreated {
+		if got := apptest.CreateEnvStatus(t, srv, value, "a", "by-member"); got != http.StatusCreated {
 			t.Errorf("status %d, want 201", got)
 		}
 	})

@@ -57,7 +57,7 @@ func newTeamFixture(tb testing.TB) teamFixture {
 	srv := apptest.New(tb)
 	apptest.EmptyProject(tb, srv, "a")
 	fx := teamFixture{srv: srv}
-	fx.deployers = envMakerRole(tb, srv, "deployers")
+	fx.deployers = apptest.EnvMakerRole(tb, srv, "deployers")
 	apptest.CreateRole(tb, srv, "auditors", "", map[string]any{"effect": "allow", "resources": []string{"proj/*"}, "actions": []string{"viewProject"}})
 	fx.auditor = apptest.RoleID(tb, srv, "auditors")
 	ms := apptest.InviteMembers(tb, srv, map[string]any{"email": "ann@example.com"}, map[string]any{"email": "bob@example.com"}, map[string]any{"email": "cat@example.com"})
@@ -342,11 +342,11 @@ func TestTeamSemanticPatchRights(t *testing.T) {
 	})
 	t.Run("a member added by semantic patch gains the team's custom roles", func(t *testing.T) {
 		_, bobToken := fx.srv.MustIssueToken(t, token.Spec{Name: "bob", Role: identity.RoleAdmin, MemberID: fx.bob})
-		if got := canCreateEnv(t, fx.srv, bobToken, "a", "before"); got != http.StatusForbidden {
+		if got := apptest.CreateEnvStatus(t, fx.srv, bobToken, "a", "before"); got != http.StatusForbidden {
 			t.Fatalf("bob, a reader, may create environments before joining: %d", got)
 		}
 		apptest.WantStatus(t, fx.patchTeam(t, "application/json", instr("addMembers", "values", []string{fx.bob})), http.StatusOK)
-		if got := canCreateEnv(t, fx.srv.Reopen(t), bobToken, "a", "after"); got != http.StatusCreated {
+		if got := apptest.CreateEnvStatus(t, fx.srv.Reopen(t), bobToken, "a", "after"); got != http.StatusCreated {
 			t.Errorf("bob may not create environments after joining a team with the role: %d", got)
 		}
 	})

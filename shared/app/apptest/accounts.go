@@ -94,3 +94,18 @@ func MemberIDByEmail(tb testing.TB, srv *Server, email string) string {
 	tb.Fatalf("no member %s in %s", email, res.Body)
 	return ""
 }
+
+// EnvMakerRole creates a custom role that may create environments in
+// project a only, and returns its _id.
+func EnvMakerRole(tb testing.TB, srv *Server, key string) string {
+	tb.Helper()
+	CreateRole(tb, srv, key, "", Statement("allow", []string{"proj/a:env/*"}, []string{"createEnvironment"}))
+	return RoleID(tb, srv, key)
+}
+
+// CreateEnvStatus is the status of creating environment key in project
+// with the token value: what a token's rights allow there.
+func CreateEnvStatus(tb testing.TB, srv *Server, value, project, key string) int {
+	tb.Helper()
+	return srv.Do(tb, http.MethodPost, EnvsPath(project), map[string]any{"key": key, "name": key, "color": "00AA00"}, "Authorization", value).Status
+}
