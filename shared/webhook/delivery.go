@@ -247,7 +247,7 @@ func (d *Dispatcher) record(ctx context.Context, hookID string, a Attempt) {
 
 // Attempts returns a webhook's latest delivery attempts, newest first.
 func (s *Service) Attempts(ctx context.Context, id string, limit int) ([]Attempt, error) {
-	page, err := s.table.Query(ctx, store.Query{PK: store.DeliveryPK(id), Descending: true, Limit: limit})
+	page, err := s.hooks.Table.Query(ctx, store.Query{PK: store.DeliveryPK(id), Descending: true, Limit: limit})
 	if err != nil {
 		return nil, fmt.Errorf("list deliveries of webhook %q: %w", id, err)
 	}

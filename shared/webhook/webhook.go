@@ -19,6 +19,7 @@ import (
 	"github.com/flagplane/flagplane/shared/patch"
 	"github.com/flagplane/flagplane/shared/policy"
 	"github.com/flagplane/flagplane/shared/record"
+	"github.com/flagplane/flagplane/shared/resource"
 	"github.com/flagplane/flagplane/shared/store"
 )
 
@@ -62,12 +63,10 @@ var patchable = map[string]string{
 }
 
 // PatchActions returns the actions a JSON patch of a webhook performs.
-func PatchActions(p patch.Patch) ([]string, error) { return p.Actions(patchable, "a webhook") }
+func PatchActions(p patch.Patch) ([]string, error) { return kind.PatchActions(p) }
 
 // Href is a webhook's API path.
 func Href(id string) string { return "/api/v2/webhooks/" + id }
-
-func resource(id string) string { return "webhook/" + id }
 
 // newSecret returns a strong signing secret: 32 random bytes, hex.
 func newSecret() string {
@@ -78,15 +77,14 @@ func newSecret() string {
 
 // Service manages webhooks.
 type Service struct {
-	table store.Table
-	log   *audit.Log
+	hooks resource.Kit[Webhook]
 	guard Guard
 	now   func() time.Time
 }
 
 // NewService returns the webhook service; guard decides which hosts webhooks may reach.
 func NewService(table store.Table, log *audit.Log, guard Guard) *Service {
-	return &Service{table: table, log: log, guard: guard, now: time.Now}
+	return &Service{hooks: resource.New(&kind, table, log), guard: guard, now: time.Now}
 }
 
 // Guard is the guard the service was wired with: other outbound URLs
@@ -121,14 +119,31 @@ func (s *Service) validate(ctx context.Context, h *Webhook) error {
 	return nil
 }
 
-func (h *Webhook) put(c store.Cond) (store.Write, error) {
+func (h *Webhook) item() (store.Item, error) {
 	data, err := json.Marshal(h)
 	if err != nil {
-		return store.Write{}, fmt.Errorf("encode webhook %q: %w", h.ID, err)
+		return store.Item{}, fmt.Errorf("encode webhook %q: %w", h.ID, err)
 	}
 	k := store.WebhookKey(h.ID)
 	gpk, gsk := store.WebhookIndexKeys(h.ID)
-	return store.Put(store.Item{PK: k.PK, SK: k.SK, GSI1PK: gpk, GSI1SK: gsk, Version: h.Version, Data: data}, c), nil
+	return store.Item{PK: k.PK, SK: k.SK, GSI1PK: gpk, GSI1SK: gsk, Data: data}, nil
+}
+
+// kind describes webhooks to the resource kit; audit entries show them masked.
+var kind = resource.Kind[Webhook]{
+	Audit: "webhook", Noun: "webhook", Created: "createWebhook", Deleted: "deleteWebhook",
+	Patchable: patchable, Called: "a webhook",
+	Item: (*Webhook).item, Decode: decode,
+	Version: func(h *Webhook) int64 { return h.Version },
+	Name:    func(h *Webhook) string { return h.Name },
+	Shown:   func(h *Webhook) any { return h.masked() },
+}
+
+// ref names the webhook with id; an id that is no UUID names none.
+func ref(id string) resource.Ref {
+	_, err := uuid.Parse(id)
+	return resource.Ref{Key: store.WebhookKey(id), What: fmt.Sprintf("webhook %q", id), Resource: "webhook/" + id, Href: Href(id),
+		Malformed: err != nil}
 }
 
 // masked is the webhook as audit entries and later reads show it.
@@ -147,24 +162,14 @@ func (s *Service) Create(ctx context.Context, in Input) (*Webhook, error) {
 		}
 	}
 	h := &Webhook{ID: uuid.NewString(), Name: in.Name, URL: *in.URL, Secret: in.Secret, Sign: *in.Sign, On: *in.On,
-		Statements: in.Statements, Tags: in.Tags, CreationDate: s.now().UnixMilli(), Version: 1}
+		Statements: in.Statements, Tags: in.Tags, CreationDate: s.now().UnixMilli()}
 	if h.Tags == nil {
 		h.Tags = []string{}
 	}
 	if err := s.validate(ctx, h); err != nil {
 		return nil, err
 	}
-	put, err := h.put(store.IfNotExists())
-	if err != nil {
-		return nil, err
-	}
-	if _, err := s.log.Commit(ctx, audit.Change{
-		Writes: []store.Write{put}, Kind: "webhook", Resource: resource(h.ID), Actions: []string{"createWebhook"},
-		Name: h.Name, Href: Href(h.ID), TitleVerb: "created the webhook", Current: h.masked(),
-	}); err != nil {
-		return nil, err
-	}
-	return h, nil
+	return s.hooks.Create(ctx, ref(h.ID), h, resource.Change{})
 }
 
 // Get returns one webhook, secret masked.
@@ -178,10 +183,7 @@ func (s *Service) Get(ctx context.Context, id string) (*Webhook, error) {
 }
 
 func (s *Service) load(ctx context.Context, id string) (*Webhook, error) {
-	if _, err := uuid.Parse(id); err != nil {
-		return nil, fault.New(fault.NotFound, "webhook %q not found", id)
-	}
-	return record.Load(ctx, s.table, store.WebhookKey(id), fmt.Sprintf("webhook %q", id), decode)
+	return s.hooks.Get(ctx, ref(id))
 }
 
 func decode(it store.Item) (*Webhook, error) {
@@ -195,7 +197,7 @@ func decode(it store.Item) (*Webhook, error) {
 
 // all returns every webhook with its secret, for delivery.
 func (s *Service) all(ctx context.Context) ([]*Webhook, error) {
-	return record.All(ctx, s.table, store.Query{Index: store.IndexGSI1, PK: store.WebhooksIndexPK}, "webhooks", decode)
+	return record.All(ctx, s.hooks.Table, store.Query{Index: store.IndexGSI1, PK: store.WebhooksIndexPK}, "webhooks", decode)
 }
 
 // List returns every webhook, secrets masked.
@@ -232,40 +234,20 @@ func (s *Service) Patch(ctx context.Context, id string, p patch.Patch) (*Webhook
 	if err := s.validate(ctx, &next); err != nil {
 		return nil, err
 	}
-	actions := patch.ChangedFields(old, &next, patchable)
+	actions := kind.Changed(old, &next)
 	if len(actions) == 0 {
 		m := old.masked()
 		return &m, nil
 	}
-	next.Version = old.Version + 1
-	put, err := next.put(store.IfVersion(old.Version))
+	h, err := s.hooks.Update(ctx, ref(id), old, &next, resource.Change{Actions: actions, Comment: p.Comment, Delta: p.Raw})
 	if err != nil {
 		return nil, err
 	}
-	_, err = s.log.Commit(ctx, audit.Change{
-		Writes: []store.Write{put}, Kind: "webhook", Resource: resource(id), Actions: actions,
-		Name: next.Name, Href: Href(id), TitleVerb: "updated the webhook", Comment: p.Comment,
-		Previous: old.masked(), Current: next.masked(), Delta: p.Raw,
-		Conflict: fmt.Sprintf("webhook %q was changed by another request; read it again and retry", id),
-	})
-	if err != nil {
-		return nil, err
-	}
-	m := next.masked()
+	m := h.masked()
 	return &m, nil
 }
 
 // Delete removes a webhook; deliveries still queued for it are dropped.
 func (s *Service) Delete(ctx context.Context, id string) error {
-	h, err := s.load(ctx, id)
-	if err != nil {
-		return err
-	}
-	_, err = s.log.Commit(ctx, audit.Change{
-		Writes: []store.Write{store.Delete(store.WebhookKey(id), store.IfVersion(h.Version))},
-		Kind:   "webhook", Resource: resource(id), Actions: []string{"deleteWebhook"},
-		Name: h.Name, Href: Href(id), TitleVerb: "deleted the webhook", Previous: h.masked(),
-		Conflict: fmt.Sprintf("webhook %q was changed by another request; try again", id),
-	})
-	return err
+	return s.hooks.Delete(ctx, ref(id), resource.Change{})
 }
