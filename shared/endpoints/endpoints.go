@@ -8,7 +8,6 @@ import (
 	"github.com/flagplane/flagplane/shared/app"
 	"github.com/flagplane/flagplane/shared/application"
 	"github.com/flagplane/flagplane/shared/flag"
-	"github.com/flagplane/flagplane/shared/member"
 	"github.com/flagplane/flagplane/shared/oauth"
 	"github.com/flagplane/flagplane/shared/patch"
 	"github.com/flagplane/flagplane/shared/project"
@@ -23,7 +22,6 @@ import (
 func Needs(s app.Services) map[string]api.Needs {
 	return map[string]api.Needs{
 		"patchProject":            api.PatchNeeds("a project", patch.ChangingActions(project.PatchActions)),
-		"patchMember":             api.PatchNeeds("a member", member.PatchActions),
 		"patchToken":              api.PatchNeeds("an access token", token.PatchActions),
 		"patchTeam":               teamPatchNeeds,
 		"patchWebhook":            api.PatchNeeds("a webhook", webhook.PatchActions),
@@ -61,7 +59,7 @@ func envNeeds(list []flag.EnvAction) []api.Need {
 // Handlers returns every built operation's handler, by operation id.
 func Handlers(s app.Services) map[string]api.Handler {
 	h := map[string]api.Handler{}
-	for _, part := range []map[string]api.Handler{projectHandlers(s), memberHandlers(s), tokenHandlers(s), oauthHandlers(s), teamHandlers(s), webhookHandlers(s), evaluateHandlers(s), flagHandlers(s), expiringHandlers(s), approvalHandlers(s), contextHandlers(s), applicationHandlers(s), adaptiveTriggerHandlers(s)} {
+	for _, part := range []map[string]api.Handler{projectHandlers(s), tokenHandlers(s), oauthHandlers(s), teamHandlers(s), webhookHandlers(s), evaluateHandlers(s), flagHandlers(s), expiringHandlers(s), approvalHandlers(s), contextHandlers(s), applicationHandlers(s), adaptiveTriggerHandlers(s)} {
 		for id, fn := range part {
 			h[id] = fn
 		}

@@ -16,7 +16,6 @@ var (
 	Approvals        = group("approvals")
 	Contexts         = group("contexts")
 	Flags            = group("flags")
-	Members          = group("members")
 	OAuthClients     = group("oauth-clients")
 	Projects         = group("projects")
 	ReleasePipelines = group("release-pipelines")

@@ -13,9 +13,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"github.com/flagplane/flagplane/shared/record"
 	"net/netip"
 	"net/url"
 	"strings"
@@ -28,6 +26,8 @@ import (
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/member"
 	"github.com/flagplane/flagplane/shared/patch"
+	"github.com/flagplane/flagplane/shared/record"
+	"github.com/flagplane/flagplane/shared/resource"
 	"github.com/flagplane/flagplane/shared/store"
 	"github.com/flagplane/flagplane/shared/token"
 )
@@ -73,8 +73,6 @@ func Href(id string) string { return CollectionHref + "/" + id }
 
 // CollectionHref is the API path of the list of clients.
 const CollectionHref = "/api/v2/oauth/clients"
-
-func resource(id string) string { return "oauth-client/" + id }
 
 // MaxDescription and MaxRedirectURI bound the free-text fields.
 const (
@@ -143,14 +141,29 @@ func isLoopback(host string) bool {
 	return err == nil && ip.Zone() == "" && ip.Unmap().IsLoopback()
 }
 
-func (c *Client) put(cond store.Cond) (store.Write, error) {
+func (c *Client) item() (store.Item, error) {
 	data, err := json.Marshal(stored{Client: *c, SecretHash: c.secretHash})
 	if err != nil {
-		return store.Write{}, fmt.Errorf("encode OAuth client %q: %w", c.ID, err)
+		return store.Item{}, fmt.Errorf("encode OAuth client %q: %w", c.ID, err)
 	}
 	k := store.OAuthClientKey(c.ID)
 	gpk, gsk := store.OAuthClientIndexKeys(c.ID)
-	return store.Put(store.Item{PK: k.PK, SK: k.SK, GSI1PK: gpk, GSI1SK: gsk, Version: c.Version, Data: data}, cond), nil
+	return store.Item{PK: k.PK, SK: k.SK, GSI1PK: gpk, GSI1SK: gsk, Data: data}, nil
+}
+
+// kind describes OAuth clients to the resource kit.
+var kind = resource.Kind[Client]{
+	Audit: "oauth-client", Noun: "OAuth client", Created: "createOAuthClient", Deleted: "deleteOAuthClient",
+	Patchable: patchable, Called: "an OAuth client",
+	Item: (*Client).item, Decode: decode,
+	Version: func(c *Client) int64 { return c.Version },
+	Name:    func(c *Client) string { return c.Name },
+}
+
+// ref names the client with id; an id that is no canonical UUID names none.
+func ref(id string) resource.Ref {
+	return resource.Ref{Key: store.OAuthClientKey(id), What: fmt.Sprintf("OAuth client %q", id), Resource: "oauth-client/" + id, Href: Href(id),
+		Malformed: !validID(id)}
 }
 
 func decode(it store.Item) (*Client, error) {
@@ -174,14 +187,14 @@ const TokenTTL = time.Hour
 // Service manages OAuth clients and exchanges their credentials for tokens.
 type Service struct {
 	table   store.Table
-	log     *audit.Log
+	clients resource.Kit[Client]
 	members Members
 	now     func() time.Time
 }
 
 // NewService returns the OAuth service.
 func NewService(table store.Table, log *audit.Log, members Members) *Service {
-	return &Service{table: table, log: log, members: members, now: time.Now}
+	return &Service{table: table, clients: resource.New(&kind, table, log), members: members, now: time.Now}
 }
 
 // NewSecret returns a fresh client secret: 32 random bytes, base64url.
@@ -205,22 +218,12 @@ func (s *Service) Create(ctx context.Context, by Creator, in Input) (*Client, st
 	}
 	secret := NewSecret()
 	c := &Client{ID: uuid.NewString(), AccountID: by.AccountID, Name: *in.Name, Description: in.Description,
-		RedirectURI: *in.RedirectURI, CreationDate: s.now().UnixMilli(), MemberID: by.MemberID, Version: 1,
+		RedirectURI: *in.RedirectURI, CreationDate: s.now().UnixMilli(), MemberID: by.MemberID,
 		secretHash: token.Hash(secret)}
 	if err := c.validate(); err != nil {
 		return nil, "", err
 	}
-	put, err := c.put(store.IfNotExists())
-	if err != nil {
-		return nil, "", err
-	}
-	_, err = s.log.Commit(ctx, audit.Change{
-		Writes: []store.Write{put}, Kind: "oauth-client", Resource: resource(c.ID), Actions: []string{"createOAuthClient"},
-		Name: c.Name, Href: Href(c.ID), TitleVerb: "created the OAuth client", Current: c,
-	})
-	if errors.Is(err, store.ErrConditionFailed) {
-		return nil, "", fault.Wrap(err, fault.Conflict, "an OAuth client with id %q already exists; try again", c.ID)
-	}
+	c, err := s.clients.Create(ctx, ref(c.ID), c, resource.Change{Exists: fmt.Sprintf("an OAuth client with id %q already exists; try again", c.ID)})
 	if err != nil {
 		return nil, "", err
 	}
@@ -235,10 +238,7 @@ func validID(id string) bool {
 
 // Get returns one client.
 func (s *Service) Get(ctx context.Context, id string) (*Client, error) {
-	if !validID(id) {
-		return nil, fault.New(fault.NotFound, "OAuth client %q not found", id)
-	}
-	return record.Load(ctx, s.table, store.OAuthClientKey(id), fmt.Sprintf("OAuth client %q", id), decode)
+	return s.clients.Get(ctx, ref(id))
 }
 
 // List returns every client, ordered by id.
@@ -257,58 +257,18 @@ var patchable = map[string]string{
 }
 
 // PatchActions returns the actions a JSON patch of a client performs.
-func PatchActions(p patch.Patch) ([]string, error) { return p.Actions(patchable, "an OAuth client") }
+func PatchActions(p patch.Patch) ([]string, error) { return kind.PatchActions(p) }
 
 // Patch applies a JSON patch to a client on the version it was read at.
 func (s *Service) Patch(ctx context.Context, id string, p patch.Patch) (*Client, error) {
-	if _, err := PatchActions(p); err != nil {
-		return nil, err
-	}
-	old, err := s.Get(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	var next Client
-	if err := p.ApplyTo(old, &next); err != nil {
-		return nil, err
-	}
-	next.ID, next.AccountID, next.CreationDate, next.MemberID, next.secretHash = old.ID, old.AccountID, old.CreationDate, old.MemberID, old.secretHash
-	if err := next.validate(); err != nil {
-		return nil, err
-	}
-	actions := patch.ChangedFields(old, &next, patchable)
-	if len(actions) == 0 {
-		return old, nil
-	}
-	next.Version = old.Version + 1
-	put, err := next.put(store.IfVersion(old.Version))
-	if err != nil {
-		return nil, err
-	}
-	_, err = s.log.Commit(ctx, audit.Change{
-		Writes: []store.Write{put}, Kind: "oauth-client", Resource: resource(id), Actions: actions,
-		Name: next.Name, Href: Href(id), TitleVerb: "updated the OAuth client", Comment: p.Comment,
-		Previous: old, Current: &next, Delta: p.Raw,
-		Conflict: fmt.Sprintf("OAuth client %q was changed by another request; read it again and retry", id),
+	return s.clients.Patch(ctx, ref(id), p, func(old, next *Client) error {
+		next.ID, next.AccountID, next.CreationDate, next.MemberID, next.secretHash = old.ID, old.AccountID, old.CreationDate, old.MemberID, old.secretHash
+		return next.validate()
 	})
-	if err != nil {
-		return nil, err
-	}
-	return &next, nil
 }
 
 // Delete removes a client: its credentials stop working at once. Access
 // tokens it already obtained are not revoked; they expire within TokenTTL.
 func (s *Service) Delete(ctx context.Context, id string) error {
-	c, err := s.Get(ctx, id)
-	if err != nil {
-		return err
-	}
-	_, err = s.log.Commit(ctx, audit.Change{
-		Writes: []store.Write{store.Delete(store.OAuthClientKey(id), store.IfVersion(c.Version))},
-		Kind:   "oauth-client", Resource: resource(id), Actions: []string{"deleteOAuthClient"},
-		Name: c.Name, Href: Href(id), TitleVerb: "deleted the OAuth client", Previous: c,
-		Conflict: fmt.Sprintf("OAuth client %q was changed by another request; try again", id),
-	})
-	return err
+	return s.clients.Delete(ctx, ref(id), resource.Change{})
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/flagplane/flagplane/shared/ingest/eventapi"
 	"github.com/flagplane/flagplane/shared/insight/insightapi"
 	"github.com/flagplane/flagplane/shared/integration/integrationapi"
+	"github.com/flagplane/flagplane/shared/member/memberapi"
 	"github.com/flagplane/flagplane/shared/role/roleapi"
 	"github.com/flagplane/flagplane/shared/sdkapi"
 	"github.com/flagplane/flagplane/shared/usage/usageapi"
@@ -38,7 +39,7 @@ func List() []app.NewGroup {
 		endpoints.Flags,
 		insightapi.New,
 		integrationapi.New,
-		endpoints.Members,
+		memberapi.New,
 		endpoints.OAuthClients,
 		endpoints.Projects,
 		endpoints.ReleasePipelines,
