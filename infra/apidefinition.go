@@ -4,34 +4,44 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/flagplane/flagplane/shared/catalog"
+	"github.com/flagplane/flagplane/shared/openapi"
 )
 
 // The HTTP API is imported from an OpenAPI 3.0 document (the Api
-// resource's Body) instead of being built from one Route resource per
-// operation and Integration resources beside them: those made the stack
-// grow by one CloudFormation resource per operation, towards the 500 a
-// stack may hold. The document carries only what API Gateway reads: each
-// operation's method and path, the path's parameters, and the integration
-// of the operation's function, defined once per function and referenced.
+// resource's Body; API Gateway refuses 3.1) instead of being built from
+// one Route resource per operation and Integration resources beside them:
+// those made the stack grow by one CloudFormation resource per operation,
+// towards the 500 a stack may hold. Its operations are those of the API's
+// own OpenAPI document (package openapi), but it carries only what API
+// Gateway reads: each operation's method and path, the path's parameters,
+// and the integration of the operation's function, defined once per
+// function and referenced. No schemas, examples or descriptions.
 
 // OpenAPI extensions and names API Gateway reads on import.
 const (
-	extIntegration  = "x-amazon-apigateway-integration"
 	extIntegrations = "x-amazon-apigateway-integrations"
 	extCORS         = "x-amazon-apigateway-cors"
 	integrationRef  = "#/components/" + extIntegrations + "/"
 )
 
-// apiRoutes is where the HTTP API's operations come from. It is the one
-// place to switch to the generated OpenAPI document once that lands:
-// return routesFromDocument(openapi.JSON).
-func apiRoutes() ([]Route, error) { return Routes(), nil }
+// apiRoutes are the HTTP API's operations: those of the API's OpenAPI
+// document, the one the server serves, so API Gateway routes exactly what
+// it describes.
+func apiRoutes() ([]Route, error) {
+	doc, err := openapi.Parse(openapi.JSON)
+	if err != nil {
+		return nil, err
+	}
+	return routesFromDocument(doc)
+}
 
-// httpMethods are the OpenAPI path item keys that name operations.
+// httpMethods are the OpenAPI path item keys that name operations API
+// Gateway can route (the document also has "report", which it cannot).
 var httpMethods = map[string]bool{
 	"get": true, "put": true, "post": true, "delete": true,
 	"options": true, "head": true, "patch": true, "trace": true,
@@ -40,23 +50,20 @@ var httpMethods = map[string]bool{
 // routesFromDocument reads the routes of an OpenAPI document: every
 // operation it lists, bar the catalog's local-only ones, with the function
 // of the operation's catalog group. An operation the catalog does not
-// know is an error, since no function could serve it.
-func routesFromDocument(doc []byte) ([]Route, error) {
-	var d struct {
-		Paths map[string]map[string]json.RawMessage `json:"paths"`
-	}
-	if err := json.Unmarshal(doc, &d); err != nil {
-		return nil, fmt.Errorf("read the OpenAPI document: %w", err)
-	}
+// know is an error, since no function could serve it; so is one whose
+// path parameters are not its path's, which API Gateway's import would
+// refuse only at deployment.
+func routesFromDocument(doc *openapi.Document) ([]Route, error) {
 	ops := map[string]catalog.Operation{}
 	for _, op := range catalog.All() {
 		ops[op.Pattern()] = op
 	}
 	var out []Route
-	for path, item := range d.Paths {
-		for method := range item {
+	for path, item := range doc.Paths {
+		want := pathParameterNames(path)
+		for method, o := range item {
 			if !httpMethods[method] {
-				continue // parameters, summary, x- extensions
+				continue
 			}
 			key := strings.ToUpper(method) + " " + path
 			op, ok := ops[key]
@@ -65,6 +72,15 @@ func routesFromDocument(doc []byte) ([]Route, error) {
 				return nil, fmt.Errorf("OpenAPI operation %q: not in the catalog, so no function serves it", key)
 			case op.LocalOnly:
 				continue
+			}
+			var got []string
+			for _, p := range o.Parameters {
+				if p.In == "path" {
+					got = append(got, p.Name)
+				}
+			}
+			if !slices.Equal(got, want) {
+				return nil, fmt.Errorf("OpenAPI operation %q: path parameters %v, its path has %v", key, got, want)
 			}
 			out = append(out, Route{Key: key, Function: op.Group})
 		}
@@ -114,12 +130,21 @@ type operation struct {
 
 var pathParam = regexp.MustCompile(`\{([^{}]+)\}`)
 
+// pathParameterNames are the names of path's {name} segments, in order.
+func pathParameterNames(path string) []string {
+	var out []string
+	for _, m := range pathParam.FindAllStringSubmatch(path, -1) {
+		out = append(out, m[1])
+	}
+	return out
+}
+
 // pathParameters declares each {name} segment of path: API Gateway warns
 // of (and, with FailOnWarnings, refuses) an undeclared one.
 func pathParameters(path string) []parameter {
 	var out []parameter
-	for _, m := range pathParam.FindAllStringSubmatch(path, -1) {
-		out = append(out, parameter{Name: m[1], In: "path", Required: true, Schema: map[string]string{"type": "string"}})
+	for _, name := range pathParameterNames(path) {
+		out = append(out, parameter{Name: name, In: "path", Required: true, Schema: map[string]string{"type": "string"}})
 	}
 	return out
 }

@@ -2,8 +2,8 @@
 package main
 
 import (
-	"github.com/flagplane/flagplane/shared/endpoints"
 	"github.com/flagplane/flagplane/shared/lambdafn"
+	"github.com/flagplane/flagplane/shared/member/memberapi"
 )
 
-func main() { lambdafn.Serve(endpoints.Members) }
+func main() { lambdafn.Serve(memberapi.New) }

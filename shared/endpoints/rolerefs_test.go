@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/flagplane/flagplane/shared/app/apptest"
-	"github.com/flagplane/flagplane/shared/identity"
-	"github.com/flagplane/flagplane/shared/member"
 	"github.com/flagplane/flagplane/shared/token"
 )
 
@@ -149,93 +147,6 @@ func entryActions(e apptest.AuditEntry) []string {
 		out = append(out, a.Action)
 	}
 	return out
-}
-
-func TestMembersAndTeamsNameCustomRolesByKeyOrID(t *testing.T) {
-	srv := apptest.New(t)
-	apptest.EmptyProject(t, srv, "a")
-	makerID := apptest.EnvMakerRole(t, srv, "env-maker")
-
-	t.Run("an invite takes a custom role by _id and shows its key", func(t *testing.T) {
-		m := apptest.InviteMembers(t, srv, map[string]any{"email": "by-id@example.com", "customRoles": []string{makerID}})[0]
-		if !slices.Equal(m.CustomRoles, []string{"env-maker"}) || !slices.Equal(readMember(t, srv, m.ID).CustomRoles, []string{"env-maker"}) {
-			t.Errorf("customRoles %v, want [env-maker]", m.CustomRoles)
-		}
-	})
-	t.Run("a member patch takes a custom role by _id, as LaunchDarkly's Terraform provider sends it, and shows its key", func(t *testing.T) {
-		m := apptest.InviteMembers(t, srv, map[string]any{"email": "patched@example.com"})[0]
-		res := srv.Do(t, http.MethodPatch, memberPath(m.ID), []apptest.PatchOp{apptest.Add("/customRoles/0", makerID)})
-		apptest.WantStatus(t, res, http.StatusOK)
-		var got apptest.Member
-		res.JSON(t, &got)
-		if !slices.Equal(got.CustomRoles, []string{"env-maker"}) {
-			t.Errorf("customRoles %v, want [env-maker]", got.CustomRoles)
-		}
-	})
-	t.Run("a member given a role by _id holds its rights", func(t *testing.T) {
-		m := apptest.InviteMembers(t, srv, map[string]any{"email": "acts@example.com", "customRoles": []string{makerID}})[0]
-		_, value := srv.MustIssueToken(t, token.Spec{Name: "acts", Role: identity.RoleAdmin, MemberID: m.ID})
-		if got := apptest.CreateEnvStatus(t, srv, value, "a", "by-member"); got != http.StatusCreated {
-			t.Errorf("status %d, want 201", got)
-		}
-	})
-	t.Run("a custom role that does not exist is refused with 400 naming it, and nobody is invited", func(t *testing.T) {
-		before := len(memberEmails(t, srv))
-		apptest.WantError(t, srv.Do(t, http.MethodPost, membersPath, []map[string]any{{"email": "ok@example.com"}, {"email": "bad@example.com", "customRoles": []string{"env-maker", "ghost"}}}),
-			http.StatusBadRequest, "invalid_request", `"[1].customRoles[1]"`, "ghost")
-		if after := len(memberEmails(t, srv)); after != before {
-			t.Errorf("a refused invite changed the member count from %d to %d", before, after)
-		}
-	})
-	t.Run("more custom roles than a member may hold are refused with 400", func(t *testing.T) {
-		many := make([]string, member.MaxCustomRoles+1)
-		for i := range many {
-			many[i] = "env-maker"
-		}
-		apptest.WantError(t, srv.Do(t, http.MethodPost, membersPath, []map[string]any{{"email": "many@example.com", "customRoles": many}}),
-			http.StatusBadRequest, "invalid_request", `"[0].customRoles"`, fmt.Sprint(member.MaxCustomRoles))
-	})
-	t.Run("a member patch naming a role that does not exist is refused with 400 and changes nothing", func(t *testing.T) {
-		m := apptest.InviteMembers(t, srv, map[string]any{"email": "kept@example.com", "customRoles": []string{"env-maker"}})[0]
-		apptest.WantError(t, srv.Do(t, http.MethodPatch, memberPath(m.ID), []apptest.PatchOp{apptest.Add("/customRoles/-", "ghost")}),
-			http.StatusBadRequest, "invalid_request", `"customRoles[1]"`, "ghost")
-		if got := readMember(t, srv, m.ID).CustomRoles; !slices.Equal(got, []string{"env-maker"}) {
-			t.Errorf("customRoles %v after a refused patch", got)
-		}
-	})
-	t.Run("a team takes customRoleKeys by key or _id and shows keys", func(t *testing.T) {
-		res := srv.Do(t, http.MethodPost, api+"/teams", map[string]any{"key": "by-id", "name": "By id", "customRoleKeys": []string{makerID}})
-		apptest.WantStatus(t, res, http.StatusCreated)
-		if got := apptest.Strs(res.Map(t)["customRoleKeys"]); !slices.Equal(got, []string{"env-maker"}) {
-			t.Errorf("customRoleKeys %v, want [env-maker]", got)
-		}
-		res = srv.Do(t, http.MethodPatch, api+"/teams/by-id", []apptest.PatchOp{apptest.Replace("/customRoleKeys", []string{"env-maker", makerID})})
-		apptest.WantStatus(t, res, http.StatusOK)
-		if got := apptest.Strs(res.Map(t)["customRoleKeys"]); !slices.Equal(got, []string{"env-maker"}) {
-			t.Errorf("customRoleKeys %v after a patch naming the role twice, want [env-maker]", got)
-		}
-	})
-	t.Run("a team naming a custom role that does not exist is refused with 400, and no team is made", func(t *testing.T) {
-		apptest.WantError(t, srv.Do(t, http.MethodPost, api+"/teams", map[string]any{"key": "ghosts", "name": "Ghosts", "customRoleKeys": []string{"ghost"}}),
-			http.StatusBadRequest, "invalid_request", `"customRoleKeys[0]"`, "ghost")
-		apptest.WantStatus(t, srv.Do(t, http.MethodGet, api+"/teams/ghosts", nil), http.StatusNotFound)
-	})
-}
-
-// memberEmails lists the emails of every member.
-func memberEmails(tb testing.TB, srv *apptest.Server) []string {
-	tb.Helper()
-	res := srv.Do(tb, http.MethodGet, membersPath+"?limit=1000", nil)
-	apptest.WantStatus(tb, res, http.StatusOK)
-	var out struct {
-		Items []apptest.Member `json:"items"`
-	}
-	res.JSON(tb, &out)
-	emails := make([]string, len(out.Items))
-	for i, m := range out.Items {
-		emails[i] = m.Email
-	}
-	return emails
 }
 
 func TestTokenExpiryInputs(t *testing.T) {
