@@ -10,6 +10,7 @@ import (
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/patch"
 	"github.com/flagplane/flagplane/shared/record"
+	"github.com/flagplane/flagplane/shared/resource"
 	"github.com/flagplane/flagplane/shared/store"
 )
 
@@ -26,30 +27,68 @@ var patchable = map[string]string{"name": "updateName", "description": "updateDe
 var versionPatchable = map[string]string{"name": "updateApplicationVersion", "supported": "updateApplicationVersion"}
 
 // PatchActions returns the actions a JSON patch of an application performs.
-func PatchActions(p patch.Patch) ([]string, error) { return p.Actions(patchable, "an application") }
+func PatchActions(p patch.Patch) ([]string, error) { return kind.PatchActions(p) }
 
 // VersionPatchActions returns the actions a JSON patch of a version performs.
 func VersionPatchActions(p patch.Patch) ([]string, error) {
-	return p.Actions(versionPatchable, "an application version")
+	return versionKind.PatchActions(p)
 }
 
 // Href is the API path of an application.
 func Href(key string) string { return "/api/v2/applications/" + key }
 
-func resource(key string) string { return "application/" + key }
+// kind and versionKind describe applications and their versions to the resource kit.
+var (
+	kind = resource.Kind[Application]{
+		Audit: "application", Noun: "application", Deleted: "deleteApplication",
+		Patchable: patchable, Called: "an application",
+		Item: func(a *Application) (store.Item, error) {
+			data, err := json.Marshal(a)
+			gpk, gsk := store.ApplicationIndexKeys(a.Key)
+			return store.Item{GSI1PK: gpk, GSI1SK: gsk, Data: data}, err
+		},
+		Decode:  decodeApp,
+		Version: func(a *Application) int64 { return a.Version },
+		Name:    func(a *Application) string { return a.Name },
+	}
+	versionKind = resource.Kind[Version]{
+		Audit: "application-version", Noun: "application version", Deleted: "deleteApplicationVersion",
+		Patchable: versionPatchable, Called: "an application version",
+		Item: func(v *Version) (store.Item, error) {
+			data, err := json.Marshal(v)
+			return store.Item{Data: data}, err
+		},
+		Decode:  decodeVersion,
+		Version: func(v *Version) int64 { return v.Version },
+		Name:    func(v *Version) string { return v.Name },
+	}
+)
+
+func ref(key string) resource.Ref {
+	return resource.Ref{Key: store.ApplicationKey(key), What: fmt.Sprintf("application %q", key), Resource: "application/" + key, Href: Href(key)}
+}
+
+// versionRef names a version; its audit entries name the application as their resource.
+func versionRef(appKey, versionKey string) resource.Ref {
+	return resource.Ref{Key: store.ApplicationVersionKey(appKey, versionKey), What: fmt.Sprintf("version %q of application %q", versionKey, appKey),
+		Resource: "application/" + appKey, Href: Href(appKey) + "/versions/" + versionKey}
+}
 
 // Service reads and edits applications; SDK events add them (shared/ingest).
 type Service struct {
-	table store.Table
-	log   *audit.Log
+	table    store.Table
+	apps     resource.Kit[Application]
+	versions resource.Kit[Version]
 }
 
 // NewService reads and edits over table.
-func NewService(table store.Table, log *audit.Log) *Service { return &Service{table: table, log: log} }
+func NewService(table store.Table, log *audit.Log) *Service {
+	return &Service{table: table, apps: resource.New(&kind, table, log), versions: resource.New(&versionKind, table, log)}
+}
 
 // Get returns one application.
 func (s *Service) Get(ctx context.Context, key string) (*Application, error) {
-	return record.Load(ctx, s.table, store.ApplicationKey(key), fmt.Sprintf("application %q", key), decodeApp)
+	return s.apps.Get(ctx, ref(key))
 }
 
 func decodeApp(it store.Item) (*Application, error) {
@@ -98,47 +137,18 @@ func decodeVersion(it store.Item) (*Version, error) {
 
 // Patch applies a JSON patch (/name, /description, /kind) to an application.
 func (s *Service) Patch(ctx context.Context, key string, p patch.Patch) (*Application, error) {
-	if _, err := PatchActions(p); err != nil {
-		return nil, err
-	}
-	old, err := s.Get(ctx, key)
-	if err != nil {
-		return nil, err
-	}
-	var next Application
-	if err := p.ApplyTo(old, &next); err != nil {
-		return nil, err
-	}
-	next.Key, next.AutoAdded, next.CreationDate = old.Key, old.AutoAdded, old.CreationDate
-	if strings.TrimSpace(next.Name) == "" {
-		return nil, fault.New(fault.Invalid, "field \"name\" may not be empty")
-	}
-	switch next.Kind {
-	case KindServer, KindBrowser, KindMobile:
-	default:
-		return nil, fault.New(fault.Invalid, "field \"kind\" must be server, browser or mobile, not %q", next.Kind)
-	}
-	actions := patch.ChangedFields(old, &next, patchable)
-	if len(actions) == 0 {
-		return old, nil
-	}
-	next.Version = old.Version + 1
-	data, err := json.Marshal(&next)
-	if err != nil {
-		return nil, fmt.Errorf("encode application %q: %w", key, err)
-	}
-	k := store.ApplicationKey(key)
-	gpk, gsk := store.ApplicationIndexKeys(key)
-	_, err = s.log.Commit(ctx, audit.Change{
-		Writes: []store.Write{store.Put(store.Item{PK: k.PK, SK: k.SK, GSI1PK: gpk, GSI1SK: gsk, Version: next.Version, Data: data}, store.IfVersion(old.Version))},
-		Kind:   "application", Resource: resource(key), Actions: actions, Name: next.Name, Href: Href(key),
-		TitleVerb: "updated the application", Comment: p.Comment, Previous: old, Current: &next, Delta: p.Raw,
-		Conflict: fmt.Sprintf("application %q was changed by another request; read it again and retry", key),
+	return s.apps.Patch(ctx, ref(key), p, func(old, next *Application) error {
+		next.Key, next.AutoAdded, next.CreationDate = old.Key, old.AutoAdded, old.CreationDate
+		if strings.TrimSpace(next.Name) == "" {
+			return fault.New(fault.Invalid, "field \"name\" may not be empty")
+		}
+		switch next.Kind {
+		case KindServer, KindBrowser, KindMobile:
+			return nil
+		default:
+			return fault.New(fault.Invalid, "field \"kind\" must be server, browser or mobile, not %q", next.Kind)
+		}
 	})
-	if err != nil {
-		return nil, err
-	}
-	return &next, nil
 }
 
 // Delete removes an application with its versions and its record of flags
@@ -159,13 +169,7 @@ func (s *Service) Delete(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.log.Commit(ctx, audit.Change{
-		Writes: []store.Write{store.Delete(self, store.IfVersion(a.Version))},
-		Kind:   "application", Resource: resource(key), Actions: []string{"deleteApplication"},
-		Name: a.Name, Href: Href(key), TitleVerb: "deleted the application", Previous: a,
-		Conflict: fmt.Sprintf("application %q was changed by another request; try again", key),
-	})
-	if err != nil {
+	if err := s.apps.Remove(ctx, ref(key), a, resource.Change{}); err != nil {
 		return err
 	}
 	// Its versions and flags go after the audited delete: they are unreachable without it.
@@ -179,60 +183,21 @@ func (s *Service) Delete(ctx context.Context, key string) error {
 
 // GetVersion returns one version of an application.
 func (s *Service) GetVersion(ctx context.Context, appKey, versionKey string) (*Version, error) {
-	what := fmt.Sprintf("version %q of application %q", versionKey, appKey)
-	return record.Load(ctx, s.table, store.ApplicationVersionKey(appKey, versionKey), what, decodeVersion)
+	return s.versions.Get(ctx, versionRef(appKey, versionKey))
 }
 
 // PatchVersion applies a JSON patch (/name, /supported) to a version.
 func (s *Service) PatchVersion(ctx context.Context, appKey, versionKey string, p patch.Patch) (*Version, error) {
-	if _, err := VersionPatchActions(p); err != nil {
-		return nil, err
-	}
-	old, err := s.GetVersion(ctx, appKey, versionKey)
-	if err != nil {
-		return nil, err
-	}
-	var next Version
-	if err := p.ApplyTo(old, &next); err != nil {
-		return nil, err
-	}
-	next.Key, next.AutoAdded, next.CreationDate = old.Key, old.AutoAdded, old.CreationDate
-	if strings.TrimSpace(next.Name) == "" {
-		return nil, fault.New(fault.Invalid, "field \"name\" may not be empty")
-	}
-	if next == *old {
-		return old, nil
-	}
-	next.Version = old.Version + 1
-	data, err := json.Marshal(&next)
-	if err != nil {
-		return nil, fmt.Errorf("encode application version %q: %w", versionKey, err)
-	}
-	k := store.ApplicationVersionKey(appKey, versionKey)
-	_, err = s.log.Commit(ctx, audit.Change{
-		Writes: []store.Write{store.Put(store.Item{PK: k.PK, SK: k.SK, Version: next.Version, Data: data}, store.IfVersion(old.Version))},
-		Kind:   "application-version", Resource: resource(appKey), Actions: []string{"updateApplicationVersion"},
-		Name: next.Name, Href: Href(appKey) + "/versions/" + versionKey, TitleVerb: "updated the application version",
-		Comment: p.Comment, Previous: old, Current: &next, Delta: p.Raw,
-		Conflict: fmt.Sprintf("version %q of application %q was changed by another request; read it again and retry", versionKey, appKey),
+	return s.versions.Patch(ctx, versionRef(appKey, versionKey), p, func(old, next *Version) error {
+		next.Key, next.AutoAdded, next.CreationDate = old.Key, old.AutoAdded, old.CreationDate
+		if strings.TrimSpace(next.Name) == "" {
+			return fault.New(fault.Invalid, "field \"name\" may not be empty")
+		}
+		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return &next, nil
 }
 
 // DeleteVersion removes one version of an application.
 func (s *Service) DeleteVersion(ctx context.Context, appKey, versionKey string) error {
-	v, err := s.GetVersion(ctx, appKey, versionKey)
-	if err != nil {
-		return err
-	}
-	_, err = s.log.Commit(ctx, audit.Change{
-		Writes: []store.Write{store.Delete(store.ApplicationVersionKey(appKey, versionKey), store.IfVersion(v.Version))},
-		Kind:   "application-version", Resource: resource(appKey), Actions: []string{"deleteApplicationVersion"},
-		Name: v.Name, Href: Href(appKey) + "/versions/" + versionKey, TitleVerb: "deleted the application version", Previous: v,
-		Conflict: fmt.Sprintf("version %q of application %q was changed by another request; try again", versionKey, appKey),
-	})
-	return err
+	return s.versions.Delete(ctx, versionRef(appKey, versionKey), resource.Change{})
 }

@@ -143,12 +143,8 @@ func isLoopback(host string) bool {
 
 func (c *Client) item() (store.Item, error) {
 	data, err := json.Marshal(stored{Client: *c, SecretHash: c.secretHash})
-	if err != nil {
-		return store.Item{}, fmt.Errorf("encode OAuth client %q: %w", c.ID, err)
-	}
-	k := store.OAuthClientKey(c.ID)
 	gpk, gsk := store.OAuthClientIndexKeys(c.ID)
-	return store.Item{PK: k.PK, SK: k.SK, GSI1PK: gpk, GSI1SK: gsk, Data: data}, nil
+	return store.Item{GSI1PK: gpk, GSI1SK: gsk, Data: data}, err
 }
 
 // kind describes OAuth clients to the resource kit.

@@ -51,7 +51,8 @@ type Kind[V any] struct {
 	Patchable map[string]string
 	Called    string
 
-	// Item is v's stored form, its version aside: the kit sets that.
+	// Item is v's stored form (its data, index keys and time to live): the
+	// kit sets its key, from the Ref, and its version.
 	Item func(v *V) (store.Item, error)
 	// Decode reads a stored item, version included.
 	Decode func(store.Item) (*V, error)
@@ -122,7 +123,7 @@ func (k Kit[V]) Get(ctx context.Context, r Ref) (*V, error) {
 // Create stores v at version 1 if nothing is stored at its key, and
 // returns it as stored.
 func (k Kit[V]) Create(ctx context.Context, r Ref, v *V, c Change) (*V, error) {
-	it, err := k.item(v, 1)
+	it, err := k.item(r, v, 1)
 	if err != nil {
 		return nil, err
 	}
@@ -178,7 +179,7 @@ func (k *Kind[V]) Changed(old, next *V) []string {
 // request; read it again and retry", and nothing is written.
 func (k Kit[V]) Update(ctx context.Context, r Ref, old, next *V, c Change) (*V, error) {
 	from := k.Version(old)
-	it, err := k.item(next, from+1)
+	it, err := k.item(r, next, from+1)
 	if err != nil {
 		return nil, err
 	}
@@ -218,11 +219,11 @@ func (k Kit[V]) Remove(ctx context.Context, r Ref, old *V, c Change) error {
 	return err
 }
 
-func (k *Kind[V]) item(v *V, version int64) (store.Item, error) {
+func (k *Kind[V]) item(r Ref, v *V, version int64) (store.Item, error) {
 	it, err := k.Item(v)
 	if err != nil {
-		return store.Item{}, fmt.Errorf("encode %s: %w", k.Noun, err)
+		return store.Item{}, fmt.Errorf("encode %s: %w", r.What, err)
 	}
-	it.Version = version
+	it.PK, it.SK, it.Version = r.Key.PK, r.Key.SK, version
 	return it, nil
 }

@@ -34,8 +34,7 @@ var things = Kind[thing]{
 	Called:    "a thing",
 	Item: func(t *thing) (store.Item, error) {
 		data, err := json.Marshal(t)
-		k := thingKey(t.Key)
-		return store.Item{PK: k.PK, SK: k.SK, Data: data}, err
+		return store.Item{Data: data}, err
 	},
 	Decode: func(it store.Item) (*thing, error) {
 		var t thing

@@ -72,12 +72,8 @@ func (r *Role) validate() error {
 
 func (r *Role) item() (store.Item, error) {
 	data, err := json.Marshal(r)
-	if err != nil {
-		return store.Item{}, fmt.Errorf("encode role %q: %w", r.Key, err)
-	}
-	k := store.RoleKey(r.Key)
 	gpk, gsk := store.RoleIndexKeys(r.Key)
-	return store.Item{PK: k.PK, SK: k.SK, GSI1PK: gpk, GSI1SK: gsk, Data: data}, nil
+	return store.Item{GSI1PK: gpk, GSI1SK: gsk, Data: data}, err
 }
 
 // kind describes custom roles to the resource kit.

@@ -121,12 +121,8 @@ func (s *Service) validate(ctx context.Context, h *Webhook) error {
 
 func (h *Webhook) item() (store.Item, error) {
 	data, err := json.Marshal(h)
-	if err != nil {
-		return store.Item{}, fmt.Errorf("encode webhook %q: %w", h.ID, err)
-	}
-	k := store.WebhookKey(h.ID)
 	gpk, gsk := store.WebhookIndexKeys(h.ID)
-	return store.Item{PK: k.PK, SK: k.SK, GSI1PK: gpk, GSI1SK: gsk, Data: data}, nil
+	return store.Item{GSI1PK: gpk, GSI1SK: gsk, Data: data}, err
 }
 
 // kind describes webhooks to the resource kit; audit entries show them masked.
