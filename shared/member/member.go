@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/flagplane/flagplane/shared/record"
 	"net/mail"
 	"slices"
 	"strings"
@@ -18,6 +17,8 @@ import (
 	"github.com/flagplane/flagplane/shared/environment"
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/patch"
+	"github.com/flagplane/flagplane/shared/record"
+	"github.com/flagplane/flagplane/shared/resource"
 	"github.com/flagplane/flagplane/shared/role"
 	"github.com/flagplane/flagplane/shared/store"
 )
@@ -54,7 +55,25 @@ const MaxInvites = 24
 // Href is the member's API path.
 func Href(id string) string { return "/api/v2/members/" + id }
 
-func resource(id string) string { return "member/" + id }
+// kind describes members to the resource kit; audit entries name a member by its email.
+var kind = resource.Kind[Member]{
+	Audit: "member", Noun: "member", Deleted: "deleteMember",
+	Patchable: patchable, Called: "a member",
+	Item: func(m *Member) (store.Item, error) {
+		data, err := json.Marshal(m)
+		gpk, gsk := store.MemberIndexKeys(m.Email, m.ID)
+		return store.Item{GSI1PK: gpk, GSI1SK: gsk, Data: data}, err
+	},
+	Decode:  decode,
+	Version: func(m *Member) int64 { return m.Version },
+	Name:    func(m *Member) string { return m.Email },
+}
+
+// ref names the member with id; an id of the wrong form names none.
+func ref(id string) resource.Ref {
+	return resource.Ref{Key: store.MemberKey(id), What: fmt.Sprintf("member %q", id), Resource: "member/" + id, Href: Href(id),
+		Malformed: environment.ValidKey("id", id) != nil}
+}
 
 // NormalizeEmail is the form used for uniqueness: trimmed, lower case.
 func NormalizeEmail(email string) string { return strings.ToLower(strings.TrimSpace(email)) }
@@ -98,16 +117,17 @@ func (m *Member) writes(c store.Cond) ([]store.Write, error) {
 
 // Service manages members.
 type Service struct {
-	table store.Table
-	log   *audit.Log
-	roles *role.Service
-	now   func() time.Time
+	table   store.Table
+	log     *audit.Log
+	members resource.Kit[Member]
+	roles   *role.Service
+	now     func() time.Time
 }
 
 // NewService returns the member service; roles resolves the custom roles
 // members are given.
 func NewService(table store.Table, log *audit.Log, roles *role.Service) *Service {
-	return &Service{table: table, log: log, roles: roles, now: time.Now}
+	return &Service{table: table, log: log, members: resource.New(&kind, table, log), roles: roles, now: time.Now}
 }
 
 // MaxCustomRoles bounds the custom roles one member holds.
@@ -207,10 +227,7 @@ func (s *Service) Invite(ctx context.Context, invites []Invite) ([]*Member, erro
 
 // Get returns one member.
 func (s *Service) Get(ctx context.Context, id string) (*Member, error) {
-	if environment.ValidKey("id", id) != nil {
-		return nil, fault.New(fault.NotFound, "member %q not found", id)
-	}
-	return record.Load(ctx, s.table, store.MemberKey(id), fmt.Sprintf("member %q", id), decode)
+	return s.members.Get(ctx, ref(id))
 }
 
 func decode(it store.Item) (*Member, error) {
@@ -239,65 +256,34 @@ var patchable = map[string]string{
 }
 
 // PatchActions returns the actions a JSON patch of a member performs.
-func PatchActions(p patch.Patch) ([]string, error) { return p.Actions(patchable, "a member") }
+func PatchActions(p patch.Patch) ([]string, error) { return kind.PatchActions(p) }
 
 // Patch applies a JSON patch to a member. The owner's role cannot change,
 // and nobody becomes owner.
 func (s *Service) Patch(ctx context.Context, id string, p patch.Patch) (*Member, error) {
-	if _, err := PatchActions(p); err != nil {
-		return nil, err
-	}
-	old, err := s.Get(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	var next Member
-	if err := p.ApplyTo(old, &next); err != nil {
-		return nil, err
-	}
-	next.ID, next.Email, next.CreationDate, next.PendingInvite, next.Verified = old.ID, old.Email, old.CreationDate, old.PendingInvite, old.Verified
-	if next.CustomRoles == nil {
-		next.CustomRoles = []string{}
-	}
-	if !slices.Equal(next.CustomRoles, old.CustomRoles) {
-		if err := next.validate(""); err != nil {
-			return nil, err
+	return s.members.Patch(ctx, ref(id), p, func(old, next *Member) error {
+		next.ID, next.Email, next.CreationDate, next.PendingInvite, next.Verified = old.ID, old.Email, old.CreationDate, old.PendingInvite, old.Verified
+		if next.CustomRoles == nil {
+			next.CustomRoles = []string{}
 		}
-		if next.CustomRoles, err = s.roleKeys(ctx, "customRoles", next.CustomRoles); err != nil {
-			return nil, err
+		if !slices.Equal(next.CustomRoles, old.CustomRoles) {
+			if err := next.validate(""); err != nil {
+				return err
+			}
+			keys, err := s.roleKeys(ctx, "customRoles", next.CustomRoles)
+			if err != nil {
+				return err
+			}
+			next.CustomRoles = keys
 		}
-	}
-	if old.Role == "owner" && next.Role != "owner" {
-		return nil, fault.New(fault.Invalid, "the owner's role cannot be changed")
-	}
-	if old.Role != "owner" && next.Role == "owner" {
-		return nil, fault.New(fault.Invalid, "field \"role\": the owner role cannot be given")
-	}
-	if err := next.validate(""); err != nil {
-		return nil, err
-	}
-	actions := patch.ChangedFields(old, &next, patchable)
-	if len(actions) == 0 {
-		return old, nil
-	}
-	next.Version = old.Version + 1
-	data, err := json.Marshal(&next)
-	if err != nil {
-		return nil, fmt.Errorf("encode member %q: %w", id, err)
-	}
-	k := store.MemberKey(id)
-	gpk, gsk := store.MemberIndexKeys(next.Email, id)
-	_, err = s.log.Commit(ctx, audit.Change{
-		Writes: []store.Write{store.Put(store.Item{PK: k.PK, SK: k.SK, GSI1PK: gpk, GSI1SK: gsk, Version: next.Version, Data: data}, store.IfVersion(old.Version))},
-		Kind:   "member", Resource: resource(id), Actions: actions,
-		Name: next.Email, Href: Href(id), TitleVerb: "updated the member", Comment: p.Comment,
-		Previous: old, Current: &next, Delta: p.Raw,
-		Conflict: fmt.Sprintf("member %q was changed by another request; read it again and retry", id),
+		if old.Role == "owner" && next.Role != "owner" {
+			return fault.New(fault.Invalid, "the owner's role cannot be changed")
+		}
+		if old.Role != "owner" && next.Role == "owner" {
+			return fault.New(fault.Invalid, "field \"role\": the owner role cannot be given")
+		}
+		return next.validate("")
 	})
-	if err != nil {
-		return nil, err
-	}
-	return &next, nil
 }
 
 // Delete removes a member and frees the email; the owner cannot be removed.
@@ -313,14 +299,7 @@ func (s *Service) Delete(ctx context.Context, id string, extra ...store.Write) e
 	if m.Role == "owner" {
 		return fault.New(fault.Invalid, "the account owner cannot be removed")
 	}
-	_, err = s.log.Commit(ctx, audit.Change{
-		Writes: append([]store.Write{
-			store.Delete(store.MemberKey(id), store.IfVersion(m.Version)),
-			store.Delete(store.MemberEmailKey(m.Email), store.Cond{}),
-		}, extra...),
-		Kind: "member", Resource: resource(id), Actions: []string{"deleteMember"},
-		Name: m.Email, Href: Href(id), TitleVerb: "removed the member", Previous: m,
-		Conflict: fmt.Sprintf("member %q was changed by another request; try again", id),
+	return s.members.Remove(ctx, ref(id), m, resource.Change{
+		Also: append([]store.Write{store.Delete(store.MemberEmailKey(m.Email), store.Cond{})}, extra...), TitleVerb: "removed the member",
 	})
-	return err
 }
