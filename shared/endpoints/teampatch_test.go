@@ -606,7 +606,7 @@ func TestARemovedMemberLeavesItsTeams(t *testing.T) {
 	fx := newTeamFixture(t)
 	apptest.WantStatus(t, fx.srv.Do(t, http.MethodPost, teamsPath, map[string]any{"key": "dev", "name": "Dev", "memberIDs": []string{fx.bob, fx.ann}}), http.StatusCreated)
 	before := readTeam(t, fx.srv, "dev")
-	apptest.WantStatus(t, fx.srv.Do(t, http.MethodDelete, memberPath(fx.ann), nil), http.StatusNoContent)
+	apptest.WantStatus(t, fx.srv.Do(t, http.MethodDelete, apptest.MemberPath(fx.ann), nil), http.StatusNoContent)
 	for _, c := range []struct {
 		key  string
 		want []string
@@ -630,13 +630,13 @@ func TestARemovedMemberLeavesItsTeams(t *testing.T) {
 		}
 	})
 	t.Run("a member on no team is removed as before", func(t *testing.T) {
-		apptest.WantStatus(t, fx.srv.Do(t, http.MethodDelete, memberPath(fx.cat), nil), http.StatusNoContent)
-		apptest.WantStatus(t, fx.srv.Do(t, http.MethodGet, memberPath(fx.cat), nil), http.StatusNotFound)
+		apptest.WantStatus(t, fx.srv.Do(t, http.MethodDelete, apptest.MemberPath(fx.cat), nil), http.StatusNoContent)
+		apptest.WantStatus(t, fx.srv.Do(t, http.MethodGet, apptest.MemberPath(fx.cat), nil), http.StatusNotFound)
 	})
 	t.Run("the owner still cannot be removed, and its teams keep it", func(t *testing.T) {
 		owner := apptest.MemberIDByEmail(t, fx.srv, "owner@flagplane.local")
 		apptest.WantStatus(t, fx.patchTeam(t, "application/json", instr("addMembers", "values", []string{owner})), http.StatusOK)
-		apptest.WantError(t, fx.srv.Do(t, http.MethodDelete, memberPath(owner), nil), http.StatusBadRequest, "invalid_request", "owner")
+		apptest.WantError(t, fx.srv.Do(t, http.MethodDelete, apptest.MemberPath(owner), nil), http.StatusBadRequest, "invalid_request", "owner")
 		if d := readTeam(t, fx.srv, "ops"); !slices.Contains(d.MemberIDs, owner) {
 			t.Errorf("a refused removal took the owner off the team: %v", d.MemberIDs)
 		}

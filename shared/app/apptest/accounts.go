@@ -58,6 +58,9 @@ type Member struct {
 	MFA string `json:"mfa"`
 }
 
+// MemberPath is the path of the member id.
+func MemberPath(id string) string { return API + "/members/" + id }
+
 // InviteMembers invites with the admin token and returns the answer's members.
 func InviteMembers(tb testing.TB, srv *Server, invites ...map[string]any) []Member {
 	tb.Helper()

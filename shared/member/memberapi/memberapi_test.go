@@ -16,11 +16,9 @@ import (
 
 const membersPath = apptest.API + "/members"
 
-func memberPath(id string) string { return membersPath + "/" + id }
-
 func readMember(t testing.TB, srv *apptest.Server, id string) apptest.Member {
 	t.Helper()
-	res := srv.Do(t, http.MethodGet, memberPath(id), nil)
+	res := srv.Do(t, http.MethodGet, apptest.MemberPath(id), nil)
 	apptest.WantStatus(t, res, http.StatusOK)
 	var m apptest.Member
 	res.JSON(t, &m)
@@ -102,36 +100,36 @@ func TestMembers(t *testing.T) {
 	})
 
 	t.Run("a patch changes a member's role and names", func(t *testing.T) {
-		res := srv.Do(t, http.MethodPatch, memberPath(dev.ID), []apptest.PatchOp{apptest.Replace("/role", "writer"), apptest.Replace("/lastName", "Two")})
+		res := srv.Do(t, http.MethodPatch, apptest.MemberPath(dev.ID), []apptest.PatchOp{apptest.Replace("/role", "writer"), apptest.Replace("/lastName", "Two")})
 		apptest.WantStatus(t, res, http.StatusOK)
 		if m := readMember(t, srv, dev.ID); m.Role != "writer" || m.LastName != "Two" || m.Email != "dev@example.com" {
 			t.Errorf("patched member %+v", m)
 		}
 	})
 	t.Run("a patch of the email, the id or to the owner role is refused with 400", func(t *testing.T) {
-		apptest.WantError(t, srv.Do(t, http.MethodPatch, memberPath(dev.ID), []apptest.PatchOp{apptest.Replace("/email", "other@example.com")}), http.StatusBadRequest, "invalid_request", "/email")
-		apptest.WantError(t, srv.Do(t, http.MethodPatch, memberPath(dev.ID), []apptest.PatchOp{apptest.Replace("/_id", "x")}), http.StatusBadRequest, "invalid_request", "/_id")
-		apptest.WantError(t, srv.Do(t, http.MethodPatch, memberPath(dev.ID), []apptest.PatchOp{apptest.Replace("/role", "owner")}), http.StatusBadRequest, "invalid_request", "owner")
-		apptest.WantError(t, srv.Do(t, http.MethodPatch, memberPath(dev.ID), []apptest.PatchOp{apptest.Replace("/role", "superuser")}), http.StatusBadRequest, "invalid_request", "role")
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, apptest.MemberPath(dev.ID), []apptest.PatchOp{apptest.Replace("/email", "other@example.com")}), http.StatusBadRequest, "invalid_request", "/email")
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, apptest.MemberPath(dev.ID), []apptest.PatchOp{apptest.Replace("/_id", "x")}), http.StatusBadRequest, "invalid_request", "/_id")
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, apptest.MemberPath(dev.ID), []apptest.PatchOp{apptest.Replace("/role", "owner")}), http.StatusBadRequest, "invalid_request", "owner")
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, apptest.MemberPath(dev.ID), []apptest.PatchOp{apptest.Replace("/role", "superuser")}), http.StatusBadRequest, "invalid_request", "role")
 	})
 	t.Run("the owner cannot be demoted", func(t *testing.T) {
 		for _, role := range []string{"admin", "reader"} {
-			apptest.WantError(t, srv.Do(t, http.MethodPatch, memberPath(ownerID), []apptest.PatchOp{apptest.Replace("/role", role)}), http.StatusBadRequest, "invalid_request", "owner")
+			apptest.WantError(t, srv.Do(t, http.MethodPatch, apptest.MemberPath(ownerID), []apptest.PatchOp{apptest.Replace("/role", role)}), http.StatusBadRequest, "invalid_request", "owner")
 		}
 		if m := readMember(t, srv, ownerID); m.Role != "owner" {
 			t.Errorf("owner's role is now %q", m.Role)
 		}
 	})
 	t.Run("the owner cannot be removed", func(t *testing.T) {
-		apptest.WantError(t, srv.Do(t, http.MethodDelete, memberPath(ownerID), nil), http.StatusBadRequest, "invalid_request", "owner")
+		apptest.WantError(t, srv.Do(t, http.MethodDelete, apptest.MemberPath(ownerID), nil), http.StatusBadRequest, "invalid_request", "owner")
 		readMember(t, srv, ownerID)
 		apptest.WantStatus(t, srv.Do(t, http.MethodGet, apptest.API+"/projects", nil), http.StatusOK) // the admin token still works
 	})
 	t.Run("a delete answers 204, the member is gone and the email may be invited again", func(t *testing.T) {
-		apptest.WantStatus(t, srv.Do(t, http.MethodDelete, memberPath(ops.ID), nil), http.StatusNoContent)
-		apptest.WantError(t, srv.Do(t, http.MethodGet, memberPath(ops.ID), nil), http.StatusNotFound, "not_found")
-		apptest.WantError(t, srv.Do(t, http.MethodDelete, memberPath(ops.ID), nil), http.StatusNotFound, "not_found")
-		apptest.WantError(t, srv.Do(t, http.MethodPatch, memberPath(ops.ID), []apptest.PatchOp{apptest.Replace("/role", "reader")}), http.StatusNotFound, "not_found")
+		apptest.WantStatus(t, srv.Do(t, http.MethodDelete, apptest.MemberPath(ops.ID), nil), http.StatusNoContent)
+		apptest.WantError(t, srv.Do(t, http.MethodGet, apptest.MemberPath(ops.ID), nil), http.StatusNotFound, "not_found")
+		apptest.WantError(t, srv.Do(t, http.MethodDelete, apptest.MemberPath(ops.ID), nil), http.StatusNotFound, "not_found")
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, apptest.MemberPath(ops.ID), []apptest.PatchOp{apptest.Replace("/role", "reader")}), http.StatusNotFound, "not_found")
 		if again := apptest.InviteMembers(t, srv, map[string]any{"email": "ops@example.com"}); again[0].ID == ops.ID {
 			t.Errorf("the new member reuses the removed member's id")
 		}
@@ -141,7 +139,7 @@ func TestMembers(t *testing.T) {
 		m := apptest.InviteMembers(t, srv, map[string]any{"email": "capped@example.com", "role": "reader"})[0]
 		_, before := srv.MustIssueToken(t, token.Spec{Name: "before", Role: identity.RoleAdmin, MemberID: m.ID})
 		apptest.WantError(t, srv.Do(t, http.MethodPost, apptest.EnvsPath("a"), map[string]any{"key": "capped", "name": "x", "color": "000000"}, "Authorization", before), http.StatusForbidden, "forbidden")
-		apptest.WantStatus(t, srv.Do(t, http.MethodPatch, memberPath(m.ID), []apptest.PatchOp{apptest.Replace("/role", "writer")}), http.StatusOK)
+		apptest.WantStatus(t, srv.Do(t, http.MethodPatch, apptest.MemberPath(m.ID), []apptest.PatchOp{apptest.Replace("/role", "writer")}), http.StatusOK)
 		// A token resolved after the change (the cache keeps a resolved
 		// token's rights for up to token.CacheTTL).
 		_, after := srv.MustIssueToken(t, token.Spec{Name: "after", Role: identity.RoleAdmin, MemberID: m.ID})
@@ -175,9 +173,9 @@ func TestMembers(t *testing.T) {
 		_, writer := srv.MustCreateToken(t, map[string]any{"name": "writer", "role": "writer"})
 		_, reader := srv.MustCreateToken(t, map[string]any{"name": "reader", "role": "reader"})
 		apptest.WantError(t, srv.Do(t, http.MethodPost, membersPath, []map[string]any{{"email": "w@example.com"}}, "Authorization", writer), http.StatusForbidden, "forbidden", "createMember")
-		apptest.WantError(t, srv.Do(t, http.MethodPatch, memberPath(dev.ID), []apptest.PatchOp{apptest.Replace("/role", "admin")}, "Authorization", writer), http.StatusForbidden, "forbidden", "updateMemberRole")
-		apptest.WantError(t, srv.Do(t, http.MethodDelete, memberPath(dev.ID), nil, "Authorization", writer), http.StatusForbidden, "forbidden", "deleteMember")
-		apptest.WantStatus(t, srv.Do(t, http.MethodGet, memberPath(dev.ID), nil, "Authorization", reader), http.StatusOK)
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, apptest.MemberPath(dev.ID), []apptest.PatchOp{apptest.Replace("/role", "admin")}, "Authorization", writer), http.StatusForbidden, "forbidden", "updateMemberRole")
+		apptest.WantError(t, srv.Do(t, http.MethodDelete, apptest.MemberPath(dev.ID), nil, "Authorization", writer), http.StatusForbidden, "forbidden", "deleteMember")
+		apptest.WantStatus(t, srv.Do(t, http.MethodGet, apptest.MemberPath(dev.ID), nil, "Authorization", reader), http.StatusOK)
 		apptest.WantStatus(t, srv.Do(t, http.MethodGet, membersPath, nil, "Authorization", reader), http.StatusOK)
 	})
 }
@@ -186,7 +184,7 @@ func TestMembersShowWhenTheyWereLastSeen(t *testing.T) {
 	srv := apptest.New(t)
 	m := apptest.InviteMembers(t, srv, map[string]any{"email": "seen@example.com", "role": "reader"})[0]
 	t.Run("a new member was never seen: _lastSeen is 0, with no metadata, and mfa is disabled", func(t *testing.T) {
-		res := srv.Do(t, http.MethodGet, memberPath(m.ID), nil)
+		res := srv.Do(t, http.MethodGet, apptest.MemberPath(m.ID), nil)
 		apptest.WantStatus(t, res, http.StatusOK)
 		raw := res.Map(t)
 		if raw["_lastSeen"] != float64(0) || raw["_lastSeenMetadata"] != nil || raw["mfa"] != "disabled" {
@@ -218,7 +216,7 @@ func TestMembersShowWhenTheyWereLastSeen(t *testing.T) {
 			return out.Items[0]
 		}},
 		{"the caller's own member is read as me", func(t *testing.T) apptest.Member {
-			res := srv.Do(t, http.MethodGet, memberPath("me"), nil, "Authorization", value)
+			res := srv.Do(t, http.MethodGet, apptest.MemberPath("me"), nil, "Authorization", value)
 			apptest.WantStatus(t, res, http.StatusOK)
 			var d apptest.Member
 			res.JSON(t, &d)
@@ -235,7 +233,7 @@ func TestMembersShowWhenTheyWereLastSeen(t *testing.T) {
 	t.Run("a service token's use is no member's", func(t *testing.T) {
 		_, svc := srv.MustCreateToken(t, map[string]any{"name": "svc", "role": "reader", "serviceToken": true})
 		apptest.WantStatus(t, srv.Do(t, http.MethodGet, apptest.API+"/projects", nil, "Authorization", svc), http.StatusOK)
-		apptest.WantError(t, srv.Do(t, http.MethodGet, memberPath("me"), nil, "Authorization", svc), http.StatusNotFound, "not_found")
+		apptest.WantError(t, srv.Do(t, http.MethodGet, apptest.MemberPath("me"), nil, "Authorization", svc), http.StatusNotFound, "not_found")
 	})
 }
 
@@ -323,7 +321,7 @@ func TestMembersAndTeamsNameCustomRolesByKeyOrID(t *testing.T) {
 	})
 	t.Run("a member patch takes a custom role by _id, as LaunchDarkly's Terraform provider sends it, and shows its key", func(t *testing.T) {
 		m := apptest.InviteMembers(t, srv, map[string]any{"email": "patched@example.com"})[0]
-		res := srv.Do(t, http.MethodPatch, memberPath(m.ID), []apptest.PatchOp{apptest.Add("/customRoles/0", makerID)})
+		res := srv.Do(t, http.MethodPatch, apptest.MemberPath(m.ID), []apptest.PatchOp{apptest.Add("/customRoles/0", makerID)})
 		apptest.WantStatus(t, res, http.StatusOK)
 		var got apptest.Member
 		res.JSON(t, &got)
@@ -356,7 +354,7 @@ func TestMembersAndTeamsNameCustomRolesByKeyOrID(t *testing.T) {
 	})
 	t.Run("a member patch naming a role that does not exist is refused with 400 and changes nothing", func(t *testing.T) {
 		m := apptest.InviteMembers(t, srv, map[string]any{"email": "kept@example.com", "customRoles": []string{"env-maker"}})[0]
-		apptest.WantError(t, srv.Do(t, http.MethodPatch, memberPath(m.ID), []apptest.PatchOp{apptest.Add("/customRoles/-", "ghost")}),
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, apptest.MemberPath(m.ID), []apptest.PatchOp{apptest.Add("/customRoles/-", "ghost")}),
 			http.StatusBadRequest, "invalid_request", `"customRoles[1]"`, "ghost")
 		if got := readMember(t, srv, m.ID).CustomRoles; !slices.Equal(got, []string{"env-maker"}) {
 			t.Errorf("customRoles %v after a refused patch", got)
