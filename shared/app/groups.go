@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/catalog"
+	"github.com/flagplane/flagplane/shared/example"
 	"github.com/flagplane/flagplane/shared/webhook"
 )
 
@@ -28,14 +30,27 @@ type Group struct {
 	// Answers are the built operations' success answers, by operation id,
 	// from which the OpenAPI document describes them.
 	Answers map[string]api.Answer
-	// Jobs, optional, runs in the local server's background until ctx ends:
-	// the timers that stand in for the group's scheduled functions in AWS.
-	Jobs func(ctx context.Context, logger *slog.Logger)
+	// Examples are successful calls of the built operations, made by the
+	// tests on a world holding one of every resource (see apptest).
+	Examples example.Set
+	// Workers, optional, are the group's scheduled work: a scheduled
+	// function each in AWS, a timer each in the local server.
+	Workers []Worker
 	// Consumers, optional, read the outbox beside webhooks: the delivery
 	// worker (the webhook-delivery function in AWS, whose main names the
 	// group; the in-process queue locally) hands each of them every
 	// committed entry, with the queue's retries and dead letters.
 	Consumers []webhook.Consumer
+}
+
+// A Worker is work a group has done on a schedule.
+type Worker struct {
+	// Name is the work's name: its scheduled function's in AWS.
+	Name string
+	// Every is how often the local server runs it (first at start).
+	Every time.Duration
+	// Run does the work once.
+	Run func(ctx context.Context, logger *slog.Logger) error
 }
 
 // NewGroup builds a group over the wired app; each group package exports
@@ -56,6 +71,11 @@ func (a *App) Groups() []Group {
 			if len(g.Handlers) == 0 {
 				panic(fmt.Sprintf("app: group %q has no handlers", g.Name))
 			}
+			for _, w := range g.Workers {
+				if w.Name == "" || w.Every <= 0 || w.Run == nil {
+					panic(fmt.Sprintf("app: group %q has a worker without a name, a period or work", g.Name))
+				}
+			}
 			if seen[g.Name] {
 				panic(fmt.Sprintf("app: group %q given twice", g.Name))
 			}
@@ -66,19 +86,43 @@ func (a *App) Groups() []Group {
 	return a.groups
 }
 
-// RunJobs runs every group's background jobs until ctx ends, and returns
-// when they all have.
-func (a *App) RunJobs(ctx context.Context, logger *slog.Logger) {
+// RunWorkers runs every group's workers, at once and then each Every,
+// until ctx ends, and returns when they all have. A failed run is logged;
+// the next one retries.
+func (a *App) RunWorkers(ctx context.Context, logger *slog.Logger) {
 	var wg sync.WaitGroup
 	for _, g := range a.Groups() {
-		if g.Jobs == nil {
-			continue
+		for _, w := range g.Workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				tick := time.NewTicker(w.Every)
+				defer tick.Stop()
+				for {
+					if err := w.Run(ctx, logger); err != nil && ctx.Err() == nil {
+						logger.Warn("scheduled work failed; the next run retries", "worker", w.Name, "err", err.Error())
+					}
+					select {
+					case <-ctx.Done():
+						return
+					case <-tick.C:
+					}
+				}
+			}()
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			g.Jobs(ctx, logger)
-		}()
 	}
 	wg.Wait()
+}
+
+// RunWorker runs the named worker of any group once (tests: as if its
+// time had come).
+func (a *App) RunWorker(ctx context.Context, name string, logger *slog.Logger) error {
+	for _, g := range a.Groups() {
+		for _, w := range g.Workers {
+			if w.Name == name {
+				return w.Run(ctx, logger)
+			}
+		}
+	}
+	return fmt.Errorf("no worker %q", name)
 }

@@ -3,7 +3,6 @@ package endpoints_test
 import (
 	"net/http"
 	"sync"
-	"testing"
 
 	"github.com/flagplane/flagplane/shared/app/apptest"
 )
@@ -46,31 +45,6 @@ func worldFlagImport(w *apptest.World) string {
 }
 
 func init() {
-	answerRequests["getFlagImportConfigurations"] = func(_ testing.TB, w *apptest.World) apptest.Request {
-		worldFlagImport(w)
-		return apptest.Request{Path: flagImportsPath, Headers: betaHeader}
-	}
-	answerRequests["createFlagImportConfiguration"] = func(_ testing.TB, w *apptest.World) apptest.Request {
-		worldFlagImport(w)
-		return apptest.Request{Path: flagImportsPath + "/" + flagImportTarget + "/launchdarkly", Body: flagImportBody(w, w.Unique("import")), Headers: betaHeader}
-	}
-	answerRequests["getFlagImportConfiguration"] = func(_ testing.TB, w *apptest.World) apptest.Request {
-		return apptest.Request{Path: worldFlagImport(w), Headers: betaHeader}
-	}
-	answerRequests["patchFlagImportConfiguration"] = func(_ testing.TB, w *apptest.World) apptest.Request {
-		return apptest.Request{Path: worldFlagImport(w), Body: []apptest.PatchOp{apptest.Replace("/name", w.Unique("Renamed"))}, Headers: betaHeader}
-	}
-	answerRequests["deleteFlagImportConfiguration"] = func(tb testing.TB, w *apptest.World) apptest.Request {
-		worldFlagImport(w)
-		id := apptest.Str(tb, w.Must(tb, http.StatusOK, http.MethodPost, flagImportsPath+"/"+flagImportTarget+"/launchdarkly", flagImportBody(w, "Doomed"), betaHeader...), "_id")
-		return apptest.Request{Path: flagImportsPath + "/" + flagImportTarget + "/launchdarkly/" + id, Headers: betaHeader}
-	}
-	answerRequests["triggerFlagImportJob"] = func(_ testing.TB, w *apptest.World) apptest.Request {
-		return apptest.Request{Path: worldFlagImport(w) + "/trigger", Headers: betaHeader}
-	}
-
-	// 2.18: a flag import configuration's lastImport and lastError are Unix ms as JSON strings.
-	specTypes["FlagImportStatus"] = map[string]string{"lastImport": "string", "lastError": "string"}
 
 	timestampTable = append(timestampTable, timestampRow{resource: "flag import configurations", source: "spec 2.18",
 		reads: []timestampRead{

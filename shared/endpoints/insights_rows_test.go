@@ -4,10 +4,10 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/flagplane/flagplane/shared/app/apptest"
+	"github.com/flagplane/flagplane/shared/example"
 )
 
 // The insights group (shared/insight/insightapi) and the audit log's
@@ -52,103 +52,14 @@ func worldInsight(w *apptest.World) (deploymentID, groupKey string) {
 	return deploymentID, groupKey
 }
 
-// repoMapping creates a code-reference repository and maps it to the world's project.
-func repoMapping(tb testing.TB, w *apptest.World) string {
-	tb.Helper()
-	name := w.Unique("insight-repo")
-	w.Must(tb, http.StatusOK, http.MethodPost, api+"/code-refs/repositories", map[string]any{"name": name, "sourceLink": "https://git.example.com/" + name})
-	w.Must(tb, http.StatusOK, http.MethodPut, insightsPath+"/repositories/projects",
-		map[string]any{"mappings": []any{map[string]any{"repositoryKey": name, "projectKey": w.Project}}}, betaHeader...)
-	return name
-}
-
 func init() {
-	rows := map[string]func(tb testing.TB, w *apptest.World) apptest.Request{
-		"createDeploymentEvent": func(_ testing.TB, w *apptest.World) apptest.Request {
-			return apptest.Post(insightsPath+"/deployment-events", map[string]any{"projectKey": w.Project, "environmentKey": "production",
-				"applicationKey": "api", "version": w.Unique("v"), "eventType": "started"})
-		},
-		"getDeployments": func(_ testing.TB, w *apptest.World) apptest.Request {
-			worldInsight(w)
-			return apptest.Request{Path: insightsPath + "/deployments?" + insightsQuery(w)}
-		},
-		"getDeployment": func(_ testing.TB, w *apptest.World) apptest.Request {
-			id, _ := worldInsight(w)
-			return apptest.Request{Path: insightsPath + "/deployments/" + id}
-		},
-		"updateDeployment": func(_ testing.TB, w *apptest.World) apptest.Request {
-			id, _ := worldInsight(w)
-			return apptest.Patch(insightsPath+"/deployments/"+id, apptest.Replace("/metadata", map[string]any{"by": w.Unique("ci")}))
-		},
-		"getFlagEvents": func(_ testing.TB, w *apptest.World) apptest.Request {
-			return apptest.Request{Path: insightsPath + "/flag-events?" + insightsQuery(w)}
-		},
-		"getInsightsScores": func(_ testing.TB, w *apptest.World) apptest.Request {
-			worldInsight(w)
-			return apptest.Request{Path: insightsPath + "/insights/scores?" + insightsQuery(w)}
-		},
-		"createInsightGroup": func(_ testing.TB, w *apptest.World) apptest.Request {
-			return apptest.Post(insightsPath+"/insights/group", map[string]any{"key": w.Unique("group"), "name": "New group",
-				"projectKey": w.Project, "environmentKey": "production", "applicationKeys": []string{"web"}})
-		},
-		"getInsightGroups": func(_ testing.TB, w *apptest.World) apptest.Request {
-			worldInsight(w)
-			return apptest.Request{Path: insightsPath + "/insights/groups"}
-		},
-		"getInsightGroup": func(_ testing.TB, w *apptest.World) apptest.Request {
-			_, key := worldInsight(w)
-			return apptest.Request{Path: insightsPath + "/insights/groups/" + key}
-		},
-		"patchInsightGroup": func(_ testing.TB, w *apptest.World) apptest.Request {
-			_, key := worldInsight(w)
-			return apptest.Patch(insightsPath+"/insights/groups/"+key, apptest.Replace("/name", w.Unique("Renamed")))
-		},
-		"deleteInsightGroup": func(tb testing.TB, w *apptest.World) apptest.Request {
-			key := w.Unique("doomed-group")
-			w.Must(tb, http.StatusCreated, http.MethodPost, insightsPath+"/insights/group", map[string]any{"key": key, "name": "Doomed",
-				"projectKey": w.Project, "environmentKey": "production"}, betaHeader...)
-			return apptest.Request{Path: insightsPath + "/insights/groups/" + key}
-		},
-		"getInsightsRepositories": func(tb testing.TB, w *apptest.World) apptest.Request {
-			repoMapping(tb, w)
-			return apptest.Request{Path: insightsPath + "/repositories"}
-		},
-		"associateRepositoriesAndProjects": func(tb testing.TB, w *apptest.World) apptest.Request {
-			name := w.Unique("insight-repo")
-			w.Must(tb, http.StatusOK, http.MethodPost, api+"/code-refs/repositories", map[string]any{"name": name})
-			return apptest.Request{Path: insightsPath + "/repositories/projects",
-				Body: map[string]any{"mappings": []any{map[string]any{"repositoryKey": name, "projectKey": w.Project}}}}
-		},
-		"deleteRepositoryProject": func(tb testing.TB, w *apptest.World) apptest.Request {
-			return apptest.Request{Path: insightsPath + "/repositories/" + repoMapping(tb, w) + "/projects/" + w.Project}
-		},
+	answerRequests["postAuditLogEntries"] = func(w *example.World) example.Call {
+		return example.Post(api+"/auditlog?limit=5", []any{map[string]any{"effect": "allow", "resources": []string{"proj/" + w.Project + ":env/*:flag/*"}, "actions": []string{"*"}}})
 	}
-	for id, mk := range rows {
-		answerRequests[id] = func(tb testing.TB, w *apptest.World) apptest.Request {
-			r := mk(tb, w)
-			r.Headers = append(r.Headers, betaHeader...)
-			return r
-		}
-	}
-	answerRequests["postAuditLogEntries"] = func(_ testing.TB, w *apptest.World) apptest.Request {
-		return apptest.Post(api+"/auditlog?limit=5", []any{map[string]any{"effect": "allow", "resources": []string{"proj/" + w.Project + ":env/*:flag/*"}, "actions": []string{"*"}}})
-	}
-	answerRequests["postAuditLogEntryCounts"] = func(_ testing.TB, w *apptest.World) apptest.Request {
+	answerRequests["postAuditLogEntryCounts"] = func(w *example.World) example.Call {
 		after := strconv.FormatInt(time.Now().Add(-time.Hour).UnixMilli(), 10)
-		return apptest.Post(api+"/auditlog/counts?buckets=6&after="+after, []any{map[string]any{"effect": "allow", "resources": []string{"proj/*"}, "actions": []string{"*"}}})
+		return example.Post(api+"/auditlog/counts?buckets=6&after="+after, []any{map[string]any{"effect": "allow", "resources": []string{"proj/*"}, "actions": []string{"*"}}})
 	}
-	answerQueries["getInsightGroup"] = []string{"?expand=scores,environment"}
-	answerQueries["getInsightGroups"] = []string{"?expand=scores,environment,metadata"}
-	answerQueries["getFlagEvents"] = []string{"&expand=experiments"}
-	answerQueries["getInsightsRepositories"] = []string{"?expand=projects"}
-
-	// 2.5: an insight group's createdAt and its scoreMetadata periods are
-	// Unix ms as strings (the scores read shares the period schema).
-	specTypes["InsightGroup"] = map[string]string{"createdAt": "string"}
-	specTypes["InsightPeriod"] = map[string]string{"startTime": "string", "endTime": "string"}
-	// 2.22: a flag event's eventTime is Unix ms as a string.
-	specTypes["FlagEventRep"] = map[string]string{"eventTime": "string"}
-
 	timestampTable = append(timestampTable,
 		timestampRow{resource: "deployments", source: "the reference's DeploymentRep",
 			reads: []timestampRead{

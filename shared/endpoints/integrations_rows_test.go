@@ -3,7 +3,6 @@ package endpoints_test
 import (
 	"net/http"
 	"sync"
-	"testing"
 
 	"github.com/flagplane/flagplane/shared/app/apptest"
 )
@@ -39,27 +38,6 @@ func worldIntegration(w *apptest.World) string {
 }
 
 func init() {
-	answerRequests["getAllIntegrationConfigurations"] = func(_ testing.TB, w *apptest.World) apptest.Request {
-		worldIntegration(w)
-		return apptest.Request{Path: integrationsPath + "/keys/datadog", Headers: betaHeader}
-	}
-	answerRequests["createIntegrationConfiguration"] = func(_ testing.TB, w *apptest.World) apptest.Request {
-		return apptest.Request{Path: integrationsPath + "/keys/datadog", Body: integrationBody(w.Unique("dd")), Headers: betaHeader}
-	}
-	answerRequests["getIntegrationConfiguration"] = func(_ testing.TB, w *apptest.World) apptest.Request {
-		return apptest.Request{Path: integrationsPath + "/" + worldIntegration(w), Headers: betaHeader}
-	}
-	answerRequests["updateIntegrationConfiguration"] = func(_ testing.TB, w *apptest.World) apptest.Request {
-		return apptest.Request{Path: integrationsPath + "/" + worldIntegration(w), Body: []apptest.PatchOp{apptest.Replace("/name", w.Unique("Renamed"))}, Headers: betaHeader}
-	}
-	answerRequests["deleteIntegrationConfiguration"] = func(tb testing.TB, w *apptest.World) apptest.Request {
-		id := apptest.Str(tb, w.Must(tb, http.StatusCreated, http.MethodPost, integrationsPath+"/keys/datadog", integrationBody("Doomed"), betaHeader...), "_id")
-		return apptest.Request{Path: integrationsPath + "/" + id, Headers: betaHeader}
-	}
-
-	// 2.9: capabilityConfig is the JSON-encoded capability configuration.
-	specTypes["IntegrationConfigurationsRep"] = map[string]string{"capabilityConfig": "string"}
-
 	timestampTable = append(timestampTable, timestampRow{resource: "integration configurations", source: "the reference's IntegrationConfigurationsRep",
 		reads: []timestampRead{
 			tsGet(func(w *apptest.World) string { return integrationsPath + "/" + worldIntegration(w) }),

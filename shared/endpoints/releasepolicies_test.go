@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/flagplane/flagplane/shared/app/apptest"
+	"github.com/flagplane/flagplane/shared/example"
 	"github.com/flagplane/flagplane/shared/releasepolicy"
 	"github.com/flagplane/flagplane/shared/store"
 	"github.com/flagplane/flagplane/shared/store/bolt"
@@ -260,9 +261,8 @@ func TestReleasePolicyOrderRaces(t *testing.T) {
 }
 
 // releasePolicyKeysReversed lists the world project's release policies, last rank first.
-func releasePolicyKeysReversed(tb testing.TB, w *apptest.World) []string {
-	tb.Helper()
-	items := w.Must(tb, http.StatusOK, http.MethodGet, releasePoliciesPath(w.Project), nil, betaHeader...)["items"].([]any)
+func releasePolicyKeysReversed(w *example.World) []string {
+	items := w.Must(http.StatusOK, http.MethodGet, releasePoliciesPath(w.Project), nil, betaHeader...)["items"].([]any)
 	keys := make([]string, len(items))
 	for i, it := range items {
 		keys[len(items)-1-i] = it.(map[string]any)["key"].(string)

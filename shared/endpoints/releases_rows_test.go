@@ -2,9 +2,9 @@ package endpoints_test
 
 import (
 	"net/http"
-	"testing"
 
 	"github.com/flagplane/flagplane/shared/app/apptest"
+	"github.com/flagplane/flagplane/shared/example"
 )
 
 // The rows of a flag's release through its phases (updatePhaseStatus,
@@ -12,11 +12,10 @@ import (
 
 // worldRelease creates a flag, adds it to the world's pipeline and returns
 // the flag key and the release's phase ids.
-func worldRelease(tb testing.TB, w *apptest.World) (string, []string) {
-	tb.Helper()
+func worldRelease(w *example.World) (string, []string) {
 	key := w.Unique("released")
-	w.Must(tb, http.StatusCreated, http.MethodPost, flagsPath(w.Project), map[string]any{"key": key, "name": key})
-	rel := w.Must(tb, http.StatusOK, http.MethodPut, flagReleasePath(w.Project, key), map[string]any{"releasePipelineKey": "world"}, betaHeader...)
+	w.Must(http.StatusCreated, http.MethodPost, flagsPath(w.Project), map[string]any{"key": key, "name": key})
+	rel := w.Must(http.StatusOK, http.MethodPut, flagReleasePath(w.Project, key), map[string]any{"releasePipelineKey": "world"}, betaHeader...)
 	var ids []string
 	for _, p := range rel["phases"].([]any) {
 		ids = append(ids, p.(map[string]any)["_id"].(string))
@@ -37,18 +36,18 @@ func completedReleasePath(w *apptest.World) string {
 }
 
 func init() {
-	rows := map[string]func(tb testing.TB, w *apptest.World) apptest.Request{
-		"updatePhaseStatus": func(tb testing.TB, w *apptest.World) apptest.Request {
-			key, ids := worldRelease(tb, w)
-			return apptest.Request{Path: flagReleasePath(w.Project, key) + "/phases/" + ids[0], Body: map[string]any{"status": "active"}, Headers: betaHeader}
+	rows := map[string]func(w *example.World) example.Call{
+		"updatePhaseStatus": func(w *example.World) example.Call {
+			key, ids := worldRelease(w)
+			return example.Call{Path: flagReleasePath(w.Project, key) + "/phases/" + ids[0], Body: map[string]any{"status": "active"}, Headers: betaHeader}
 		},
-		"patchReleaseByFlagKey": func(tb testing.TB, w *apptest.World) apptest.Request {
-			key, _ := worldRelease(tb, w)
-			return apptest.Request{Path: api + "/flags/" + w.Project + "/" + key + "/release", Body: []apptest.PatchOp{apptest.Replace("/phases/0/complete", true)}, Headers: betaHeader}
+		"patchReleaseByFlagKey": func(w *example.World) example.Call {
+			key, _ := worldRelease(w)
+			return example.Call{Path: api + "/flags/" + w.Project + "/" + key + "/release", Body: []apptest.PatchOp{apptest.Replace("/phases/0/complete", true)}, Headers: betaHeader}
 		},
-		"deleteReleaseByFlagKey": func(tb testing.TB, w *apptest.World) apptest.Request {
-			key, _ := worldRelease(tb, w)
-			return apptest.Request{Path: api + "/flags/" + w.Project + "/" + key + "/release", Headers: betaHeader}
+		"deleteReleaseByFlagKey": func(w *example.World) example.Call {
+			key, _ := worldRelease(w)
+			return example.Call{Path: api + "/flags/" + w.Project + "/" + key + "/release", Headers: betaHeader}
 		},
 	}
 	for id, row := range rows {

@@ -137,7 +137,7 @@ func RunLocal(ctx context.Context, cfg LocalConfig, logger *slog.Logger) (err er
 	defer jobs.Wait()
 	defer stopJobs()
 	// The registered groups' timers stand in for their scheduled functions.
-	for _, job := range []func(context.Context, *app.App, *slog.Logger){sweepOutbox, expireTargets, applyDueApprovals, runGroupJobs} {
+	for _, job := range []func(context.Context, *app.App, *slog.Logger){sweepOutbox, expireTargets, applyDueApprovals, runGroupWorkers} {
 		jobs.Add(1)
 		go func() {
 			defer jobs.Done()
@@ -208,7 +208,7 @@ func RunLocal(ctx context.Context, cfg LocalConfig, logger *slog.Logger) (err er
 	return nil
 }
 
-func runGroupJobs(ctx context.Context, a *app.App, logger *slog.Logger) { a.RunJobs(ctx, logger) }
+func runGroupWorkers(ctx context.Context, a *app.App, logger *slog.Logger) { a.RunWorkers(ctx, logger) }
 
 // onLoopback reports whether addr is a loopback address only (127.0.0.1,
 // ::1), not every interface (0.0.0.0, ::) or a network one.

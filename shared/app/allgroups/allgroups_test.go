@@ -126,3 +126,16 @@ func TestEveryOutboxConsumerIsRunByTheDeliveryFunction(t *testing.T) {
 		t.Fatal("no group has consumers: the test checks nothing")
 	}
 }
+
+// TestEveryGroupsExamplesAnswerAsTheReferenceRequires makes each group's
+// examples (app.Group.Examples) and checks their answers against
+// LaunchDarkly's reference: a new group brings its examples and edits no
+// other file.
+func TestEveryGroupsExamplesAnswerAsTheReferenceRequires(t *testing.T) {
+	for _, g := range listed(t) {
+		if len(g.Examples.Calls) == 0 {
+			continue // still checked by the rows of shared/endpoints
+		}
+		t.Run(g.Name, func(t *testing.T) { apptest.CheckExamples(t, g.Name, g.Examples) })
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/flagplane/flagplane/shared/example"
 )
 
 // Checks and small helpers the groups' HTTP tests share.
@@ -58,17 +60,13 @@ func GetEnv(t testing.TB, srv *Server, p, e string) map[string]any {
 	return res.Map(t)
 }
 
-// PatchOp is one operation of a JSON patch.
-type PatchOp struct {
-	Op    string `json:"op"`
-	Path  string `json:"path"`
-	Value any    `json:"value,omitempty"`
-	From  string `json:"from,omitempty"`
-}
+// PatchOp is one operation of a JSON patch; Replace and Add make them.
+type PatchOp = example.Op
 
-// Replace and Add are JSON patch operations.
-func Replace(path string, v any) PatchOp { return PatchOp{Op: "replace", Path: path, Value: v} }
-func Add(path string, v any) PatchOp     { return PatchOp{Op: "add", Path: path, Value: v} }
+var (
+	Replace = example.Replace
+	Add     = example.Add
+)
 
 // ItemKeys returns the key of every item of a collection answer.
 func ItemKeys(t testing.TB, res *Response) []string {

@@ -1,12 +1,14 @@
 package apptest
 
+import "github.com/flagplane/flagplane/shared/example"
+
 // Paths of the resources most groups' tests reach, built one way.
 
 // API is the prefix of the management API.
 const API = "/api/v2"
 
 // BetaHeader asks for the beta version of the API, as beta operations require.
-var BetaHeader = []string{"SVC-API-Version", "beta"}
+var BetaHeader = example.BetaHeader
 
 // ProjectPath is the path of project p.
 func ProjectPath(p string) string { return API + "/projects/" + p }

@@ -1,27 +1,24 @@
 package apptest
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"testing"
 	"time"
 
+	"github.com/flagplane/flagplane/shared/example"
 	"github.com/flagplane/flagplane/shared/identity"
 	"github.com/flagplane/flagplane/shared/sdkcontext"
 	"github.com/flagplane/flagplane/shared/token"
 )
 
 // SemanticType is the Content-Type of a semantic patch.
-const SemanticType = "application/json; domain-model=flagplane.semanticpatch"
+const SemanticType = example.SemanticType
 
 // Instr is a semantic patch instruction: its kind and name/value pairs.
-func Instr(kind string, kv ...any) map[string]any {
-	m := map[string]any{"kind": kind}
-	for i := 0; i+1 < len(kv); i += 2 {
-		m[kv[i].(string)] = kv[i+1]
-	}
-	return m
-}
+var Instr = example.Instr
 
 // World is one server holding one of every built resource, each made over
 // HTTP and used the way that fills its optional fields (a token that was
@@ -159,6 +156,33 @@ func NewWorld(tb testing.TB) *World {
 	log := w.Must(tb, http.StatusOK, http.MethodGet, v2+"/auditlog", nil)
 	w.AuditID = Str(tb, log["items"].([]any)[0].(map[string]any), "_id")
 	return w
+}
+
+// For is the world as examples see it, failing tb when a call they make
+// fails.
+func (w *World) For(tb testing.TB) *example.World {
+	return &example.World{
+		URL: w.Srv.URL, Token: w.Srv.Token,
+		Project: w.Project, Flag: w.Flag, User: w.User, Variations: w.Variations,
+		TokenID: w.TokenID, UsedTokenID: w.UsedTokenID, MemberID: w.MemberID, ReviewerToken: w.ReviewerToken,
+		RoleKey: w.RoleKey, RoleID: w.RoleID, TeamKey: w.TeamKey, ClientID: w.ClientID, WebhookID: w.WebhookID,
+		TriggerID: w.TriggerID, AppliedID: w.AppliedID, ScheduledID: w.ScheduledID, AuditID: w.AuditID,
+		Must: func(status int, method, path string, body any, headers ...string) map[string]any {
+			tb.Helper()
+			return w.Must(tb, status, method, path, body, headers...)
+		},
+		Unique: w.Unique,
+		SeenContext: func(key, appKey string) string {
+			tb.Helper()
+			return w.SeenContextFrom(tb, key, appKey)
+		},
+		RunWorker: func(name string) {
+			tb.Helper()
+			if err := w.Srv.App.RunWorker(context.Background(), name, slog.New(slog.DiscardHandler)); err != nil {
+				tb.Fatalf("run worker %s: %v", name, err)
+			}
+		},
+	}
 }
 
 // PipelineBody is a release pipeline's create (and replace) body with one

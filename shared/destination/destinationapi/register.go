@@ -16,7 +16,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/app"
@@ -28,10 +27,15 @@ import (
 )
 
 // New is the destinations group over a, with the local stand-in of the
-// destinations-export function as its job.
+// destinations-export function as its worker when the stage is a folder.
 func New(a *app.App) app.Group {
-	return app.Group{Name: "destinations", Handlers: handlers(a, Service(a)), Needs: needs(), Answers: answers,
-		Jobs: func(ctx context.Context, logger *slog.Logger) { exportJob(ctx, a, logger) }}
+	g := app.Group{Name: "destinations", Handlers: handlers(a, Service(a)), Needs: needs(), Answers: answers, Examples: examples()}
+	if stage := StageFromEnv(a); stage.Kind == destination.StageFolder {
+		g.Workers = []app.Worker{{Name: "destinations-export", Every: destination.ExportInterval, Run: exportTo(a, stage)}}
+	} else if a.Logger != nil {
+		a.Logger.Info("data export to S3 runs in the destinations-export function; the local timer is off", "bucket", stage.Bucket)
+	}
+	return g
 }
 
 // answers are the group's success answers, for the OpenAPI document.
@@ -121,29 +125,18 @@ func StageFromEnv(a *app.App) destination.StageInfo {
 	return destination.StageInfo{Kind: destination.StageFolder, Dir: dir}
 }
 
-// exportJob moves spooled events to the stage folder every
-// destination.ExportInterval: the local stand-in of the
-// destinations-export function. With an S3 stage that function exports.
-func exportJob(ctx context.Context, a *app.App, logger *slog.Logger) {
-	stage := StageFromEnv(a)
-	if stage.Kind != destination.StageFolder {
-		logger.Info("data export to S3 runs in the destinations-export function; the local timer is off", "bucket", stage.Bucket)
-		return
-	}
-	x := destination.NewExporter(a.Table, destination.Folder{Dir: stage.Dir}, logger)
-	tick := time.NewTicker(destination.ExportInterval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-			if r, err := x.Run(ctx); err != nil {
-				logger.Warn("data export failed; the next run retries", "err", err.Error())
-			} else if r.Batches > 0 {
-				logger.Info("data export wrote batches", "batches", r.Batches, "events", r.Events, "folder", stage.Dir)
-			}
+// exportTo moves spooled events to the stage folder: the local stand-in
+// of the destinations-export function, which exports to S3.
+func exportTo(a *app.App, stage destination.StageInfo) func(ctx context.Context, logger *slog.Logger) error {
+	return func(ctx context.Context, logger *slog.Logger) error {
+		r, err := destination.NewExporter(a.Table, destination.Folder{Dir: stage.Dir}, logger).Run(ctx)
+		if err != nil {
+			return fmt.Errorf("data export: %w", err)
 		}
+		if r.Batches > 0 {
+			logger.Info("data export wrote batches", "batches", r.Batches, "events", r.Events, "folder", stage.Dir)
+		}
+		return nil
 	}
 }
 

@@ -6,6 +6,7 @@ package featurestoreapi
 import (
 	"context"
 	"log/slog"
+	"net/http"
 	"os"
 	"time"
 
@@ -42,7 +43,8 @@ func Service(a *app.App) *featurestore.Service {
 // consumer that writes flag changes to the stores.
 func Delivery(a *app.App) app.Group {
 	s := Service(a)
-	return app.Group{Name: "delivery-configurations", Handlers: deliveryHandlers(a, s), Needs: needs("patchIntegrationDeliveryConfiguration"),
+	return app.Group{Name: "delivery-configurations", Handlers: deliveryHandlers(a, s), Needs: needs("patchIntegrationDeliveryConfiguration"), Examples: deliveryExamples(),
+		Answers:   deliveryAnswers,
 		Consumers: []webhook.Consumer{{Name: "featurestores", Handle: s.Consume, Wants: featurestore.Wants}}}
 }
 
@@ -50,27 +52,34 @@ func Delivery(a *app.App) app.Group {
 // of the big-segments-refresh function as its job.
 func BigSegments(a *app.App) app.Group {
 	s := Service(a)
-	return app.Group{Name: "big-segments", Handlers: bigSegmentHandlers(s), Needs: needs("patchBigSegmentStoreIntegration"),
-		Jobs: func(ctx context.Context, logger *slog.Logger) { refreshJob(ctx, s, logger) }}
+	return app.Group{Name: "big-segments", Handlers: bigSegmentHandlers(s), Needs: needs("patchBigSegmentStoreIntegration"), Examples: bigSegmentExamples(),
+		Answers: bigSegmentAnswers,
+		Workers: []app.Worker{{Name: "big-segments-refresh", Every: BigSegmentRefresh, Run: func(ctx context.Context, _ *slog.Logger) error {
+			return s.RefreshBigSegments(ctx)
+		}}}}
 }
+
+// The groups' success answers, for the OpenAPI document.
+var (
+	deliveryAnswers = map[string]api.Answer{
+		"getIntegrationDeliveryConfigurations":             {Status: http.StatusOK, Rep: collectionRep{}},
+		"getIntegrationDeliveryConfigurationByEnvironment": {Status: http.StatusOK, Rep: collectionRep{}},
+		"createIntegrationDeliveryConfiguration":           {Status: http.StatusCreated, Rep: configRep{}},
+		"getIntegrationDeliveryConfigurationById":          {Status: http.StatusOK, Rep: configRep{}},
+		"patchIntegrationDeliveryConfiguration":            {Status: http.StatusOK, Rep: configRep{}},
+		"deleteIntegrationDeliveryConfiguration":           {Status: http.StatusNoContent},
+		"validateIntegrationDeliveryConfiguration":         {Status: http.StatusOK, Rep: featurestore.Validation{}},
+	}
+	bigSegmentAnswers = map[string]api.Answer{
+		"getBigSegmentStoreIntegrations":   {Status: http.StatusOK, Rep: collectionRep{}},
+		"createBigSegmentStoreIntegration": {Status: http.StatusCreated, Rep: configRep{}},
+		"getBigSegmentStoreIntegration":    {Status: http.StatusOK, Rep: configRep{}},
+		"patchBigSegmentStoreIntegration":  {Status: http.StatusOK, Rep: configRep{}},
+		"deleteBigSegmentStoreIntegration": {Status: http.StatusNoContent},
+	}
+)
 
 // needs reads a patch's actions from its paths.
 func needs(opID string) map[string]api.Needs {
 	return map[string]api.Needs{opID: api.PatchNeeds(patchSubject, featurestore.PatchActions)}
-}
-
-// refreshJob stands in locally for the big-segments-refresh function.
-func refreshJob(ctx context.Context, s *featurestore.Service, logger *slog.Logger) {
-	t := time.NewTicker(BigSegmentRefresh)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if err := s.RefreshBigSegments(ctx); err != nil && logger != nil {
-				logger.Warn("big segment stores refresh", "err", err)
-			}
-		}
-	}
 }

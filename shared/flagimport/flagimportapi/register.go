@@ -26,7 +26,7 @@ func New(a *app.App) app.Group {
 		},
 		Guard: a.Services.Webhooks.Guard(), StatusOf: api.Status, Logger: a.Logger,
 	})
-	return app.Group{Name: "flag-imports", Handlers: handlers(s), Needs: needs(), Answers: answers}
+	return app.Group{Name: "flag-imports", Handlers: handlers(s), Needs: needs(), Answers: answers, Examples: examples()}
 }
 
 // answers are the group's success answers, for the OpenAPI document.

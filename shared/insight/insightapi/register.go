@@ -26,7 +26,7 @@ import (
 func New(a *app.App) app.Group {
 	s := a.Services
 	svc := insight.NewService(a.Table, s.Audit, s.Projects, s.Environments, s.Flags, s.Members, codeRefsOf(a))
-	return app.Group{Name: "insights", Handlers: handlers(a, svc), Needs: needs(), Answers: answers}
+	return app.Group{Name: "insights", Handlers: handlers(a, svc), Needs: needs(), Answers: answers, Examples: examples()}
 }
 
 // answers are the group's success answers, for the OpenAPI document.

@@ -20,7 +20,7 @@ import (
 // consumer share one service (and its HTTP client).
 func New(a *app.App) app.Group {
 	s := integration.NewService(a.Table, a.Services.Audit, a.WebhookGuard(), reps.EntryPayload, a.Logger)
-	return app.Group{Name: "integrations", Handlers: handlers(s), Needs: needs(s), Answers: answers, Consumers: []webhook.Consumer{s.Consumer()}}
+	return app.Group{Name: "integrations", Handlers: handlers(s), Needs: needs(s), Answers: answers, Examples: examples(), Consumers: []webhook.Consumer{s.Consumer()}}
 }
 
 // answers are the group's success answers, for the OpenAPI document.

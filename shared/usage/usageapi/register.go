@@ -6,6 +6,7 @@ package usageapi
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -42,19 +43,13 @@ func New(a *app.App) app.Group {
 		Name:     "usage",
 		Handlers: handlers(a, s),
 		Answers:  answers(),
-		Jobs: func(ctx context.Context, logger *slog.Logger) {
-			tick := time.NewTicker(RollupEvery)
-			defer tick.Stop()
-			for {
-				if rep, err := s.Rollup.Run(ctx); err != nil {
-					logger.Error("usage rollup", "err", err, "through", rep.Through)
-				}
-				select {
-				case <-ctx.Done():
-					return
-				case <-tick.C:
-				}
+		Examples: examples(),
+		Workers: []app.Worker{{Name: "usage-rollup", Every: RollupEvery, Run: func(ctx context.Context, logger *slog.Logger) error {
+			rep, err := s.Rollup.Run(ctx)
+			if err != nil {
+				return fmt.Errorf("usage rollup through %s: %w", rep.Through, err)
 			}
-		},
+			return nil
+		}}},
 	}
 }

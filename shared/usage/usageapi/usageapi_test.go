@@ -587,19 +587,10 @@ func TestLocalRollupJob(t *testing.T) {
 	f := newFixture(t)
 	f.send(t, mar10.Add(9*time.Hour), "shop/production", "server", "GoClient/7.14.6", contexts("j1", "j2"))
 	f.clock.set(mar11)
-	var job func(context.Context, *slog.Logger)
-	for _, g := range f.srv.App.Groups() {
-		if g.Name == "usage" {
-			job = g.Jobs
-		}
-	}
-	if job == nil {
-		t.Fatal("the usage group has no job")
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { job(ctx, slog.New(slog.NewTextHandler(io.Discard, nil))); close(done) }()
-	t.Run("the local server's job rolls up at once, and stops with the server", func(t *testing.T) {
+	go func() { f.srv.App.RunWorkers(ctx, slog.New(slog.NewTextHandler(io.Discard, nil))); close(done) }()
+	t.Run("the local server's workers roll up at once, and stop with the server", func(t *testing.T) {
 		deadline := time.Now().Add(10 * time.Second)
 		for {
 			if _, err := f.srv.Table.Get(context.Background(), store.UsageRollupWatermarkKey()); err == nil {
@@ -614,11 +605,11 @@ func TestLocalRollupJob(t *testing.T) {
 		select {
 		case <-done:
 		case <-time.After(10 * time.Second):
-			t.Fatal("the job did not stop")
+			t.Fatal("the workers did not stop")
 		}
 		a := f.series(t, "/api/v2/usage/total-contexts", q("from", ms(mar10), "to", ms(mar10)))
 		if got := a.value(t, mar10, map[string]string{"contextKind": "user"}); got != 2 {
-			t.Errorf("contexts after the job's rollup = %d", got)
+			t.Errorf("contexts after the worker's rollup = %d", got)
 		}
 	})
 }
