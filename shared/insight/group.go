@@ -7,11 +7,11 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/flagplane/flagplane/shared/audit"
 	"github.com/flagplane/flagplane/shared/environment"
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/patch"
 	"github.com/flagplane/flagplane/shared/record"
+	"github.com/flagplane/flagplane/shared/resource"
 	"github.com/flagplane/flagplane/shared/store"
 )
 
@@ -56,7 +56,7 @@ var groupPatchable = map[string]string{
 
 // GroupPatchActions returns the actions a JSON patch of an insight group performs.
 func GroupPatchActions(p patch.Patch) ([]string, error) {
-	return p.Actions(groupPatchable, "an insight group")
+	return groupKind.PatchActions(p)
 }
 
 // check validates g's fields and that its environment exists.
@@ -98,14 +98,24 @@ func (s *Service) check(ctx context.Context, g *Group) error {
 	return nil
 }
 
-func (g *Group) put(c store.Cond) (store.Write, error) {
-	data, err := json.Marshal(g)
-	if err != nil {
-		return store.Write{}, fmt.Errorf("encode insight group %q: %w", g.Key, err)
-	}
-	k := store.InsightGroupKey(g.Key)
-	gpk, gsk := store.InsightGroupIndexKeys(g.Key)
-	return store.Put(store.Item{PK: k.PK, SK: k.SK, GSI1PK: gpk, GSI1SK: gsk, Version: g.ItemVersion, Data: data}, c), nil
+// groupKind describes insight groups to the resource kit.
+var groupKind = resource.Kind[Group]{
+	Audit: "insight-group", Noun: "insight group", Created: "createInsightGroup", Deleted: "deleteInsightGroup",
+	Patchable: groupPatchable, Called: "an insight group",
+	Item: func(g *Group) (store.Item, error) {
+		data, err := json.Marshal(g)
+		gpk, gsk := store.InsightGroupIndexKeys(g.Key)
+		return store.Item{GSI1PK: gpk, GSI1SK: gsk, Data: data}, err
+	},
+	Decode:  decodeGroup,
+	Version: func(g *Group) int64 { return g.ItemVersion },
+	Name:    func(g *Group) string { return g.Name },
+}
+
+// groupRef names the insight group with key; a key of the wrong form names none.
+func groupRef(key string) resource.Ref {
+	return resource.Ref{Key: store.InsightGroupKey(key), What: fmt.Sprintf("insight group %q", key), Resource: GroupResource(key),
+		Href: GroupHref(key), Malformed: environment.ValidKey("insightGroupKey", key) != nil}
 }
 
 func decodeGroup(it store.Item) (*Group, error) {
@@ -123,34 +133,16 @@ func decodeGroup(it store.Item) (*Group, error) {
 // CreateGroup adds an insight group; its key must be new.
 func (s *Service) CreateGroup(ctx context.Context, in GroupInput) (*Group, error) {
 	g := &Group{Key: in.Key, Name: in.Name, ProjectKey: in.ProjectKey, EnvironmentKey: in.EnvironmentKey,
-		ApplicationKeys: slices.Clone(in.ApplicationKeys), CreatedAt: s.now().UnixMilli(), ItemVersion: 1}
+		ApplicationKeys: slices.Clone(in.ApplicationKeys), CreatedAt: s.now().UnixMilli()}
 	if err := s.check(ctx, g); err != nil {
 		return nil, err
 	}
-	put, err := g.put(store.IfNotExists())
-	if err != nil {
-		return nil, err
-	}
-	_, err = s.log.Commit(ctx, audit.Change{
-		Writes: []store.Write{put}, Kind: "insight-group", Resource: GroupResource(g.Key), Actions: []string{"createInsightGroup"},
-		Name: g.Name, Href: GroupHref(g.Key), TitleVerb: "created the insight group", Current: g,
-		Conflict: fmt.Sprintf("insight group %q already exists", g.Key),
-	})
-	if err != nil {
-		if fault.Is(err, fault.OptimisticLock) {
-			return nil, fault.New(fault.Conflict, "insight group %q already exists", g.Key)
-		}
-		return nil, err
-	}
-	return g, nil
+	return s.groups.Create(ctx, groupRef(g.Key), g, resource.Change{})
 }
 
 // Group returns one insight group.
 func (s *Service) Group(ctx context.Context, key string) (*Group, error) {
-	if environment.ValidKey("insightGroupKey", key) != nil {
-		return nil, fault.New(fault.NotFound, "insight group %q not found", key)
-	}
-	return record.Load(ctx, s.table, store.InsightGroupKey(key), fmt.Sprintf("insight group %q", key), decodeGroup)
+	return s.groups.Get(ctx, groupRef(key))
 }
 
 // GroupQuery selects a page of insight groups.
@@ -198,52 +190,13 @@ func (s *Service) Groups(ctx context.Context, q GroupQuery) ([]*Group, int, erro
 // PatchGroup applies a JSON patch (/name, /applicationKeys, /projectKey,
 // /environmentKey) to an insight group.
 func (s *Service) PatchGroup(ctx context.Context, key string, p patch.Patch) (*Group, error) {
-	if _, err := GroupPatchActions(p); err != nil {
-		return nil, err
-	}
-	old, err := s.Group(ctx, key)
-	if err != nil {
-		return nil, err
-	}
-	var next Group
-	if err := p.ApplyTo(old, &next); err != nil {
-		return nil, err
-	}
-	next.Key, next.CreatedAt, next.ItemVersion = old.Key, old.CreatedAt, old.ItemVersion
-	if err := s.check(ctx, &next); err != nil {
-		return nil, err
-	}
-	if len(patch.ChangedFields(old, &next, groupPatchable)) == 0 {
-		return old, nil
-	}
-	next.ItemVersion = old.ItemVersion + 1
-	put, err := next.put(store.IfVersion(old.ItemVersion))
-	if err != nil {
-		return nil, err
-	}
-	_, err = s.log.Commit(ctx, audit.Change{
-		Writes: []store.Write{put}, Kind: "insight-group", Resource: GroupResource(key), Actions: []string{"updateInsightGroup"},
-		Name: next.Name, Href: GroupHref(key), TitleVerb: "updated the insight group", Comment: p.Comment,
-		Previous: old, Current: &next, Delta: p.Raw,
-		Conflict: fmt.Sprintf("insight group %q was changed by another request; read it again and retry", key),
+	return s.groups.Patch(ctx, groupRef(key), p, func(old, next *Group) error {
+		next.Key, next.CreatedAt = old.Key, old.CreatedAt
+		return s.check(ctx, next)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return &next, nil
 }
 
 // DeleteGroup removes an insight group.
 func (s *Service) DeleteGroup(ctx context.Context, key string) error {
-	old, err := s.Group(ctx, key)
-	if err != nil {
-		return err
-	}
-	_, err = s.log.Commit(ctx, audit.Change{
-		Writes: []store.Write{store.Delete(store.InsightGroupKey(key), store.IfVersion(old.ItemVersion))},
-		Kind:   "insight-group", Resource: GroupResource(key), Actions: []string{"deleteInsightGroup"},
-		Name: old.Name, Href: GroupHref(key), TitleVerb: "deleted the insight group", Previous: old,
-		Conflict: fmt.Sprintf("insight group %q was changed by another request; try again", key),
-	})
-	return err
+	return s.groups.Delete(ctx, groupRef(key), resource.Change{})
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/flagplane/flagplane/shared/flag"
 	"github.com/flagplane/flagplane/shared/member"
 	"github.com/flagplane/flagplane/shared/project"
+	"github.com/flagplane/flagplane/shared/resource"
 	"github.com/flagplane/flagplane/shared/store"
 )
 
@@ -51,6 +52,7 @@ type Service struct {
 	flags    *flag.Service
 	members  *member.Service
 	codeRefs CodeRefs
+	groups   resource.Kit[Group]
 	now      func() time.Time
 }
 
@@ -58,7 +60,7 @@ type Service struct {
 func NewService(table store.Table, log *audit.Log, projects *project.Service, envs *environment.Service,
 	flags *flag.Service, members *member.Service, codeRefs CodeRefs) *Service {
 	return &Service{table: table, log: log, projects: projects, envs: envs, flags: flags, members: members,
-		codeRefs: codeRefs, now: time.Now}
+		codeRefs: codeRefs, groups: resource.New(&groupKind, table, log), now: time.Now}
 }
 
 // SetClock replaces the clock, for tests of periods.
