@@ -105,7 +105,7 @@ func (s *Service) fireOnce(ctx context.Context, t *Trigger, eventID string) (Fir
 		return Firing{}, err
 	}
 	if _, err := s.log.Commit(ctx, audit.Change{
-		Writes: []store.Write{event, put}, Kind: "adaptiveTrigger", Resource: resource(&next), Actions: []string{"fireAdaptiveTrigger"},
+		Writes: []store.Write{event, put}, Kind: "adaptiveTrigger", Resource: specifier(&next), Actions: []string{"fireAdaptiveTrigger"},
 		Name: t.Name, Href: Href(t.ProjectKey, t.EnvironmentKey, t.ID), TitleVerb: "recorded a failed firing of the adaptive trigger",
 		Comment: fmt.Sprintf("alert event %q: %s", eventID, firing.Error), Previous: t.shown(), Current: next.shown(),
 		Conflict: fmt.Sprintf("adaptive trigger %q was changed by another request; retry", t.ID),

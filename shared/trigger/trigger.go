@@ -23,6 +23,7 @@ import (
 	"github.com/flagplane/flagplane/shared/flag"
 	"github.com/flagplane/flagplane/shared/patch"
 	"github.com/flagplane/flagplane/shared/record"
+	"github.com/flagplane/flagplane/shared/resource"
 	"github.com/flagplane/flagplane/shared/semanticpatch"
 	"github.com/flagplane/flagplane/shared/store"
 )
@@ -94,9 +95,7 @@ var patchable = map[string]string{
 }
 
 // PatchActions returns the actions a JSON patch of a trigger performs.
-func PatchActions(p patch.Patch) ([]string, error) {
-	return p.Actions(patchable, "an adaptive trigger")
-}
+func PatchActions(p patch.Patch) ([]string, error) { return kind.PatchActions(p) }
 
 // Href is a trigger's API path.
 func Href(projectKey, envKey, id string) string {
@@ -111,8 +110,32 @@ func CollectionHref(projectKey, envKey string) string {
 // FireHref is the path an alert source posts to.
 func FireHref(id string) string { return "/api/v2/adaptive-triggers/" + id + "/fire" }
 
-func resource(t *Trigger) string {
+func specifier(t *Trigger) string {
 	return fmt.Sprintf("proj/%s:env/%s:adaptive-trigger/%s", t.ProjectKey, t.EnvironmentKey, t.ID)
+}
+
+// kind describes adaptive triggers to the resource kit; reads and audit
+// entries show them without their token hash.
+var kind = resource.Kind[Trigger]{
+	Audit: "adaptiveTrigger", Noun: "adaptive trigger", Created: "createAdaptiveTrigger", Deleted: "deleteAdaptiveTrigger",
+	Patchable: patchable, Called: "an adaptive trigger",
+	Item: (*Trigger).item, Decode: decode,
+	Version: func(t *Trigger) int64 { return t.Version },
+	Name:    func(t *Trigger) string { return t.Name },
+	Shown:   func(t *Trigger) any { return t.shown() },
+}
+
+// idRef names the trigger with id, for a read; an id that is no UUID names none.
+func idRef(id string) resource.Ref {
+	_, err := uuid.Parse(id)
+	return resource.Ref{Key: store.AdaptiveTriggerKey(id), What: fmt.Sprintf("adaptive trigger %q", id), Malformed: err != nil}
+}
+
+// ref names t, for a change.
+func ref(t *Trigger) resource.Ref {
+	r := idRef(t.ID)
+	r.Resource, r.Href = specifier(t), Href(t.ProjectKey, t.EnvironmentKey, t.ID)
+	return r
 }
 
 func hashToken(tok string) string {
@@ -140,16 +163,17 @@ type Environments interface {
 
 // Service manages adaptive triggers.
 type Service struct {
-	table store.Table
-	log   *audit.Log
-	flags Flags
-	envs  Environments
-	now   func() time.Time
+	table    store.Table
+	log      *audit.Log
+	triggers resource.Kit[Trigger]
+	flags    Flags
+	envs     Environments
+	now      func() time.Time
 }
 
 // NewService returns the trigger service.
 func NewService(table store.Table, log *audit.Log, flags Flags, envs Environments) *Service {
-	return &Service{table: table, log: log, flags: flags, envs: envs, now: time.Now}
+	return &Service{table: table, log: log, triggers: resource.New(&kind, table, log), flags: flags, envs: envs, now: time.Now}
 }
 
 // Validate checks a trigger's fields and that its instructions apply to
@@ -201,14 +225,22 @@ func (s *Service) Validate(ctx context.Context, t *Trigger) error {
 	return nil
 }
 
-func (t *Trigger) put(c store.Cond) (store.Write, error) {
+func (t *Trigger) item() (store.Item, error) {
 	data, err := json.Marshal(t)
+	k := store.AdaptiveTriggerKey(t.ID)
+	gpk, gsk := store.AdaptiveTriggerIndexKeys(t.ProjectKey, t.EnvironmentKey, t.ID)
+	return store.Item{PK: k.PK, SK: k.SK, GSI1PK: gpk, GSI1SK: gsk, Data: data}, err
+}
+
+// put writes t at its version under c, for a firing, which the flag's
+// change commits.
+func (t *Trigger) put(c store.Cond) (store.Write, error) {
+	it, err := t.item()
 	if err != nil {
 		return store.Write{}, fmt.Errorf("encode adaptive trigger %q: %w", t.ID, err)
 	}
-	k := store.AdaptiveTriggerKey(t.ID)
-	gpk, gsk := store.AdaptiveTriggerIndexKeys(t.ProjectKey, t.EnvironmentKey, t.ID)
-	return store.Put(store.Item{PK: k.PK, SK: k.SK, GSI1PK: gpk, GSI1SK: gsk, Version: t.Version, Data: data}, c), nil
+	it.Version = t.Version
+	return store.Put(it, c), nil
 }
 
 // shown is the trigger as audit entries and reads show it: no token hash.
@@ -238,21 +270,14 @@ func (s *Service) Create(ctx context.Context, projectKey, envKey string, in Inpu
 	tok := newToken()
 	t := &Trigger{ID: uuid.NewString(), ProjectKey: projectKey, EnvironmentKey: envKey, Name: in.Name,
 		ResourceKind: in.ResourceKind, ResourceKey: in.ResourceKey, Enabled: in.Enabled == nil || *in.Enabled,
-		CreatedAt: now, UpdatedAt: now, Task: *in.Task, TriggerSource: *in.TriggerSource, TokenHash: hashToken(tok), Version: 1}
+		CreatedAt: now, UpdatedAt: now, Task: *in.Task, TriggerSource: *in.TriggerSource, TokenHash: hashToken(tok)}
 	if t.ResourceKind == "" {
 		t.ResourceKind = ResourceKindFlag
 	}
 	if err := s.Validate(ctx, t); err != nil {
 		return nil, "", err
 	}
-	put, err := t.put(store.IfNotExists())
-	if err != nil {
-		return nil, "", err
-	}
-	if _, err := s.log.Commit(ctx, audit.Change{
-		Writes: []store.Write{put}, Kind: "adaptiveTrigger", Resource: resource(t), Actions: []string{"createAdaptiveTrigger"},
-		Name: t.Name, Href: Href(projectKey, envKey, t.ID), TitleVerb: "created the adaptive trigger", Current: t.shown(),
-	}); err != nil {
+	if _, err := s.triggers.Create(ctx, ref(t), t, resource.Change{}); err != nil {
 		return nil, "", err
 	}
 	shown := t.shown()
@@ -281,10 +306,7 @@ func (s *Service) load(ctx context.Context, projectKey, envKey, id string) (*Tri
 }
 
 func (s *Service) loadID(ctx context.Context, id string) (*Trigger, error) {
-	if _, err := uuid.Parse(id); err != nil {
-		return nil, fault.New(fault.NotFound, "adaptive trigger %q not found", id)
-	}
-	return record.Load(ctx, s.table, store.AdaptiveTriggerKey(id), fmt.Sprintf("adaptive trigger %q", id), decode)
+	return s.triggers.Get(ctx, idRef(id))
 }
 
 func decode(it store.Item) (*Trigger, error) {
@@ -330,26 +352,17 @@ func (s *Service) Patch(ctx context.Context, projectKey, envKey, id string, p pa
 	if err := s.Validate(ctx, &next); err != nil {
 		return nil, err
 	}
-	actions := patch.ChangedFields(old, &next, patchable)
+	actions := kind.Changed(old, &next)
 	if len(actions) == 0 {
 		shown := old.shown()
 		return &shown, nil
 	}
 	next.UpdatedAt = s.now().UnixMilli()
-	next.Version = old.Version + 1
-	put, err := next.put(store.IfVersion(old.Version))
+	t, err := s.triggers.Update(ctx, ref(old), old, &next, resource.Change{Actions: actions, Comment: p.Comment, Delta: p.Raw})
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.log.Commit(ctx, audit.Change{
-		Writes: []store.Write{put}, Kind: "adaptiveTrigger", Resource: resource(&next), Actions: actions,
-		Name: next.Name, Href: Href(projectKey, envKey, id), TitleVerb: "updated the adaptive trigger", Comment: p.Comment,
-		Previous: old.shown(), Current: next.shown(), Delta: p.Raw,
-		Conflict: fmt.Sprintf("adaptive trigger %q was changed by another request; read it again and retry", id),
-	}); err != nil {
-		return nil, err
-	}
-	shown := next.shown()
+	shown := t.shown()
 	return &shown, nil
 }
 
@@ -359,13 +372,7 @@ func (s *Service) Delete(ctx context.Context, projectKey, envKey, id string) err
 	if err != nil {
 		return err
 	}
-	_, err = s.log.Commit(ctx, audit.Change{
-		Writes: []store.Write{store.Delete(store.AdaptiveTriggerKey(id), store.IfVersion(t.Version))},
-		Kind:   "adaptiveTrigger", Resource: resource(t), Actions: []string{"deleteAdaptiveTrigger"},
-		Name: t.Name, Href: Href(projectKey, envKey, id), TitleVerb: "deleted the adaptive trigger", Previous: t.shown(),
-		Conflict: fmt.Sprintf("adaptive trigger %q was changed by another request; try again", id),
-	})
-	return err
+	return s.triggers.Remove(ctx, ref(t), t, resource.Change{})
 }
 
 // Authenticate returns the trigger whose firing token tok is; any
