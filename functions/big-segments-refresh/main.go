@@ -5,24 +5,8 @@
 package main
 
 import (
-	"context"
-	"log"
-
-	"github.com/aws/aws-lambda-go/lambda"
-
-	"github.com/flagplane/flagplane/shared/app"
 	"github.com/flagplane/flagplane/shared/featurestore/featurestoreapi"
+	"github.com/flagplane/flagplane/shared/lambdafn"
 )
 
-func main() {
-	a, _, err := app.FromEnv(context.Background())
-	if err != nil {
-		log.Fatalf("flagplane big-segments-refresh: %v", err)
-	}
-	svc := featurestoreapi.Service(a)
-	lambda.Start(func(ctx context.Context) error {
-		// Failures are in each store's status and logged there; the error
-		// makes the run's failure visible in the function's metrics.
-		return svc.RefreshBigSegments(ctx)
-	})
-}
+func main() { lambdafn.ServeWorker(featurestoreapi.BigSegments, "big-segments-refresh") }

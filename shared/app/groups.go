@@ -114,6 +114,18 @@ func (a *App) RunWorkers(ctx context.Context, logger *slog.Logger) {
 	wg.Wait()
 }
 
+// CheckWorker fails unless a group of the app has the named worker.
+func (a *App) CheckWorker(name string) error {
+	for _, g := range a.Groups() {
+		for _, w := range g.Workers {
+			if w.Name == name {
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("no group of this function has the worker %q", name)
+}
+
 // RunWorker runs the named worker of any group once (tests: as if its
 // time had come).
 func (a *App) RunWorker(ctx context.Context, name string, logger *slog.Logger) error {
