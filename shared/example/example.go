@@ -116,3 +116,13 @@ type Set struct {
 	// LaunchDarkly's Terraform provider sends) answers as integers.
 	Dated map[string][]string
 }
+
+// API is the prefix of the management API.
+const API = "/api/v2"
+
+// Paths of the resources most examples reach.
+func ProjectPath(p string) string { return API + "/projects/" + p }
+func EnvsPath(p string) string    { return ProjectPath(p) + "/environments" }
+func EnvPath(p, e string) string  { return EnvsPath(p) + "/" + e }
+func FlagsPath(p string) string   { return API + "/flags/" + p }
+func FlagPath(p, f string) string { return FlagsPath(p) + "/" + f }
