@@ -2,7 +2,9 @@ package api
 
 import (
 	"net/url"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/flagplane/flagplane/shared/fault"
 )
@@ -34,6 +36,26 @@ func BoolParam(q url.Values, name string, def bool) (bool, error) {
 		return false, fault.New(fault.Invalid, "query parameter %q must be true or false, not %q", name, raw)
 	}
 	return b, nil
+}
+
+// Expand reads the expand query parameter, every value of it, each a
+// comma-separated list: the names it holds, refusing one that is not among
+// allowed.
+func Expand(q url.Values, allowed ...string) (map[string]bool, error) {
+	out := map[string]bool{}
+	for _, raw := range q["expand"] {
+		for _, name := range strings.Split(raw, ",") {
+			name = strings.TrimSpace(name)
+			if name == "" {
+				continue
+			}
+			if !slices.Contains(allowed, name) {
+				return nil, fault.New(fault.Invalid, "query parameter \"expand\": %q is not one of %s", name, strings.Join(allowed, ", "))
+			}
+			out[name] = true
+		}
+	}
+	return out, nil
 }
 
 // MaxPage is the largest limit the offset-paged lists (projects,

@@ -123,8 +123,8 @@ func TestTokensNameCustomRolesByIDOrKey(t *testing.T) {
 		}
 		res := srv.Do(t, http.MethodPatch, tokenPath(id), []apptest.PatchOp{apptest.Replace("/name", "renamed")})
 		apptest.WantStatus(t, res, http.StatusOK)
-		if e := apptest.LatestAuditEntry(t, srv); !slices.Equal(entryActions(e), []string{"updateTokenName"}) {
-			t.Errorf("renaming it recorded actions %v", entryActions(e))
+		if e := apptest.LatestAuditEntry(t, srv); !slices.Equal(e.Actions(), []string{"updateTokenName"}) {
+			t.Errorf("renaming it recorded actions %v", e.Actions())
 		}
 	})
 
@@ -138,15 +138,6 @@ func TestTokensNameCustomRolesByIDOrKey(t *testing.T) {
 			t.Errorf("a token of the deleted role may still act: status %d", got)
 		}
 	})
-}
-
-// entryActions are the actions of an audit entry's accesses.
-func entryActions(e apptest.AuditEntry) []string {
-	var out []string
-	for _, a := range e.Accesses {
-		out = append(out, a.Action)
-	}
-	return out
 }
 
 func TestTokenExpiryInputs(t *testing.T) {

@@ -193,8 +193,8 @@ func TestTeamSemanticPatch(t *testing.T) {
 					t.Errorf("version %d -> %d, lastModified %d -> %d, creationDate %d -> %d", before.Version, d.Version, before.LastModified, d.LastModified, before.CreationDate, d.CreationDate)
 				}
 				e := apptest.LatestAuditEntry(t, fx.srv)
-				if e.Kind != "team" || e.Comment != "why" || !slices.Equal(entryActions(e), c.actions) {
-					t.Errorf("audit entry kind %q comment %q actions %v, want team, why, %v", e.Kind, e.Comment, entryActions(e), c.actions)
+				if e.Kind != "team" || e.Comment != "why" || !slices.Equal(e.Actions(), c.actions) {
+					t.Errorf("audit entry kind %q comment %q actions %v, want team, why, %v", e.Kind, e.Comment, e.Actions(), c.actions)
 				}
 				if len(e.Delta) != 0 && string(e.Delta) != "null" {
 					t.Errorf("a semantic patch's audit entry has delta %s", e.Delta)
@@ -625,8 +625,8 @@ func TestARemovedMemberLeavesItsTeams(t *testing.T) {
 		if d := readTeam(t, fx.srv, "dev"); d.Version != before.Version+1 {
 			t.Errorf("version %d, want %d", d.Version, before.Version+1)
 		}
-		if e := apptest.LatestAuditEntry(t, fx.srv); e.Kind != "member" || !slices.Equal(entryActions(e), []string{"deleteMember"}) {
-			t.Errorf("latest entry %s %v", e.Kind, entryActions(e))
+		if e := apptest.LatestAuditEntry(t, fx.srv); e.Kind != "member" || !slices.Equal(e.Actions(), []string{"deleteMember"}) {
+			t.Errorf("latest entry %s %v", e.Kind, e.Actions())
 		}
 	})
 	t.Run("a member on no team is removed as before", func(t *testing.T) {

@@ -55,6 +55,15 @@ func (e AuditEntry) Access() string {
 	return e.Accesses[0].Action + " " + e.Accesses[0].Resource
 }
 
+// Actions are the actions of the entry's accesses, in order.
+func (e AuditEntry) Actions() []string {
+	var out []string
+	for _, a := range e.Accesses {
+		out = append(out, a.Action)
+	}
+	return out
+}
+
 // Millis is the entry's date, which the API gives as Unix ms in a string.
 func (e AuditEntry) Millis(tb testing.TB) int64 {
 	tb.Helper()
