@@ -7,7 +7,9 @@ import (
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/patch"
 	"github.com/flagplane/flagplane/shared/policy"
+	"github.com/flagplane/flagplane/shared/resource"
 	"github.com/flagplane/flagplane/shared/store"
+	"github.com/google/uuid"
 )
 
 // Mask replaces a secret value in every read, audit entry and payload.
@@ -90,9 +92,7 @@ var patchable = map[string]string{
 }
 
 // PatchActions returns the actions a JSON patch of a configuration performs.
-func PatchActions(p patch.Patch) ([]string, error) {
-	return p.Actions(patchable, "an integration configuration")
-}
+func PatchActions(p patch.Patch) ([]string, error) { return kind.PatchActions(p) }
 
 // Href is a configuration's API path; ListHref the list of its key.
 func Href(id string) string { return "/api/v2/integration-configurations/" + id }
@@ -133,14 +133,44 @@ func (c *Config) statements() []policy.Statement {
 	return c.CapabilityConfig.AuditLogEventsHook.Statements
 }
 
-func (c *Config) put(cond store.Cond) (store.Write, error) {
+func (c *Config) item() (store.Item, error) {
 	data, err := json.Marshal(c)
-	if err != nil {
-		return store.Write{}, fmt.Errorf("encode integration configuration %q: %w", c.ID, err)
-	}
-	k := store.IntegrationConfigKey(c.ID)
 	gsk := store.IntegrationConfigIndexSK(c.IntegrationKey, c.CreatedAt, c.ID)
-	return store.Put(store.Item{PK: k.PK, SK: k.SK, GSI1PK: store.IntegrationConfigsIndexPK, GSI1SK: gsk, Version: c.Version, Data: data}, cond), nil
+	return store.Item{GSI1PK: store.IntegrationConfigsIndexPK, GSI1SK: gsk, Data: data}, err
+}
+
+// kind describes configurations to the resource kit; audit entries show
+// them masked.
+var kind = resource.Kind[Config]{
+	Audit: "integration", Noun: "integration configuration", Created: "createIntegration", Deleted: "deleteIntegration",
+	Patchable: patchable, Called: "an integration configuration",
+	Item: (*Config).item, Decode: decode,
+	Version: func(c *Config) int64 { return c.Version },
+	Name:    func(c *Config) string { return c.Name },
+	Shown:   shown,
+}
+
+// shown is c masked by its manifest; with the manifest gone (never for a
+// configuration read through load), its values are left out.
+func shown(c *Config) any {
+	m, err := Lookup(c.IntegrationKey)
+	if err != nil {
+		bare := *c
+		bare.ConfigValues = nil
+		return bare
+	}
+	return c.Masked(m)
+}
+
+// ref names the configuration with id, of integration c (nil for a read);
+// an id that is no UUID names none.
+func ref(id string, c *Config) resource.Ref {
+	_, err := uuid.Parse(id)
+	r := resource.Ref{Key: store.IntegrationConfigKey(id), What: fmt.Sprintf("integration configuration %q", id), Href: Href(id), Malformed: err != nil}
+	if c != nil {
+		r.Resource = c.specifier()
+	}
+	return r
 }
 
 func decode(it store.Item) (*Config, error) {

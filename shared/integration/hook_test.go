@@ -38,12 +38,13 @@ func hookService(tb testing.TB, rt http.RoundTripper, logs io.Writer) *Service {
 // storeConfig puts a configuration as Create would have.
 func storeConfig(tb testing.TB, s *Service, c *Config) {
 	tb.Helper()
-	c.Version = 1
-	w, err := c.put(store.IfNotExists())
+	it, err := c.item()
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if err := s.table.Transact(context.Background(), []store.Write{w}); err != nil {
+	k := store.IntegrationConfigKey(c.ID)
+	it.PK, it.SK, it.Version = k.PK, k.SK, 1
+	if err := s.table.Put(context.Background(), it, store.IfNotExists()); err != nil {
 		tb.Fatal(err)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/flagplane/flagplane/shared/patch"
 	"github.com/flagplane/flagplane/shared/policy"
 	"github.com/flagplane/flagplane/shared/record"
+	"github.com/flagplane/flagplane/shared/resource"
 	"github.com/flagplane/flagplane/shared/store"
 	"github.com/flagplane/flagplane/shared/webhook"
 )
@@ -32,11 +33,11 @@ const (
 
 // Service manages integration configurations and runs their event hooks.
 type Service struct {
-	table  store.Table
-	log    *audit.Log
-	guard  webhook.Guard
-	client *http.Client
-	logger *slog.Logger
+	table   store.Table
+	configs resource.Kit[Config]
+	guard   webhook.Guard
+	client  *http.Client
+	logger  *slog.Logger
 	// render is the audit entry as the API shows it (the generic webhook's payload).
 	render func(audit.Entry) ([]byte, error)
 	now    func() time.Time
@@ -49,7 +50,7 @@ func NewService(table store.Table, log *audit.Log, guard webhook.Guard, render f
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Service{table: table, log: log, guard: guard, client: guard.Client(webhook.Timeout), render: render, logger: logger, now: time.Now}
+	return &Service{table: table, configs: resource.New(&kind, table, log), guard: guard, client: guard.Client(webhook.Timeout), render: render, logger: logger, now: time.Now}
 }
 
 // validate checks a configuration against its manifest and the rules
@@ -107,7 +108,7 @@ func (s *Service) Create(ctx context.Context, key string, in Input, maintainerID
 	c := &Config{
 		ID: uuid.NewString(), IntegrationKey: key, Name: *in.Name, CreatedAt: s.now().UnixMilli(), Tags: in.Tags,
 		Enabled: in.Enabled == nil || *in.Enabled, ConfigValues: in.ConfigValues, CapabilityConfig: in.CapabilityConfig,
-		MaintainerID: maintainerID, Version: 1,
+		MaintainerID: maintainerID,
 	}
 	if c.Tags == nil {
 		c.Tags = []string{}
@@ -129,21 +130,14 @@ func (s *Service) Create(ctx context.Context, key string, in Input, maintainerID
 			c.Pending, c.SetupError = true, setupError(err)
 		}
 	}
-	put, err := c.put(store.IfNotExists())
-	if err != nil {
-		return nil, err
-	}
-	verb := "created the integration configuration"
+	var verb string // the kit's "created the integration configuration"
 	if c.Pending {
 		verb = "started the setup of the integration configuration"
 	}
-	masked := c.Masked(m)
-	if _, err := s.log.Commit(ctx, audit.Change{
-		Writes: []store.Write{put}, Kind: "integration", Resource: c.specifier(), Actions: []string{"createIntegration"},
-		Name: c.Name, Href: Href(c.ID), TitleVerb: verb, Current: masked,
-	}); err != nil {
+	if _, err := s.configs.Create(ctx, ref(c.ID, c), c, resource.Change{TitleVerb: verb}); err != nil {
 		return nil, err
 	}
+	masked := c.Masked(m)
 	return &masked, nil
 }
 
@@ -168,10 +162,7 @@ func (s *Service) Stored(ctx context.Context, id string) (key string, tags []str
 }
 
 func (s *Service) load(ctx context.Context, id string) (*Config, *Manifest, error) {
-	if _, err := uuid.Parse(id); err != nil {
-		return nil, nil, fault.New(fault.NotFound, "integration configuration %q not found", id)
-	}
-	c, err := record.Load(ctx, s.table, store.IntegrationConfigKey(id), fmt.Sprintf("integration configuration %q", id), decode)
+	c, err := s.configs.Get(ctx, ref(id, nil))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -249,7 +240,7 @@ func (s *Service) Patch(ctx context.Context, id string, p patch.Patch) (*Config,
 	if err := s.validate(ctx, m, &next); err != nil {
 		return nil, err
 	}
-	verb := "updated the integration configuration"
+	var verb string // the kit's "updated the integration configuration"
 	switch {
 	case old.Pending:
 		if err := s.verify(ctx, m, &next); err != nil {
@@ -265,7 +256,7 @@ func (s *Service) Patch(ctx context.Context, id string, p patch.Patch) (*Config,
 		}
 	}
 	after := next.Masked(m)
-	actions := patch.ChangedFields(old, &next, patchable)
+	actions := kind.Changed(old, &next)
 	if len(actions) == 0 && next.Pending == old.Pending {
 		before.SetupError = next.SetupError // what this try found, though nothing is written
 		return &before, nil
@@ -277,17 +268,7 @@ func (s *Service) Patch(ctx context.Context, id string, p patch.Patch) (*Config,
 	if err != nil {
 		return nil, err
 	}
-	next.Version = old.Version + 1
-	put, err := next.put(store.IfVersion(old.Version))
-	if err != nil {
-		return nil, err
-	}
-	if _, err := s.log.Commit(ctx, audit.Change{
-		Writes: []store.Write{put}, Kind: "integration", Resource: next.specifier(), Actions: actions,
-		Name: next.Name, Href: Href(id), TitleVerb: verb, Comment: p.Comment,
-		Previous: before, Current: after, Delta: delta,
-		Conflict: fmt.Sprintf("integration configuration %q was changed by another request; read it again and retry", id),
-	}); err != nil {
+	if _, err := s.configs.Update(ctx, ref(id, old), old, &next, resource.Change{Actions: actions, TitleVerb: verb, Comment: p.Comment, Delta: delta}); err != nil {
 		return nil, err
 	}
 	return &after, nil
@@ -295,17 +276,11 @@ func (s *Service) Patch(ctx context.Context, id string, p patch.Patch) (*Config,
 
 // Delete removes a configuration; deliveries still queued for it send nothing.
 func (s *Service) Delete(ctx context.Context, id string) error {
-	c, m, err := s.load(ctx, id)
+	c, _, err := s.load(ctx, id)
 	if err != nil {
 		return err
 	}
-	_, err = s.log.Commit(ctx, audit.Change{
-		Writes: []store.Write{store.Delete(store.IntegrationConfigKey(id), store.IfVersion(c.Version))},
-		Kind:   "integration", Resource: c.specifier(), Actions: []string{"deleteIntegration"},
-		Name: c.Name, Href: Href(id), TitleVerb: "deleted the integration configuration", Previous: c.Masked(m),
-		Conflict: fmt.Sprintf("integration configuration %q was changed by another request; try again", id),
-	})
-	return err
+	return s.configs.Remove(ctx, ref(id, c), c, resource.Change{})
 }
 
 // setupError is a failed verification as reads show it: its own errors
