@@ -2,8 +2,8 @@
 package main
 
 import (
-	"github.com/flagplane/flagplane/shared/endpoints"
 	"github.com/flagplane/flagplane/shared/lambdafn"
+	"github.com/flagplane/flagplane/shared/team/teamapi"
 )
 
-func main() { lambdafn.Serve(endpoints.Teams) }
+func main() { lambdafn.Serve(teamapi.New) }

@@ -19,7 +19,6 @@ var (
 	OAuthClients     = group("oauth-clients")
 	ReleasePipelines = group("release-pipelines")
 	ReleasePolicies  = group("release-policies")
-	Teams            = group("teams")
 	Tokens           = group("tokens")
 	Webhooks         = group("webhooks")
 )

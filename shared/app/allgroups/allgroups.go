@@ -17,6 +17,7 @@ import (
 	"github.com/flagplane/flagplane/shared/member/memberapi"
 	"github.com/flagplane/flagplane/shared/role/roleapi"
 	"github.com/flagplane/flagplane/shared/sdkapi"
+	"github.com/flagplane/flagplane/shared/team/teamapi"
 	"github.com/flagplane/flagplane/shared/usage/usageapi"
 )
 
@@ -46,7 +47,7 @@ func List() []app.NewGroup {
 		endpoints.ReleasePolicies,
 		roleapi.New,
 		sdkapi.New,
-		endpoints.Teams,
+		teamapi.New,
 		endpoints.Tokens,
 		usageapi.New,
 		endpoints.Webhooks,

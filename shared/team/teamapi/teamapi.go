@@ -1,13 +1,13 @@
-package endpoints
+// Package teamapi serves the teams group over HTTP: teams, their members
+// and custom roles, changed by JSON patch or semantic patch.
+package teamapi
 
 import (
 	"net/http"
 	"slices"
-	"strings"
 
 	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/app"
-	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/listing"
 	"github.com/flagplane/flagplane/shared/patch"
 	"github.com/flagplane/flagplane/shared/policy"
@@ -15,6 +15,33 @@ import (
 	"github.com/flagplane/flagplane/shared/semanticpatch"
 	"github.com/flagplane/flagplane/shared/team"
 )
+
+// New is the teams group over a.
+func New(a *app.App) app.Group {
+	h := handlers{teams: a.Services.Teams}
+	return app.Group{
+		Name: "teams",
+		Handlers: map[string]api.Handler{
+			"getTeams":           h.getTeams,
+			"postTeam":           h.postTeam,
+			"getTeam":            h.getTeam,
+			"patchTeam":          h.patchTeam,
+			"deleteTeam":         h.deleteTeam,
+			"getTeamRoles":       h.getTeamRoles,
+			"getTeamMaintainers": h.getTeamMaintainers,
+		},
+		Needs: map[string]api.Needs{"patchTeam": teamPatchNeeds},
+		Answers: map[string]api.Answer{
+			"getTeams":           {Status: http.StatusOK, Rep: teamsRep{}},
+			"postTeam":           {Status: http.StatusCreated, Rep: teamRep{}},
+			"getTeam":            {Status: http.StatusOK, Rep: teamRep{}},
+			"patchTeam":          {Status: http.StatusOK, Rep: teamRep{}},
+			"deleteTeam":         {Status: http.StatusNoContent},
+			"getTeamRoles":       {Status: http.StatusOK, Rep: teamRolesRep{}},
+			"getTeamMaintainers": {Status: http.StatusOK, Rep: teamMaintainersRep{}},
+		},
+	}
+}
 
 // teamRep is a team as the API shows it: the reference's Team (its
 // timestamps integers, as the reference has them; the spec does not list
@@ -81,24 +108,6 @@ type teamMaintainersRep struct {
 // does not work out which projects a team's roles reach.
 var teamExpansions = []string{"members", "roles", "roleAttributes", "projects", "maintainers"}
 
-// teamExpand reads the `expand` query parameter of a team answer.
-func teamExpand(r *http.Request) (map[string]bool, error) {
-	out := map[string]bool{}
-	for _, raw := range r.URL.Query()["expand"] {
-		for _, name := range strings.Split(raw, ",") {
-			name = strings.TrimSpace(name)
-			if name == "" {
-				continue
-			}
-			if !slices.Contains(teamExpansions, name) {
-				return nil, fault.New(fault.Invalid, "query parameter \"expand\": %q is not one of %s", name, strings.Join(teamExpansions, ", "))
-			}
-			out[name] = true
-		}
-	}
-	return out, nil
-}
-
 // teamRolesPage is a page of the team's custom roles.
 func teamRolesPage(r *http.Request, teams *team.Service, t *team.Team, q map[string][]string, offset, limit int64) (*teamRolesRep, error) {
 	roles, err := teams.Roles(r.Context(), t)
@@ -119,7 +128,7 @@ func teamMaintainersPage(t *team.Team, q map[string][]string, offset, limit int6
 	return &teamMaintainersRep{Items: []memberSummaryRep{}, Links: api.OffsetLinks(team.Href(t.Key)+"/maintainers", q, offset, limit, 0)}
 }
 
-func newTeamRep(r *http.Request, s app.Services, t *team.Team, expand map[string]bool) (teamRep, error) {
+func newTeamRep(r *http.Request, teams *team.Service, t *team.Team, expand map[string]bool) (teamRep, error) {
 	rep := teamRep{
 		Links: api.Links{"self": api.JSONLink(team.Href(t.Key)), "parent": api.JSONLink("/api/v2/teams"),
 			"roles": api.JSONLink(team.Href(t.Key) + "/roles")},
@@ -131,7 +140,7 @@ func newTeamRep(r *http.Request, s app.Services, t *team.Team, expand map[string
 		rep.Members = &teamMembersRep{TotalCount: len(t.MemberIDs)}
 	}
 	if expand["roles"] {
-		roles, err := teamRolesPage(r, s.Teams, t, map[string][]string{}, 0, 25)
+		roles, err := teamRolesPage(r, teams, t, map[string][]string{}, 0, 25)
 		if err != nil {
 			return rep, err
 		}
@@ -201,134 +210,143 @@ func teamPatchNeeds(r *http.Request, body []byte) ([]api.Need, error) {
 	return api.ActionNeeds(list...), nil
 }
 
-func teamHandlers(s app.Services) map[string]api.Handler {
-	teams := s.Teams
-	answer := func(w http.ResponseWriter, r *http.Request, status int, t *team.Team) error {
-		expand, err := teamExpand(r)
+// handlers serve the group's operations.
+type handlers struct {
+	teams *team.Service
+}
+
+// answer writes a team with the expansions the request asks for.
+func (h handlers) answer(w http.ResponseWriter, r *http.Request, status int, t *team.Team) error {
+	expand, err := api.Expand(r.URL.Query(), teamExpansions...)
+	if err != nil {
+		return err
+	}
+	rep, err := newTeamRep(r, h.teams, t, expand)
+	if err != nil {
+		return err
+	}
+	api.WriteJSON(w, status, rep)
+	return nil
+}
+
+func (h handlers) getTeams(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	offset, limit, err := api.OffsetParams(q, 20, api.MaxPage)
+	if err != nil {
+		return err
+	}
+	keep, err := teamFilter(q.Get("filter"))
+	if err != nil {
+		return err
+	}
+	expand, err := api.Expand(q, teamExpansions...)
+	if err != nil {
+		return err
+	}
+	all, err := h.teams.List(r.Context())
+	if err != nil {
+		return err
+	}
+	all = slices.DeleteFunc(all, func(t *team.Team) bool { return !keep(t) })
+	total := int64(len(all))
+	out := teamsRep{TotalCount: total, Items: []teamRep{}, Links: api.OffsetLinks("/api/v2/teams", q, offset, limit, total)}
+	for _, t := range listing.Window(all, offset, limit) {
+		rep, err := newTeamRep(r, h.teams, t, expand)
 		if err != nil {
 			return err
 		}
-		rep, err := newTeamRep(r, s, t, expand)
+		out.Items = append(out.Items, rep)
+	}
+	api.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (h handlers) postTeam(w http.ResponseWriter, r *http.Request) error {
+	var in team.Input
+	if err := api.Decode(w, r, &in); err != nil {
+		return err
+	}
+	t, err := h.teams.Create(r.Context(), in)
+	if err != nil {
+		return err
+	}
+	return h.answer(w, r, http.StatusCreated, t)
+}
+
+func (h handlers) getTeam(w http.ResponseWriter, r *http.Request) error {
+	t, err := h.teams.Get(r.Context(), r.PathValue("teamKey"))
+	if err != nil {
+		return err
+	}
+	return h.answer(w, r, http.StatusOK, t)
+}
+
+func (h handlers) patchTeam(w http.ResponseWriter, r *http.Request) error {
+	// A bad expansion is refused before anything changes.
+	if _, err := api.Expand(r.URL.Query(), teamExpansions...); err != nil {
+		return err
+	}
+	body, err := api.ReadBody(w, r)
+	if err != nil {
+		return err
+	}
+	var t *team.Team
+	if isTeamSemanticPatch(r, body) {
+		sp, err := semanticpatch.Parse(body)
 		if err != nil {
 			return err
 		}
-		api.WriteJSON(w, status, rep)
-		return nil
+		if t, err = h.teams.SemanticPatch(r.Context(), r.PathValue("teamKey"), sp); err != nil {
+			return err
+		}
+	} else {
+		p, err := patch.Parse(body)
+		if err != nil {
+			return err
+		}
+		if t, err = h.teams.Patch(r.Context(), r.PathValue("teamKey"), p); err != nil {
+			return err
+		}
 	}
-	return map[string]api.Handler{
-		"getTeams": func(w http.ResponseWriter, r *http.Request) error {
-			q := r.URL.Query()
-			offset, limit, err := api.OffsetParams(q, 20, api.MaxPage)
-			if err != nil {
-				return err
-			}
-			keep, err := teamFilter(q.Get("filter"))
-			if err != nil {
-				return err
-			}
-			expand, err := teamExpand(r)
-			if err != nil {
-				return err
-			}
-			all, err := teams.List(r.Context())
-			if err != nil {
-				return err
-			}
-			all = slices.DeleteFunc(all, func(t *team.Team) bool { return !keep(t) })
-			total := int64(len(all))
-			out := teamsRep{TotalCount: total, Items: []teamRep{}, Links: api.OffsetLinks("/api/v2/teams", q, offset, limit, total)}
-			for _, t := range listing.Window(all, offset, limit) {
-				rep, err := newTeamRep(r, s, t, expand)
-				if err != nil {
-					return err
-				}
-				out.Items = append(out.Items, rep)
-			}
-			api.WriteJSON(w, http.StatusOK, out)
-			return nil
-		},
-		"postTeam": func(w http.ResponseWriter, r *http.Request) error {
-			var in team.Input
-			if err := api.Decode(w, r, &in); err != nil {
-				return err
-			}
-			t, err := teams.Create(r.Context(), in)
-			if err != nil {
-				return err
-			}
-			return answer(w, r, http.StatusCreated, t)
-		},
-		"getTeam": func(w http.ResponseWriter, r *http.Request) error {
-			t, err := teams.Get(r.Context(), r.PathValue("teamKey"))
-			if err != nil {
-				return err
-			}
-			return answer(w, r, http.StatusOK, t)
-		},
-		"patchTeam": func(w http.ResponseWriter, r *http.Request) error {
-			if _, err := teamExpand(r); err != nil {
-				return err
-			}
-			body, err := api.ReadBody(w, r)
-			if err != nil {
-				return err
-			}
-			var t *team.Team
-			if isTeamSemanticPatch(r, body) {
-				sp, err := semanticpatch.Parse(body)
-				if err != nil {
-					return err
-				}
-				if t, err = teams.SemanticPatch(r.Context(), r.PathValue("teamKey"), sp); err != nil {
-					return err
-				}
-			} else {
-				p, err := patch.Parse(body)
-				if err != nil {
-					return err
-				}
-				if t, err = teams.Patch(r.Context(), r.PathValue("teamKey"), p); err != nil {
-					return err
-				}
-			}
-			return answer(w, r, http.StatusOK, t)
-		},
-		"deleteTeam": func(w http.ResponseWriter, r *http.Request) error {
-			if err := teams.Delete(r.Context(), r.PathValue("teamKey")); err != nil {
-				return err
-			}
-			w.WriteHeader(http.StatusNoContent)
-			return nil
-		},
-		"getTeamRoles": func(w http.ResponseWriter, r *http.Request) error {
-			q := r.URL.Query()
-			offset, limit, err := api.OffsetParams(q, 20, api.MaxPage)
-			if err != nil {
-				return err
-			}
-			t, err := teams.Get(r.Context(), r.PathValue("teamKey"))
-			if err != nil {
-				return err
-			}
-			page, err := teamRolesPage(r, teams, t, q, offset, limit)
-			if err != nil {
-				return err
-			}
-			api.WriteJSON(w, http.StatusOK, page)
-			return nil
-		},
-		"getTeamMaintainers": func(w http.ResponseWriter, r *http.Request) error {
-			q := r.URL.Query()
-			offset, limit, err := api.OffsetParams(q, 20, api.MaxPage)
-			if err != nil {
-				return err
-			}
-			t, err := teams.Get(r.Context(), r.PathValue("teamKey"))
-			if err != nil {
-				return err
-			}
-			api.WriteJSON(w, http.StatusOK, teamMaintainersPage(t, q, offset, limit))
-			return nil
-		},
+	return h.answer(w, r, http.StatusOK, t)
+}
+
+func (h handlers) deleteTeam(w http.ResponseWriter, r *http.Request) error {
+	if err := h.teams.Delete(r.Context(), r.PathValue("teamKey")); err != nil {
+		return err
 	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (h handlers) getTeamRoles(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	offset, limit, err := api.OffsetParams(q, 20, api.MaxPage)
+	if err != nil {
+		return err
+	}
+	t, err := h.teams.Get(r.Context(), r.PathValue("teamKey"))
+	if err != nil {
+		return err
+	}
+	page, err := teamRolesPage(r, h.teams, t, q, offset, limit)
+	if err != nil {
+		return err
+	}
+	api.WriteJSON(w, http.StatusOK, page)
+	return nil
+}
+
+func (h handlers) getTeamMaintainers(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	offset, limit, err := api.OffsetParams(q, 20, api.MaxPage)
+	if err != nil {
+		return err
+	}
+	t, err := h.teams.Get(r.Context(), r.PathValue("teamKey"))
+	if err != nil {
+		return err
+	}
+	api.WriteJSON(w, http.StatusOK, teamMaintainersPage(t, q, offset, limit))
+	return nil
 }

@@ -1,4 +1,4 @@
-package endpoints_test
+package teamapi_test
 
 import (
 	"net/http"
@@ -37,7 +37,7 @@ func TestTeams(t *testing.T) {
 		t.Fatal(err)
 	}
 	create := func(project, key string) *apptest.Response {
-		return srv.Do(t, http.MethodPost, envsPath(project), map[string]any{"key": key, "name": key, "color": "00AA00"}, "Authorization", value)
+		return srv.Do(t, http.MethodPost, apptest.EnvsPath(project), map[string]any{"key": key, "name": key, "color": "00AA00"}, "Authorization", value)
 	}
 
 	t.Run("a team is created, read and listed", func(t *testing.T) {
@@ -61,8 +61,8 @@ func TestTeams(t *testing.T) {
 		// The token's rights were cached before the team changed; a fresh
 		// harness process would see it at once, this one within the cache TTL.
 		srv2 := srv.Reopen(t)
-		apptest.WantStatus(t, srv2.Do(t, http.MethodPost, envsPath("a"), map[string]any{"key": "x", "name": "x", "color": "00AA00"}, "Authorization", value), http.StatusCreated)
-		apptest.WantError(t, srv2.Do(t, http.MethodPost, envsPath("b"), map[string]any{"key": "x", "name": "x", "color": "00AA00"}, "Authorization", value), http.StatusForbidden, "forbidden")
+		apptest.WantStatus(t, srv2.Do(t, http.MethodPost, apptest.EnvsPath("a"), map[string]any{"key": "x", "name": "x", "color": "00AA00"}, "Authorization", value), http.StatusCreated)
+		apptest.WantError(t, srv2.Do(t, http.MethodPost, apptest.EnvsPath("b"), map[string]any{"key": "x", "name": "x", "color": "00AA00"}, "Authorization", value), http.StatusForbidden, "forbidden")
 	})
 	t.Run("a patch of a read-only field is refused", func(t *testing.T) {
 		apptest.WantError(t, srv.Do(t, http.MethodPatch, "/api/v2/teams/devs", []map[string]any{{"op": "replace", "path": "/key", "value": "x"}}), http.StatusBadRequest, "invalid_request")

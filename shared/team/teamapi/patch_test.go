@@ -1,4 +1,4 @@
-package endpoints_test
+package teamapi_test
 
 import (
 	"encoding/json"
@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/app/apptest"
 	"github.com/flagplane/flagplane/shared/identity"
 	"github.com/flagplane/flagplane/shared/team"
@@ -19,7 +20,10 @@ import (
 // the team's custom roles and maintainers as LaunchDarkly's Terraform
 // provider reads them.
 
-const teamsPath = api + "/teams"
+const teamsPath = apptest.API + "/teams"
+
+// ldSemanticType is the Content-Type of LaunchDarkly's semantic patch.
+const ldSemanticType = "application/json; domain-model=" + api.LaunchDarklySemanticPatchModel
 
 func teamPath(key string) string { return teamsPath + "/" + key }
 
@@ -83,7 +87,7 @@ func TestTeamSemanticPatch(t *testing.T) {
 	}{
 		{"updateName renames the team",
 			func(teamFixture) []map[string]any {
-				return []map[string]any{instr("updateName", "value", "Operations")}
+				return []map[string]any{apptest.Instr("updateName", "value", "Operations")}
 			},
 			func(t *testing.T, _ teamFixture, d teamDoc) {
 				if d.Name != "Operations" {
@@ -91,7 +95,7 @@ func TestTeamSemanticPatch(t *testing.T) {
 				}
 			}, []string{"updateTeamName"}},
 		{"updateDescription replaces the description, also with an empty one",
-			func(teamFixture) []map[string]any { return []map[string]any{instr("updateDescription", "value", "")} },
+			func(teamFixture) []map[string]any { return []map[string]any{apptest.Instr("updateDescription", "value", "")} },
 			func(t *testing.T, _ teamFixture, d teamDoc) {
 				if d.Description != "" {
 					t.Errorf("description %q", d.Description)
@@ -99,7 +103,7 @@ func TestTeamSemanticPatch(t *testing.T) {
 			}, []string{"updateTeamDescription"}},
 		{"addMembers adds members, each once",
 			func(fx teamFixture) []map[string]any {
-				return []map[string]any{instr("addMembers", "values", []string{fx.bob, fx.ann, fx.bob})}
+				return []map[string]any{apptest.Instr("addMembers", "values", []string{fx.bob, fx.ann, fx.bob})}
 			},
 			func(t *testing.T, fx teamFixture, d teamDoc) {
 				if want := []string{fx.ann, fx.bob}; !slices.Equal(d.MemberIDs, want) {
@@ -108,7 +112,7 @@ func TestTeamSemanticPatch(t *testing.T) {
 			}, []string{"updateTeamMembers"}},
 		{"removeMembers removes members and ignores those not on the team",
 			func(fx teamFixture) []map[string]any {
-				return []map[string]any{instr("removeMembers", "values", []string{fx.ann, fx.cat})}
+				return []map[string]any{apptest.Instr("removeMembers", "values", []string{fx.ann, fx.cat})}
 			},
 			func(t *testing.T, _ teamFixture, d teamDoc) {
 				if len(d.MemberIDs) != 0 {
@@ -117,7 +121,7 @@ func TestTeamSemanticPatch(t *testing.T) {
 			}, []string{"updateTeamMembers"}},
 		{"replaceMembers sets the members",
 			func(fx teamFixture) []map[string]any {
-				return []map[string]any{instr("replaceMembers", "values", []string{fx.cat, fx.bob})}
+				return []map[string]any{apptest.Instr("replaceMembers", "values", []string{fx.cat, fx.bob})}
 			},
 			func(t *testing.T, fx teamFixture, d teamDoc) {
 				if want := []string{fx.cat, fx.bob}; !slices.Equal(d.MemberIDs, want) {
@@ -126,7 +130,7 @@ func TestTeamSemanticPatch(t *testing.T) {
 			}, []string{"updateTeamMembers"}},
 		{"replaceMembers with no values empties the team",
 			func(teamFixture) []map[string]any {
-				return []map[string]any{instr("replaceMembers", "values", []string{})}
+				return []map[string]any{apptest.Instr("replaceMembers", "values", []string{})}
 			},
 			func(t *testing.T, _ teamFixture, d teamDoc) {
 				if d.MemberIDs == nil || len(d.MemberIDs) != 0 {
@@ -135,7 +139,7 @@ func TestTeamSemanticPatch(t *testing.T) {
 			}, []string{"updateTeamMembers"}},
 		{"addCustomRoles takes roles by key or _id and shows keys",
 			func(fx teamFixture) []map[string]any {
-				return []map[string]any{instr("addCustomRoles", "values", []string{fx.auditor, "deployers"})}
+				return []map[string]any{apptest.Instr("addCustomRoles", "values", []string{fx.auditor, "deployers"})}
 			},
 			func(t *testing.T, _ teamFixture, d teamDoc) {
 				if want := []string{"deployers", "auditors"}; !slices.Equal(d.CustomRoleKeys, want) {
@@ -144,7 +148,7 @@ func TestTeamSemanticPatch(t *testing.T) {
 			}, []string{"updateTeamCustomRoles"}},
 		{"removeCustomRoles takes a role by _id",
 			func(fx teamFixture) []map[string]any {
-				return []map[string]any{instr("removeCustomRoles", "values", []string{fx.deployers})}
+				return []map[string]any{apptest.Instr("removeCustomRoles", "values", []string{fx.deployers})}
 			},
 			func(t *testing.T, _ teamFixture, d teamDoc) {
 				if len(d.CustomRoleKeys) != 0 {
@@ -153,7 +157,7 @@ func TestTeamSemanticPatch(t *testing.T) {
 			}, []string{"updateTeamCustomRoles"}},
 		{"replaceCustomRoles sets the roles",
 			func(teamFixture) []map[string]any {
-				return []map[string]any{instr("replaceCustomRoles", "values", []string{"auditors"})}
+				return []map[string]any{apptest.Instr("replaceCustomRoles", "values", []string{"auditors"})}
 			},
 			func(t *testing.T, _ teamFixture, d teamDoc) {
 				if want := []string{"auditors"}; !slices.Equal(d.CustomRoleKeys, want) {
@@ -163,10 +167,10 @@ func TestTeamSemanticPatch(t *testing.T) {
 		{"several instructions apply in order in one change",
 			func(fx teamFixture) []map[string]any {
 				return []map[string]any{
-					instr("updateName", "value", "Ops 2"),
-					instr("addMembers", "values", []string{fx.bob}),
-					instr("removeMembers", "values", []string{fx.ann}),
-					instr("addCustomRoles", "values", []string{"auditors"}),
+					apptest.Instr("updateName", "value", "Ops 2"),
+					apptest.Instr("addMembers", "values", []string{fx.bob}),
+					apptest.Instr("removeMembers", "values", []string{fx.ann}),
+					apptest.Instr("addCustomRoles", "values", []string{"auditors"}),
 				}
 			},
 			func(t *testing.T, fx teamFixture, d teamDoc) {
@@ -178,7 +182,7 @@ func TestTeamSemanticPatch(t *testing.T) {
 		for _, ct := range []struct{ name, value string }{
 			{"plain application/json", "application/json"},
 			{"LaunchDarkly's domain-model", ldSemanticType},
-			{"flagplane's domain-model", semanticType},
+			{"flagplane's domain-model", apptest.SemanticType},
 		} {
 			t.Run(c.name+", sent with "+ct.name, func(t *testing.T) {
 				fx := newTeamFixture(t)
@@ -213,47 +217,47 @@ func TestTeamSemanticPatchRefusals(t *testing.T) {
 		parts  []string
 	}{
 		{"an unknown kind is refused with 400 naming its index and the kinds there are",
-			func(teamFixture) any { return map[string]any{"instructions": []any{instr("turnFlagOn")}} },
+			func(teamFixture) any { return map[string]any{"instructions": []any{apptest.Instr("turnFlagOn")}} },
 			http.StatusBadRequest, "invalid_request", []string{"instructions[0]", "turnFlagOn", "addMembers"}},
 		{"addPermissionGrants is refused with 400 saying permission grants are not modelled",
 			func(fx teamFixture) any {
-				return map[string]any{"instructions": []any{instr("addPermissionGrants", "actionSet", "maintainTeam", "memberIDs", []string{fx.bob})}}
+				return map[string]any{"instructions": []any{apptest.Instr("addPermissionGrants", "actionSet", "maintainTeam", "memberIDs", []string{fx.bob})}}
 			},
 			http.StatusBadRequest, "invalid_request", []string{"instructions[0]", "addPermissionGrants", "not modelled"}},
 		{"a role attribute instruction is refused with 400 saying role attributes are not modelled",
 			func(teamFixture) any {
-				return map[string]any{"instructions": []any{instr("updateName", "value", "x"), instr("addRoleAttribute", "key", "k", "values", []string{"v"})}}
+				return map[string]any{"instructions": []any{apptest.Instr("updateName", "value", "x"), apptest.Instr("addRoleAttribute", "key", "k", "values", []string{"v"})}}
 			},
 			http.StatusBadRequest, "invalid_request", []string{"instructions[1]", "role attributes"}},
 		{"a member that does not exist fails with 422 naming the instruction, and nothing before it applies",
 			func(fx teamFixture) any {
-				return map[string]any{"instructions": []any{instr("updateName", "value", "Renamed"), instr("addMembers", "values", []string{fx.bob, "0123456789abcdef01234567"})}}
+				return map[string]any{"instructions": []any{apptest.Instr("updateName", "value", "Renamed"), apptest.Instr("addMembers", "values", []string{fx.bob, "0123456789abcdef01234567"})}}
 			},
 			http.StatusUnprocessableEntity, "patch_failed", []string{"instructions[1]", "addMembers", "0123456789abcdef01234567", "values[1]"}},
 		{"a custom role that does not exist fails with 422 naming the instruction",
 			func(teamFixture) any {
-				return map[string]any{"instructions": []any{instr("replaceCustomRoles", "values", []string{"ghost"})}}
+				return map[string]any{"instructions": []any{apptest.Instr("replaceCustomRoles", "values", []string{"ghost"})}}
 			},
 			http.StatusUnprocessableEntity, "patch_failed", []string{"instructions[0]", "ghost"}},
 		{"addMembers without values is refused with 400 naming the field",
-			func(teamFixture) any { return map[string]any{"instructions": []any{instr("addMembers")}} },
+			func(teamFixture) any { return map[string]any{"instructions": []any{apptest.Instr("addMembers")}} },
 			http.StatusBadRequest, "invalid_request", []string{"instructions[0].values"}},
 		{"addMembers with an empty list is refused with 400 naming the field",
 			func(teamFixture) any {
-				return map[string]any{"instructions": []any{instr("addMembers", "values", []string{})}}
+				return map[string]any{"instructions": []any{apptest.Instr("addMembers", "values", []string{})}}
 			},
 			http.StatusBadRequest, "invalid_request", []string{"instructions[0].values"}},
 		{"values of the wrong JSON type are refused with 400 naming the field",
 			func(teamFixture) any {
-				return map[string]any{"instructions": []any{instr("addCustomRoles", "values", "deployers")}}
+				return map[string]any{"instructions": []any{apptest.Instr("addCustomRoles", "values", "deployers")}}
 			},
 			http.StatusBadRequest, "invalid_request", []string{"instructions[0].values"}},
 		{"updateName without a value is refused with 400 naming the field",
-			func(teamFixture) any { return map[string]any{"instructions": []any{instr("updateName")}} },
+			func(teamFixture) any { return map[string]any{"instructions": []any{apptest.Instr("updateName")}} },
 			http.StatusBadRequest, "invalid_request", []string{"instructions[0].value"}},
 		{"updateName with an empty name is refused with 400 naming the field",
 			func(teamFixture) any {
-				return map[string]any{"instructions": []any{instr("updateName", "value", " ")}}
+				return map[string]any{"instructions": []any{apptest.Instr("updateName", "value", " ")}}
 			},
 			http.StatusBadRequest, "invalid_request", []string{"instructions[0].value"}},
 		{"an empty instruction list is refused with 400",
@@ -282,7 +286,7 @@ func TestTeamSemanticPatchRefusals(t *testing.T) {
 	})
 	t.Run("a semantic patch of a team that does not exist is not found", func(t *testing.T) {
 		fx := newTeamFixture(t)
-		apptest.WantStatus(t, fx.srv.Do(t, http.MethodPatch, teamPath("nope"), map[string]any{"instructions": []any{instr("updateName", "value", "x")}}), http.StatusNotFound)
+		apptest.WantStatus(t, fx.srv.Do(t, http.MethodPatch, teamPath("nope"), map[string]any{"instructions": []any{apptest.Instr("updateName", "value", "x")}}), http.StatusNotFound)
 	})
 }
 
@@ -317,7 +321,7 @@ func TestTeamPatchStillTakesJSONPatch(t *testing.T) {
 	})
 	t.Run("a change that changes nothing is not recorded", func(t *testing.T) {
 		before := apptest.LatestAuditEntry(t, fx.srv).ID
-		apptest.WantStatus(t, fx.patchTeam(t, "application/json", instr("addMembers", "values", []string{fx.ann})), http.StatusOK)
+		apptest.WantStatus(t, fx.patchTeam(t, "application/json", apptest.Instr("addMembers", "values", []string{fx.ann})), http.StatusOK)
 		if after := apptest.LatestAuditEntry(t, fx.srv).ID; after != before {
 			t.Errorf("a no-op semantic patch made audit entry %s", after)
 		}
@@ -329,12 +333,12 @@ func TestTeamSemanticPatchRights(t *testing.T) {
 	apptest.CreateRole(t, fx.srv, "team-namer", "", map[string]any{"effect": "allow", "resources": []string{"team/*"}, "actions": []string{"updateTeamName"}})
 	_, namer := fx.srv.MustCreateToken(t, map[string]any{"name": "namer", "serviceToken": true, "customRoleIds": []string{"team-namer"}})
 	t.Run("a token allowed updateTeamName may rename a team by semantic patch", func(t *testing.T) {
-		apptest.WantStatus(t, fx.srv.Do(t, http.MethodPatch, teamPath("ops"), map[string]any{"instructions": []any{instr("updateName", "value", "Named")}}, "Authorization", namer), http.StatusOK)
+		apptest.WantStatus(t, fx.srv.Do(t, http.MethodPatch, teamPath("ops"), map[string]any{"instructions": []any{apptest.Instr("updateName", "value", "Named")}}, "Authorization", namer), http.StatusOK)
 	})
 	t.Run("the same token may not add members: 403 naming updateTeamMembers, and nothing changes", func(t *testing.T) {
 		before := readTeam(t, fx.srv, "ops")
 		apptest.WantError(t, fx.srv.Do(t, http.MethodPatch, teamPath("ops"), map[string]any{"instructions": []any{
-			instr("updateName", "value", "Again"), instr("addMembers", "values", []string{fx.bob})}}, "Authorization", namer),
+			apptest.Instr("updateName", "value", "Again"), apptest.Instr("addMembers", "values", []string{fx.bob})}}, "Authorization", namer),
 			http.StatusForbidden, "forbidden", "updateTeamMembers")
 		if after := readTeam(t, fx.srv, "ops"); !sameTeam(before, after) {
 			t.Errorf("a refused patch changed the team")
@@ -345,7 +349,7 @@ func TestTeamSemanticPatchRights(t *testing.T) {
 		if got := apptest.CreateEnvStatus(t, fx.srv, bobToken, "a", "before"); got != http.StatusForbidden {
 			t.Fatalf("bob, a reader, may create environments before joining: %d", got)
 		}
-		apptest.WantStatus(t, fx.patchTeam(t, "application/json", instr("addMembers", "values", []string{fx.bob})), http.StatusOK)
+		apptest.WantStatus(t, fx.patchTeam(t, "application/json", apptest.Instr("addMembers", "values", []string{fx.bob})), http.StatusOK)
 		if got := apptest.CreateEnvStatus(t, fx.srv.Reopen(t), bobToken, "a", "after"); got != http.StatusCreated {
 			t.Errorf("bob may not create environments after joining a team with the role: %d", got)
 		}
@@ -410,7 +414,7 @@ func (d teamRolesDoc) keys() []string {
 
 func TestTeamRolesAndMaintainers(t *testing.T) {
 	fx := newTeamFixture(t)
-	apptest.WantStatus(t, fx.patchTeam(t, "application/json", instr("addCustomRoles", "values", []string{"auditors"})), http.StatusOK)
+	apptest.WantStatus(t, fx.patchTeam(t, "application/json", apptest.Instr("addCustomRoles", "values", []string{"auditors"})), http.StatusOK)
 	for _, c := range []struct {
 		name       string
 		query      string
@@ -442,7 +446,7 @@ func TestTeamRolesAndMaintainers(t *testing.T) {
 		})
 	}
 	t.Run("a custom role deleted since it was given is left out of the team's roles", func(t *testing.T) {
-		apptest.WantStatus(t, fx.srv.Do(t, http.MethodDelete, api+"/roles/auditors", nil), http.StatusNoContent)
+		apptest.WantStatus(t, fx.srv.Do(t, http.MethodDelete, apptest.API+"/roles/auditors", nil), http.StatusNoContent)
 		var d teamRolesDoc
 		res := fx.srv.Do(t, http.MethodGet, teamPath("ops")+"/roles", nil)
 		apptest.WantStatus(t, res, http.StatusOK)
@@ -518,7 +522,7 @@ func TestTeamExpand(t *testing.T) {
 	})
 	t.Run("a patch with a bad expansion is refused with 400 before it changes anything", func(t *testing.T) {
 		before := readTeam(t, fx.srv, "ops")
-		apptest.WantError(t, fx.srv.Do(t, http.MethodPatch, teamPath("ops")+"?expand=everything", map[string]any{"instructions": []any{instr("updateName", "value", "x")}}),
+		apptest.WantError(t, fx.srv.Do(t, http.MethodPatch, teamPath("ops")+"?expand=everything", map[string]any{"instructions": []any{apptest.Instr("updateName", "value", "x")}}),
 			http.StatusBadRequest, "invalid_request", "expand")
 		if after := readTeam(t, fx.srv, "ops"); !sameTeam(before, after) {
 			t.Errorf("a refused patch changed the team")
@@ -573,14 +577,14 @@ func TestTeamsWithManyMembers(t *testing.T) {
 		ids = append(ids, m.ID)
 	}
 	t.Run("replaceMembers with a dozen members sets them all", func(t *testing.T) {
-		apptest.WantStatus(t, fx.patchTeam(t, "application/json", instr("replaceMembers", "values", ids)), http.StatusOK)
+		apptest.WantStatus(t, fx.patchTeam(t, "application/json", apptest.Instr("replaceMembers", "values", ids)), http.StatusOK)
 		if got := readTeam(t, fx.srv, "ops").MemberIDs; !slices.Equal(got, ids) {
 			t.Errorf("memberIds %v, want %v", got, ids)
 		}
 	})
 	t.Run("one member that does not exist among a dozen fails with 422 naming it", func(t *testing.T) {
 		bad := append(slices.Clone(ids[:6]), append([]string{"0123456789abcdef01234567"}, ids[6:]...)...)
-		apptest.WantError(t, fx.patchTeam(t, "application/json", instr("replaceMembers", "values", []string{fx.ann}), instr("replaceMembers", "values", bad)),
+		apptest.WantError(t, fx.patchTeam(t, "application/json", apptest.Instr("replaceMembers", "values", []string{fx.ann}), apptest.Instr("replaceMembers", "values", bad)),
 			http.StatusUnprocessableEntity, "patch_failed", "instructions[1]", "0123456789abcdef01234567", "values[6]")
 		if got := readTeam(t, fx.srv, "ops").MemberIDs; !slices.Equal(got, ids) {
 			t.Errorf("a refused patch changed the members to %v", got)
@@ -591,14 +595,14 @@ func TestTeamsWithManyMembers(t *testing.T) {
 		for i := range many {
 			many[i] = fmt.Sprintf("%024x", i)
 		}
-		apptest.WantError(t, fx.patchTeam(t, "application/json", instr("addMembers", "values", many)), http.StatusBadRequest, "invalid_request", fmt.Sprint(team.MaxMembers))
+		apptest.WantError(t, fx.patchTeam(t, "application/json", apptest.Instr("addMembers", "values", many)), http.StatusBadRequest, "invalid_request", fmt.Sprint(team.MaxMembers))
 	})
 	t.Run("instructions naming more custom roles than a team holds are refused with 400", func(t *testing.T) {
 		many := make([]string, team.MaxCustomRoles+1)
 		for i := range many {
 			many[i] = fmt.Sprintf("role-%d", i)
 		}
-		apptest.WantError(t, fx.patchTeam(t, "application/json", instr("addCustomRoles", "values", many)), http.StatusBadRequest, "invalid_request", fmt.Sprint(team.MaxCustomRoles))
+		apptest.WantError(t, fx.patchTeam(t, "application/json", apptest.Instr("addCustomRoles", "values", many)), http.StatusBadRequest, "invalid_request", fmt.Sprint(team.MaxCustomRoles))
 	})
 }
 
@@ -635,7 +639,7 @@ func TestARemovedMemberLeavesItsTeams(t *testing.T) {
 	})
 	t.Run("the owner still cannot be removed, and its teams keep it", func(t *testing.T) {
 		owner := apptest.MemberIDByEmail(t, fx.srv, "owner@flagplane.local")
-		apptest.WantStatus(t, fx.patchTeam(t, "application/json", instr("addMembers", "values", []string{owner})), http.StatusOK)
+		apptest.WantStatus(t, fx.patchTeam(t, "application/json", apptest.Instr("addMembers", "values", []string{owner})), http.StatusOK)
 		apptest.WantError(t, fx.srv.Do(t, http.MethodDelete, apptest.MemberPath(owner), nil), http.StatusBadRequest, "invalid_request", "owner")
 		if d := readTeam(t, fx.srv, "ops"); !slices.Contains(d.MemberIDs, owner) {
 			t.Errorf("a refused removal took the owner off the team: %v", d.MemberIDs)
