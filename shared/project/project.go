@@ -7,11 +7,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/flagplane/flagplane/shared/record"
 	"slices"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/flagplane/flagplane/shared/record"
+	"github.com/flagplane/flagplane/shared/resource"
 
 	"github.com/flagplane/flagplane/shared/audit"
 	"github.com/flagplane/flagplane/shared/environment"
@@ -83,20 +85,41 @@ func (p *Project) validate() error {
 	return environment.ValidTags("tags", p.Tags)
 }
 
-func (p *Project) put(c store.Cond) (store.Write, error) {
+func (p *Project) item() (store.Item, error) {
 	data, err := json.Marshal(p)
+	k := store.ProjectKey(p.Key)
+	gpk, gsk := store.ProjectIndexKeys(p.Key)
+	return store.Item{PK: k.PK, SK: k.SK, GSI1PK: gpk, GSI1SK: gsk, Data: data}, err
+}
+
+// put writes p at its version under c, for writes the kit does not make.
+func (p *Project) put(c store.Cond) (store.Write, error) {
+	it, err := p.item()
 	if err != nil {
 		return store.Write{}, fmt.Errorf("encode project %q: %w", p.Key, err)
 	}
-	k := store.ProjectKey(p.Key)
-	gpk, gsk := store.ProjectIndexKeys(p.Key)
-	return store.Put(store.Item{PK: k.PK, SK: k.SK, GSI1PK: gpk, GSI1SK: gsk, Version: p.Version, Data: data}, c), nil
+	it.Version = p.Version
+	return store.Put(it, c), nil
+}
+
+// kind describes projects to the resource kit. A delete marks the project
+// first (see Delete), so the kit creates, reads and patches them.
+var kind = resource.Kind[Project]{
+	Audit: "project", Noun: "project", Created: "createProject", Deleted: "deleteProject",
+	Patchable: patchable, Called: "a project",
+	Item: (*Project).item, Decode: decode,
+	Version: func(p *Project) int64 { return p.Version },
+	Name:    func(p *Project) string { return p.Name },
+}
+
+// ref names the project with key; no project has a key of the wrong form.
+func ref(key string) resource.Ref {
+	return resource.Ref{Key: store.ProjectKey(key), What: fmt.Sprintf("project %q", key), Resource: "proj/" + key, Href: Href(key),
+		Malformed: environment.ValidKey("projectKey", key) != nil}
 }
 
 // Href is a project's API path.
 func Href(key string) string { return "/api/v2/projects/" + key }
-
-func resource(key string) string { return "proj/" + key }
 
 // DefaultPipelineWrite is the write that makes pipelineKey p's default
 // release pipeline, on the version p was read at (for the release pipeline
@@ -109,14 +132,15 @@ func DefaultPipelineWrite(p *Project, pipelineKey string) (store.Write, error) {
 
 // Service manages projects.
 type Service struct {
-	table store.Table
-	log   *audit.Log
-	now   func() time.Time
+	table    store.Table
+	log      *audit.Log
+	projects resource.Kit[Project]
+	now      func() time.Time
 }
 
 // NewService returns the project service.
 func NewService(table store.Table, log *audit.Log) *Service {
-	return &Service{table: table, log: log, now: time.Now}
+	return &Service{table: table, log: log, projects: resource.New(&kind, table, log), now: time.Now}
 }
 
 // Create makes a project and its environments (two defaults when none are given) atomically.
@@ -128,7 +152,7 @@ func (s *Service) Create(ctx context.Context, in Input) (*Project, []*environmen
 		return nil, nil, fault.New(fault.Invalid, "field \"name\" is required")
 	}
 	now := s.now()
-	p := &Project{ID: environment.NewID(), Key: *in.Key, Name: *in.Name, Tags: in.Tags, CreatedOn: now.UnixMilli(), Version: 1,
+	p := &Project{ID: environment.NewID(), Key: *in.Key, Name: *in.Name, Tags: in.Tags, CreatedOn: now.UnixMilli(),
 		DefaultClientSideAvailability: ClientSideAvailability{UsingEnvironmentID: false, UsingMobileKey: true}}
 	if p.Tags == nil {
 		p.Tags = []string{}
@@ -158,11 +182,7 @@ func (s *Service) Create(ctx context.Context, in Input) (*Project, []*environmen
 	if len(inputs) > MaxEnvironmentsOnCreate {
 		return nil, nil, fault.New(fault.Invalid, "field \"environments\" holds %d environments, at most %d may be created with a project", len(inputs), MaxEnvironmentsOnCreate)
 	}
-	put, err := p.put(store.IfNotExists())
-	if err != nil {
-		return nil, nil, err
-	}
-	writes := []store.Write{put}
+	var writes []store.Write
 	envs := make([]*environment.Environment, 0, len(inputs))
 	seen := map[string]bool{}
 	for i, ei := range inputs {
@@ -186,13 +206,7 @@ func (s *Service) Create(ctx context.Context, in Input) (*Project, []*environmen
 		envs = append(envs, e)
 		writes = append(append(writes, w), creds...)
 	}
-	_, err = s.log.Commit(ctx, audit.Change{
-		Writes: writes, Kind: "project", Resource: resource(p.Key), Actions: []string{"createProject"},
-		Name: p.Name, Href: Href(p.Key), TitleVerb: "created the project", Current: p,
-	})
-	if errors.Is(err, store.ErrConditionFailed) {
-		return nil, nil, fault.Wrap(err, fault.Conflict, "a project with key %q already exists", p.Key)
-	}
+	p, err := s.projects.Create(ctx, ref(p.Key), p, resource.Change{Also: writes, Exists: fmt.Sprintf("a project with key %q already exists", p.Key)})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -212,11 +226,7 @@ func (s *Service) Get(ctx context.Context, key string) (*Project, error) {
 }
 
 func (s *Service) load(ctx context.Context, key string) (*Project, error) {
-	if environment.ValidKey("projectKey", key) != nil {
-		// No such key can exist; answering here keeps odd input away from the store.
-		return nil, fault.New(fault.NotFound, "project %q not found", key)
-	}
-	return record.Load(ctx, s.table, store.ProjectKey(key), fmt.Sprintf("project %q", key), decode)
+	return s.projects.Get(ctx, ref(key))
 }
 
 func decode(it store.Item) (*Project, error) {
@@ -326,7 +336,7 @@ var patchable = map[string]string{
 }
 
 // PatchActions returns the actions a JSON patch of a project performs.
-func PatchActions(p patch.Patch) ([]string, error) { return p.Actions(patchable, "a project") }
+func PatchActions(p patch.Patch) ([]string, error) { return kind.PatchActions(p) }
 
 // Patch applies a JSON patch to a project on the version it was read at.
 // A replace that changes nothing is dropped first (patch.WithoutNoOps), so
@@ -356,33 +366,19 @@ func (s *Service) Patch(ctx context.Context, key string, p patch.Patch) (*Projec
 	if err := next.validate(); err != nil {
 		return nil, err
 	}
-	actions := patch.ChangedFields(old, &next, patchable)
+	actions := kind.Changed(old, &next)
 	if len(actions) == 0 {
 		return old, nil
 	}
-	next.Version = old.Version + 1
-	put, err := next.put(store.IfVersion(old.Version))
-	if err != nil {
-		return nil, err
-	}
-	writes := []store.Write{put}
+	var also []store.Write
 	if next.DefaultReleasePipelineKey != old.DefaultReleasePipelineKey {
 		check, err := s.defaultPipelineCheck(ctx, key, next.DefaultReleasePipelineKey)
 		if err != nil {
 			return nil, err
 		}
-		writes = append(writes, check)
+		also = append(also, check)
 	}
-	_, err = s.log.Commit(ctx, audit.Change{
-		Writes: writes, Kind: "project", Resource: resource(key), Actions: actions,
-		Name: next.Name, Href: Href(key), TitleVerb: "updated the project", Comment: p.Comment,
-		Previous: old, Current: &next, Delta: p.Raw,
-		Conflict: fmt.Sprintf("project %q was changed by another request; read it again and retry", key),
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &next, nil
+	return s.projects.Update(ctx, ref(key), old, &next, resource.Change{Actions: actions, Comment: p.Comment, Delta: p.Raw, Also: also})
 }
 
 // defaultPipelineCheck refuses a default release pipeline that does not
@@ -418,7 +414,7 @@ func (s *Service) Delete(ctx context.Context, key string) error {
 			return err
 		}
 		_, err = s.log.Commit(ctx, audit.Change{
-			Writes: []store.Write{put}, Kind: "project", Resource: resource(key), Actions: []string{"deleteProject"},
+			Writes: []store.Write{put}, Kind: "project", Resource: ref(key).Resource, Actions: []string{"deleteProject"},
 			Name: p.Name, Href: Href(key), TitleVerb: "deleted the project", Previous: p,
 			Conflict: fmt.Sprintf("project %q was changed by another request; try again", key),
 		})
