@@ -37,28 +37,6 @@ var answerRequests = map[string]example.Example{
 	"deleteProject": func(w *example.World) example.Call {
 		return example.Call{Path: projectPath(throwawayProject(w))}
 	},
-	"getEnvironment": func(w *example.World) example.Call {
-		return example.Call{Path: envPath(w.Project, "production")}
-	},
-	"postEnvironment": func(w *example.World) example.Call {
-		return example.Post(envsPath(w.Project), map[string]any{"key": w.Unique("env"), "name": "New", "color": "336699"})
-	},
-	"patchEnvironment": func(w *example.World) example.Call {
-		return example.Patch(envPath(w.Project, "test"), apptest.Replace("/name", "Testing"))
-	},
-	"deleteEnvironment": func(w *example.World) example.Call {
-		return example.Call{Path: envPath(w.Project, throwawayEnvironment(w))}
-	},
-	"getEnvironmentsByProject": func(w *example.World) example.Call {
-		return example.Call{Path: envsPath(w.Project)}
-	},
-	"resetEnvironmentSDKKey": func(w *example.World) example.Call {
-		return example.Post(envPath(w.Project, throwawayEnvironment(w))+"/apiKey", nil)
-	},
-	"resetEnvironmentMobileKey": func(w *example.World) example.Call {
-		return example.Post(envPath(w.Project, throwawayEnvironment(w))+"/mobileKey", nil)
-	},
-
 	"getAIConfigs": func(w *example.World) example.Call {
 		return example.Call{Path: aiConfigsPath(w.Project)}
 	},
@@ -240,11 +218,6 @@ var answerRequests = map[string]example.Example{
 			Body: map[string]any{"instructions": []any{instr("updateDescription", "value", "New description")}}}
 	},
 
-	"getAuditLogEntries": func(*example.World) example.Call { return example.Call{Path: api + "/auditlog"} },
-	"getAuditLogEntry": func(w *example.World) example.Call {
-		return example.Call{Path: auditEntryPath(w.AuditID)}
-	},
-
 	"getTokens": func(*example.World) example.Call { return example.Call{Path: api + "/tokens"} },
 	"getToken": func(w *example.World) example.Call {
 		return example.Call{Path: api + "/tokens/" + w.UsedTokenID}
@@ -261,39 +234,6 @@ var answerRequests = map[string]example.Example{
 	"deleteToken": func(w *example.World) example.Call {
 		id := example.Str(w.Must(http.StatusCreated, http.MethodPost, api+"/tokens", map[string]any{"name": w.Unique("doomed"), "role": "reader"}), "_id")
 		return example.Call{Path: api + "/tokens/" + id}
-	},
-
-	"getMembers": func(*example.World) example.Call { return example.Call{Path: api + "/members"} },
-	"getMember": func(w *example.World) example.Call {
-		return example.Call{Path: api + "/members/" + w.MemberID}
-	},
-	"patchMember": func(w *example.World) example.Call {
-		return example.Patch(api+"/members/"+w.MemberID, apptest.Replace("/firstName", "Ray"))
-	},
-	"postMembers": func(w *example.World) example.Call {
-		return example.Post(api+"/members", []map[string]any{{"email": w.Unique("new") + "@example.com", "role": "reader"}})
-	},
-	"deleteMember": func(w *example.World) example.Call {
-		m := w.Must(http.StatusCreated, http.MethodPost, api+"/members", []map[string]any{{"email": w.Unique("doomed") + "@example.com"}})
-		return example.Call{Path: api + "/members/" + example.Str(m["items"].([]any)[0].(map[string]any), "_id")}
-	},
-
-	"getCustomRoles": func(*example.World) example.Call { return example.Call{Path: api + "/roles"} },
-	"getCustomRole": func(w *example.World) example.Call {
-		return example.Call{Path: api + "/roles/" + w.RoleKey}
-	},
-	"patchCustomRole": func(w *example.World) example.Call {
-		return example.Patch(api+"/roles/"+w.RoleKey, apptest.Replace("/name", "Viewer"))
-	},
-	"postCustomRole": func(w *example.World) example.Call {
-		return example.Post(api+"/roles", map[string]any{"key": w.Unique("role"), "name": "New", "policy": []map[string]any{
-			{"effect": "allow", "resources": []string{"proj/*"}, "actions": []string{"viewProject"}}}})
-	},
-	"deleteCustomRole": func(w *example.World) example.Call {
-		key := w.Unique("doomed")
-		w.Must(http.StatusCreated, http.MethodPost, api+"/roles", map[string]any{"key": key, "name": "Doomed", "policy": []map[string]any{
-			{"effect": "allow", "resources": []string{"proj/*"}, "actions": []string{"viewProject"}}}})
-		return example.Call{Path: api + "/roles/" + key}
 	},
 
 	"getTeams": func(*example.World) example.Call { return example.Call{Path: api + "/teams"} },

@@ -2,12 +2,10 @@ package endpoints_test
 
 import (
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
 	"github.com/flagplane/flagplane/shared/app/apptest"
-	"github.com/flagplane/flagplane/shared/example"
 )
 
 // The insights group (shared/insight/insightapi) and the audit log's
@@ -53,13 +51,6 @@ func worldInsight(w *apptest.World) (deploymentID, groupKey string) {
 }
 
 func init() {
-	answerRequests["postAuditLogEntries"] = func(w *example.World) example.Call {
-		return example.Post(api+"/auditlog?limit=5", []any{map[string]any{"effect": "allow", "resources": []string{"proj/" + w.Project + ":env/*:flag/*"}, "actions": []string{"*"}}})
-	}
-	answerRequests["postAuditLogEntryCounts"] = func(w *example.World) example.Call {
-		after := strconv.FormatInt(time.Now().Add(-time.Hour).UnixMilli(), 10)
-		return example.Post(api+"/auditlog/counts?buckets=6&after="+after, []any{map[string]any{"effect": "allow", "resources": []string{"proj/*"}, "actions": []string{"*"}}})
-	}
 	timestampTable = append(timestampTable,
 		timestampRow{resource: "deployments", source: "the reference's DeploymentRep",
 			reads: []timestampRead{

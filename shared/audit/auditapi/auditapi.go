@@ -21,7 +21,8 @@ import (
 func New(a *app.App) app.Group {
 	h := handlers{log: a.Services.Audit, now: a.Now}
 	return app.Group{
-		Name: "auditlog",
+		Name:     "auditlog",
+		Examples: examples(),
 		Handlers: map[string]api.Handler{
 			"getAuditLogEntries":      h.getAuditLogEntries,
 			"postAuditLogEntries":     h.postAuditLogEntries,

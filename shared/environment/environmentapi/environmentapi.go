@@ -18,7 +18,8 @@ func New(a *app.App) app.Group {
 	envs := a.Services.Environments
 	h := handlers{envs: envs, approvals: envs.ApprovalsEnabled()}
 	return app.Group{
-		Name: "environments",
+		Name:     "environments",
+		Examples: examples(),
 		Handlers: map[string]api.Handler{
 			"getEnvironmentsByProject":  h.getEnvironmentsByProject,
 			"postEnvironment":           h.postEnvironment,

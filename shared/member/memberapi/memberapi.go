@@ -23,7 +23,8 @@ func New(a *app.App) app.Group {
 	s := a.Services
 	h := handlers{members: s.Members, tokens: s.Tokens, teams: s.Teams}
 	return app.Group{
-		Name: "members",
+		Name:     "members",
+		Examples: examples(),
 		Handlers: map[string]api.Handler{
 			"getMembers":   h.getMembers,
 			"postMembers":  h.postMembers,

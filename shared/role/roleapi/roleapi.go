@@ -17,7 +17,8 @@ import (
 func New(a *app.App) app.Group {
 	h := handlers{roles: a.Services.Roles}
 	return app.Group{
-		Name: "roles",
+		Name:     "roles",
+		Examples: examples(),
 		Handlers: map[string]api.Handler{
 			"getCustomRoles":   h.getCustomRoles,
 			"postCustomRole":   h.postCustomRole,
