@@ -2,8 +2,8 @@
 package main
 
 import (
-	"github.com/flagplane/flagplane/shared/endpoints"
 	"github.com/flagplane/flagplane/shared/lambdafn"
+	"github.com/flagplane/flagplane/shared/webhook/webhookapi"
 )
 
-func main() { lambdafn.Serve(endpoints.Webhooks) }
+func main() { lambdafn.Serve(webhookapi.New) }

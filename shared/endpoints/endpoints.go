@@ -12,7 +12,6 @@ import (
 	"github.com/flagplane/flagplane/shared/patch"
 	"github.com/flagplane/flagplane/shared/project"
 	"github.com/flagplane/flagplane/shared/token"
-	"github.com/flagplane/flagplane/shared/webhook"
 )
 
 // Needs returns, by operation id, the rights each operation needs when
@@ -23,7 +22,6 @@ func Needs(s app.Services) map[string]api.Needs {
 	return map[string]api.Needs{
 		"patchProject":            api.PatchNeeds("a project", patch.ChangingActions(project.PatchActions)),
 		"patchToken":              api.PatchNeeds("an access token", token.PatchActions),
-		"patchWebhook":            api.PatchNeeds("a webhook", webhook.PatchActions),
 		"patchOAuthClient":        api.PatchNeeds("an OAuth client", oauth.PatchActions),
 		"patchFeatureFlag":        flagPatchNeeds,
 		"patchApplication":        api.PatchNeeds("an application", application.PatchActions),
@@ -58,7 +56,7 @@ func envNeeds(list []flag.EnvAction) []api.Need {
 // Handlers returns every built operation's handler, by operation id.
 func Handlers(s app.Services) map[string]api.Handler {
 	h := map[string]api.Handler{}
-	for _, part := range []map[string]api.Handler{projectHandlers(s), tokenHandlers(s), oauthHandlers(s), webhookHandlers(s), evaluateHandlers(s), flagHandlers(s), expiringHandlers(s), approvalHandlers(s), contextHandlers(s), applicationHandlers(s), adaptiveTriggerHandlers(s)} {
+	for _, part := range []map[string]api.Handler{projectHandlers(s), tokenHandlers(s), oauthHandlers(s), evaluateHandlers(s), flagHandlers(s), expiringHandlers(s), approvalHandlers(s), contextHandlers(s), applicationHandlers(s), adaptiveTriggerHandlers(s)} {
 		for id, fn := range part {
 			h[id] = fn
 		}

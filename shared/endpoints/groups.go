@@ -20,7 +20,6 @@ var (
 	ReleasePipelines = group("release-pipelines")
 	ReleasePolicies  = group("release-policies")
 	Tokens           = group("tokens")
-	Webhooks         = group("webhooks")
 )
 
 // group picks the named catalog group's operations out of this package's.

@@ -19,6 +19,7 @@ import (
 	"github.com/flagplane/flagplane/shared/sdkapi"
 	"github.com/flagplane/flagplane/shared/team/teamapi"
 	"github.com/flagplane/flagplane/shared/usage/usageapi"
+	"github.com/flagplane/flagplane/shared/webhook/webhookapi"
 )
 
 // List is every group, in the catalog's order of groups.
@@ -50,6 +51,6 @@ func List() []app.NewGroup {
 		teamapi.New,
 		endpoints.Tokens,
 		usageapi.New,
-		endpoints.Webhooks,
+		webhookapi.New,
 	}
 }

@@ -1,4 +1,4 @@
-package endpoints_test
+package webhookapi_test
 
 import (
 	"fmt"
@@ -31,7 +31,7 @@ func BenchmarkWebhookDelivery(b *testing.B) {
 		}
 		b.StartTimer()
 		for i := range changes {
-			res := srv.Do(b, http.MethodPatch, envPath("p", "e"), []apptest.PatchOp{apptest.Replace("/name", fmt.Sprintf("name %d", i))})
+			res := srv.Do(b, http.MethodPatch, apptest.EnvPath("p", "e"), []apptest.PatchOp{apptest.Replace("/name", fmt.Sprintf("name %d", i))})
 			if res.Status != http.StatusOK {
 				b.Fatalf("change %d: %d", i, res.Status)
 			}
