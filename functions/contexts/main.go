@@ -2,8 +2,8 @@
 package main
 
 import (
-	"github.com/flagplane/flagplane/shared/endpoints"
 	"github.com/flagplane/flagplane/shared/lambdafn"
+	"github.com/flagplane/flagplane/shared/sdkcontext/contextapi"
 )
 
-func main() { lambdafn.Serve(endpoints.Contexts) }
+func main() { lambdafn.Serve(contextapi.New) }

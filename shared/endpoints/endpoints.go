@@ -56,7 +56,7 @@ func envNeeds(list []flag.EnvAction) []api.Need {
 // Handlers returns every built operation's handler, by operation id.
 func Handlers(s app.Services) map[string]api.Handler {
 	h := map[string]api.Handler{}
-	for _, part := range []map[string]api.Handler{projectHandlers(s), tokenHandlers(s), oauthHandlers(s), evaluateHandlers(s), flagHandlers(s), expiringHandlers(s), approvalHandlers(s), contextHandlers(s), applicationHandlers(s), adaptiveTriggerHandlers(s)} {
+	for _, part := range []map[string]api.Handler{projectHandlers(s), tokenHandlers(s), oauthHandlers(s), flagHandlers(s), expiringHandlers(s), approvalHandlers(s), applicationHandlers(s), adaptiveTriggerHandlers(s)} {
 		for id, fn := range part {
 			h[id] = fn
 		}

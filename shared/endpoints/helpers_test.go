@@ -8,3 +8,5 @@ func projectPath(p string) string     { return api + "/projects/" + p }
 func envsPath(p string) string        { return projectPath(p) + "/environments" }
 func envPath(p, e string) string      { return envsPath(p) + "/" + e }
 func auditEntryPath(id string) string { return api + "/auditlog/" + id }
+
+func ptr[T any](v T) *T { return &v }

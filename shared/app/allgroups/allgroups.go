@@ -17,6 +17,7 @@ import (
 	"github.com/flagplane/flagplane/shared/member/memberapi"
 	"github.com/flagplane/flagplane/shared/role/roleapi"
 	"github.com/flagplane/flagplane/shared/sdkapi"
+	"github.com/flagplane/flagplane/shared/sdkcontext/contextapi"
 	"github.com/flagplane/flagplane/shared/team/teamapi"
 	"github.com/flagplane/flagplane/shared/usage/usageapi"
 	"github.com/flagplane/flagplane/shared/webhook/webhookapi"
@@ -32,7 +33,7 @@ func List() []app.NewGroup {
 		auditapi.New,
 		featurestoreapi.BigSegments,
 		coderefsapi.New,
-		endpoints.Contexts,
+		contextapi.New,
 		featurestoreapi.Delivery,
 		destinationapi.New,
 		environmentapi.New,

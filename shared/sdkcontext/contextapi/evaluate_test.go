@@ -1,4 +1,4 @@
-package endpoints_test
+package contextapi_test
 
 import (
 	"bytes"
@@ -37,7 +37,7 @@ import (
 const evalEnv = "test"
 
 func evalPath(p string, query ...string) string {
-	path := projectPath(p) + "/environments/" + evalEnv + "/flags/evaluate"
+	path := apptest.ProjectPath(p) + "/environments/" + evalEnv + "/flags/evaluate"
 	if len(query) > 0 {
 		path += "?" + strings.Join(query, "&")
 	}
@@ -60,8 +60,6 @@ func putFlags(t testing.TB, table store.Table, p string, flags ...flag.Flag) {
 	}
 }
 
-func ptr[T any](v T) *T { return &v }
-
 // newFlag is a flag serving values, with env as its targeting in evalEnv.
 func newFlag(key string, values []any, env flag.EnvConfig) flag.Flag {
 	f := flag.Flag{Key: key, Name: "Flag " + key, Kind: flag.KindMultivariate, Tags: []string{},
@@ -75,13 +73,13 @@ func newFlag(key string, values []any, env flag.EnvConfig) flag.Flag {
 
 // on is targeting that is on, falls through to variation fall and is off at variation off.
 func on(fall, off int) flag.EnvConfig {
-	return flag.EnvConfig{On: true, Salt: "salt", Fallthrough: flag.VariationOrRoll{Variation: ptr(fall)}, OffVariation: ptr(off)}
+	return flag.EnvConfig{On: true, Salt: "salt", Fallthrough: flag.VariationOrRoll{Variation: new(fall)}, OffVariation: new(off)}
 }
 
 // ruleFlag serves "rule" to contexts matching every clause, "fallthrough" to others.
 func ruleFlag(key string, clauses ...flag.Clause) flag.Flag {
 	env := on(0, 0)
-	env.Rules = []flag.Rule{{ID: "rule-" + key, Clauses: clauses, VariationOrRoll: flag.VariationOrRoll{Variation: ptr(1)}}}
+	env.Rules = []flag.Rule{{ID: "rule-" + key, Clauses: clauses, VariationOrRoll: flag.VariationOrRoll{Variation: new(1)}}}
 	return newFlag(key, []any{"fallthrough", "rule"}, env)
 }
 
@@ -186,8 +184,8 @@ func targetingFlags() []flag.Flag {
 	orgTargeted.ContextTargets = []flag.Target{{ContextKind: "org", Values: []string{"acme"}, Variation: 2}}
 	twoRules := on(0, 0)
 	twoRules.Rules = []flag.Rule{
-		{ID: "first", Clauses: []flag.Clause{clause("email", "endsWith", "@a.com")}, VariationOrRoll: flag.VariationOrRoll{Variation: ptr(1)}},
-		{ID: "second", Clauses: []flag.Clause{clause("email", "endsWith", "@b.com")}, VariationOrRoll: flag.VariationOrRoll{Variation: ptr(2)}},
+		{ID: "first", Clauses: []flag.Clause{clause("email", "endsWith", "@a.com")}, VariationOrRoll: flag.VariationOrRoll{Variation: new(1)}},
+		{ID: "second", Clauses: []flag.Clause{clause("email", "endsWith", "@b.com")}, VariationOrRoll: flag.VariationOrRoll{Variation: new(2)}},
 	}
 	neverConfigured := newFlag("never-configured", []any{true, false}, flag.EnvConfig{})
 	neverConfigured.Environments = nil
@@ -402,7 +400,7 @@ func TestEvaluateTargeting(t *testing.T) {
 	})
 
 	t.Run("other environments keep their own targeting", func(t *testing.T) {
-		res := srv.Do(t, http.MethodPost, projectPath("ev")+"/environments/production/flags/evaluate", user("carol"))
+		res := srv.Do(t, http.MethodPost, apptest.ProjectPath("ev")+"/environments/production/flags/evaluate", user("carol"))
 		apptest.WantStatus(t, res, http.StatusOK)
 		var page evalPage
 		res.JSON(t, &page)
@@ -478,7 +476,7 @@ func TestEvaluateRolloutsBucketAsDocumented(t *testing.T) {
 		withFallthrough("by-key", "a1b2c3", rollout(threeWay, "", "", nil)),
 		withFallthrough("by-attribute", "company-salt", rollout(threeWay, "company", "", nil)),
 		withFallthrough("by-int-attribute", "int-salt", rollout(threeWay, "accountNumber", "", nil)),
-		withFallthrough("by-seed", "ignored-salt", rollout(half, "", "", ptr(61))),
+		withFallthrough("by-seed", "ignored-salt", rollout(half, "", "", new(61))),
 		withFallthrough("by-org", "org-salt", rollout(threeWay, "", "org", nil)),
 		withFallthrough("by-org-attribute", "org-attr-salt", rollout(threeWay, "/billing/region", "org", nil)),
 		newFlag("rule-rollout", values, ruleEnv),
@@ -714,11 +712,11 @@ func TestEvaluateRefusesInvalidContexts(t *testing.T) {
 	}
 
 	t.Run("an unknown project is 404", func(t *testing.T) {
-		res := srv.Do(t, http.MethodPost, api+"/projects/nope/environments/test/flags/evaluate", user("u"))
+		res := srv.Do(t, http.MethodPost, apptest.API+"/projects/nope/environments/test/flags/evaluate", user("u"))
 		apptest.WantError(t, res, http.StatusNotFound, "not_found", `project "nope"`)
 	})
 	t.Run("an unknown environment is 404", func(t *testing.T) {
-		res := srv.Do(t, http.MethodPost, api+"/projects/evc/environments/nope/flags/evaluate", user("u"))
+		res := srv.Do(t, http.MethodPost, apptest.API+"/projects/evc/environments/nope/flags/evaluate", user("u"))
 		apptest.WantError(t, res, http.StatusNotFound, "not_found", `environment "nope"`)
 	})
 	t.Run("a project without flags evaluates to an empty list", func(t *testing.T) {
@@ -800,7 +798,7 @@ func TestEvaluateWritesNothing(t *testing.T) {
 		_, _ = io.Copy(io.Discard, res.Body)
 		return res.StatusCode
 	}
-	if s := post(api+"/projects", map[string]any{"key": "evw", "name": "Writes"}); s != http.StatusCreated {
+	if s := post(apptest.API+"/projects", map[string]any{"key": "evw", "name": "Writes"}); s != http.StatusCreated {
 		t.Fatalf("create project: %d", s)
 	}
 	putFlags(t, table, "evw", targetingFlags()...)
@@ -816,7 +814,7 @@ func TestEvaluateWritesNothing(t *testing.T) {
 		{"a multi-kind context", evalPath("evw"), map[string]any{"kind": "multi", "user": map[string]any{"key": "bob"}, "org": map[string]any{"key": "acme"}}, http.StatusOK},
 		{"a filtered page", evalPath("evw", "filter=query%20equals%20op", "limit=3", "offset=2"), user("carol"), http.StatusOK},
 		{"an invalid context", evalPath("evw"), map[string]any{"kind": "user"}, http.StatusBadRequest},
-		{"an unknown environment", api + "/projects/evw/environments/nope/flags/evaluate", user("u"), http.StatusNotFound},
+		{"an unknown environment", apptest.API + "/projects/evw/environments/nope/flags/evaluate", user("u"), http.StatusNotFound},
 	}
 	for _, r := range requests {
 		if s := post(r.path, r.body); s != r.want {

@@ -1,4 +1,4 @@
-package endpoints_test
+package contextapi_test
 
 import (
 	"net/http"
