@@ -19,7 +19,37 @@ import (
 // New is the code-refs group over a.
 func New(a *app.App) app.Group {
 	s := Service(a)
-	return app.Group{Name: "code-refs", Handlers: handlers(s), Needs: needs(s), Answers: answers, Examples: examples()}
+	h, n := handlers{s: s}, needs{s: s}
+	return app.Group{
+		Name: "code-refs",
+		Handlers: map[string]api.Handler{
+			"getRepositories":  h.getRepositories,
+			"postRepository":   h.postRepository,
+			"getRepository":    h.getRepository,
+			"patchRepository":  h.patchRepository,
+			"deleteRepository": h.deleteRepository,
+			"getBranches":      h.getBranches,
+			"getBranch":        h.getBranch,
+			"putBranch":        h.putBranch,
+			"deleteBranches":   h.deleteBranches,
+			"postExtinction":   h.postExtinction,
+			"getExtinctions":   h.getExtinctions,
+		},
+		Needs: map[string]api.Needs{
+			"getRepository":    n.onPath,
+			"deleteRepository": n.onPath,
+			"getBranches":      n.onPath,
+			"getBranch":        n.onPath,
+			"putBranch":        n.onPath,
+			"deleteBranches":   n.onPath,
+			"postExtinction":   n.onPath,
+			"postRepository":   n.postRepository,
+			"getExtinctions":   n.getExtinctions,
+			"patchRepository":  n.patchRepository,
+		},
+		Answers:  answers,
+		Examples: examples(),
+	}
 }
 
 // answers are the group's success answers, for the OpenAPI document.
@@ -133,259 +163,275 @@ func mayView(r *http.Request, name string) bool {
 // present is "set to any value", as the reference words withBranches.
 func present(r *http.Request, name string) bool { return r.URL.Query().Has(name) }
 
-func handlers(s *coderefs.Service) map[string]api.Handler {
-	return map[string]api.Handler{
-		"getRepositories": func(w http.ResponseWriter, r *http.Request) error {
-			q := r.URL.Query()
-			withRefs := present(r, "withReferencesForDefaultBranch")
-			withBranches := withRefs || present(r, "withBranches")
-			repos, err := s.List(r.Context())
+// handlers serve the group's operations on the code-references service.
+type handlers struct {
+	s *coderefs.Service
+}
+
+// getRepositories lists the repositories the caller may read, with their
+// branches when asked, and the default branch's references when asked.
+func (h handlers) getRepositories(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	withRefs := present(r, "withReferencesForDefaultBranch")
+	withBranches := withRefs || present(r, "withBranches")
+	repos, err := h.s.List(r.Context())
+	if err != nil {
+		return err
+	}
+	repos = visible(r, repos)
+	out := repositoriesRep{Links: api.Self(reposPath), Items: make([]repositoryRep, 0, len(repos))}
+	for _, repo := range repos {
+		rep := newRepositoryRep(r, repo)
+		if withBranches {
+			branches, err := h.s.Branches(r.Context(), repo)
 			if err != nil {
 				return err
 			}
-			repos = visible(r, repos)
-			out := repositoriesRep{Links: api.Self(reposPath), Items: make([]repositoryRep, 0, len(repos))}
-			for _, repo := range repos {
-				rep := newRepositoryRep(r, repo)
-				if withBranches {
-					branches, err := s.Branches(r.Context(), repo)
+			for _, b := range branches {
+				if withRefs && b.Name == repo.DefaultBranch {
+					full, err := h.s.WithReferences(r.Context(), repo, b, q.Get("projKey"), q.Get("flagKey"))
+					if fault.Is(err, fault.NotFound) {
+						continue // deleted since the list was read
+					}
 					if err != nil {
 						return err
 					}
-					for _, b := range branches {
-						if withRefs && b.Name == repo.DefaultBranch {
-							full, err := s.WithReferences(r.Context(), repo, b, q.Get("projKey"), q.Get("flagKey"))
-							if fault.Is(err, fault.NotFound) {
-								continue // deleted since the list was read
-							}
-							if err != nil {
-								return err
-							}
-							b = full
-						}
-						rep.Branches = append(rep.Branches, newBranchRep(repo.Name, b))
-					}
+					b = full
 				}
-				out.Items = append(out.Items, rep)
+				rep.Branches = append(rep.Branches, newBranchRep(repo.Name, b))
 			}
-			api.WriteJSON(w, http.StatusOK, out)
-			return nil
-		},
-		"postRepository": func(w http.ResponseWriter, r *http.Request) error {
-			var in coderefs.RepositoryInput
-			if err := api.Decode(w, r, &in); err != nil {
-				return err
-			}
-			repo, err := s.Create(r.Context(), in)
-			if err != nil {
-				return err
-			}
-			api.WriteJSON(w, http.StatusOK, newRepositoryRep(r, repo))
-			return nil
-		},
-		"getRepository": func(w http.ResponseWriter, r *http.Request) error {
-			repo, err := s.Get(r.Context(), r.PathValue("repo"))
-			if err != nil {
-				return err
-			}
-			api.WriteJSON(w, http.StatusOK, newRepositoryRep(r, repo))
-			return nil
-		},
-		"patchRepository": func(w http.ResponseWriter, r *http.Request) error {
-			body, err := api.ReadBody(w, r)
-			if err != nil {
-				return err
-			}
-			e, err := coderefs.ParseEdit(body)
-			if err != nil {
-				return err
-			}
-			repo, err := s.Patch(r.Context(), r.PathValue("repo"), e)
-			if err != nil {
-				return err
-			}
-			api.WriteJSON(w, http.StatusOK, newRepositoryRep(r, repo))
-			return nil
-		},
-		"deleteRepository": func(w http.ResponseWriter, r *http.Request) error {
-			if err := s.Delete(r.Context(), r.PathValue("repo")); err != nil {
-				return err
-			}
-			w.WriteHeader(http.StatusNoContent)
-			return nil
-		},
-		"getBranches": func(w http.ResponseWriter, r *http.Request) error {
-			repo, err := s.Get(r.Context(), r.PathValue("repo"))
-			if err != nil {
-				return err
-			}
-			list, err := s.Branches(r.Context(), repo)
-			if err != nil {
-				return err
-			}
-			out := branchesRep{Links: api.Self(coderefs.Href(repo.Name) + "/branches"), Items: make([]branchRep, 0, len(list))}
-			for _, b := range list {
-				out.Items = append(out.Items, newBranchRep(repo.Name, b))
-			}
-			api.WriteJSON(w, http.StatusOK, out)
-			return nil
-		},
-		"getBranch": func(w http.ResponseWriter, r *http.Request) error {
-			repo, err := s.Get(r.Context(), r.PathValue("repo"))
-			if err != nil {
-				return err
-			}
-			q := r.URL.Query()
-			b, err := s.Branch(r.Context(), repo, r.PathValue("branch"), q.Get("projKey"), q.Get("flagKey"))
-			if err != nil {
-				return err
-			}
-			rep := fullBranchRep{branchRep: newBranchRep(repo.Name, b), References: b.References}
-			if rep.References == nil {
-				rep.References = []coderefs.Reference{}
-			}
-			api.WriteJSON(w, http.StatusOK, rep)
-			return nil
-		},
-		"putBranch": func(w http.ResponseWriter, r *http.Request) error {
-			var in coderefs.BranchInput
-			if err := api.Decode(w, r, &in); err != nil {
-				return err
-			}
-			if _, _, err := s.Upload(r.Context(), r.PathValue("repo"), r.PathValue("branch"), in); err != nil {
-				return err
-			}
-			w.WriteHeader(http.StatusOK)
-			return nil
-		},
-		"deleteBranches": func(w http.ResponseWriter, r *http.Request) error {
-			var names []string
-			if err := api.Decode(w, r, &names); err != nil {
-				return err
-			}
-			if err := s.DeleteBranches(r.Context(), r.PathValue("repo"), names); err != nil {
-				return err
-			}
-			w.WriteHeader(http.StatusOK)
-			return nil
-		},
-		"postExtinction": func(w http.ResponseWriter, r *http.Request) error {
-			var in []coderefs.ExtinctionInput
-			if err := api.Decode(w, r, &in); err != nil {
-				return err
-			}
-			if err := s.PostExtinctions(r.Context(), r.PathValue("repo"), r.PathValue("branch"), in); err != nil {
-				return err
-			}
-			w.WriteHeader(http.StatusOK)
-			return nil
-		},
-		"getExtinctions": func(w http.ResponseWriter, r *http.Request) error {
-			q := r.URL.Query()
-			eq := coderefs.ExtinctionQuery{Repo: q.Get("repoName"), Branch: q.Get("branchName"), ProjKey: q.Get("projKey"), FlagKey: q.Get("flagKey")}
-			for name, dst := range map[string]**int64{"from": &eq.From, "to": &eq.To} {
-				if raw := q.Get(name); raw != "" {
-					v, err := strconv.ParseInt(raw, 10, 64)
-					if err != nil {
-						return fault.New(fault.Invalid, "query parameter %q must be Unix milliseconds, not %q", name, raw)
-					}
-					*dst = &v
-				}
-			}
-			found, err := s.Extinctions(r.Context(), eq)
-			if err != nil {
-				return err
-			}
-			out := extinctionsRep{Links: api.Self("/api/v2/code-refs/extinctions"), Items: map[string][]extinctionRep{}}
-			for repo, list := range found {
-				if !mayView(r, repo) {
-					continue
-				}
-				reps := make([]extinctionRep, len(list))
-				for i, e := range list {
-					reps[i] = extinctionRep{Revision: e.Revision, Message: e.Message, Time: e.Time, ProjKey: e.ProjKey, FlagKey: e.FlagKey}
-				}
-				out.Items[repo] = reps
-			}
-			api.WriteJSON(w, http.StatusOK, out)
-			return nil
-		},
+		}
+		out.Items = append(out.Items, rep)
 	}
+	api.WriteJSON(w, http.StatusOK, out)
+	return nil
 }
 
-// needs: every right is decided on the repository as it is named where it
-// is stored. Names are case-insensitive, and statements match case by case:
+func (h handlers) postRepository(w http.ResponseWriter, r *http.Request) error {
+	var in coderefs.RepositoryInput
+	if err := api.Decode(w, r, &in); err != nil {
+		return err
+	}
+	repo, err := h.s.Create(r.Context(), in)
+	if err != nil {
+		return err
+	}
+	api.WriteJSON(w, http.StatusOK, newRepositoryRep(r, repo))
+	return nil
+}
+
+func (h handlers) getRepository(w http.ResponseWriter, r *http.Request) error {
+	repo, err := h.s.Get(r.Context(), r.PathValue("repo"))
+	if err != nil {
+		return err
+	}
+	api.WriteJSON(w, http.StatusOK, newRepositoryRep(r, repo))
+	return nil
+}
+
+func (h handlers) patchRepository(w http.ResponseWriter, r *http.Request) error {
+	body, err := api.ReadBody(w, r)
+	if err != nil {
+		return err
+	}
+	e, err := coderefs.ParseEdit(body)
+	if err != nil {
+		return err
+	}
+	repo, err := h.s.Patch(r.Context(), r.PathValue("repo"), e)
+	if err != nil {
+		return err
+	}
+	api.WriteJSON(w, http.StatusOK, newRepositoryRep(r, repo))
+	return nil
+}
+
+func (h handlers) deleteRepository(w http.ResponseWriter, r *http.Request) error {
+	if err := h.s.Delete(r.Context(), r.PathValue("repo")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (h handlers) getBranches(w http.ResponseWriter, r *http.Request) error {
+	repo, err := h.s.Get(r.Context(), r.PathValue("repo"))
+	if err != nil {
+		return err
+	}
+	list, err := h.s.Branches(r.Context(), repo)
+	if err != nil {
+		return err
+	}
+	out := branchesRep{Links: api.Self(coderefs.Href(repo.Name) + "/branches"), Items: make([]branchRep, 0, len(list))}
+	for _, b := range list {
+		out.Items = append(out.Items, newBranchRep(repo.Name, b))
+	}
+	api.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (h handlers) getBranch(w http.ResponseWriter, r *http.Request) error {
+	repo, err := h.s.Get(r.Context(), r.PathValue("repo"))
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	b, err := h.s.Branch(r.Context(), repo, r.PathValue("branch"), q.Get("projKey"), q.Get("flagKey"))
+	if err != nil {
+		return err
+	}
+	rep := fullBranchRep{branchRep: newBranchRep(repo.Name, b), References: b.References}
+	if rep.References == nil {
+		rep.References = []coderefs.Reference{}
+	}
+	api.WriteJSON(w, http.StatusOK, rep)
+	return nil
+}
+
+// putBranch is the scanner's upload of one branch's references.
+func (h handlers) putBranch(w http.ResponseWriter, r *http.Request) error {
+	var in coderefs.BranchInput
+	if err := api.Decode(w, r, &in); err != nil {
+		return err
+	}
+	if _, _, err := h.s.Upload(r.Context(), r.PathValue("repo"), r.PathValue("branch"), in); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+// deleteBranches is the scanner's task removing the branches it no
+// longer finds, named in the body.
+func (h handlers) deleteBranches(w http.ResponseWriter, r *http.Request) error {
+	var names []string
+	if err := api.Decode(w, r, &names); err != nil {
+		return err
+	}
+	if err := h.s.DeleteBranches(r.Context(), r.PathValue("repo"), names); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+func (h handlers) postExtinction(w http.ResponseWriter, r *http.Request) error {
+	var in []coderefs.ExtinctionInput
+	if err := api.Decode(w, r, &in); err != nil {
+		return err
+	}
+	if err := h.s.PostExtinctions(r.Context(), r.PathValue("repo"), r.PathValue("branch"), in); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+// getExtinctions reads extinctions by repository, leaving out the
+// repositories the caller may not read.
+func (h handlers) getExtinctions(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	eq := coderefs.ExtinctionQuery{Repo: q.Get("repoName"), Branch: q.Get("branchName"), ProjKey: q.Get("projKey"), FlagKey: q.Get("flagKey")}
+	for name, dst := range map[string]**int64{"from": &eq.From, "to": &eq.To} {
+		if raw := q.Get(name); raw != "" {
+			v, err := strconv.ParseInt(raw, 10, 64)
+			if err != nil {
+				return fault.New(fault.Invalid, "query parameter %q must be Unix milliseconds, not %q", name, raw)
+			}
+			*dst = &v
+		}
+	}
+	found, err := h.s.Extinctions(r.Context(), eq)
+	if err != nil {
+		return err
+	}
+	out := extinctionsRep{Links: api.Self("/api/v2/code-refs/extinctions"), Items: map[string][]extinctionRep{}}
+	for repo, list := range found {
+		if !mayView(r, repo) {
+			continue
+		}
+		reps := make([]extinctionRep, len(list))
+		for i, e := range list {
+			reps[i] = extinctionRep{Revision: e.Revision, Message: e.Message, Time: e.Time, ProjKey: e.ProjKey, FlagKey: e.FlagKey}
+		}
+		out.Items[repo] = reps
+	}
+	api.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// needs decide every right on the repository as it is named where it is
+// stored. Names are case-insensitive, and statements match case by case:
 // without this, a path naming "SECRET" would escape a statement denying
 // "code-reference-repository/secret". A create needs its right on the name
 // it gives; a patch needs the action of each field it changes.
-func needs(s *coderefs.Service) map[string]api.Needs {
-	// on is the repository named in the request, as stored (as named when
-	// there is none: the handler then answers the 404).
-	on := func(r *http.Request, name string) (*policy.Resource, error) {
-		if repo, err := s.Get(r.Context(), name); err == nil {
-			name = repo.Name
-		} else if !fault.Is(err, fault.NotFound) {
-			return nil, err
-		}
-		res := policy.NewResource("code-reference-repository", name)
-		return &res, nil
+type needs struct {
+	s *coderefs.Service
+}
+
+// on is the repository named in the request, as stored (as named when
+// there is none: the handler then answers the 404).
+func (n needs) on(r *http.Request, name string) (*policy.Resource, error) {
+	if repo, err := n.s.Get(r.Context(), name); err == nil {
+		name = repo.Name
+	} else if !fault.Is(err, fault.NotFound) {
+		return nil, err
 	}
-	onPath := func(r *http.Request, _ []byte) ([]api.Need, error) {
-		res, err := on(r, r.PathValue("repo"))
-		if err != nil {
-			return nil, err
-		}
-		return []api.Need{{On: res}}, nil
+	res := policy.NewResource("code-reference-repository", name)
+	return &res, nil
+}
+
+// onPath needs the operation's right on the repository of the path.
+func (n needs) onPath(r *http.Request, _ []byte) ([]api.Need, error) {
+	res, err := n.on(r, r.PathValue("repo"))
+	if err != nil {
+		return nil, err
 	}
-	return map[string]api.Needs{
-		"getRepository":    onPath,
-		"deleteRepository": onPath,
-		"getBranches":      onPath,
-		"getBranch":        onPath,
-		"putBranch":        onPath,
-		"deleteBranches":   onPath,
-		"postExtinction":   onPath,
-		"postRepository": func(r *http.Request, body []byte) ([]api.Need, error) {
-			var in struct {
-				Name string `json:"name"`
-			}
-			if json.Unmarshal(body, &in) != nil || in.Name == "" {
-				return []api.Need{{}}, nil // the handler answers the 400
-			}
-			res := policy.NewResource("code-reference-repository", in.Name)
-			return []api.Need{{On: &res}}, nil
-		},
-		// Extinctions of one named repository need the right on it, so a
-		// token held to one repository reads them.
-		"getExtinctions": func(r *http.Request, _ []byte) ([]api.Need, error) {
-			name := r.URL.Query().Get("repoName")
-			if name == "" {
-				return []api.Need{{}}, nil
-			}
-			res, err := on(r, name)
-			if err != nil {
-				return nil, err
-			}
-			return []api.Need{{On: res}}, nil
-		},
-		"patchRepository": func(r *http.Request, body []byte) ([]api.Need, error) {
-			res, err := on(r, r.PathValue("repo"))
-			if err != nil {
-				return nil, err
-			}
-			// A body that does not parse, or a patch of test operations
-			// only (which changes nothing but would read the repository),
-			// needs the operation's own right; the handler answers the 400.
-			out := []api.Need{{On: res}}
-			e, err := coderefs.ParseEdit(body)
-			if err != nil || len(e.Actions) == 0 {
-				return out, nil
-			}
-			out = out[:0]
-			for _, a := range e.Actions {
-				out = append(out, api.Need{Action: a, On: res})
-			}
-			return out, nil
-		},
+	return []api.Need{{On: res}}, nil
+}
+
+func (n needs) postRepository(r *http.Request, body []byte) ([]api.Need, error) {
+	var in struct {
+		Name string `json:"name"`
 	}
+	if json.Unmarshal(body, &in) != nil || in.Name == "" {
+		return []api.Need{{}}, nil // the handler answers the 400
+	}
+	res := policy.NewResource("code-reference-repository", in.Name)
+	return []api.Need{{On: &res}}, nil
+}
+
+// getExtinctions: extinctions of one named repository need the right on
+// it, so a token held to one repository reads them.
+func (n needs) getExtinctions(r *http.Request, _ []byte) ([]api.Need, error) {
+	name := r.URL.Query().Get("repoName")
+	if name == "" {
+		return []api.Need{{}}, nil
+	}
+	res, err := n.on(r, name)
+	if err != nil {
+		return nil, err
+	}
+	return []api.Need{{On: res}}, nil
+}
+
+func (n needs) patchRepository(r *http.Request, body []byte) ([]api.Need, error) {
+	res, err := n.on(r, r.PathValue("repo"))
+	if err != nil {
+		return nil, err
+	}
+	// A body that does not parse, or a patch of test operations only
+	// (which changes nothing but would read the repository), needs the
+	// operation's own right; the handler answers the 400.
+	out := []api.Need{{On: res}}
+	e, err := coderefs.ParseEdit(body)
+	if err != nil || len(e.Actions) == 0 {
+		return out, nil
+	}
+	out = out[:0]
+	for _, a := range e.Actions {
+		out = append(out, api.Need{Action: a, On: res})
+	}
+	return out, nil
 }
