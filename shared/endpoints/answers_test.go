@@ -83,34 +83,6 @@ var answerRequests = map[string]example.Example{
 		return example.Call{Path: aiModelsPath(w.Project) + "/" + key}
 	},
 
-	"getContextKindsByProjectKey": func(w *example.World) example.Call {
-		return example.Call{Path: projectPath(w.Project) + "/context-kinds"}
-	},
-	"putContextKind": func(w *example.World) example.Call {
-		return example.Call{Path: projectPath(w.Project) + "/context-kinds/" + w.Unique("kind"), Body: map[string]any{"name": "Kind", "description": "d"}}
-	},
-	"getContextAttributeNames": func(w *example.World) example.Call {
-		return example.Call{Path: envPath(w.Project, "production") + "/context-attributes"}
-	},
-	"getContextAttributeValues": func(w *example.World) example.Call {
-		return example.Call{Path: envPath(w.Project, "production") + "/context-attributes/email"}
-	},
-	"getContexts": func(w *example.World) example.Call {
-		return example.Call{Path: envPath(w.Project, "production") + "/contexts/user/" + w.User}
-	},
-	"searchContexts": func(w *example.World) example.Call {
-		return example.Post(envPath(w.Project, "production")+"/contexts/search", map[string]any{"filter": "applicationId:world"})
-	},
-	"searchContextInstances": func(w *example.World) example.Call {
-		return example.Post(envPath(w.Project, "production")+"/context-instances/search", map[string]any{"limit": 5})
-	},
-	"getContextInstances": func(w *example.World) example.Call {
-		return example.Call{Path: envPath(w.Project, "production") + "/context-instances/" + sdkcontext.InstanceID(w.User)}
-	},
-	"deleteContextInstances": func(w *example.World) example.Call {
-		return example.Call{Path: envPath(w.Project, "production") + "/context-instances/" + w.SeenContext(w.Unique("gone"), "world")}
-	},
-
 	"getApplications": func(*example.World) example.Call {
 		return example.Call{Path: api + "/applications?expand=flags", Headers: betaHeader}
 	},
@@ -135,26 +107,6 @@ var answerRequests = map[string]example.Example{
 		key := w.Unique("app")
 		w.SeenContext(w.Unique("u"), key)
 		return example.Call{Path: api + "/applications/" + key + "/versions/1.0", Headers: betaHeader}
-	},
-	"GetReleasePolicies": func(w *example.World) example.Call {
-		return example.Call{Path: releasePoliciesPath(w.Project), Headers: betaHeader}
-	},
-	"GetReleasePolicy": func(w *example.World) example.Call {
-		return example.Call{Path: releasePoliciesPath(w.Project) + "/world", Headers: betaHeader}
-	},
-	"PostReleasePolicy": func(w *example.World) example.Call {
-		return example.Call{Path: releasePoliciesPath(w.Project), Body: guardedPolicy(w.Unique("policy")), Headers: betaHeader}
-	},
-	"PutReleasePolicy": func(w *example.World) example.Call {
-		return example.Call{Path: releasePoliciesPath(w.Project) + "/world", Body: guardedPolicy("world"), Headers: betaHeader}
-	},
-	"PostReleasePoliciesOrder": func(w *example.World) example.Call {
-		return example.Call{Path: releasePoliciesPath(w.Project) + "/order", Body: releasePolicyKeysReversed(w), Headers: betaHeader}
-	},
-	"DeleteReleasePolicy": func(w *example.World) example.Call {
-		key := w.Unique("policy")
-		w.Must(http.StatusCreated, http.MethodPost, releasePoliciesPath(w.Project), progressivePolicy(key), betaHeader...)
-		return example.Call{Path: releasePoliciesPath(w.Project) + "/" + key, Headers: betaHeader}
 	},
 
 	"getFeatureFlags": func(w *example.World) example.Call {
@@ -188,10 +140,6 @@ var answerRequests = map[string]example.Example{
 		return example.Semantic(userExpiringPath(w.Project, w.User, "production"), instr("updateExpireUserTargetDate",
 			"flagKey", w.Flag, "variationId", w.Variations[1], "value", time.Now().Add(72*time.Hour).UnixMilli()))
 	},
-	"evaluateContextInstance": func(w *example.World) example.Call {
-		return example.Post(envPath(w.Project, "production")+"/flags/evaluate", map[string]any{"kind": "user", "key": w.User})
-	},
-
 	"getApprovalRequests": func(*example.World) example.Call { return example.Call{Path: approvalsPath} },
 	"getApprovalRequest": func(w *example.World) example.Call {
 		return example.Call{Path: approvalPath(w.AppliedID)}
@@ -274,46 +222,32 @@ var answerRequests = map[string]example.Example{
 	},
 
 	"getAllReleasePipelines": func(w *example.World) example.Call {
-		return example.Call{Path: pipelinesPath(w.Project), Headers: betaHeader}
+		return example.Call{Path: apptest.PipelinesPath(w.Project), Headers: betaHeader}
 	},
 	"getReleasePipelineByKey": func(w *example.World) example.Call {
-		return example.Call{Path: pipelinesPath(w.Project) + "/world", Headers: betaHeader}
+		return example.Call{Path: apptest.PipelinesPath(w.Project) + "/world", Headers: betaHeader}
 	},
 	"postReleasePipeline": func(w *example.World) example.Call {
-		return example.Call{Path: pipelinesPath(w.Project), Body: pipelineBody(w.Unique("pipe"), "production"), Headers: betaHeader}
+		return example.Call{Path: apptest.PipelinesPath(w.Project), Body: apptest.PipelineBody(w.Unique("pipe"), "production"), Headers: betaHeader}
 	},
 	"putReleasePipeline": func(w *example.World) example.Call {
-		return example.Call{Path: pipelinesPath(w.Project) + "/world", Body: pipelineBody("world", "test", "production"), Headers: betaHeader}
+		return example.Call{Path: apptest.PipelinesPath(w.Project) + "/world", Body: apptest.PipelineBody("world", "test", "production"), Headers: betaHeader}
 	},
 	"deleteReleasePipeline": func(w *example.World) example.Call {
 		key := w.Unique("doomed-pipe")
-		w.Must(http.StatusCreated, http.MethodPost, pipelinesPath(w.Project), pipelineBody(key, "test"), betaHeader...)
-		return example.Call{Path: pipelinesPath(w.Project) + "/" + key, Headers: betaHeader}
+		w.Must(http.StatusCreated, http.MethodPost, apptest.PipelinesPath(w.Project), apptest.PipelineBody(key, "test"), betaHeader...)
+		return example.Call{Path: apptest.PipelinesPath(w.Project) + "/" + key, Headers: betaHeader}
 	},
 	"getAllReleaseProgressionsForReleasePipeline": func(w *example.World) example.Call {
-		return example.Call{Path: pipelinesPath(w.Project) + "/world/releases", Headers: betaHeader}
+		return example.Call{Path: apptest.PipelinesPath(w.Project) + "/world/releases", Headers: betaHeader}
 	},
 	"createReleaseForFlag": func(w *example.World) example.Call {
 		key := w.Unique("flag")
 		w.Must(http.StatusCreated, http.MethodPost, flagsPath(w.Project), map[string]any{"key": key, "name": key})
-		return example.Call{Path: flagReleasePath(w.Project, key), Body: map[string]any{"releasePipelineKey": "world"}, Headers: betaHeader}
+		return example.Call{Path: apptest.FlagReleasePath(w.Project, key), Body: map[string]any{"releasePipelineKey": "world"}, Headers: betaHeader}
 	},
 	"getReleaseByFlagKey": func(w *example.World) example.Call {
 		return example.Call{Path: api + "/flags/" + w.Project + "/" + w.Flag + "/release", Headers: betaHeader}
-	},
-	"getAllWebhooks": func(*example.World) example.Call { return example.Call{Path: api + "/webhooks"} },
-	"getWebhook": func(w *example.World) example.Call {
-		return example.Call{Path: api + "/webhooks/" + w.WebhookID}
-	},
-	"patchWebhook": func(w *example.World) example.Call {
-		return example.Patch(api+"/webhooks/"+w.WebhookID, apptest.Replace("/name", "renamed"))
-	},
-	"postWebhook": func(w *example.World) example.Call {
-		return example.Post(api+"/webhooks", map[string]any{"url": "http://127.0.0.1:9/" + w.Unique("hook"), "sign": false, "on": false})
-	},
-	"deleteWebhook": func(w *example.World) example.Call {
-		id := example.Str(w.Must(http.StatusOK, http.MethodPost, api+"/webhooks", map[string]any{"url": "http://127.0.0.1:9/doomed", "sign": false, "on": false}), "_id")
-		return example.Call{Path: api + "/webhooks/" + id}
 	},
 }
 

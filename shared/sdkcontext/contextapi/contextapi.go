@@ -17,7 +17,8 @@ func New(a *app.App) app.Group {
 	h := handlers{contexts: a.Services.Contexts, evaluation: a.Services.Evaluation}
 	ok := func(rep any) api.Answer { return api.Answer{Status: http.StatusOK, Rep: rep} }
 	return app.Group{
-		Name: "contexts",
+		Name:     "contexts",
+		Examples: examples(),
 		Handlers: map[string]api.Handler{
 			"getContextKindsByProjectKey": h.getContextKinds,
 			"putContextKind":              h.putContextKind,

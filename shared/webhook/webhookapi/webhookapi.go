@@ -19,7 +19,8 @@ const MaxDeliveriesShown = 20
 func New(a *app.App) app.Group {
 	h := handlers{hooks: a.Services.Webhooks}
 	return app.Group{
-		Name: "webhooks",
+		Name:     "webhooks",
+		Examples: examples(),
 		Handlers: map[string]api.Handler{
 			"getAllWebhooks": h.getAllWebhooks,
 			"postWebhook":    h.postWebhook,
