@@ -184,28 +184,6 @@ var answerRequests = map[string]example.Example{
 		return example.Call{Path: api + "/tokens/" + id}
 	},
 
-	"getTeams": func(*example.World) example.Call { return example.Call{Path: api + "/teams"} },
-	"getTeam": func(w *example.World) example.Call {
-		return example.Call{Path: api + "/teams/" + w.TeamKey}
-	},
-	"patchTeam": func(w *example.World) example.Call {
-		return example.Patch(api+"/teams/"+w.TeamKey, apptest.Replace("/name", "Operations"))
-	},
-	"getTeamRoles": func(w *example.World) example.Call {
-		return example.Call{Path: api + "/teams/" + w.TeamKey + "/roles"}
-	},
-	"getTeamMaintainers": func(w *example.World) example.Call {
-		return example.Call{Path: api + "/teams/" + w.TeamKey + "/maintainers"}
-	},
-	"postTeam": func(w *example.World) example.Call {
-		return example.Post(api+"/teams", map[string]any{"key": w.Unique("team"), "name": "New"})
-	},
-	"deleteTeam": func(w *example.World) example.Call {
-		key := w.Unique("doomed")
-		w.Must(http.StatusCreated, http.MethodPost, api+"/teams", map[string]any{"key": key, "name": "Doomed"})
-		return example.Call{Path: api + "/teams/" + key}
-	},
-
 	"getOAuthClients": func(*example.World) example.Call { return example.Call{Path: api + "/oauth/clients"} },
 	"getOAuthClientById": func(w *example.World) example.Call {
 		return example.Call{Path: api + "/oauth/clients/" + w.ClientID}

@@ -20,7 +20,8 @@ import (
 func New(a *app.App) app.Group {
 	h := handlers{teams: a.Services.Teams}
 	return app.Group{
-		Name: "teams",
+		Name:     "teams",
+		Examples: examples(),
 		Handlers: map[string]api.Handler{
 			"getTeams":           h.getTeams,
 			"postTeam":           h.postTeam,
