@@ -102,7 +102,7 @@ func Build(ops []catalog.Operation, answers map[string]api.Answer) Document {
 			item = PathItem{}
 			doc.Paths[op.Path] = item
 		}
-		item[strings.ToLower(op.Method)] = operation(g, op, answers, doc.Components.Responses, errBody)
+		item[methodKey(op.Method)] = operation(g, op, answers, doc.Components.Responses, errBody)
 	}
 	for name := range tags {
 		doc.Tags = append(doc.Tags, Tag{Name: name})
@@ -161,6 +161,18 @@ func operation(g *schemas, op catalog.Operation, answers map[string]api.Answer, 
 		}
 	}
 	return o
+}
+
+// methodKey is the path item's key of an operation of method: its name in
+// lower case, or for a method OpenAPI has no field for (the SDKs' REPORT),
+// an extension, "x-report", so the document stays valid.
+func methodKey(method string) string {
+	m := strings.ToLower(method)
+	switch m {
+	case "get", "put", "post", "delete", "options", "head", "patch", "trace":
+		return m
+	}
+	return "x-" + m
 }
 
 // summary reads an operation id as a sentence: getSDKLatestAll is

@@ -64,6 +64,7 @@ var testOps = []catalog.Operation{
 	{ID: "patchWidget", Group: "widgets", Method: "PATCH", Path: "/api/v2/widgets/{projectKey}/{widgetKey}"},
 	{ID: "getPing", Group: "ping", Method: "GET", Path: "/ping", Public: true},
 	{ID: "postToken", Group: "ping", Method: "POST", Path: "/token", Public: true},
+	{ID: "reportPing", Group: "ping", Method: "REPORT", Path: "/ping", Public: true},
 }
 
 var testAnswers = map[string]api.Answer{
@@ -186,6 +187,12 @@ func TestBuildDescribesTheOperations(t *testing.T) {
 	t.Run("an answer without a representation has no body", func(t *testing.T) {
 		if r := d.Paths["/api/v2/widgets/{projectKey}/{widgetKey}"]["delete"].Responses["204"]; r == nil || r.Content != nil {
 			t.Errorf("deleteWidget 204 is %+v", r)
+		}
+	})
+	t.Run("a method OpenAPI has no field for is an extension of the path item", func(t *testing.T) {
+		item := d.Paths["/ping"]
+		if item["x-report"] == nil || item["report"] != nil || item["get"] == nil {
+			t.Errorf("/ping has %v", keys(item))
 		}
 	})
 	t.Run("the summary reads the operation id as words", func(t *testing.T) {
