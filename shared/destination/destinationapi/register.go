@@ -29,7 +29,25 @@ import (
 // New is the destinations group over a, with the local stand-in of the
 // destinations-export function as its worker when the stage is a folder.
 func New(a *app.App) app.Group {
-	g := app.Group{Name: "destinations", Handlers: handlers(a, Service(a)), Needs: needs(), Answers: answers, Examples: examples()}
+	h := handlers{svc: Service(a)}
+	g := app.Group{
+		Name: "destinations",
+		Handlers: map[string]api.Handler{
+			"getDestinations":                         h.getDestinations,
+			"postDestination":                         h.postDestination,
+			"getDestination":                          h.getDestination,
+			"patchDestination":                        h.patchDestination,
+			"deleteDestination":                       h.deleteDestination,
+			"postGenerateWarehouseDestinationKeyPair": h.generateKeyPair,
+			"postGenerateProjectEnvWarehouseDestinationKeyPair": h.generateKeyPair,
+			"postGenerateTrustPolicy":                           h.postGenerateTrustPolicy,
+			"postGenerateWarehouseDestinationSetupScript":       h.postGenerateWarehouseDestinationSetupScript,
+			"postCompleteWarehouseDestinationSetup":             h.postCompleteWarehouseDestinationSetup,
+		},
+		Needs:    map[string]api.Needs{"patchDestination": api.PatchNeeds("a destination", destination.PatchActions)},
+		Answers:  answers,
+		Examples: examples(),
+	}
 	if stage := StageFromEnv(a); stage.Kind == destination.StageFolder {
 		g.Workers = []app.Worker{{Name: "destinations-export", Every: destination.ExportInterval, Run: exportTo(a, stage)}}
 	} else if a.Logger != nil {
@@ -176,110 +194,116 @@ func resourceOf(d *destination.Destination) policy.Resource {
 	return policy.NewResource("proj", d.ProjectKey).Child("env", d.EnvKey).Child("destination", d.ID)
 }
 
-func needs() map[string]api.Needs {
-	return map[string]api.Needs{"patchDestination": api.PatchNeeds("a destination", destination.PatchActions)}
+// handlers serve the group's operations on the destination service.
+type handlers struct {
+	svc *destination.Service
 }
 
-func handlers(a *app.App, svc *destination.Service) map[string]api.Handler {
-	keyPair := func(w http.ResponseWriter, r *http.Request) error {
-		k, err := svc.GenerateKeyPair(r.Context(), r.PathValue("projKey"), r.PathValue("envKey"))
-		if err != nil {
-			return err
+// getDestinations lists the destinations the caller may read.
+func (h handlers) getDestinations(w http.ResponseWriter, r *http.Request) error {
+	list, err := h.svc.List(r.Context())
+	if err != nil {
+		return err
+	}
+	out := listRep{Links: api.Self(destination.ListHref), Items: make([]rep, 0, len(list))}
+	for _, d := range list {
+		if api.MayView(r, resourceOf(d), identity.ViewAction) {
+			out.Items = append(out.Items, newRep(r, d))
 		}
-		api.WriteJSON(w, http.StatusCreated, k.Public())
-		return nil
 	}
-	return map[string]api.Handler{
-		"getDestinations": func(w http.ResponseWriter, r *http.Request) error {
-			list, err := svc.List(r.Context())
-			if err != nil {
-				return err
-			}
-			out := listRep{Links: api.Self(destination.ListHref), Items: make([]rep, 0, len(list))}
-			for _, d := range list {
-				if api.MayView(r, resourceOf(d), identity.ViewAction) {
-					out.Items = append(out.Items, newRep(r, d))
-				}
-			}
-			api.WriteJSON(w, http.StatusOK, out)
-			return nil
-		},
-		"postDestination": func(w http.ResponseWriter, r *http.Request) error {
-			var in destination.Input
-			if err := api.Decode(w, r, &in); err != nil {
-				return err
-			}
-			d, err := svc.Create(r.Context(), r.PathValue("projectKey"), r.PathValue("environmentKey"), in)
-			if err != nil {
-				return err
-			}
-			api.WriteJSON(w, http.StatusCreated, newRep(r, d))
-			return nil
-		},
-		"getDestination": func(w http.ResponseWriter, r *http.Request) error {
-			d, err := svc.Get(r.Context(), r.PathValue("projectKey"), r.PathValue("environmentKey"), r.PathValue("id"))
-			if err != nil {
-				return err
-			}
-			api.WriteJSON(w, http.StatusOK, newRep(r, d))
-			return nil
-		},
-		"patchDestination": func(w http.ResponseWriter, r *http.Request) error {
-			p, err := api.ReadJSONPatch(w, r, "a destination")
-			if err != nil {
-				return err
-			}
-			d, err := svc.Patch(r.Context(), r.PathValue("projectKey"), r.PathValue("environmentKey"), r.PathValue("id"), p)
-			if err != nil {
-				return err
-			}
-			api.WriteJSON(w, http.StatusOK, newRep(r, d))
-			return nil
-		},
-		"deleteDestination": func(w http.ResponseWriter, r *http.Request) error {
-			if err := svc.Delete(r.Context(), r.PathValue("projectKey"), r.PathValue("environmentKey"), r.PathValue("id")); err != nil {
-				return err
-			}
-			w.WriteHeader(http.StatusNoContent)
-			return nil
-		},
-		"postGenerateWarehouseDestinationKeyPair":           keyPair,
-		"postGenerateProjectEnvWarehouseDestinationKeyPair": keyPair,
-		"postGenerateTrustPolicy": func(w http.ResponseWriter, r *http.Request) error {
-			tp, err := svc.TrustPolicy(r.Context(), r.PathValue("projKey"), r.PathValue("envKey"))
-			if err != nil {
-				return err
-			}
-			api.WriteJSON(w, http.StatusCreated, tp)
-			return nil
-		},
-		"postGenerateWarehouseDestinationSetupScript": func(w http.ResponseWriter, r *http.Request) error {
-			// The body is optional: without custom names the defaults apply.
-			body, err := api.ReadBody(w, r)
-			if fault.Is(err, fault.Invalid) && len(body) == 0 && r.ContentLength <= 0 {
-				body, err = nil, nil
-			}
-			if err != nil {
-				return err
-			}
-			res, err := svc.Setup(r.Context(), r.PathValue("projKey"), r.PathValue("envKey"), r.PathValue("kind"), body)
-			if err != nil {
-				return err
-			}
-			api.WriteJSON(w, http.StatusCreated, res)
-			return nil
-		},
-		"postCompleteWarehouseDestinationSetup": func(w http.ResponseWriter, r *http.Request) error {
-			var in destination.CompleteInput
-			if err := api.Decode(w, r, &in); err != nil {
-				return err
-			}
-			d, err := svc.CompleteSetup(r.Context(), r.PathValue("projKey"), r.PathValue("envKey"), r.PathValue("kind"), in)
-			if err != nil {
-				return err
-			}
-			api.WriteJSON(w, http.StatusCreated, newRep(r, d))
-			return nil
-		},
+	api.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (h handlers) postDestination(w http.ResponseWriter, r *http.Request) error {
+	var in destination.Input
+	if err := api.Decode(w, r, &in); err != nil {
+		return err
 	}
+	d, err := h.svc.Create(r.Context(), r.PathValue("projectKey"), r.PathValue("environmentKey"), in)
+	if err != nil {
+		return err
+	}
+	api.WriteJSON(w, http.StatusCreated, newRep(r, d))
+	return nil
+}
+
+func (h handlers) getDestination(w http.ResponseWriter, r *http.Request) error {
+	d, err := h.svc.Get(r.Context(), r.PathValue("projectKey"), r.PathValue("environmentKey"), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	api.WriteJSON(w, http.StatusOK, newRep(r, d))
+	return nil
+}
+
+func (h handlers) patchDestination(w http.ResponseWriter, r *http.Request) error {
+	p, err := api.ReadJSONPatch(w, r, "a destination")
+	if err != nil {
+		return err
+	}
+	d, err := h.svc.Patch(r.Context(), r.PathValue("projectKey"), r.PathValue("environmentKey"), r.PathValue("id"), p)
+	if err != nil {
+		return err
+	}
+	api.WriteJSON(w, http.StatusOK, newRep(r, d))
+	return nil
+}
+
+func (h handlers) deleteDestination(w http.ResponseWriter, r *http.Request) error {
+	if err := h.svc.Delete(r.Context(), r.PathValue("projectKey"), r.PathValue("environmentKey"), r.PathValue("id")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// generateKeyPair serves both of the reference's key-pair operations,
+// which differ only in their paths.
+func (h handlers) generateKeyPair(w http.ResponseWriter, r *http.Request) error {
+	k, err := h.svc.GenerateKeyPair(r.Context(), r.PathValue("projKey"), r.PathValue("envKey"))
+	if err != nil {
+		return err
+	}
+	api.WriteJSON(w, http.StatusCreated, k.Public())
+	return nil
+}
+
+func (h handlers) postGenerateTrustPolicy(w http.ResponseWriter, r *http.Request) error {
+	tp, err := h.svc.TrustPolicy(r.Context(), r.PathValue("projKey"), r.PathValue("envKey"))
+	if err != nil {
+		return err
+	}
+	api.WriteJSON(w, http.StatusCreated, tp)
+	return nil
+}
+
+func (h handlers) postGenerateWarehouseDestinationSetupScript(w http.ResponseWriter, r *http.Request) error {
+	// The body is optional: without custom names the defaults apply.
+	body, err := api.ReadBody(w, r)
+	if fault.Is(err, fault.Invalid) && len(body) == 0 && r.ContentLength <= 0 {
+		body, err = nil, nil
+	}
+	if err != nil {
+		return err
+	}
+	res, err := h.svc.Setup(r.Context(), r.PathValue("projKey"), r.PathValue("envKey"), r.PathValue("kind"), body)
+	if err != nil {
+		return err
+	}
+	api.WriteJSON(w, http.StatusCreated, res)
+	return nil
+}
+
+func (h handlers) postCompleteWarehouseDestinationSetup(w http.ResponseWriter, r *http.Request) error {
+	var in destination.CompleteInput
+	if err := api.Decode(w, r, &in); err != nil {
+		return err
+	}
+	d, err := h.svc.CompleteSetup(r.Context(), r.PathValue("projKey"), r.PathValue("envKey"), r.PathValue("kind"), in)
+	if err != nil {
+		return err
+	}
+	api.WriteJSON(w, http.StatusCreated, newRep(r, d))
+	return nil
 }
