@@ -5,7 +5,7 @@ import (
 	"sync"
 
 	"github.com/flagplane/flagplane/shared/api"
-	"github.com/flagplane/flagplane/shared/app"
+	"github.com/flagplane/flagplane/shared/environment"
 	"github.com/flagplane/flagplane/shared/featurestore"
 	"github.com/flagplane/flagplane/shared/identity"
 	"github.com/flagplane/flagplane/shared/policy"
@@ -78,142 +78,162 @@ func pathArgs(r *http.Request, idName string) (string, string, string, string) {
 	return r.PathValue("projectKey"), r.PathValue("environmentKey"), r.PathValue("integrationKey"), r.PathValue(idName)
 }
 
-func deliveryHandlers(a *app.App, s *featurestore.Service) map[string]api.Handler {
-	const c = featurestore.FeatureStore
-	rep := func(r *http.Request, cfg *featurestore.Config) (configRep, error) {
-		st, err := s.Status(r.Context(), cfg.ID)
-		if err != nil {
-			return configRep{}, err
-		}
-		return newRep(r, cfg, st), nil
+// deliveryHandlers serve the delivery-configurations group: feature store
+// configurations, each shown with its store's sync status.
+type deliveryHandlers struct {
+	s    *featurestore.Service
+	envs *environment.Service
+}
+
+func (h deliveryHandlers) rep(r *http.Request, cfg *featurestore.Config) (configRep, error) {
+	st, err := h.s.Status(r.Context(), cfg.ID)
+	if err != nil {
+		return configRep{}, err
 	}
-	list := func(w http.ResponseWriter, r *http.Request, proj, env string, links api.Links) error {
-		if proj != "" {
-			if _, err := a.Services.Environments.Get(r.Context(), proj, env); err != nil {
-				return err
-			}
+	return newRep(r, cfg, st), nil
+}
+
+// list writes the configurations the caller may read, of one environment
+// when proj is not empty (which must then exist), else of all.
+func (h deliveryHandlers) list(w http.ResponseWriter, r *http.Request, proj, env string, links api.Links) error {
+	if proj != "" {
+		if _, err := h.envs.Get(r.Context(), proj, env); err != nil {
+			return err
 		}
-		all, err := s.List(r.Context(), c, proj, env)
+	}
+	all, err := h.s.List(r.Context(), featurestore.FeatureStore, proj, env)
+	if err != nil {
+		return err
+	}
+	all = visible(r, all)
+	out := collectionRep{Links: links, Items: []configRep{}}
+	for _, cfg := range all {
+		item, err := h.rep(r, cfg)
 		if err != nil {
 			return err
 		}
-		all = visible(r, all)
-		out := collectionRep{Links: links, Items: []configRep{}}
-		for _, cfg := range all {
-			item, err := rep(r, cfg)
-			if err != nil {
-				return err
-			}
-			out.Items = append(out.Items, item)
-		}
-		api.WriteJSON(w, http.StatusOK, out)
-		return nil
+		out.Items = append(out.Items, item)
 	}
-	return map[string]api.Handler{
-		"getIntegrationDeliveryConfigurations": func(w http.ResponseWriter, r *http.Request) error {
-			return list(w, r, "", "", api.Self("/api/v2/integration-capabilities/featureStore"))
-		},
-		"getIntegrationDeliveryConfigurationByEnvironment": func(w http.ResponseWriter, r *http.Request) error {
-			proj, env := r.PathValue("projectKey"), r.PathValue("environmentKey")
-			return list(w, r, proj, env, api.Links{
-				"self":   api.JSONLink("/api/v2/integration-capabilities/featureStore/" + proj + "/" + env),
-				"parent": api.JSONLink("/api/v2/integration-capabilities/featureStore")})
-		},
-		"createIntegrationDeliveryConfiguration": func(w http.ResponseWriter, r *http.Request) error {
-			return create(w, r, s, c, rep)
-		},
-		"getIntegrationDeliveryConfigurationById": func(w http.ResponseWriter, r *http.Request) error {
-			proj, env, key, id := pathArgs(r, "id")
-			cfg, err := s.Get(r.Context(), c, proj, env, key, id)
-			if err != nil {
-				return err
-			}
-			return write(w, r, http.StatusOK, cfg, rep)
-		},
-		"patchIntegrationDeliveryConfiguration": func(w http.ResponseWriter, r *http.Request) error {
-			return patchOne(w, r, s, c, "id", rep)
-		},
-		"deleteIntegrationDeliveryConfiguration": func(w http.ResponseWriter, r *http.Request) error {
-			proj, env, key, id := pathArgs(r, "id")
-			if err := s.Delete(r.Context(), c, proj, env, key, id); err != nil {
-				return err
-			}
-			w.WriteHeader(http.StatusNoContent)
-			return nil
-		},
-		"validateIntegrationDeliveryConfiguration": func(w http.ResponseWriter, r *http.Request) error {
-			proj, env, key, id := pathArgs(r, "id")
-			cfg, err := s.Get(r.Context(), c, proj, env, key, id)
-			if err != nil {
-				return err
-			}
-			api.WriteJSON(w, http.StatusOK, s.Validate(r.Context(), cfg))
-			return nil
-		},
-	}
+	api.WriteJSON(w, http.StatusOK, out)
+	return nil
 }
 
-func bigSegmentHandlers(s *featurestore.Service) map[string]api.Handler {
-	const c = featurestore.BigSegmentStore
-	rep := func(r *http.Request, cfg *featurestore.Config) (configRep, error) {
-		st, err := s.BigSegmentStatus(r.Context(), cfg)
+func (h deliveryHandlers) getIntegrationDeliveryConfigurations(w http.ResponseWriter, r *http.Request) error {
+	return h.list(w, r, "", "", api.Self("/api/v2/integration-capabilities/featureStore"))
+}
+
+func (h deliveryHandlers) getIntegrationDeliveryConfigurationByEnvironment(w http.ResponseWriter, r *http.Request) error {
+	proj, env := r.PathValue("projectKey"), r.PathValue("environmentKey")
+	return h.list(w, r, proj, env, api.Links{
+		"self":   api.JSONLink("/api/v2/integration-capabilities/featureStore/" + proj + "/" + env),
+		"parent": api.JSONLink("/api/v2/integration-capabilities/featureStore")})
+}
+
+func (h deliveryHandlers) createIntegrationDeliveryConfiguration(w http.ResponseWriter, r *http.Request) error {
+	return create(w, r, h.s, featurestore.FeatureStore, h.rep)
+}
+
+func (h deliveryHandlers) getIntegrationDeliveryConfigurationByID(w http.ResponseWriter, r *http.Request) error {
+	proj, env, key, id := pathArgs(r, "id")
+	cfg, err := h.s.Get(r.Context(), featurestore.FeatureStore, proj, env, key, id)
+	if err != nil {
+		return err
+	}
+	return write(w, r, http.StatusOK, cfg, h.rep)
+}
+
+func (h deliveryHandlers) patchIntegrationDeliveryConfiguration(w http.ResponseWriter, r *http.Request) error {
+	return patchOne(w, r, h.s, featurestore.FeatureStore, "id", h.rep)
+}
+
+func (h deliveryHandlers) deleteIntegrationDeliveryConfiguration(w http.ResponseWriter, r *http.Request) error {
+	proj, env, key, id := pathArgs(r, "id")
+	if err := h.s.Delete(r.Context(), featurestore.FeatureStore, proj, env, key, id); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// validateIntegrationDeliveryConfiguration checks that the store answers,
+// with the configuration as stored.
+func (h deliveryHandlers) validateIntegrationDeliveryConfiguration(w http.ResponseWriter, r *http.Request) error {
+	proj, env, key, id := pathArgs(r, "id")
+	cfg, err := h.s.Get(r.Context(), featurestore.FeatureStore, proj, env, key, id)
+	if err != nil {
+		return err
+	}
+	api.WriteJSON(w, http.StatusOK, h.s.Validate(r.Context(), cfg))
+	return nil
+}
+
+// bigSegmentHandlers serve the big-segments group: big segment store
+// configurations, each shown with its store's status, which checks it.
+type bigSegmentHandlers struct {
+	s *featurestore.Service
+}
+
+func (h bigSegmentHandlers) rep(r *http.Request, cfg *featurestore.Config) (configRep, error) {
+	st, err := h.s.BigSegmentStatus(r.Context(), cfg)
+	if err != nil {
+		return configRep{}, err
+	}
+	return newRep(r, cfg, st), nil
+}
+
+func (h bigSegmentHandlers) getBigSegmentStoreIntegrations(w http.ResponseWriter, r *http.Request) error {
+	all, err := h.s.List(r.Context(), featurestore.BigSegmentStore, "", "")
+	if err != nil {
+		return err
+	}
+	all = visible(r, all)
+	out := collectionRep{Links: api.Self("/api/v2/integration-capabilities/big-segment-store"), Items: make([]configRep, len(all))}
+	// Each status checks its store: in parallel, so a list costs one check's time.
+	errs := make([]error, len(all))
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, maxChecks)
+	for i, cfg := range all {
+		wg.Add(1)
+		slots <- struct{}{}
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			out.Items[i], errs[i] = h.rep(r, cfg)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
 		if err != nil {
-			return configRep{}, err
+			return err
 		}
-		return newRep(r, cfg, st), nil
 	}
-	return map[string]api.Handler{
-		"getBigSegmentStoreIntegrations": func(w http.ResponseWriter, r *http.Request) error {
-			all, err := s.List(r.Context(), c, "", "")
-			if err != nil {
-				return err
-			}
-			all = visible(r, all)
-			out := collectionRep{Links: api.Self("/api/v2/integration-capabilities/big-segment-store"), Items: make([]configRep, len(all))}
-			// Each status checks its store: in parallel, so a list costs one check's time.
-			errs := make([]error, len(all))
-			var wg sync.WaitGroup
-			slots := make(chan struct{}, maxChecks)
-			for i, cfg := range all {
-				wg.Add(1)
-				slots <- struct{}{}
-				go func() {
-					defer func() { <-slots; wg.Done() }()
-					out.Items[i], errs[i] = rep(r, cfg)
-				}()
-			}
-			wg.Wait()
-			for _, err := range errs {
-				if err != nil {
-					return err
-				}
-			}
-			api.WriteJSON(w, http.StatusOK, out)
-			return nil
-		},
-		"createBigSegmentStoreIntegration": func(w http.ResponseWriter, r *http.Request) error {
-			return create(w, r, s, c, rep)
-		},
-		"getBigSegmentStoreIntegration": func(w http.ResponseWriter, r *http.Request) error {
-			proj, env, key, id := pathArgs(r, "integrationId")
-			cfg, err := s.Get(r.Context(), c, proj, env, key, id)
-			if err != nil {
-				return err
-			}
-			return write(w, r, http.StatusOK, cfg, rep)
-		},
-		"patchBigSegmentStoreIntegration": func(w http.ResponseWriter, r *http.Request) error {
-			return patchOne(w, r, s, c, "integrationId", rep)
-		},
-		"deleteBigSegmentStoreIntegration": func(w http.ResponseWriter, r *http.Request) error {
-			proj, env, key, id := pathArgs(r, "integrationId")
-			if err := s.Delete(r.Context(), c, proj, env, key, id); err != nil {
-				return err
-			}
-			w.WriteHeader(http.StatusNoContent)
-			return nil
-		},
+	api.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (h bigSegmentHandlers) createBigSegmentStoreIntegration(w http.ResponseWriter, r *http.Request) error {
+	return create(w, r, h.s, featurestore.BigSegmentStore, h.rep)
+}
+
+func (h bigSegmentHandlers) getBigSegmentStoreIntegration(w http.ResponseWriter, r *http.Request) error {
+	proj, env, key, id := pathArgs(r, "integrationId")
+	cfg, err := h.s.Get(r.Context(), featurestore.BigSegmentStore, proj, env, key, id)
+	if err != nil {
+		return err
 	}
+	return write(w, r, http.StatusOK, cfg, h.rep)
+}
+
+func (h bigSegmentHandlers) patchBigSegmentStoreIntegration(w http.ResponseWriter, r *http.Request) error {
+	return patchOne(w, r, h.s, featurestore.BigSegmentStore, "integrationId", h.rep)
+}
+
+func (h bigSegmentHandlers) deleteBigSegmentStoreIntegration(w http.ResponseWriter, r *http.Request) error {
+	proj, env, key, id := pathArgs(r, "integrationId")
+	if err := h.s.Delete(r.Context(), featurestore.BigSegmentStore, proj, env, key, id); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
 }
 
 type repFunc func(r *http.Request, cfg *featurestore.Config) (configRep, error)

@@ -43,20 +43,46 @@ func Service(a *app.App) *featurestore.Service {
 // consumer that writes flag changes to the stores.
 func Delivery(a *app.App) app.Group {
 	s := Service(a)
-	return app.Group{Name: "delivery-configurations", Handlers: deliveryHandlers(a, s), Needs: needs("patchIntegrationDeliveryConfiguration"), Examples: deliveryExamples(),
+	h := deliveryHandlers{s: s, envs: a.Services.Environments}
+	return app.Group{
+		Name: "delivery-configurations",
+		Handlers: map[string]api.Handler{
+			"getIntegrationDeliveryConfigurations":             h.getIntegrationDeliveryConfigurations,
+			"getIntegrationDeliveryConfigurationByEnvironment": h.getIntegrationDeliveryConfigurationByEnvironment,
+			"createIntegrationDeliveryConfiguration":           h.createIntegrationDeliveryConfiguration,
+			"getIntegrationDeliveryConfigurationById":          h.getIntegrationDeliveryConfigurationByID,
+			"patchIntegrationDeliveryConfiguration":            h.patchIntegrationDeliveryConfiguration,
+			"deleteIntegrationDeliveryConfiguration":           h.deleteIntegrationDeliveryConfiguration,
+			"validateIntegrationDeliveryConfiguration":         h.validateIntegrationDeliveryConfiguration,
+		},
+		Needs:     needs("patchIntegrationDeliveryConfiguration"),
+		Examples:  deliveryExamples(),
 		Answers:   deliveryAnswers,
-		Consumers: []webhook.Consumer{{Name: "featurestores", Handle: s.Consume, Wants: featurestore.Wants}}}
+		Consumers: []webhook.Consumer{{Name: "featurestores", Handle: s.Consume, Wants: featurestore.Wants}},
+	}
 }
 
 // BigSegments is the big-segments group over a, with the local stand-in
 // of the big-segments-refresh function as its job.
 func BigSegments(a *app.App) app.Group {
 	s := Service(a)
-	return app.Group{Name: "big-segments", Handlers: bigSegmentHandlers(s), Needs: needs("patchBigSegmentStoreIntegration"), Examples: bigSegmentExamples(),
-		Answers: bigSegmentAnswers,
+	h := bigSegmentHandlers{s: s}
+	return app.Group{
+		Name: "big-segments",
+		Handlers: map[string]api.Handler{
+			"getBigSegmentStoreIntegrations":   h.getBigSegmentStoreIntegrations,
+			"createBigSegmentStoreIntegration": h.createBigSegmentStoreIntegration,
+			"getBigSegmentStoreIntegration":    h.getBigSegmentStoreIntegration,
+			"patchBigSegmentStoreIntegration":  h.patchBigSegmentStoreIntegration,
+			"deleteBigSegmentStoreIntegration": h.deleteBigSegmentStoreIntegration,
+		},
+		Needs:    needs("patchBigSegmentStoreIntegration"),
+		Examples: bigSegmentExamples(),
+		Answers:  bigSegmentAnswers,
 		Workers: []app.Worker{{Name: "big-segments-refresh", Every: BigSegmentRefresh, Run: func(ctx context.Context, _ *slog.Logger) error {
 			return s.RefreshBigSegments(ctx)
-		}}}}
+		}}},
+	}
 }
 
 // The groups' success answers, for the OpenAPI document.
