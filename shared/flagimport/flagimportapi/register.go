@@ -24,9 +24,26 @@ func New(a *app.App) app.Group {
 			_, err := a.Services.Members.Get(ctx, id)
 			return err
 		},
-		Guard: a.Services.Webhooks.Guard(), StatusOf: api.Status, Logger: a.Logger,
+		Guard: a.Services.Webhooks.Guard(), StatusOf: api.Status, Logger: a.Logger, Now: a.Now,
 	})
-	return app.Group{Name: "flag-imports", Handlers: handlers(s), Needs: needs(), Answers: answers, Examples: examples()}
+	h := handlers{s: s}
+	return app.Group{
+		Name: "flag-imports",
+		Handlers: map[string]api.Handler{
+			"getFlagImportConfigurations":   h.getFlagImportConfigurations,
+			"createFlagImportConfiguration": h.createFlagImportConfiguration,
+			"getFlagImportConfiguration":    h.getFlagImportConfiguration,
+			"patchFlagImportConfiguration":  h.patchFlagImportConfiguration,
+			"deleteFlagImportConfiguration": h.deleteFlagImportConfiguration,
+			"triggerFlagImportJob":          h.triggerFlagImportJob,
+		},
+		Needs: map[string]api.Needs{
+			"triggerFlagImportJob":         triggerNeeds,
+			"patchFlagImportConfiguration": patchNeeds,
+		},
+		Answers:  answers,
+		Examples: examples(),
+	}
 }
 
 // answers are the group's success answers, for the OpenAPI document.
@@ -95,102 +112,113 @@ type collectionRep struct {
 var importActions = []string{"createFlag", "updateName", "updateDescription", "updateTags", "updateTemporary", "updateMaintainer",
 	"updateFlagVariations", "updateFlagDefaultVariations", "updateOn", "updateTargets", "updateRules", "updateFallthrough", "updateOffVariation"}
 
-func needs() map[string]api.Needs {
-	return map[string]api.Needs{
-		"triggerFlagImportJob": func(r *http.Request, _ []byte) ([]api.Need, error) {
-			flags := policy.NewResource("proj", r.PathValue("projectKey")).Child("env", "*").Child("flag", "*")
-			out := []api.Need{{Action: "triggerFlagImport"}}
-			for _, a := range importActions {
-				out = append(out, api.Need{Action: a, On: &flags})
-			}
-			return out, nil
-		},
-		"patchFlagImportConfiguration": func(r *http.Request, body []byte) ([]api.Need, error) {
-			p, err := api.JSONPatch(r, body, "a flag import configuration")
-			if err != nil {
-				return nil, err
-			}
-			if _, err := flagimport.PatchActions(p); err != nil {
-				return nil, err
-			}
-			return []api.Need{{Action: "updateIntegration"}}, nil
-		},
+// triggerNeeds: a run needs the import right, and the flag rights it uses
+// in every environment of the project.
+func triggerNeeds(r *http.Request, _ []byte) ([]api.Need, error) {
+	flags := policy.NewResource("proj", r.PathValue("projectKey")).Child("env", "*").Child("flag", "*")
+	out := []api.Need{{Action: "triggerFlagImport"}}
+	for _, a := range importActions {
+		out = append(out, api.Need{Action: a, On: &flags})
 	}
+	return out, nil
 }
 
-func handlers(s *flagimport.Service) map[string]api.Handler {
-	path := func(r *http.Request) (string, string, string) {
-		return r.PathValue("projectKey"), r.PathValue("integrationKey"), r.PathValue("integrationId")
+// patchNeeds refuses a patch of paths a configuration does not have
+// before any right is checked; the rest is updateIntegration.
+func patchNeeds(r *http.Request, body []byte) ([]api.Need, error) {
+	p, err := api.JSONPatch(r, body, "a flag import configuration")
+	if err != nil {
+		return nil, err
 	}
-	return map[string]api.Handler{
-		"getFlagImportConfigurations": func(w http.ResponseWriter, r *http.Request) error {
-			all, err := s.List(r.Context())
-			if err != nil {
-				return err
-			}
-			out := collectionRep{Links: api.Links{"self": api.JSONLink(flagimport.CollectionHref), "parent": api.JSONLink("/api/v2")},
-				Items: []configRep{}}
-			for _, e := range all {
-				if !api.MayView(r, resourceOf(e.Config), identity.ViewAction) {
-					continue
-				}
-				out.Items = append(out.Items, newConfigRep(r, e.Config, e.Run))
-			}
-			api.WriteJSON(w, http.StatusOK, out)
-			return nil
-		},
-		// The reference answers a create with 200.
-		"createFlagImportConfiguration": func(w http.ResponseWriter, r *http.Request) error {
-			var in flagimport.Input
-			if err := api.Decode(w, r, &in); err != nil {
-				return err
-			}
-			c, err := s.Create(r.Context(), r.PathValue("projectKey"), r.PathValue("integrationKey"), in)
-			if err != nil {
-				return err
-			}
-			api.WriteJSON(w, http.StatusOK, newConfigRep(r, c, nil))
-			return nil
-		},
-		"getFlagImportConfiguration": func(w http.ResponseWriter, r *http.Request) error {
-			p, k, id := path(r)
-			c, run, err := s.Get(r.Context(), p, k, id)
-			if err != nil {
-				return err
-			}
-			api.WriteJSON(w, http.StatusOK, newConfigRep(r, c, run))
-			return nil
-		},
-		"patchFlagImportConfiguration": func(w http.ResponseWriter, r *http.Request) error {
-			pt, err := api.ReadJSONPatch(w, r, "a flag import configuration")
-			if err != nil {
-				return err
-			}
-			p, k, id := path(r)
-			c, run, err := s.Patch(r.Context(), p, k, id, pt)
-			if err != nil {
-				return err
-			}
-			api.WriteJSON(w, http.StatusOK, newConfigRep(r, c, run))
-			return nil
-		},
-		"deleteFlagImportConfiguration": func(w http.ResponseWriter, r *http.Request) error {
-			p, k, id := path(r)
-			if err := s.Delete(r.Context(), p, k, id); err != nil {
-				return err
-			}
-			w.WriteHeader(http.StatusNoContent)
-			return nil
-		},
-		// The reference answers 201 without a body. The run is over by
-		// then: a read of the configuration shows its _status.
-		"triggerFlagImportJob": func(w http.ResponseWriter, r *http.Request) error {
-			p, k, id := path(r)
-			if _, _, err := s.Trigger(r.Context(), p, k, id); err != nil {
-				return err
-			}
-			w.WriteHeader(http.StatusCreated)
-			return nil
-		},
+	if _, err := flagimport.PatchActions(p); err != nil {
+		return nil, err
 	}
+	return []api.Need{{Action: "updateIntegration"}}, nil
+}
+
+// handlers serve the group's operations on the flag import service.
+type handlers struct {
+	s *flagimport.Service
+}
+
+// pathKeys are a configuration's keys in the path: project, integration
+// and id.
+func pathKeys(r *http.Request) (string, string, string) {
+	return r.PathValue("projectKey"), r.PathValue("integrationKey"), r.PathValue("integrationId")
+}
+
+// getFlagImportConfigurations lists the configurations the caller may read.
+func (h handlers) getFlagImportConfigurations(w http.ResponseWriter, r *http.Request) error {
+	all, err := h.s.List(r.Context())
+	if err != nil {
+		return err
+	}
+	out := collectionRep{Links: api.Links{"self": api.JSONLink(flagimport.CollectionHref), "parent": api.JSONLink("/api/v2")},
+		Items: []configRep{}}
+	for _, e := range all {
+		if !api.MayView(r, resourceOf(e.Config), identity.ViewAction) {
+			continue
+		}
+		out.Items = append(out.Items, newConfigRep(r, e.Config, e.Run))
+	}
+	api.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// createFlagImportConfiguration answers 200, as the reference does.
+func (h handlers) createFlagImportConfiguration(w http.ResponseWriter, r *http.Request) error {
+	var in flagimport.Input
+	if err := api.Decode(w, r, &in); err != nil {
+		return err
+	}
+	c, err := h.s.Create(r.Context(), r.PathValue("projectKey"), r.PathValue("integrationKey"), in)
+	if err != nil {
+		return err
+	}
+	api.WriteJSON(w, http.StatusOK, newConfigRep(r, c, nil))
+	return nil
+}
+
+func (h handlers) getFlagImportConfiguration(w http.ResponseWriter, r *http.Request) error {
+	p, k, id := pathKeys(r)
+	c, run, err := h.s.Get(r.Context(), p, k, id)
+	if err != nil {
+		return err
+	}
+	api.WriteJSON(w, http.StatusOK, newConfigRep(r, c, run))
+	return nil
+}
+
+func (h handlers) patchFlagImportConfiguration(w http.ResponseWriter, r *http.Request) error {
+	pt, err := api.ReadJSONPatch(w, r, "a flag import configuration")
+	if err != nil {
+		return err
+	}
+	p, k, id := pathKeys(r)
+	c, run, err := h.s.Patch(r.Context(), p, k, id, pt)
+	if err != nil {
+		return err
+	}
+	api.WriteJSON(w, http.StatusOK, newConfigRep(r, c, run))
+	return nil
+}
+
+func (h handlers) deleteFlagImportConfiguration(w http.ResponseWriter, r *http.Request) error {
+	p, k, id := pathKeys(r)
+	if err := h.s.Delete(r.Context(), p, k, id); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// triggerFlagImportJob answers 201 without a body, as the reference does.
+// The run is over by then: a read of the configuration shows its _status.
+func (h handlers) triggerFlagImportJob(w http.ResponseWriter, r *http.Request) error {
+	p, k, id := pathKeys(r)
+	if _, _, err := h.s.Trigger(r.Context(), p, k, id); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusCreated)
+	return nil
 }
