@@ -19,6 +19,7 @@ import (
 	"github.com/flagplane/flagplane/shared/identity"
 	"github.com/flagplane/flagplane/shared/insight"
 	"github.com/flagplane/flagplane/shared/policy"
+	"github.com/flagplane/flagplane/shared/project"
 	"github.com/flagplane/flagplane/shared/reps"
 )
 
@@ -26,7 +27,31 @@ import (
 func New(a *app.App) app.Group {
 	s := a.Services
 	svc := insight.NewService(a.Table, s.Audit, s.Projects, s.Environments, s.Flags, s.Members, codeRefsOf(a))
-	return app.Group{Name: "insights", Handlers: handlers(a, svc), Needs: needs(), Answers: answers, Examples: examples()}
+	h := handlers{s: svc, projects: s.Projects, envs: s.Environments}
+	return app.Group{
+		Name: "insights",
+		Handlers: map[string]api.Handler{
+			"createDeploymentEvent":            h.createDeploymentEvent,
+			"getDeployments":                   h.getDeployments,
+			"getDeployment":                    h.getDeployment,
+			"updateDeployment":                 h.updateDeployment,
+			"getFlagEvents":                    h.getFlagEvents,
+			"getInsightsScores":                h.getInsightsScores,
+			"createInsightGroup":               h.createInsightGroup,
+			"getInsightGroups":                 h.getInsightGroups,
+			"getInsightGroup":                  h.getInsightGroup,
+			"patchInsightGroup":                h.patchInsightGroup,
+			"deleteInsightGroup":               h.deleteInsightGroup,
+			"getInsightsRepositories":          h.getInsightsRepositories,
+			"associateRepositoriesAndProjects": h.associateRepositoriesAndProjects,
+			"deleteRepositoryProject":          h.deleteRepositoryProject,
+		},
+		// Every path of a deployment or insight group patch is the
+		// operation's own action, so only the repository mappings need more.
+		Needs:    map[string]api.Needs{"associateRepositoriesAndProjects": associateNeeds},
+		Answers:  answers,
+		Examples: examples(),
+	}
 }
 
 // answers are the group's success answers, for the OpenAPI document.
@@ -47,34 +72,28 @@ var answers = map[string]api.Answer{
 	"createDeploymentEvent":            {Status: http.StatusCreated},
 }
 
-// needs: every path of a deployment or insight group patch is the
-// operation's own action, so only the repository mappings need more.
-func needs() map[string]api.Needs {
-	return map[string]api.Needs{
-		// Each mapping needs the right on its own project and repository.
-		// The router reads bodies for needs only of PATCHes and creates, so
-		// this PUT's body is peeked here.
-		"associateRepositoriesAndProjects": func(r *http.Request, _ []byte) ([]api.Need, error) {
-			body, err := api.PeekBody(r)
-			if err != nil {
-				return nil, err
-			}
-			var in mappingsInput
-			if json.Unmarshal(body, &in) != nil {
-				// Judged by the operation's own right; the handler's 400 follows.
-				return []api.Need{{}}, nil
-			}
-			out := []api.Need{}
-			for _, m := range in.Mappings {
-				res := policy.NewResource("proj", m.ProjectKey).Child("insight-repository", m.RepositoryKey)
-				out = append(out, api.Need{On: &res})
-			}
-			if len(out) == 0 {
-				out = append(out, api.Need{})
-			}
-			return out, nil
-		},
+// associateNeeds: each mapping needs the right on its own project and
+// repository. The router reads bodies for needs only of PATCHes and
+// creates, so this PUT's body is peeked here.
+func associateNeeds(r *http.Request, _ []byte) ([]api.Need, error) {
+	body, err := api.PeekBody(r)
+	if err != nil {
+		return nil, err
 	}
+	var in mappingsInput
+	if json.Unmarshal(body, &in) != nil {
+		// Judged by the operation's own right; the handler's 400 follows.
+		return []api.Need{{}}, nil
+	}
+	out := []api.Need{}
+	for _, m := range in.Mappings {
+		res := policy.NewResource("proj", m.ProjectKey).Child("insight-repository", m.RepositoryKey)
+		out = append(out, api.Need{On: &res})
+	}
+	if len(out) == 0 {
+		out = append(out, api.Need{})
+	}
+	return out, nil
 }
 
 type mappingsInput struct {
@@ -144,263 +163,280 @@ func window(q url.Values, now time.Time) (from, to int64, err error) {
 	return from, to, nil
 }
 
-func handlers(a *app.App, s *insight.Service) map[string]api.Handler {
-	return map[string]api.Handler{
-		"createDeploymentEvent": func(w http.ResponseWriter, r *http.Request) error {
-			var in insight.EventInput
-			if err := api.Decode(w, r, &in); err != nil {
-				return err
-			}
-			if _, err := s.RecordEvent(r.Context(), in); err != nil {
-				return err
-			}
-			w.WriteHeader(http.StatusCreated)
-			return nil
-		},
-		"getDeployments": func(w http.ResponseWriter, r *http.Request) error {
-			q := r.URL.Query()
-			dq, err := deploymentQuery(q)
-			if err != nil {
-				return err
-			}
-			if err := viewScope(r, dq.ProjectKey, dq.EnvironmentKey); err != nil {
-				return err
-			}
-			if _, err := expands(q, "pullRequests", "flagReferences"); err != nil {
-				return err
-			}
-			page, err := s.Deployments(r.Context(), dq)
-			if err != nil {
-				return err
-			}
-			out := deploymentsRep{TotalCount: page.TotalCount, Items: make([]deploymentRep, 0, len(page.Items))}
-			for _, d := range page.Items {
-				out.Items = append(out.Items, newDeploymentRep(d))
-			}
-			q.Del("after")
-			q.Del("before")
-			out.Links = cursorLinks(base+"/deployments", q, page.Next, page.Prev)
-			api.WriteJSON(w, http.StatusOK, out)
-			return nil
-		},
-		"getDeployment": func(w http.ResponseWriter, r *http.Request) error {
-			if _, err := expands(r.URL.Query(), "pullRequests", "flagReferences"); err != nil {
-				return err
-			}
-			d, err := s.Deployment(r.Context(), r.PathValue("deploymentID"))
-			if err != nil {
-				return err
-			}
-			api.WriteJSON(w, http.StatusOK, newDeploymentRep(d))
-			return nil
-		},
-		"updateDeployment": func(w http.ResponseWriter, r *http.Request) error {
-			p, err := api.ReadJSONPatch(w, r, "a deployment")
-			if err != nil {
-				return err
-			}
-			d, err := s.PatchDeployment(r.Context(), r.PathValue("deploymentID"), p)
-			if err != nil {
-				return err
-			}
-			api.WriteJSON(w, http.StatusOK, newDeploymentRep(d))
-			return nil
-		},
-		"getFlagEvents": func(w http.ResponseWriter, r *http.Request) error {
-			q := r.URL.Query()
-			fq, exp, err := flagEventQuery(q, time.Now())
-			if err != nil {
-				return err
-			}
-			if err := viewScope(r, fq.ProjectKey, fq.EnvironmentKey); err != nil {
-				return err
-			}
-			page, err := s.FlagEvents(r.Context(), fq)
-			if err != nil {
-				return err
-			}
-			out := flagEventsRep{TotalCount: page.TotalCount, Items: make([]flagEventRep, 0, len(page.Items))}
-			for _, e := range page.Items {
-				out.Items = append(out.Items, newFlagEventRep(e, exp))
-			}
-			q.Del("after")
-			q.Del("before")
-			out.Links = cursorLinks(base+"/flag-events", q, page.Next, page.Prev)
-			api.WriteJSON(w, http.StatusOK, out)
-			return nil
-		},
-		"getInsightsScores": func(w http.ResponseWriter, r *http.Request) error {
-			q := r.URL.Query()
-			sq, err := scoreQuery(q)
-			if err != nil {
-				return err
-			}
-			if err := viewScope(r, sq.ProjectKey, sq.EnvironmentKey); err != nil {
-				return err
-			}
-			sc, err := s.Scores(r.Context(), sq)
-			if err != nil {
-				return err
-			}
-			api.WriteJSON(w, http.StatusOK, insightScoresRep{
-				Period: stringPeriod(sc.Period), LastPeriod: stringPeriod(sc.LastPeriod),
-				Scores: newScoresRep(sc), Links: api.Self(base + "/insights/scores?" + q.Encode()),
-			})
-			return nil
-		},
-		"createInsightGroup": func(w http.ResponseWriter, r *http.Request) error {
-			var in insight.GroupInput
-			if err := api.Decode(w, r, &in); err != nil {
-				return err
-			}
-			g, err := s.CreateGroup(r.Context(), in)
-			if err != nil {
-				return err
-			}
-			api.WriteJSON(w, http.StatusCreated, newGroupRep(g))
-			return nil
-		},
-		"getInsightGroups": func(w http.ResponseWriter, r *http.Request) error {
-			q := r.URL.Query()
-			offset, limit, err := api.OffsetParams(q, 20, 20)
-			if err != nil {
-				return err
-			}
-			exp, err := expands(q, "scores", "environment", "metadata")
-			if err != nil {
-				return err
-			}
-			list, total, err := s.Groups(r.Context(), insight.GroupQuery{Query: q.Get("query"), Sort: q.Get("sort"), Offset: int(offset), Limit: int(limit)})
-			if err != nil {
-				return err
-			}
-			out := groupsRep{TotalCount: total, Items: make([]groupRep, 0, len(list)), Links: api.OffsetLinks(base+"/insights/groups", q, offset, limit, int64(total))}
-			scores := newGroupScores(s)
-			for _, g := range list {
-				rep, err := expandGroup(r, a, scores, g, exp)
-				if err != nil {
-					return err
-				}
-				out.Items = append(out.Items, rep)
-			}
-			if exp["scores"] || exp["metadata"] {
-				cur, last := s.Periods()
-				out.ScoreMetadata = &scoreMetadataRep{Period: stringPeriod(cur), LastPeriod: stringPeriod(last)}
-			}
-			if exp["metadata"] {
-				md, err := countByIndicator(r, s, scores, q)
-				if err != nil {
-					return err
-				}
-				out.Metadata = md
-			}
-			api.WriteJSON(w, http.StatusOK, out)
-			return nil
-		},
-		"getInsightGroup": func(w http.ResponseWriter, r *http.Request) error {
-			exp, err := expands(r.URL.Query(), "scores", "environment")
-			if err != nil {
-				return err
-			}
-			g, err := s.Group(r.Context(), r.PathValue("insightGroupKey"))
-			if err != nil {
-				return err
-			}
-			rep, err := expandGroup(r, a, newGroupScores(s), g, exp)
-			if err != nil {
-				return err
-			}
-			api.WriteJSON(w, http.StatusOK, rep)
-			return nil
-		},
-		"patchInsightGroup": func(w http.ResponseWriter, r *http.Request) error {
-			p, err := api.ReadJSONPatch(w, r, "an insight group")
-			if err != nil {
-				return err
-			}
-			g, err := s.PatchGroup(r.Context(), r.PathValue("insightGroupKey"), p)
-			if err != nil {
-				return err
-			}
-			api.WriteJSON(w, http.StatusOK, newGroupRep(g))
-			return nil
-		},
-		"deleteInsightGroup": func(w http.ResponseWriter, r *http.Request) error {
-			if err := s.DeleteGroup(r.Context(), r.PathValue("insightGroupKey")); err != nil {
-				return err
-			}
-			w.WriteHeader(http.StatusNoContent)
-			return nil
-		},
-		"getInsightsRepositories": func(w http.ResponseWriter, r *http.Request) error {
-			exp, err := expands(r.URL.Query(), "projects")
-			if err != nil {
-				return err
-			}
-			repos, err := s.Repositories(r.Context())
-			if err != nil {
-				return err
-			}
-			var mappings map[string][]string
-			if exp["projects"] {
-				if mappings, err = s.Mappings(r.Context()); err != nil {
-					return err
-				}
-			}
-			out := repositoriesRep{TotalCount: len(repos), Items: make([]repositoryRep, 0, len(repos)), Links: api.Self(base + "/repositories")}
-			// A project mapped to several repositories is read once.
-			summaries := map[string]*projectSummaryRep{}
-			for _, rp := range repos {
-				rep := repositoryRep{ID: rp.ID, Version: rp.Version, Key: rp.Key, Type: rp.Type, URL: rp.URL, MainBranch: rp.MainBranch}
-				if exp["projects"] {
-					ps := &projectSummariesRep{Items: []projectSummaryRep{}, Links: api.Links{}}
-					for _, pk := range mappings[rp.Key] {
-						if !api.MayView(r, policy.NewResource("proj", pk), identity.ViewAction) {
-							continue // a project the caller may not read is not named
-						}
-						sum, seen := summaries[pk]
-						if !seen {
-							p, err := a.Services.Projects.Get(r.Context(), pk)
-							if err != nil && !fault.Is(err, fault.NotFound) {
-								return err
-							}
-							if err == nil {
-								sum = &projectSummaryRep{ID: p.ID, Key: p.Key, Name: p.Name, Links: api.Self("/api/v2/projects/" + p.Key)}
-							}
-							summaries[pk] = sum
-						}
-						if sum != nil { // nil: the project was deleted since
-							ps.Items = append(ps.Items, *sum)
-						}
-					}
-					ps.TotalCount = len(ps.Items)
-					rep.Projects = ps
-				}
-				out.Items = append(out.Items, rep)
-			}
-			api.WriteJSON(w, http.StatusOK, out)
-			return nil
-		},
-		"associateRepositoriesAndProjects": func(w http.ResponseWriter, r *http.Request) error {
-			var in mappingsInput
-			if err := api.Decode(w, r, &in); err != nil {
-				return err
-			}
-			list, err := s.Associate(r.Context(), in.Mappings)
-			if err != nil {
-				return err
-			}
-			api.WriteJSON(w, http.StatusOK, mappingsRep{TotalCount: len(list), Items: list, Links: api.Self(base + "/repositories")})
-			return nil
-		},
-		"deleteRepositoryProject": func(w http.ResponseWriter, r *http.Request) error {
-			if err := s.DeleteMapping(r.Context(), r.PathValue("repositoryKey"), r.PathValue("projectKey")); err != nil {
-				return err
-			}
-			w.WriteHeader(http.StatusNoContent)
-			return nil
-		},
+// handlers serve the group's operations on the insights service, with
+// the projects and environments their answers name.
+type handlers struct {
+	s        *insight.Service
+	projects *project.Service
+	envs     *environment.Service
+}
+
+func (h handlers) createDeploymentEvent(w http.ResponseWriter, r *http.Request) error {
+	var in insight.EventInput
+	if err := api.Decode(w, r, &in); err != nil {
+		return err
 	}
+	if _, err := h.s.RecordEvent(r.Context(), in); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusCreated)
+	return nil
+}
+
+func (h handlers) getDeployments(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	dq, err := deploymentQuery(q)
+	if err != nil {
+		return err
+	}
+	if err := viewScope(r, dq.ProjectKey, dq.EnvironmentKey); err != nil {
+		return err
+	}
+	if _, err := expands(q, "pullRequests", "flagReferences"); err != nil {
+		return err
+	}
+	page, err := h.s.Deployments(r.Context(), dq)
+	if err != nil {
+		return err
+	}
+	out := deploymentsRep{TotalCount: page.TotalCount, Items: make([]deploymentRep, 0, len(page.Items))}
+	for _, d := range page.Items {
+		out.Items = append(out.Items, newDeploymentRep(d))
+	}
+	q.Del("after")
+	q.Del("before")
+	out.Links = cursorLinks(base+"/deployments", q, page.Next, page.Prev)
+	api.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (h handlers) getDeployment(w http.ResponseWriter, r *http.Request) error {
+	if _, err := expands(r.URL.Query(), "pullRequests", "flagReferences"); err != nil {
+		return err
+	}
+	d, err := h.s.Deployment(r.Context(), r.PathValue("deploymentID"))
+	if err != nil {
+		return err
+	}
+	api.WriteJSON(w, http.StatusOK, newDeploymentRep(d))
+	return nil
+}
+
+func (h handlers) updateDeployment(w http.ResponseWriter, r *http.Request) error {
+	p, err := api.ReadJSONPatch(w, r, "a deployment")
+	if err != nil {
+		return err
+	}
+	d, err := h.s.PatchDeployment(r.Context(), r.PathValue("deploymentID"), p)
+	if err != nil {
+		return err
+	}
+	api.WriteJSON(w, http.StatusOK, newDeploymentRep(d))
+	return nil
+}
+
+func (h handlers) getFlagEvents(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	fq, exp, err := flagEventQuery(q, time.Now())
+	if err != nil {
+		return err
+	}
+	if err := viewScope(r, fq.ProjectKey, fq.EnvironmentKey); err != nil {
+		return err
+	}
+	page, err := h.s.FlagEvents(r.Context(), fq)
+	if err != nil {
+		return err
+	}
+	out := flagEventsRep{TotalCount: page.TotalCount, Items: make([]flagEventRep, 0, len(page.Items))}
+	for _, e := range page.Items {
+		out.Items = append(out.Items, newFlagEventRep(e, exp))
+	}
+	q.Del("after")
+	q.Del("before")
+	out.Links = cursorLinks(base+"/flag-events", q, page.Next, page.Prev)
+	api.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (h handlers) getInsightsScores(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	sq, err := scoreQuery(q)
+	if err != nil {
+		return err
+	}
+	if err := viewScope(r, sq.ProjectKey, sq.EnvironmentKey); err != nil {
+		return err
+	}
+	sc, err := h.s.Scores(r.Context(), sq)
+	if err != nil {
+		return err
+	}
+	api.WriteJSON(w, http.StatusOK, insightScoresRep{
+		Period: stringPeriod(sc.Period), LastPeriod: stringPeriod(sc.LastPeriod),
+		Scores: newScoresRep(sc), Links: api.Self(base + "/insights/scores?" + q.Encode()),
+	})
+	return nil
+}
+
+func (h handlers) createInsightGroup(w http.ResponseWriter, r *http.Request) error {
+	var in insight.GroupInput
+	if err := api.Decode(w, r, &in); err != nil {
+		return err
+	}
+	g, err := h.s.CreateGroup(r.Context(), in)
+	if err != nil {
+		return err
+	}
+	api.WriteJSON(w, http.StatusCreated, newGroupRep(g))
+	return nil
+}
+
+func (h handlers) getInsightGroups(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	offset, limit, err := api.OffsetParams(q, 20, 20)
+	if err != nil {
+		return err
+	}
+	exp, err := expands(q, "scores", "environment", "metadata")
+	if err != nil {
+		return err
+	}
+	list, total, err := h.s.Groups(r.Context(), insight.GroupQuery{Query: q.Get("query"), Sort: q.Get("sort"), Offset: int(offset), Limit: int(limit)})
+	if err != nil {
+		return err
+	}
+	out := groupsRep{TotalCount: total, Items: make([]groupRep, 0, len(list)), Links: api.OffsetLinks(base+"/insights/groups", q, offset, limit, int64(total))}
+	scores := newGroupScores(h.s)
+	for _, g := range list {
+		rep, err := h.expandGroup(r, scores, g, exp)
+		if err != nil {
+			return err
+		}
+		out.Items = append(out.Items, rep)
+	}
+	if exp["scores"] || exp["metadata"] {
+		cur, last := h.s.Periods()
+		out.ScoreMetadata = &scoreMetadataRep{Period: stringPeriod(cur), LastPeriod: stringPeriod(last)}
+	}
+	if exp["metadata"] {
+		md, err := h.countByIndicator(r, scores, q)
+		if err != nil {
+			return err
+		}
+		out.Metadata = md
+	}
+	api.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (h handlers) getInsightGroup(w http.ResponseWriter, r *http.Request) error {
+	exp, err := expands(r.URL.Query(), "scores", "environment")
+	if err != nil {
+		return err
+	}
+	g, err := h.s.Group(r.Context(), r.PathValue("insightGroupKey"))
+	if err != nil {
+		return err
+	}
+	rep, err := h.expandGroup(r, newGroupScores(h.s), g, exp)
+	if err != nil {
+		return err
+	}
+	api.WriteJSON(w, http.StatusOK, rep)
+	return nil
+}
+
+func (h handlers) patchInsightGroup(w http.ResponseWriter, r *http.Request) error {
+	p, err := api.ReadJSONPatch(w, r, "an insight group")
+	if err != nil {
+		return err
+	}
+	g, err := h.s.PatchGroup(r.Context(), r.PathValue("insightGroupKey"), p)
+	if err != nil {
+		return err
+	}
+	api.WriteJSON(w, http.StatusOK, newGroupRep(g))
+	return nil
+}
+
+func (h handlers) deleteInsightGroup(w http.ResponseWriter, r *http.Request) error {
+	if err := h.s.DeleteGroup(r.Context(), r.PathValue("insightGroupKey")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (h handlers) getInsightsRepositories(w http.ResponseWriter, r *http.Request) error {
+	exp, err := expands(r.URL.Query(), "projects")
+	if err != nil {
+		return err
+	}
+	repos, err := h.s.Repositories(r.Context())
+	if err != nil {
+		return err
+	}
+	var mappings map[string][]string
+	if exp["projects"] {
+		if mappings, err = h.s.Mappings(r.Context()); err != nil {
+			return err
+		}
+	}
+	out := repositoriesRep{TotalCount: len(repos), Items: make([]repositoryRep, 0, len(repos)), Links: api.Self(base + "/repositories")}
+	// A project mapped to several repositories is read once.
+	summaries := map[string]*projectSummaryRep{}
+	for _, rp := range repos {
+		rep := repositoryRep{ID: rp.ID, Version: rp.Version, Key: rp.Key, Type: rp.Type, URL: rp.URL, MainBranch: rp.MainBranch}
+		if exp["projects"] {
+			ps := &projectSummariesRep{Items: []projectSummaryRep{}, Links: api.Links{}}
+			for _, pk := range mappings[rp.Key] {
+				if !api.MayView(r, policy.NewResource("proj", pk), identity.ViewAction) {
+					continue // a project the caller may not read is not named
+				}
+				sum, seen := summaries[pk]
+				if !seen {
+					p, err := h.projects.Get(r.Context(), pk)
+					if err != nil && !fault.Is(err, fault.NotFound) {
+						return err
+					}
+					if err == nil {
+						sum = &projectSummaryRep{ID: p.ID, Key: p.Key, Name: p.Name, Links: api.Self("/api/v2/projects/" + p.Key)}
+					}
+					summaries[pk] = sum
+				}
+				if sum != nil { // nil: the project was deleted since
+					ps.Items = append(ps.Items, *sum)
+				}
+			}
+			ps.TotalCount = len(ps.Items)
+			rep.Projects = ps
+		}
+		out.Items = append(out.Items, rep)
+	}
+	api.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (h handlers) associateRepositoriesAndProjects(w http.ResponseWriter, r *http.Request) error {
+	var in mappingsInput
+	if err := api.Decode(w, r, &in); err != nil {
+		return err
+	}
+	list, err := h.s.Associate(r.Context(), in.Mappings)
+	if err != nil {
+		return err
+	}
+	api.WriteJSON(w, http.StatusOK, mappingsRep{TotalCount: len(list), Items: list, Links: api.Self(base + "/repositories")})
+	return nil
+}
+
+func (h handlers) deleteRepositoryProject(w http.ResponseWriter, r *http.Request) error {
+	if err := h.s.DeleteMapping(r.Context(), r.PathValue("repositoryKey"), r.PathValue("projectKey")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
 }
 
 // cursorLinks are a list's self and next links (next carries after), and
@@ -561,7 +597,7 @@ func (m *groupScores) of(ctx context.Context, g *insight.Group) (*insight.Scores
 }
 
 // expandGroup builds a group's answer with the expansions asked for.
-func expandGroup(r *http.Request, a *app.App, scores *groupScores, g *insight.Group, exp map[string]bool) (groupRep, error) {
+func (h handlers) expandGroup(r *http.Request, scores *groupScores, g *insight.Group, exp map[string]bool) (groupRep, error) {
 	rep := newGroupRep(g)
 	if exp["scores"] {
 		sc, err := scores.of(r.Context(), g)
@@ -574,12 +610,12 @@ func expandGroup(r *http.Request, a *app.App, scores *groupScores, g *insight.Gr
 		}
 	}
 	if exp["environment"] {
-		env, err := a.Services.Environments.Get(r.Context(), g.ProjectKey, g.EnvironmentKey)
+		env, err := h.envs.Get(r.Context(), g.ProjectKey, g.EnvironmentKey)
 		if err != nil && !fault.Is(err, fault.NotFound) {
 			return rep, err
 		}
 		if err == nil {
-			rep.Environment = environmentRep(r, env, a.Services.Environments.ApprovalsEnabled())
+			rep.Environment = environmentRep(r, env, h.envs.ApprovalsEnabled())
 		}
 	}
 	return rep, nil
@@ -603,8 +639,8 @@ const maxIndicatorGroups = 100
 // countByIndicator counts the groups the query matches by the indicator of
 // their overall score. Scores are computed per group, so past
 // maxIndicatorGroups groups the rest count as unknown.
-func countByIndicator(r *http.Request, s *insight.Service, scores *groupScores, q url.Values) (*groupsMetadataRep, error) {
-	all, total, err := s.Groups(r.Context(), insight.GroupQuery{Query: q.Get("query"), Limit: maxIndicatorGroups})
+func (h handlers) countByIndicator(r *http.Request, scores *groupScores, q url.Values) (*groupsMetadataRep, error) {
+	all, total, err := h.s.Groups(r.Context(), insight.GroupQuery{Query: q.Get("query"), Limit: maxIndicatorGroups})
 	if err != nil {
 		return nil, err
 	}
