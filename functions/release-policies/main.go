@@ -2,8 +2,8 @@
 package main
 
 import (
-	"github.com/flagplane/flagplane/shared/endpoints"
 	"github.com/flagplane/flagplane/shared/lambdafn"
+	"github.com/flagplane/flagplane/shared/releasepolicy/releasepolicyapi"
 )
 
-func main() { lambdafn.Serve(endpoints.ReleasePolicies) }
+func main() { lambdafn.Serve(releasepolicyapi.New) }

@@ -67,8 +67,5 @@ func Handlers(s app.Services) map[string]api.Handler {
 	for id, fn := range pipelineHandlers(s) {
 		h[id] = fn
 	}
-	for id, fn := range releasePolicyHandlers(s) {
-		h[id] = fn
-	}
 	return h
 }

@@ -143,12 +143,12 @@ var timestampTable = []timestampRow{
 		fields: []timestampField{tsString("_creationDate")}},
 	{resource: "release pipelines", source: "spec 2.8",
 		reads: []timestampRead{
-			tsGet(func(w *apptest.World) string { return pipelinesPath(w.Project) + "/world" }),
-			tsList(func(w *apptest.World) string { return pipelinesPath(w.Project) }),
+			tsGet(func(w *apptest.World) string { return apptest.PipelinesPath(w.Project) + "/world" }),
+			tsList(func(w *apptest.World) string { return apptest.PipelinesPath(w.Project) }),
 		},
 		fields: []timestampField{tsString("createdAt")}},
 	{resource: "release progressions", source: "the reference's ReleaseProgression",
-		reads:  []timestampRead{tsList(func(w *apptest.World) string { return pipelinesPath(w.Project) + "/world/releases" })},
+		reads:  []timestampRead{tsList(func(w *apptest.World) string { return apptest.PipelinesPath(w.Project) + "/world/releases" })},
 		fields: []timestampField{tsInteger("_createdAt"), tsWhenSet(tsInteger("_completedAt"))}},
 	{resource: "flag releases", source: "the reference's Release",
 		reads:  []timestampRead{tsGet(func(w *apptest.World) string { return api + "/flags/" + w.Project + "/" + w.Flag + "/release" })},
@@ -160,8 +160,8 @@ var timestampTable = []timestampRow{
 		}},
 	{resource: "release policies", source: "spec 2.2 (no timestamps)",
 		reads: []timestampRead{
-			tsGet(func(w *apptest.World) string { return releasePoliciesPath(w.Project) + "/world" }),
-			tsList(func(w *apptest.World) string { return releasePoliciesPath(w.Project) }),
+			tsGet(func(w *apptest.World) string { return apptest.ProjectPath(w.Project) + "/release-policies" + "/world" }),
+			tsList(func(w *apptest.World) string { return apptest.ProjectPath(w.Project) + "/release-policies" }),
 		}},
 	{resource: "adaptive triggers", source: "spec 2.14",
 		reads: []timestampRead{

@@ -17,7 +17,6 @@ var (
 	Flags            = group("flags")
 	OAuthClients     = group("oauth-clients")
 	ReleasePipelines = group("release-pipelines")
-	ReleasePolicies  = group("release-policies")
 	Tokens           = group("tokens")
 )
 

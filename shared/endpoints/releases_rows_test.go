@@ -15,7 +15,7 @@ import (
 func worldRelease(w *example.World) (string, []string) {
 	key := w.Unique("released")
 	w.Must(http.StatusCreated, http.MethodPost, flagsPath(w.Project), map[string]any{"key": key, "name": key})
-	rel := w.Must(http.StatusOK, http.MethodPut, flagReleasePath(w.Project, key), map[string]any{"releasePipelineKey": "world"}, betaHeader...)
+	rel := w.Must(http.StatusOK, http.MethodPut, apptest.FlagReleasePath(w.Project, key), map[string]any{"releasePipelineKey": "world"}, betaHeader...)
 	var ids []string
 	for _, p := range rel["phases"].([]any) {
 		ids = append(ids, p.(map[string]any)["_id"].(string))
@@ -29,7 +29,7 @@ func worldRelease(w *example.World) (string, []string) {
 func completedReleasePath(w *apptest.World) string {
 	key := w.Unique("completed")
 	worldSend(w, http.MethodPost, flagsPath(w.Project), map[string]any{"key": key, "name": key}, nil)
-	worldSend(w, http.MethodPut, flagReleasePath(w.Project, key), map[string]any{"releasePipelineKey": "world"}, nil)
+	worldSend(w, http.MethodPut, apptest.FlagReleasePath(w.Project, key), map[string]any{"releasePipelineKey": "world"}, nil)
 	path := api + "/flags/" + w.Project + "/" + key + "/release"
 	worldSend(w, http.MethodPatch, path, []apptest.PatchOp{apptest.Replace("/phases/0/complete", true)}, nil)
 	return path
@@ -39,7 +39,7 @@ func init() {
 	rows := map[string]func(w *example.World) example.Call{
 		"updatePhaseStatus": func(w *example.World) example.Call {
 			key, ids := worldRelease(w)
-			return example.Call{Path: flagReleasePath(w.Project, key) + "/phases/" + ids[0], Body: map[string]any{"status": "active"}, Headers: betaHeader}
+			return example.Call{Path: apptest.FlagReleasePath(w.Project, key) + "/phases/" + ids[0], Body: map[string]any{"status": "active"}, Headers: betaHeader}
 		},
 		"patchReleaseByFlagKey": func(w *example.World) example.Call {
 			key, _ := worldRelease(w)

@@ -1,4 +1,4 @@
-package endpoints_test
+package releasepolicyapi_test
 
 import (
 	"context"
@@ -10,13 +10,14 @@ import (
 	"testing"
 
 	"github.com/flagplane/flagplane/shared/app/apptest"
-	"github.com/flagplane/flagplane/shared/example"
 	"github.com/flagplane/flagplane/shared/releasepolicy"
 	"github.com/flagplane/flagplane/shared/store"
 	"github.com/flagplane/flagplane/shared/store/bolt"
 )
 
-func releasePoliciesPath(project string) string { return projectPath(project) + "/release-policies" }
+func releasePoliciesPath(project string) string {
+	return apptest.ProjectPath(project) + "/release-policies"
+}
 
 func guardedPolicy(key string) map[string]any {
 	return map[string]any{"key": key, "name": "Policy " + key, "releaseMethod": "guarded-release",
@@ -33,7 +34,7 @@ func progressivePolicy(key string) map[string]any {
 // policyRanks lists the project's policies as key:rank, in the list's order.
 func policyRanks(tb testing.TB, srv *apptest.Server, project string) string {
 	tb.Helper()
-	res := srv.Do(tb, http.MethodGet, releasePoliciesPath(project), nil, betaHeader...)
+	res := srv.Do(tb, http.MethodGet, releasePoliciesPath(project), nil, apptest.BetaHeader...)
 	apptest.WantStatus(tb, res, http.StatusOK)
 	var got struct {
 		Items []struct {
@@ -57,7 +58,7 @@ func TestReleasePolicies(t *testing.T) {
 	srv := apptest.New(t)
 	srv.MustCreateProject(t, "rp")
 	list := releasePoliciesPath("rp")
-	beta := betaHeader
+	beta := apptest.BetaHeader
 
 	t.Run("a create answers 201 with rank, _id and _access", func(t *testing.T) {
 		res := srv.Do(t, http.MethodPost, list, guardedPolicy("guarded"), beta...)
@@ -182,7 +183,7 @@ func TestReleasePolicies(t *testing.T) {
 		}
 	})
 	t.Run("every mutation is in the audit log", func(t *testing.T) {
-		log := srv.Do(t, http.MethodGet, api+"/auditlog?limit=20", nil).String()
+		log := srv.Do(t, http.MethodGet, apptest.API+"/auditlog?limit=20", nil).String()
 		for _, verb := range []string{"created the release policy", "updated the release policy", "reordered the", "deleted the release policy"} {
 			if !strings.Contains(log, verb) {
 				t.Errorf("no entry %q in %s", verb, log)
@@ -225,7 +226,7 @@ func TestReleasePolicyOrderRaces(t *testing.T) {
 	srv.MustCreateProject(t, "race")
 	list := releasePoliciesPath("race")
 	for _, k := range []string{"a", "b"} {
-		apptest.WantStatus(t, srv.Do(t, http.MethodPost, list, progressivePolicy(k), betaHeader...), http.StatusCreated)
+		apptest.WantStatus(t, srv.Do(t, http.MethodPost, list, progressivePolicy(k), apptest.BetaHeader...), http.StatusCreated)
 	}
 	policies := srv.App.Services.ReleasePolicies
 
@@ -252,20 +253,10 @@ func TestReleasePolicyOrderRaces(t *testing.T) {
 			if c.name == "a delete" {
 				body = []string{"b", "a", "c"}
 			}
-			apptest.WantError(t, srv.Do(t, http.MethodPost, list+"/order", body, betaHeader...), http.StatusConflict, "optimistic_locking_error", "changed by another request")
+			apptest.WantError(t, srv.Do(t, http.MethodPost, list+"/order", body, apptest.BetaHeader...), http.StatusConflict, "optimistic_locking_error", "changed by another request")
 			if got := policyRanks(t, srv, "race"); got != c.want {
 				t.Errorf("got %s, want %s", got, c.want)
 			}
 		})
 	}
-}
-
-// releasePolicyKeysReversed lists the world project's release policies, last rank first.
-func releasePolicyKeysReversed(w *example.World) []string {
-	items := w.Must(http.StatusOK, http.MethodGet, releasePoliciesPath(w.Project), nil, betaHeader...)["items"].([]any)
-	keys := make([]string, len(items))
-	for i, it := range items {
-		keys[len(items)-1-i] = it.(map[string]any)["key"].(string)
-	}
-	return keys
 }
