@@ -31,7 +31,19 @@ func Parse(data []byte) (*Document, error) {
 	return &d, nil
 }
 
-var embedded = sync.OnceValues(func() (*Document, error) { return Parse(JSON) })
+// The committed document, parsed on first use. A function rather than a
+// variable set at start, so a binary that imports the package but never
+// checks (every function linking shared/endpoints) does not link JSON.
+var (
+	parseOnce   sync.Once
+	embeddedDoc *Document
+	parseErr    error
+)
+
+func embedded() (*Document, error) {
+	parseOnce.Do(func() { embeddedDoc, parseErr = Parse(JSON) })
+	return embeddedDoc, parseErr
+}
 
 // Check checks an answer against the committed document; see
 // Document.Check. The answer is the spec's form (string timestamps).
