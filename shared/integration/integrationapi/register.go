@@ -20,7 +20,27 @@ import (
 // consumer share one service (and its HTTP client).
 func New(a *app.App) app.Group {
 	s := integration.NewService(a.Table, a.Services.Audit, a.WebhookGuard(), reps.EntryPayload, a.Logger)
-	return app.Group{Name: "integrations", Handlers: handlers(s), Needs: needs(s), Answers: answers, Examples: examples(), Consumers: []webhook.Consumer{s.Consumer()}}
+	h, n := handlers{svc: s}, needs{svc: s}
+	return app.Group{
+		Name: "integrations",
+		Handlers: map[string]api.Handler{
+			"getAllIntegrationConfigurations": h.getAllIntegrationConfigurations,
+			"createIntegrationConfiguration":  h.createIntegrationConfiguration,
+			"getIntegrationConfiguration":     h.getIntegrationConfiguration,
+			"updateIntegrationConfiguration":  h.updateIntegrationConfiguration,
+			"deleteIntegrationConfiguration":  h.deleteIntegrationConfiguration,
+		},
+		Needs: map[string]api.Needs{
+			"getAllIntegrationConfigurations": byKey,
+			"createIntegrationConfiguration":  byKey,
+			"getIntegrationConfiguration":     n.byID,
+			"deleteIntegrationConfiguration":  n.byID,
+			"updateIntegrationConfiguration":  n.updateIntegrationConfiguration,
+		},
+		Answers:   answers,
+		Examples:  examples(),
+		Consumers: []webhook.Consumer{s.Consumer()},
+	}
 }
 
 // answers are the group's success answers, for the OpenAPI document.
@@ -71,66 +91,74 @@ type configsRep struct {
 	Items []configRep `json:"items"`
 }
 
-func handlers(svc *integration.Service) map[string]api.Handler {
-	return map[string]api.Handler{
-		"getAllIntegrationConfigurations": func(w http.ResponseWriter, r *http.Request) error {
-			includePending, err := api.BoolParam(r.URL.Query(), "includePending", false)
-			if err != nil {
-				return err
-			}
-			key := r.PathValue("integrationKey")
-			list, err := svc.List(r.Context(), key, includePending)
-			if err != nil {
-				return err
-			}
-			out := configsRep{Links: api.Self(integration.ListHref(key)), Items: make([]configRep, 0, len(list))}
-			for i := range list {
-				out.Items = append(out.Items, newConfigRep(r, &list[i]))
-			}
-			api.WriteJSON(w, http.StatusOK, out)
-			return nil
-		},
-		"createIntegrationConfiguration": func(w http.ResponseWriter, r *http.Request) error {
-			var in integration.Input
-			if err := api.Decode(w, r, &in); err != nil {
-				return err
-			}
-			p, _ := identity.From(r.Context())
-			c, err := svc.Create(r.Context(), r.PathValue("integrationKey"), in, p.MemberID)
-			if err != nil {
-				return err
-			}
-			api.WriteJSON(w, http.StatusCreated, newConfigRep(r, c))
-			return nil
-		},
-		"getIntegrationConfiguration": func(w http.ResponseWriter, r *http.Request) error {
-			c, err := svc.Get(r.Context(), r.PathValue("integrationConfigurationId"))
-			if err != nil {
-				return err
-			}
-			api.WriteJSON(w, http.StatusOK, newConfigRep(r, c))
-			return nil
-		},
-		"updateIntegrationConfiguration": func(w http.ResponseWriter, r *http.Request) error {
-			p, err := api.ReadJSONPatch(w, r, "an integration configuration")
-			if err != nil {
-				return err
-			}
-			c, err := svc.Patch(r.Context(), r.PathValue("integrationConfigurationId"), p)
-			if err != nil {
-				return err
-			}
-			api.WriteJSON(w, http.StatusOK, newConfigRep(r, c))
-			return nil
-		},
-		"deleteIntegrationConfiguration": func(w http.ResponseWriter, r *http.Request) error {
-			if err := svc.Delete(r.Context(), r.PathValue("integrationConfigurationId")); err != nil {
-				return err
-			}
-			w.WriteHeader(http.StatusNoContent)
-			return nil
-		},
+// handlers serve the group's operations on the integration service.
+type handlers struct {
+	svc *integration.Service
+}
+
+// getAllIntegrationConfigurations lists one integration's
+// configurations, drafts of a two-step setup only when asked.
+func (h handlers) getAllIntegrationConfigurations(w http.ResponseWriter, r *http.Request) error {
+	includePending, err := api.BoolParam(r.URL.Query(), "includePending", false)
+	if err != nil {
+		return err
 	}
+	key := r.PathValue("integrationKey")
+	list, err := h.svc.List(r.Context(), key, includePending)
+	if err != nil {
+		return err
+	}
+	out := configsRep{Links: api.Self(integration.ListHref(key)), Items: make([]configRep, 0, len(list))}
+	for i := range list {
+		out.Items = append(out.Items, newConfigRep(r, &list[i]))
+	}
+	api.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// createIntegrationConfiguration makes the caller the maintainer.
+func (h handlers) createIntegrationConfiguration(w http.ResponseWriter, r *http.Request) error {
+	var in integration.Input
+	if err := api.Decode(w, r, &in); err != nil {
+		return err
+	}
+	p, _ := identity.From(r.Context())
+	c, err := h.svc.Create(r.Context(), r.PathValue("integrationKey"), in, p.MemberID)
+	if err != nil {
+		return err
+	}
+	api.WriteJSON(w, http.StatusCreated, newConfigRep(r, c))
+	return nil
+}
+
+func (h handlers) getIntegrationConfiguration(w http.ResponseWriter, r *http.Request) error {
+	c, err := h.svc.Get(r.Context(), r.PathValue("integrationConfigurationId"))
+	if err != nil {
+		return err
+	}
+	api.WriteJSON(w, http.StatusOK, newConfigRep(r, c))
+	return nil
+}
+
+func (h handlers) updateIntegrationConfiguration(w http.ResponseWriter, r *http.Request) error {
+	p, err := api.ReadJSONPatch(w, r, "an integration configuration")
+	if err != nil {
+		return err
+	}
+	c, err := h.svc.Patch(r.Context(), r.PathValue("integrationConfigurationId"), p)
+	if err != nil {
+		return err
+	}
+	api.WriteJSON(w, http.StatusOK, newConfigRep(r, c))
+	return nil
+}
+
+func (h handlers) deleteIntegrationConfiguration(w http.ResponseWriter, r *http.Request) error {
+	if err := h.svc.Delete(r.Context(), r.PathValue("integrationConfigurationId")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
 }
 
 // needs name the resource policies see, integration/<integrationKey>
@@ -138,47 +166,49 @@ func handlers(svc *integration.Service) map[string]api.Handler {
 // the catalog's two-part name: a configuration read by id is checked
 // against its stored key and tags, a create against the path's key and
 // the body's tags, and a patch needs the action of each field it changes.
-func needs(svc *integration.Service) map[string]api.Needs {
-	byKey := func(r *http.Request, body []byte) ([]api.Need, error) {
-		var created struct {
-			Tags []string `json:"tags"`
-		}
-		_ = json.Unmarshal(body, &created) // a body that does not decode is the handler's 400
-		res := integration.Resource(r.PathValue("integrationKey"), created.Tags)
-		return []api.Need{{On: &res}}, nil
+type needs struct {
+	svc *integration.Service
+}
+
+// byKey is the path's integration with the body's tags (none for a list).
+func byKey(r *http.Request, body []byte) ([]api.Need, error) {
+	var created struct {
+		Tags []string `json:"tags"`
 	}
-	stored := func(r *http.Request) policy.Resource {
-		key, tags, err := svc.Stored(r.Context(), r.PathValue("integrationConfigurationId"))
-		if err != nil {
-			// Unknown (the handler answers 404 to whoever may look) or unreadable: no key to be granted by.
-			return integration.Resource("*", nil)
-		}
-		return integration.Resource(key, tags)
+	_ = json.Unmarshal(body, &created) // a body that does not decode is the handler's 400
+	res := integration.Resource(r.PathValue("integrationKey"), created.Tags)
+	return []api.Need{{On: &res}}, nil
+}
+
+// stored is the resource of the configuration the path names, by its
+// stored key and tags.
+func (n needs) stored(r *http.Request) policy.Resource {
+	key, tags, err := n.svc.Stored(r.Context(), r.PathValue("integrationConfigurationId"))
+	if err != nil {
+		// Unknown (the handler answers 404 to whoever may look) or unreadable: no key to be granted by.
+		return integration.Resource("*", nil)
 	}
-	byID := func(r *http.Request, _ []byte) ([]api.Need, error) {
-		res := stored(r)
-		return []api.Need{{On: &res}}, nil
+	return integration.Resource(key, tags)
+}
+
+func (n needs) byID(r *http.Request, _ []byte) ([]api.Need, error) {
+	res := n.stored(r)
+	return []api.Need{{On: &res}}, nil
+}
+
+func (n needs) updateIntegrationConfiguration(r *http.Request, body []byte) ([]api.Need, error) {
+	p, err := api.JSONPatch(r, body, "an integration configuration")
+	if err != nil {
+		return nil, err
 	}
-	return map[string]api.Needs{
-		"getAllIntegrationConfigurations": byKey,
-		"createIntegrationConfiguration":  byKey,
-		"getIntegrationConfiguration":     byID,
-		"deleteIntegrationConfiguration":  byID,
-		"updateIntegrationConfiguration": func(r *http.Request, body []byte) ([]api.Need, error) {
-			p, err := api.JSONPatch(r, body, "an integration configuration")
-			if err != nil {
-				return nil, err
-			}
-			actions, err := integration.PatchActions(p)
-			if err != nil {
-				return nil, err
-			}
-			res := stored(r)
-			out := make([]api.Need, len(actions))
-			for i, action := range actions {
-				out[i] = api.Need{Action: action, On: &res}
-			}
-			return out, nil
-		},
+	actions, err := integration.PatchActions(p)
+	if err != nil {
+		return nil, err
 	}
+	res := n.stored(r)
+	out := make([]api.Need, len(actions))
+	for i, action := range actions {
+		out[i] = api.Need{Action: action, On: &res}
+	}
+	return out, nil
 }
