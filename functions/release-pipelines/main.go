@@ -2,8 +2,8 @@
 package main
 
 import (
-	"github.com/flagplane/flagplane/shared/endpoints"
 	"github.com/flagplane/flagplane/shared/lambdafn"
+	"github.com/flagplane/flagplane/shared/pipeline/pipelineapi"
 )
 
-func main() { lambdafn.Serve(endpoints.ReleasePipelines) }
+func main() { lambdafn.Serve(pipelineapi.New) }

@@ -64,8 +64,5 @@ func Handlers(s app.Services) map[string]api.Handler {
 	for id, fn := range aiConfigHandlers(s) {
 		h[id] = fn
 	}
-	for id, fn := range pipelineHandlers(s) {
-		h[id] = fn
-	}
 	return h
 }

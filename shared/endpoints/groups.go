@@ -16,7 +16,6 @@ var (
 	Approvals        = group("approvals")
 	Flags            = group("flags")
 	OAuthClients     = group("oauth-clients")
-	ReleasePipelines = group("release-pipelines")
 	Tokens           = group("tokens")
 )
 

@@ -316,7 +316,7 @@ func TestPatchProject(t *testing.T) {
 
 	t.Run("the default release pipeline key can be added and then replaced by existing pipelines", func(t *testing.T) {
 		for _, key := range []string{"standard", "fast"} {
-			apptest.WantStatus(t, doBeta(t, srv, http.MethodPost, pipelinesPath("p"), pipelineBody(key, "production")), http.StatusCreated)
+			apptest.WantStatus(t, srv.Do(t, http.MethodPost, apptest.PipelinesPath("p"), apptest.PipelineBody(key, "production"), apptest.BetaHeader...), http.StatusCreated)
 		}
 		res := srv.Do(t, http.MethodPatch, projectPath("p"), []apptest.PatchOp{apptest.Add("/defaultReleasePipelineKey", "standard")})
 		apptest.WantStatus(t, res, http.StatusOK)

@@ -16,6 +16,7 @@ import (
 	"github.com/flagplane/flagplane/shared/integration/integrationapi"
 	"github.com/flagplane/flagplane/shared/member/memberapi"
 	"github.com/flagplane/flagplane/shared/releasepolicy/releasepolicyapi"
+	"github.com/flagplane/flagplane/shared/pipeline/pipelineapi"
 	"github.com/flagplane/flagplane/shared/role/roleapi"
 	"github.com/flagplane/flagplane/shared/sdkapi"
 	"github.com/flagplane/flagplane/shared/sdkcontext/contextapi"
@@ -46,7 +47,7 @@ func List() []app.NewGroup {
 		memberapi.New,
 		endpoints.OAuthClients,
 		endpoints.Projects,
-		endpoints.ReleasePipelines,
+		pipelineapi.New,
 		releasepolicyapi.New,
 		roleapi.New,
 		sdkapi.New,

@@ -1,9 +1,10 @@
-package endpoints_test
+package pipelineapi_test
 
 import (
 	"context"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -24,42 +25,42 @@ type releaseFixture struct {
 func newReleaseFixture(tb testing.TB, srv *apptest.Server, project string) *releaseFixture {
 	tb.Helper()
 	srv.MustCreateProject(tb, project) // environments test and production
-	body := pipelineBody("two", "test", "production")
+	body := apptest.PipelineBody("two", "test", "production")
 	// The test audience asks for approval, so its phase takes extra configuration as it starts.
 	body["phases"].([]map[string]any)[0]["audiences"].([]map[string]any)[0]["configuration"] = map[string]any{"releaseStrategy": "monitoredRelease", "requireApproval": true}
-	apptest.WantStatus(tb, doBeta(tb, srv, http.MethodPost, pipelinesPath(project), body), http.StatusCreated)
+	apptest.WantStatus(tb, doBeta(tb, srv, http.MethodPost, apptest.PipelinesPath(project), body), http.StatusCreated)
 	return &releaseFixture{srv: srv, project: project}
 }
 
 // release creates flag key and adds it to the pipeline; it returns the release.
 func (f *releaseFixture) release(tb testing.TB, key string) map[string]any {
 	tb.Helper()
-	apptest.WantStatus(tb, f.srv.Do(tb, http.MethodPost, flagsPath(f.project), map[string]any{"key": key, "name": "Flag " + key}), http.StatusCreated)
-	res := doBeta(tb, f.srv, http.MethodPut, flagReleasePath(f.project, key), map[string]any{"releasePipelineKey": "two"})
+	apptest.WantStatus(tb, f.srv.Do(tb, http.MethodPost, apptest.FlagsPath(f.project), map[string]any{"key": key, "name": "Flag " + key}), http.StatusCreated)
+	res := doBeta(tb, f.srv, http.MethodPut, apptest.FlagReleasePath(f.project, key), map[string]any{"releasePipelineKey": "two"})
 	apptest.WantStatus(tb, res, http.StatusOK)
 	return res.Map(tb)
 }
 
 func (f *releaseFixture) get(tb testing.TB, key string) map[string]any {
 	tb.Helper()
-	res := doBeta(tb, f.srv, http.MethodGet, api+"/flags/"+f.project+"/"+key+"/release", nil)
+	res := doBeta(tb, f.srv, http.MethodGet, apptest.API+"/flags/"+f.project+"/"+key+"/release", nil)
 	apptest.WantStatus(tb, res, http.StatusOK)
 	return res.Map(tb)
 }
 
 func (f *releaseFixture) setStatus(tb testing.TB, key, phaseID string, body any) *apptest.Response {
 	tb.Helper()
-	return doBeta(tb, f.srv, http.MethodPut, flagReleasePath(f.project, key)+"/phases/"+phaseID, body)
+	return doBeta(tb, f.srv, http.MethodPut, apptest.FlagReleasePath(f.project, key)+"/phases/"+phaseID, body)
 }
 
 func (f *releaseFixture) patch(tb testing.TB, key string, ops ...apptest.PatchOp) *apptest.Response {
 	tb.Helper()
-	return doBeta(tb, f.srv, http.MethodPatch, api+"/flags/"+f.project+"/"+key+"/release", ops)
+	return doBeta(tb, f.srv, http.MethodPatch, apptest.API+"/flags/"+f.project+"/"+key+"/release", ops)
 }
 
 func (f *releaseFixture) progressions(tb testing.TB, query string) map[string]any {
 	tb.Helper()
-	res := doBeta(tb, f.srv, http.MethodGet, pipelinesPath(f.project)+"/two/releases"+query, nil)
+	res := doBeta(tb, f.srv, http.MethodGet, apptest.PipelinesPath(f.project)+"/two/releases"+query, nil)
 	apptest.WantStatus(tb, res, http.StatusOK)
 	return res.Map(tb)
 }
@@ -67,7 +68,7 @@ func (f *releaseFixture) progressions(tb testing.TB, query string) map[string]an
 // latestAudit is the newest audit log entry.
 func latestAudit(tb testing.TB, srv *apptest.Server) map[string]any {
 	tb.Helper()
-	return srv.Do(tb, http.MethodGet, api+"/auditlog", nil).Map(tb)["items"].([]any)[0].(map[string]any)
+	return srv.Do(tb, http.MethodGet, apptest.API+"/auditlog", nil).Map(tb)["items"].([]any)[0].(map[string]any)
 }
 
 func phaseOf(rel map[string]any, i int) map[string]any {
@@ -226,8 +227,8 @@ func TestReleasePatch(t *testing.T) {
 func TestReleaseDelete(t *testing.T) {
 	f := newReleaseFixture(t, apptest.New(t), "p")
 	f.release(t, "f1")
-	apptest.WantStatus(t, doBeta(t, f.srv, http.MethodPost, pipelinesPath("p"), pipelineBody("other", "production")), http.StatusCreated)
-	path := api + "/flags/p/f1/release"
+	apptest.WantStatus(t, doBeta(t, f.srv, http.MethodPost, apptest.PipelinesPath("p"), apptest.PipelineBody("other", "production")), http.StatusCreated)
+	path := apptest.API + "/flags/p/f1/release"
 
 	t.Run("deleting a release takes the flag out of its pipeline", func(t *testing.T) {
 		apptest.WantStatus(t, doBeta(t, f.srv, http.MethodDelete, path, nil), http.StatusNoContent)
@@ -241,20 +242,20 @@ func TestReleaseDelete(t *testing.T) {
 	})
 	t.Run("a missing release is 404 and the flag may join another pipeline", func(t *testing.T) {
 		apptest.WantError(t, doBeta(t, f.srv, http.MethodDelete, path, nil), http.StatusNotFound, "not_found", "release")
-		apptest.WantError(t, doBeta(t, f.srv, http.MethodDelete, api+"/flags/p/ghost/release", nil), http.StatusNotFound, "not_found")
-		apptest.WantStatus(t, doBeta(t, f.srv, http.MethodPut, flagReleasePath("p", "f1"), map[string]any{"releasePipelineKey": "other"}), http.StatusOK)
+		apptest.WantError(t, doBeta(t, f.srv, http.MethodDelete, apptest.API+"/flags/p/ghost/release", nil), http.StatusNotFound, "not_found")
+		apptest.WantStatus(t, doBeta(t, f.srv, http.MethodPut, apptest.FlagReleasePath("p", "f1"), map[string]any{"releasePipelineKey": "other"}), http.StatusOK)
 	})
 	t.Run("deleting the flag deletes its release, so a flag made again with the key starts outside any pipeline", func(t *testing.T) {
 		f.release(t, "f2")
 		if prog := f.progressions(t, ""); prog["totalCount"] != float64(1) {
 			t.Fatalf("progressions with f2's release %v; want it counted", prog)
 		}
-		apptest.WantStatus(t, f.srv.Do(t, http.MethodDelete, api+"/flags/p/f2", nil), http.StatusNoContent)
+		apptest.WantStatus(t, f.srv.Do(t, http.MethodDelete, apptest.API+"/flags/p/f2", nil), http.StatusNoContent)
 		if prog := f.progressions(t, ""); prog["totalCount"] != float64(0) {
 			t.Errorf("progressions after the flag's delete %v; want f2's release gone", prog)
 		}
-		apptest.WantStatus(t, f.srv.Do(t, http.MethodPost, api+"/flags/p", map[string]any{"key": "f2", "name": "Flag f2"}), http.StatusCreated)
-		apptest.WantStatus(t, doBeta(t, f.srv, http.MethodGet, api+"/flags/p/f2/release", nil), http.StatusNotFound)
+		apptest.WantStatus(t, f.srv.Do(t, http.MethodPost, apptest.API+"/flags/p", map[string]any{"key": "f2", "name": "Flag f2"}), http.StatusCreated)
+		apptest.WantStatus(t, doBeta(t, f.srv, http.MethodGet, apptest.API+"/flags/p/f2/release", nil), http.StatusNotFound)
 	})
 	t.Run("an audience its pipeline left unconfigured takes no extra configuration", func(t *testing.T) {
 		rel := f.get(t, "f1")
@@ -310,7 +311,7 @@ func TestReleaseLostRaces(t *testing.T) {
 			return f.patch(tb, "f1", apptest.Replace("/phases/0/complete", false))
 		}, ids[1]},
 		{"a delete", func(tb testing.TB) *apptest.Response {
-			return doBeta(tb, f.srv, http.MethodDelete, api+"/flags/race/f1/release", nil)
+			return doBeta(tb, f.srv, http.MethodDelete, apptest.API+"/flags/race/f1/release", nil)
 		}, ""},
 	} {
 		t.Run(c.name+" that loses the race to another write is 409 and leaves the other write", func(t *testing.T) {
@@ -323,32 +324,34 @@ func TestReleaseLostRaces(t *testing.T) {
 			table.hook = complete(t, c.hook)
 			table.armed.Store(true)
 			apptest.WantError(t, c.send(t), http.StatusConflict, "optimistic_locking_error", "changed by another request")
-			if got := f.get(t, "f1"); got["_version"] != before+1 || phaseOf(got, indexOf(ids, c.hook))["complete"] != true {
+			if got := f.get(t, "f1"); got["_version"] != before+1 || phaseOf(got, slices.Index(ids, c.hook))["complete"] != true {
 				t.Errorf("after the race: %v (version before %v)", got, before)
 			}
 		})
 	}
 }
 
-func indexOf(list []string, s string) int {
-	for i, v := range list {
-		if v == s {
-			return i
-		}
-	}
-	return -1
-}
-
 func TestReleaseConcurrentUpdates(t *testing.T) {
 	f := newReleaseFixture(t, apptest.New(t), "p")
 	ids := phaseIDs(t, f.release(t, "f1"))
 	t.Run("concurrent completions of one phase write it once; the others answer it or 409", func(t *testing.T) {
-		won := concurrently(t, 8, func(int) *apptest.Response {
-			return f.setStatus(t, "f1", ids[0], map[string]any{"status": "completed"})
-		})
+		statuses := make(chan int, 8)
+		for range 8 {
+			go func() { statuses <- f.setStatus(t, "f1", ids[0], map[string]any{"status": "completed"}).Status }()
+		}
+		won := 0
+		for range 8 {
+			switch s := <-statuses; s {
+			case http.StatusOK:
+				won++
+			case http.StatusConflict:
+			default:
+				t.Errorf("status %d, want 200 or 409", s)
+			}
+		}
 		got := f.get(t, "f1")
-		if got["_version"] != float64(2) || phaseOf(got, 0)["complete"] != true {
-			t.Errorf("%d answered 200, release %v: want one write (version 2) and the phase complete", len(won), got)
+		if won == 0 || got["_version"] != float64(2) || phaseOf(got, 0)["complete"] != true {
+			t.Errorf("%d answered 200, release %v: want one write (version 2) and the phase complete", won, got)
 		}
 	})
 }
