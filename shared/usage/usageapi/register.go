@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/app"
 	"github.com/flagplane/flagplane/shared/sdkdata"
 	"github.com/flagplane/flagplane/shared/usage"
@@ -39,9 +40,23 @@ func New(a *app.App) app.Group {
 			}
 		})
 	}
+	h := handlers{s: s, table: a.Table, projects: a.Services.Projects, envs: a.Services.Environments, flags: a.Services.Flags}
+	ops := map[string]api.Handler{
+		"getEventsUsage":             h.getEventsUsage,
+		"getEvaluationsUsage":        h.getEvaluationsUsage,
+		"getStreamUsage":             h.getStreamUsage,
+		"getStreamUsageBySdkVersion": h.getStreamUsageBySdkVersion,
+		"getStreamUsageSdkversion":   h.getStreamUsageSdkversion,
+		"getMauSdksByType":           h.getMauSdksByType,
+		"getSdkAllVersions":          h.getSdkAllVersions,
+		"getSdkVersionsDetails":      h.getSdkVersionsDetails,
+	}
+	for id, op := range seriesOps {
+		ops[id] = seriesHandler{h: h, op: op}.serve
+	}
 	return app.Group{
 		Name:     "usage",
-		Handlers: handlers(a, s),
+		Handlers: ops,
 		Answers:  answers(),
 		Examples: examples(),
 		Workers: []app.Worker{{Name: "usage-rollup", Every: RollupEvery, Run: func(ctx context.Context, logger *slog.Logger) error {

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/flagplane/flagplane/shared/api"
-	"github.com/flagplane/flagplane/shared/app"
 	"github.com/flagplane/flagplane/shared/environment"
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/usage"
@@ -255,14 +254,14 @@ type projectRef struct{ ID, Name string }
 
 // projectsByKey resolves project keys to ids and names, reading each
 // project once per request; a deleted project shows its key and no name.
-func projectsByKey(ctx context.Context, a *app.App) func(string) projectRef {
+func (h handlers) projectsByKey(ctx context.Context) func(string) projectRef {
 	refs := map[string]projectRef{}
 	return func(key string) projectRef {
 		if ref, ok := refs[key]; ok {
 			return ref
 		}
 		ref := projectRef{ID: key}
-		if p, err := a.Services.Projects.Get(ctx, key); err == nil {
+		if p, err := h.projects.Get(ctx, key); err == nil {
 			ref = projectRef{ID: p.ID, Name: p.Name}
 		}
 		refs[key] = ref
@@ -272,7 +271,7 @@ func projectsByKey(ctx context.Context, a *app.App) func(string) projectRef {
 
 // envIDs lists the ids of the environments the project and environment
 // filters select (the export counters know environments by id).
-func envIDs(ctx context.Context, a *app.App, projects, envs []string) ([]string, error) {
+func (h handlers) envIDs(ctx context.Context, projects, envs []string) ([]string, error) {
 	if len(projects) == 0 {
 		return nil, nil
 	}
@@ -280,7 +279,7 @@ func envIDs(ctx context.Context, a *app.App, projects, envs []string) ([]string,
 	for _, p := range projects {
 		if len(envs) > 0 {
 			for _, e := range envs {
-				env, err := a.Services.Environments.Get(ctx, p, e)
+				env, err := h.envs.Get(ctx, p, e)
 				if fault.Is(err, fault.NotFound) {
 					continue
 				}
@@ -291,7 +290,7 @@ func envIDs(ctx context.Context, a *app.App, projects, envs []string) ([]string,
 			}
 			continue
 		}
-		res, err := a.Services.Environments.List(ctx, p, environment.ListQuery{Limit: 1 << 20})
+		res, err := h.envs.List(ctx, p, environment.ListQuery{Limit: 1 << 20})
 		if fault.Is(err, fault.NotFound) {
 			continue
 		}
@@ -305,36 +304,46 @@ func envIDs(ctx context.Context, a *app.App, projects, envs []string) ([]string,
 	return ids, nil
 }
 
-func seriesHandler(a *app.App, s *usage.Service, op seriesOp) api.Handler {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		q := r.URL.Query()
-		req, err := op.request(q, s.Now())
-		if err != nil {
-			return err
-		}
-		if op.notCollected != "" {
-			api.WriteJSON(w, http.StatusOK, notCollectedRep(r, op.notCollected))
-			return nil
-		}
-		if op.metric == usage.Exported {
-			if len(q["eventKind"]) > 0 {
-				return fault.New(fault.Invalid, "eventKind: the data export counters do not record event kinds")
-			}
-			if req.EnvIDs, err = envIDs(r.Context(), a, req.Projects, req.Envs); err != nil {
-				return err
-			}
-		}
-		project := projectsByKey(r.Context(), a)
-		req.ProjectID = func(key string) string { return project(key).ID }
-		series, err := s.Reader.Compute(r.Context(), req)
-		if err != nil {
-			return err
-		}
-		if op.metric == usage.Exported && len(series.Metadata) == 0 {
-			api.WriteJSON(w, http.StatusOK, notCollectedRep(r, notExported))
-			return nil
-		}
-		api.WriteJSON(w, http.StatusOK, seriesRep{Links: selfOf(r), Metadata: series.Metadata, Series: series.Points})
+// seriesHandler serves one operation of seriesOps, whose answers differ
+// only by their op.
+type seriesHandler struct {
+	h  handlers
+	op seriesOp
+}
+
+func (sh seriesHandler) serve(w http.ResponseWriter, r *http.Request) error {
+	return sh.h.series(w, r, sh.op)
+}
+
+// series answers the series op describes.
+func (h handlers) series(w http.ResponseWriter, r *http.Request, op seriesOp) error {
+	q := r.URL.Query()
+	req, err := op.request(q, h.s.Now())
+	if err != nil {
+		return err
+	}
+	if op.notCollected != "" {
+		api.WriteJSON(w, http.StatusOK, notCollectedRep(r, op.notCollected))
 		return nil
 	}
+	if op.metric == usage.Exported {
+		if len(q["eventKind"]) > 0 {
+			return fault.New(fault.Invalid, "eventKind: the data export counters do not record event kinds")
+		}
+		if req.EnvIDs, err = h.envIDs(r.Context(), req.Projects, req.Envs); err != nil {
+			return err
+		}
+	}
+	project := h.projectsByKey(r.Context())
+	req.ProjectID = func(key string) string { return project(key).ID }
+	series, err := h.s.Reader.Compute(r.Context(), req)
+	if err != nil {
+		return err
+	}
+	if op.metric == usage.Exported && len(series.Metadata) == 0 {
+		api.WriteJSON(w, http.StatusOK, notCollectedRep(r, notExported))
+		return nil
+	}
+	api.WriteJSON(w, http.StatusOK, seriesRep{Links: selfOf(r), Metadata: series.Metadata, Series: series.Points})
+	return nil
 }
