@@ -2,8 +2,8 @@
 package main
 
 import (
-	"github.com/flagplane/flagplane/shared/endpoints"
 	"github.com/flagplane/flagplane/shared/lambdafn"
+	"github.com/flagplane/flagplane/shared/token/tokenapi"
 )
 
-func main() { lambdafn.Serve(endpoints.Tokens) }
+func main() { lambdafn.Serve(tokenapi.New) }

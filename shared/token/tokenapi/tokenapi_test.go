@@ -1,4 +1,4 @@
-package endpoints_test
+package tokenapi_test
 
 import (
 	"crypto/sha256"
@@ -21,7 +21,7 @@ import (
 
 var tokenValuePattern = regexp.MustCompile(`^api-` + apptest.UUIDv4 + `$`)
 
-const tokensPath = api + "/tokens"
+const tokensPath = apptest.API + "/tokens"
 
 func tokenPath(id string) string { return tokensPath + "/" + id }
 
@@ -93,7 +93,7 @@ func listTokens(t testing.TB, srv *apptest.Server, query string) []tokenDoc {
 // works reports whether value may read the project list.
 func works(t testing.TB, srv *apptest.Server, value string) int {
 	t.Helper()
-	return srv.Do(t, http.MethodGet, api+"/projects", nil, "Authorization", value).Status
+	return srv.Do(t, http.MethodGet, apptest.API+"/projects", nil, "Authorization", value).Status
 }
 
 func sha256Hex(s string) string {
@@ -167,8 +167,8 @@ func TestTokens(t *testing.T) {
 		}
 	})
 	t.Run("the value authenticates requests, raw or after Bearer", func(t *testing.T) {
-		apptest.WantStatus(t, srv.Do(t, http.MethodGet, api+"/projects", nil, "Authorization", value), http.StatusOK)
-		apptest.WantStatus(t, srv.Do(t, http.MethodGet, api+"/projects", nil, "Authorization", "Bearer "+value), http.StatusOK)
+		apptest.WantStatus(t, srv.Do(t, http.MethodGet, apptest.API+"/projects", nil, "Authorization", value), http.StatusOK)
+		apptest.WantStatus(t, srv.Do(t, http.MethodGet, apptest.API+"/projects", nil, "Authorization", "Bearer "+value), http.StatusOK)
 	})
 	t.Run("lastUsed appears after the token is used", func(t *testing.T) {
 		id, fresh := srv.MustCreateToken(t, map[string]any{"name": "fresh", "role": "reader"})
@@ -176,7 +176,7 @@ func TestTokens(t *testing.T) {
 			t.Fatalf("an unused token has lastUsed %d", got)
 		}
 		before := time.Now().UnixMilli()
-		apptest.WantStatus(t, srv.Do(t, http.MethodGet, api+"/projects", nil, "Authorization", fresh), http.StatusOK)
+		apptest.WantStatus(t, srv.Do(t, http.MethodGet, apptest.API+"/projects", nil, "Authorization", fresh), http.StatusOK)
 		after := time.Now().UnixMilli()
 		got := int64(readToken(t, srv, id).LastUsed)
 		if got < before || got > after {
@@ -310,7 +310,7 @@ func TestTokens(t *testing.T) {
 		if res.Status == http.StatusOK {
 			stolen, _ := res.Map(t)["token"].(string)
 			t.Errorf("the clerk reset an admin token and received its new value; it now creates projects: %d",
-				srv.Do(t, http.MethodPost, api+"/projects", map[string]any{"key": "stolen", "name": "Stolen"}, "Authorization", stolen).Status)
+				srv.Do(t, http.MethodPost, apptest.API+"/projects", map[string]any{"key": "stolen", "name": "Stolen"}, "Authorization", stolen).Status)
 		}
 		apptest.WantError(t, res, http.StatusForbidden, "forbidden")
 		if res.Status == http.StatusForbidden && works(t, srv, adminValue) != http.StatusOK {
@@ -321,7 +321,7 @@ func TestTokens(t *testing.T) {
 	// own grants only, not with its member's, so a member token escapes its
 	// member's cap by making a service token, which has no member.
 	t.Run("a member token cannot make a service token beyond its member's rights", func(t *testing.T) {
-		res := srv.Do(t, http.MethodPost, api+"/members", []map[string]any{{"email": "demoted@example.com", "role": "reader", "customRoles": []string{"token-clerk"}}})
+		res := srv.Do(t, http.MethodPost, apptest.API+"/members", []map[string]any{{"email": "demoted@example.com", "role": "reader", "customRoles": []string{"token-clerk"}}})
 		apptest.WantStatus(t, res, http.StatusCreated)
 		var ms struct {
 			Items []struct {
@@ -331,21 +331,21 @@ func TestTokens(t *testing.T) {
 		res.JSON(t, &ms)
 		// An admin token kept by a member demoted to reader plus token-clerk.
 		_, demoted := srv.MustIssueToken(t, token.Spec{Name: "kept", Role: identity.RoleAdmin, MemberID: ms.Items[0].ID})
-		apptest.WantError(t, srv.Do(t, http.MethodPost, api+"/projects", map[string]any{"key": "capped", "name": "Capped"}, "Authorization", demoted), http.StatusForbidden, "forbidden")
+		apptest.WantError(t, srv.Do(t, http.MethodPost, apptest.API+"/projects", map[string]any{"key": "capped", "name": "Capped"}, "Authorization", demoted), http.StatusForbidden, "forbidden")
 		res = createTokenAs(t, srv, demoted, map[string]any{"name": "escape", "role": "admin", "serviceToken": true})
 		if res.Status == http.StatusCreated {
 			escaped, _ := res.Map(t)["token"].(string)
 			t.Errorf("the capped member token made an uncapped admin service token; it creates projects: %d",
-				srv.Do(t, http.MethodPost, api+"/projects", map[string]any{"key": "escaped", "name": "Escaped"}, "Authorization", escaped).Status)
+				srv.Do(t, http.MethodPost, apptest.API+"/projects", map[string]any{"key": "escaped", "name": "Escaped"}, "Authorization", escaped).Status)
 		}
 		apptest.WantError(t, res, http.StatusForbidden, "forbidden")
 	})
 
 	t.Run("a deleted token stops working at once in the process that deleted it", func(t *testing.T) {
 		id, v := srv.MustCreateToken(t, map[string]any{"name": "doomed", "role": "reader"})
-		apptest.WantStatus(t, srv.Do(t, http.MethodGet, api+"/projects", nil, "Authorization", v), http.StatusOK) // now cached
+		apptest.WantStatus(t, srv.Do(t, http.MethodGet, apptest.API+"/projects", nil, "Authorization", v), http.StatusOK) // now cached
 		apptest.WantStatus(t, srv.Do(t, http.MethodDelete, tokenPath(id), nil), http.StatusNoContent)
-		apptest.WantError(t, srv.Do(t, http.MethodGet, api+"/projects", nil, "Authorization", v), http.StatusUnauthorized, "unauthorized")
+		apptest.WantError(t, srv.Do(t, http.MethodGet, apptest.API+"/projects", nil, "Authorization", v), http.StatusUnauthorized, "unauthorized")
 		apptest.WantError(t, srv.Do(t, http.MethodGet, tokenPath(id), nil), http.StatusNotFound, "not_found")
 		apptest.WantError(t, srv.Do(t, http.MethodDelete, tokenPath(id), nil), http.StatusNotFound, "not_found")
 		if _, ok := lookupItem(t, srv, v); ok {
@@ -354,11 +354,11 @@ func TestTokens(t *testing.T) {
 		// Another process (another Lambda instance) trusts what it has
 		// cached for up to token.CacheTTL; one that has not seen the token
 		// reads the store and refuses it at once.
-		apptest.WantError(t, srv.Reopen(t).Do(t, http.MethodGet, api+"/projects", nil, "Authorization", v), http.StatusUnauthorized, "unauthorized")
+		apptest.WantError(t, srv.Reopen(t).Do(t, http.MethodGet, apptest.API+"/projects", nil, "Authorization", v), http.StatusUnauthorized, "unauthorized")
 	})
 	t.Run("a reset gives a new value that works and stops the old one at once", func(t *testing.T) {
 		id, old := srv.MustCreateToken(t, map[string]any{"name": "reset me", "role": "reader"})
-		apptest.WantStatus(t, srv.Do(t, http.MethodGet, api+"/projects", nil, "Authorization", old), http.StatusOK) // now cached
+		apptest.WantStatus(t, srv.Do(t, http.MethodGet, apptest.API+"/projects", nil, "Authorization", old), http.StatusOK) // now cached
 		res := srv.Do(t, http.MethodPost, tokenPath(id)+"/reset", nil)
 		apptest.WantStatus(t, res, http.StatusOK)
 		var d tokenDoc
@@ -381,7 +381,7 @@ func TestTokens(t *testing.T) {
 	})
 	t.Run("a reset with a future expiry keeps the old value working until then", func(t *testing.T) {
 		id, old := srv.MustCreateToken(t, map[string]any{"name": "rotate me", "role": "reader"})
-		apptest.WantStatus(t, srv.Do(t, http.MethodGet, api+"/projects", nil, "Authorization", old), http.StatusOK)
+		apptest.WantStatus(t, srv.Do(t, http.MethodGet, apptest.API+"/projects", nil, "Authorization", old), http.StatusOK)
 		expiry := time.Now().Add(time.Hour).UnixMilli()
 		res := srv.Do(t, http.MethodPost, fmt.Sprintf("%s/reset?expiry=%d", tokenPath(id), expiry), nil)
 		apptest.WantStatus(t, res, http.StatusOK)
@@ -413,7 +413,7 @@ func TestTokens(t *testing.T) {
 		if err := srv.Table.Put(t.Context(), stale, store.Cond{}); err != nil {
 			t.Fatal(err)
 		}
-		apptest.WantError(t, srv.Reopen(t).Do(t, http.MethodGet, api+"/projects", nil, "Authorization", old), http.StatusUnauthorized, "unauthorized", "expired")
+		apptest.WantError(t, srv.Reopen(t).Do(t, http.MethodGet, apptest.API+"/projects", nil, "Authorization", old), http.StatusUnauthorized, "unauthorized", "expired")
 	})
 	// BUG: the old value's lookup item made by a reset with an expiry is
 	// known to nothing afterwards: Service.Delete removes only the lookup of
@@ -441,7 +441,7 @@ func TestTokens(t *testing.T) {
 		apptest.WantStatus(t, res, http.StatusOK)
 		apptest.WantStatus(t, srv.Do(t, http.MethodPatch, tokenPath(id), []apptest.PatchOp{apptest.Replace("/role", "reader")}), http.StatusOK)
 		for name, s := range map[string]*apptest.Server{"this process": srv, "another process": srv.Reopen(t)} {
-			res := s.Do(t, http.MethodPatch, projectPath("p"), []apptest.PatchOp{apptest.Replace("/name", "by the old value")}, "Authorization", old)
+			res := s.Do(t, http.MethodPatch, apptest.ProjectPath("p"), []apptest.PatchOp{apptest.Replace("/name", "by the old value")}, "Authorization", old)
 			if res.Status != http.StatusForbidden {
 				t.Errorf("in %s the old value of a token demoted to reader still writes: %d", name, res.Status)
 			}
@@ -501,8 +501,8 @@ func TestTokens(t *testing.T) {
 	t.Run("a token of a removed member stops working", func(t *testing.T) {
 		id := apptest.MemberIDByEmail(t, srv, "demoted@example.com")
 		_, v := srv.MustIssueToken(t, token.Spec{Name: "orphan", Role: identity.RoleReader, MemberID: id})
-		apptest.WantStatus(t, srv.Do(t, http.MethodDelete, api+"/members/"+id, nil), http.StatusNoContent)
-		apptest.WantError(t, srv.Do(t, http.MethodGet, api+"/projects", nil, "Authorization", v), http.StatusUnauthorized, "unauthorized")
+		apptest.WantStatus(t, srv.Do(t, http.MethodDelete, apptest.API+"/members/"+id, nil), http.StatusNoContent)
+		apptest.WantError(t, srv.Do(t, http.MethodGet, apptest.API+"/projects", nil, "Authorization", v), http.StatusUnauthorized, "unauthorized")
 	})
 }
 

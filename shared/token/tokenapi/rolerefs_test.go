@@ -1,4 +1,4 @@
-package endpoints_test
+package tokenapi_test
 
 import (
 	"fmt"
@@ -131,7 +131,7 @@ func TestTokensNameCustomRolesByIDOrKey(t *testing.T) {
 	t.Run("a role deleted and made again under its key does not pass its rights to tokens of the old one", func(t *testing.T) {
 		apptest.CreateRole(t, srv, "short", "", map[string]any{"effect": "allow", "resources": []string{"proj/a:env/*"}, "actions": []string{"createEnvironment"}})
 		_, value := srv.MustCreateToken(t, map[string]any{"name": "short", "serviceToken": true, "customRoleIds": []string{"short"}})
-		apptest.WantStatus(t, srv.Do(t, http.MethodDelete, api+"/roles/short", nil), http.StatusNoContent)
+		apptest.WantStatus(t, srv.Do(t, http.MethodDelete, apptest.API+"/roles/short", nil), http.StatusNoContent)
 		apptest.CreateRole(t, srv, "short", "", map[string]any{"effect": "allow", "resources": []string{"proj/*:env/*"}, "actions": []string{"createEnvironment"}})
 		fresh := srv.Reopen(t) // no cached rights
 		if got := apptest.CreateEnvStatus(t, fresh, value, "a", "env-short"); got != http.StatusForbidden {

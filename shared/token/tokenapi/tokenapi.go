@@ -1,4 +1,6 @@
-package endpoints
+// Package tokenapi serves the tokens group over HTTP: access tokens, their
+// roles, and the reset that replaces a token's value.
+package tokenapi
 
 import (
 	"encoding/json"
@@ -15,6 +17,34 @@ import (
 	"github.com/flagplane/flagplane/shared/reps"
 	"github.com/flagplane/flagplane/shared/token"
 )
+
+// New is the tokens group over a.
+func New(a *app.App) app.Group {
+	s := a.Services
+	h := handlers{tokens: s.Tokens, members: s.Members}
+	return app.Group{
+		Name: "tokens",
+		Handlers: map[string]api.Handler{
+			"getTokens":   h.getTokens,
+			"postToken":   h.postToken,
+			"getToken":    h.getToken,
+			"patchToken":  h.patchToken,
+			"deleteToken": h.deleteToken,
+			"resetToken":  h.resetToken,
+		},
+		Needs: map[string]api.Needs{
+			"patchToken": api.PatchNeeds("an access token", token.PatchActions),
+		},
+		Answers: map[string]api.Answer{
+			"getTokens":   {Status: http.StatusOK, Rep: tokensRep{}},
+			"postToken":   {Status: http.StatusCreated, Rep: tokenRep{}},
+			"getToken":    {Status: http.StatusOK, Rep: tokenRep{}},
+			"patchToken":  {Status: http.StatusOK, Rep: tokenRep{}},
+			"deleteToken": {Status: http.StatusNoContent},
+			"resetToken":  {Status: http.StatusOK, Rep: tokenRep{}},
+		},
+	}
+}
 
 // tokenMemberRep is the member a token belongs to.
 type tokenMemberRep struct {
@@ -83,102 +113,112 @@ type tokensRep struct {
 	Items      []tokenRep `json:"items"`
 }
 
-func tokenHandlers(s app.Services) map[string]api.Handler {
-	tokens, members := s.Tokens, s.Members
-	memberOf := func(r *http.Request, t token.Token) *member.Member {
-		if t.MemberID == "" {
-			return nil
-		}
-		m, err := members.Get(r.Context(), t.MemberID)
-		if err != nil {
-			return nil
-		}
-		return m
+// handlers serve the group's operations: tokens, with the members they
+// belong to.
+type handlers struct {
+	tokens  *token.Service
+	members *member.Service
+}
+
+// memberOf is the member a token belongs to, nil for a service token or
+// one whose member cannot be read: the token is shown without it.
+func (h handlers) memberOf(r *http.Request, t token.Token) *member.Member {
+	if t.MemberID == "" {
+		return nil
 	}
-	return map[string]api.Handler{
-		"getTokens": func(w http.ResponseWriter, r *http.Request) error {
-			q := r.URL.Query()
-			offset, limit, err := api.OffsetParams(q, 20, api.MaxPage)
-			if err != nil {
-				return err
-			}
-			all, err := api.BoolParam(q, "showAll", false)
-			if err != nil {
-				return err
-			}
-			if p, _ := identity.From(r.Context()); all && !token.IsAdmin(p) {
-				return fault.New(fault.Forbidden, "showAll lists every member's tokens and needs the admin or owner role, for the token and its member")
-			}
-			list, err := tokens.List(r.Context(), all)
-			if err != nil {
-				return err
-			}
-			byID := map[string]*member.Member{}
-			if ms, err := members.List(r.Context()); err == nil {
-				for _, m := range ms {
-					byID[m.ID] = m
-				}
-			}
-			total := int64(len(list))
-			out := tokensRep{TotalCount: total, Items: []tokenRep{}, Links: api.OffsetLinks("/api/v2/tokens", q, offset, limit, total)}
-			for _, t := range listing.Window(list, offset, limit) {
-				out.Items = append(out.Items, newTokenRep(r, t, byID[t.MemberID], ""))
-			}
-			api.WriteJSON(w, http.StatusOK, out)
-			return nil
-		},
-		"postToken": func(w http.ResponseWriter, r *http.Request) error {
-			var in token.Input
-			if err := api.Decode(w, r, &in); err != nil {
-				return err
-			}
-			t, value, err := tokens.CreateFor(r.Context(), in)
-			if err != nil {
-				return err
-			}
-			api.WriteJSON(w, http.StatusCreated, newTokenRep(r, t, memberOf(r, t), value))
-			return nil
-		},
-		"getToken": func(w http.ResponseWriter, r *http.Request) error {
-			t, err := tokens.Get(r.Context(), r.PathValue("id"))
-			if err != nil {
-				return err
-			}
-			api.WriteJSON(w, http.StatusOK, newTokenRep(r, t, memberOf(r, t), ""))
-			return nil
-		},
-		"patchToken": func(w http.ResponseWriter, r *http.Request) error {
-			p, err := api.ReadJSONPatch(w, r, "an access token")
-			if err != nil {
-				return err
-			}
-			t, err := tokens.Patch(r.Context(), r.PathValue("id"), p)
-			if err != nil {
-				return err
-			}
-			api.WriteJSON(w, http.StatusOK, newTokenRep(r, t, memberOf(r, t), ""))
-			return nil
-		},
-		"deleteToken": func(w http.ResponseWriter, r *http.Request) error {
-			if err := tokens.Delete(r.Context(), r.PathValue("id")); err != nil {
-				return err
-			}
-			w.WriteHeader(http.StatusNoContent)
-			return nil
-		},
-		"resetToken": func(w http.ResponseWriter, r *http.Request) error {
-			expiry, err := resetExpiry(w, r)
-			if err != nil {
-				return err
-			}
-			t, value, err := tokens.Reset(r.Context(), r.PathValue("id"), expiry)
-			if err != nil {
-				return err
-			}
-			api.WriteJSON(w, http.StatusOK, newTokenRep(r, t, memberOf(r, t), value))
-			return nil
-		},
+	m, err := h.members.Get(r.Context(), t.MemberID)
+	if err != nil {
+		return nil
 	}
+	return m
+}
+
+func (h handlers) getTokens(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	offset, limit, err := api.OffsetParams(q, 20, api.MaxPage)
+	if err != nil {
+		return err
+	}
+	all, err := api.BoolParam(q, "showAll", false)
+	if err != nil {
+		return err
+	}
+	if p, _ := identity.From(r.Context()); all && !token.IsAdmin(p) {
+		return fault.New(fault.Forbidden, "showAll lists every member's tokens and needs the admin or owner role, for the token and its member")
+	}
+	list, err := h.tokens.List(r.Context(), all)
+	if err != nil {
+		return err
+	}
+	byID := map[string]*member.Member{}
+	if ms, err := h.members.List(r.Context()); err == nil {
+		for _, m := range ms {
+			byID[m.ID] = m
+		}
+	}
+	total := int64(len(list))
+	out := tokensRep{TotalCount: total, Items: []tokenRep{}, Links: api.OffsetLinks("/api/v2/tokens", q, offset, limit, total)}
+	for _, t := range listing.Window(list, offset, limit) {
+		out.Items = append(out.Items, newTokenRep(r, t, byID[t.MemberID], ""))
+	}
+	api.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (h handlers) postToken(w http.ResponseWriter, r *http.Request) error {
+	var in token.Input
+	if err := api.Decode(w, r, &in); err != nil {
+		return err
+	}
+	t, value, err := h.tokens.CreateFor(r.Context(), in)
+	if err != nil {
+		return err
+	}
+	api.WriteJSON(w, http.StatusCreated, newTokenRep(r, t, h.memberOf(r, t), value))
+	return nil
+}
+
+func (h handlers) getToken(w http.ResponseWriter, r *http.Request) error {
+	t, err := h.tokens.Get(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	api.WriteJSON(w, http.StatusOK, newTokenRep(r, t, h.memberOf(r, t), ""))
+	return nil
+}
+
+func (h handlers) patchToken(w http.ResponseWriter, r *http.Request) error {
+	p, err := api.ReadJSONPatch(w, r, "an access token")
+	if err != nil {
+		return err
+	}
+	t, err := h.tokens.Patch(r.Context(), r.PathValue("id"), p)
+	if err != nil {
+		return err
+	}
+	api.WriteJSON(w, http.StatusOK, newTokenRep(r, t, h.memberOf(r, t), ""))
+	return nil
+}
+
+func (h handlers) deleteToken(w http.ResponseWriter, r *http.Request) error {
+	if err := h.tokens.Delete(r.Context(), r.PathValue("id")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (h handlers) resetToken(w http.ResponseWriter, r *http.Request) error {
+	expiry, err := resetExpiry(w, r)
+	if err != nil {
+		return err
+	}
+	t, value, err := h.tokens.Reset(r.Context(), r.PathValue("id"), expiry)
+	if err != nil {
+		return err
+	}
+	api.WriteJSON(w, http.StatusOK, newTokenRep(r, t, h.memberOf(r, t), value))
+	return nil
 }
 
 // resetExpiry reads when a reset's old value stops working: the reference's
