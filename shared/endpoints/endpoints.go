@@ -11,7 +11,6 @@ import (
 	"github.com/flagplane/flagplane/shared/oauth"
 	"github.com/flagplane/flagplane/shared/patch"
 	"github.com/flagplane/flagplane/shared/project"
-	"github.com/flagplane/flagplane/shared/token"
 )
 
 // Needs returns, by operation id, the rights each operation needs when
@@ -21,7 +20,6 @@ import (
 func Needs(s app.Services) map[string]api.Needs {
 	return map[string]api.Needs{
 		"patchProject":            api.PatchNeeds("a project", patch.ChangingActions(project.PatchActions)),
-		"patchToken":              api.PatchNeeds("an access token", token.PatchActions),
 		"patchOAuthClient":        api.PatchNeeds("an OAuth client", oauth.PatchActions),
 		"patchFeatureFlag":        flagPatchNeeds,
 		"patchApplication":        api.PatchNeeds("an application", application.PatchActions),
@@ -56,7 +54,7 @@ func envNeeds(list []flag.EnvAction) []api.Need {
 // Handlers returns every built operation's handler, by operation id.
 func Handlers(s app.Services) map[string]api.Handler {
 	h := map[string]api.Handler{}
-	for _, part := range []map[string]api.Handler{projectHandlers(s), tokenHandlers(s), oauthHandlers(s), flagHandlers(s), expiringHandlers(s), approvalHandlers(s), applicationHandlers(s), adaptiveTriggerHandlers(s)} {
+	for _, part := range []map[string]api.Handler{projectHandlers(s), oauthHandlers(s), flagHandlers(s), expiringHandlers(s), approvalHandlers(s), applicationHandlers(s), adaptiveTriggerHandlers(s)} {
 		for id, fn := range part {
 			h[id] = fn
 		}

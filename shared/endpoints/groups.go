@@ -16,7 +16,6 @@ var (
 	Approvals        = group("approvals")
 	Flags            = group("flags")
 	OAuthClients     = group("oauth-clients")
-	Tokens           = group("tokens")
 )
 
 // group picks the named catalog group's operations out of this package's.

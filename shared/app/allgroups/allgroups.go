@@ -21,6 +21,7 @@ import (
 	"github.com/flagplane/flagplane/shared/sdkapi"
 	"github.com/flagplane/flagplane/shared/sdkcontext/contextapi"
 	"github.com/flagplane/flagplane/shared/team/teamapi"
+	"github.com/flagplane/flagplane/shared/token/tokenapi"
 	"github.com/flagplane/flagplane/shared/usage/usageapi"
 	"github.com/flagplane/flagplane/shared/webhook/webhookapi"
 )
@@ -52,7 +53,7 @@ func List() []app.NewGroup {
 		roleapi.New,
 		sdkapi.New,
 		teamapi.New,
-		endpoints.Tokens,
+		tokenapi.New,
 		usageapi.New,
 		webhookapi.New,
 	}
