@@ -62,8 +62,8 @@ type approvalRep struct {
 	ApprovalSettings        environment.ApprovalSettings `json:"approvalSettings"`
 	IntegrationConfig       any                          `json:"integrationConfig,omitempty"`
 
-	Flag         *flagRep           `json:"flag,omitempty"`
-	Resource     *flagRep           `json:"resource,omitempty"`
+	Flag         *reps.Flag         `json:"flag,omitempty"`
+	Resource     *reps.Flag         `json:"resource,omitempty"`
 	Project      *reps.Project      `json:"project,omitempty"`
 	Environments []reps.Environment `json:"environments,omitempty"`
 }
@@ -151,7 +151,7 @@ func (v *approvalView) rep(a *approval.Request) (approvalRep, error) {
 				return approvalRep{}, err
 			}
 			if d != nil {
-				fr := newFlagRep(v.r, d.Flag, d.Environments, flagView{only: []string{a.EnvironmentKey}})
+				fr := reps.NewFlag(v.r, d.Flag, d.Environments, reps.FlagView{Only: []string{a.EnvironmentKey}})
 				if e == "flag" {
 					rep.Flag = &fr
 				} else {

@@ -13,6 +13,7 @@ import (
 	"github.com/flagplane/flagplane/shared/flag"
 	"github.com/flagplane/flagplane/shared/identity"
 	"github.com/flagplane/flagplane/shared/policy"
+	"github.com/flagplane/flagplane/shared/reps"
 )
 
 // Listing flags was bound by encoding them: a page of 20 is ~50 KB of
@@ -55,12 +56,12 @@ func envSignature(envs []*environment.Environment, only []string) string {
 // flagSummaries encodes a page of flags as list summaries, each from the
 // cache when nothing it depends on changed.
 func flagSummaries(r *http.Request, links api.Links, total int64, flags []*flag.Flag,
-	envs []*environment.Environment, view flagView) ([]byte, error) {
+	envs []*environment.Environment, view reps.FlagView) ([]byte, error) {
 	linksJSON, err := json.Marshal(links)
 	if err != nil {
 		return nil, err
 	}
-	sig := envSignature(envs, view.only)
+	sig := envSignature(envs, view.Only)
 	rights := rightsIdentity(r)
 	projectTags := ""
 	if len(flags) > 0 {
@@ -86,7 +87,7 @@ func flagSummaries(r *http.Request, links api.Links, total int64, flags []*flag.
 				continue
 			}
 		}
-		b, err := json.Marshal(newFlagRep(r, f, envs, view))
+		b, err := json.Marshal(reps.NewFlag(r, f, envs, view))
 		if err != nil {
 			return nil, err
 		}

@@ -1,7 +1,8 @@
 // Package reps holds the representations several groups answer with: an
 // audit log entry (the audit log, webhook payloads, integrations' event
 // hooks), a project and an environment (their groups, approval requests,
-// insight groups), and the caller's _access on a resource. A group's own
+// insight groups), a flag (its group, approval requests), and the
+// caller's _access on a resource. A group's own
 // representations live in its package.
 package reps
 
