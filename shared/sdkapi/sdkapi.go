@@ -56,10 +56,10 @@ func Handlers(s *sdkdata.Service, o Options) map[string]api.Handler {
 		OpLatestFlags:      h.latestFlags,
 		OpLatestFlag:       h.latestFlag,
 		OpStreamAll:        h.stream,
-		OpClientEvalGet:    h.evaluate(environment.ClientSideCredential, false),
-		OpClientEvalReport: h.evaluate(environment.ClientSideCredential, true),
-		OpMobileEvalGet:    h.evaluate(environment.MobileCredential, false),
-		OpMobileEvalReport: h.evaluate(environment.MobileCredential, true),
+		OpClientEvalGet:    h.clientEvalGet,
+		OpClientEvalReport: h.clientEvalReport,
+		OpMobileEvalGet:    h.mobileEvalGet,
+		OpMobileEvalReport: h.mobileEvalReport,
 	}
 }
 
@@ -158,54 +158,72 @@ func (h handlers) latestFlag(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// clientEvalGet is GET /sdk/evalx/{clientSideId}/contexts/{contextBase64}.
+func (h handlers) clientEvalGet(w http.ResponseWriter, r *http.Request) error {
+	return h.evaluate(w, r, environment.ClientSideCredential, false)
+}
+
+// clientEvalReport is REPORT /sdk/evalx/{clientSideId}/context.
+func (h handlers) clientEvalReport(w http.ResponseWriter, r *http.Request) error {
+	return h.evaluate(w, r, environment.ClientSideCredential, true)
+}
+
+// mobileEvalGet is GET /msdk/evalx/contexts/{contextBase64}.
+func (h handlers) mobileEvalGet(w http.ResponseWriter, r *http.Request) error {
+	return h.evaluate(w, r, environment.MobileCredential, false)
+}
+
+// mobileEvalReport is REPORT /msdk/evalx/context.
+func (h handlers) mobileEvalReport(w http.ResponseWriter, r *http.Request) error {
+	return h.evaluate(w, r, environment.MobileCredential, true)
+}
+
 // evaluate answers a client-side or mobile SDK's request for its flags'
 // values for a context: in the path (GET, base64url JSON) or the body
 // (REPORT).
-func (h handlers) evaluate(kind environment.CredentialKind, inBody bool) api.Handler {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		cred := r.PathValue("clientSideId")
-		if kind == environment.MobileCredential {
-			cred = api.SDKCredential(r)
-			if cred == "" {
-				return fault.New(fault.Unauthorized, "the Authorization header must carry the environment's mobile key")
-			}
-		}
+func (h handlers) evaluate(w http.ResponseWriter, r *http.Request, kind environment.CredentialKind, inBody bool) error {
+	cred := r.PathValue("clientSideId")
+	if kind == environment.MobileCredential {
+		cred = api.SDKCredential(r)
 		if cred == "" {
-			return fault.New(fault.Unauthorized, "the path must carry the environment's client-side id")
+			return fault.New(fault.Unauthorized, "the Authorization header must carry the environment's mobile key")
 		}
-		env, err := h.s.Environment(r.Context(), kind, cred)
-		if err != nil {
-			return err
-		}
-		if err := api.LimitCredential(w, r, environment.CredentialName(kind, env.ID)); err != nil {
-			return err
-		}
-		var raw []byte
-		if inBody {
-			if raw, err = api.ReadBody(w, r); err != nil {
-				return err
-			}
-		} else if raw, err = decodeBase64(r.PathValue("contextBase64")); err != nil {
-			return fault.Wrap(err, fault.Invalid, "the context in the path is not base64url-encoded JSON")
-		}
-		var c ldcontext.Context
-		if err := c.UnmarshalJSON(raw); err != nil {
-			return fault.Wrap(err, fault.Invalid, "invalid context: %s", err.Error())
-		}
-		snap, err := h.s.Flags(r.Context(), sdkdata.RefOf(env))
-		if err != nil {
-			return err
-		}
-		body, err := snap.EvaluateJSON(kind, c, r.URL.Query().Get("withReasons") == "true")
-		if err != nil {
-			return err
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Cache-Control", "private, no-store")
-		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(body)
-		return nil
 	}
+	if cred == "" {
+		return fault.New(fault.Unauthorized, "the path must carry the environment's client-side id")
+	}
+	env, err := h.s.Environment(r.Context(), kind, cred)
+	if err != nil {
+		return err
+	}
+	if err := api.LimitCredential(w, r, environment.CredentialName(kind, env.ID)); err != nil {
+		return err
+	}
+	var raw []byte
+	if inBody {
+		if raw, err = api.ReadBody(w, r); err != nil {
+			return err
+		}
+	} else if raw, err = decodeBase64(r.PathValue("contextBase64")); err != nil {
+		return fault.Wrap(err, fault.Invalid, "the context in the path is not base64url-encoded JSON")
+	}
+	var c ldcontext.Context
+	if err := c.UnmarshalJSON(raw); err != nil {
+		return fault.Wrap(err, fault.Invalid, "invalid context: %s", err.Error())
+	}
+	snap, err := h.s.Flags(r.Context(), sdkdata.RefOf(env))
+	if err != nil {
+		return err
+	}
+	body, err := snap.EvaluateJSON(kind, c, r.URL.Query().Get("withReasons") == "true")
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "private, no-store")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body)
+	return nil
 }
 
 // decodeBase64 reads base64url with or without padding, and, leniently,
