@@ -134,12 +134,7 @@ func (h deliveryHandlers) createIntegrationDeliveryConfiguration(w http.Response
 }
 
 func (h deliveryHandlers) getIntegrationDeliveryConfigurationByID(w http.ResponseWriter, r *http.Request) error {
-	proj, env, key, id := pathArgs(r, "id")
-	cfg, err := h.s.Get(r.Context(), featurestore.FeatureStore, proj, env, key, id)
-	if err != nil {
-		return err
-	}
-	return write(w, r, http.StatusOK, cfg, h.rep)
+	return getOne(w, r, h.s, featurestore.FeatureStore, "id", h.rep)
 }
 
 func (h deliveryHandlers) patchIntegrationDeliveryConfiguration(w http.ResponseWriter, r *http.Request) error {
@@ -147,12 +142,7 @@ func (h deliveryHandlers) patchIntegrationDeliveryConfiguration(w http.ResponseW
 }
 
 func (h deliveryHandlers) deleteIntegrationDeliveryConfiguration(w http.ResponseWriter, r *http.Request) error {
-	proj, env, key, id := pathArgs(r, "id")
-	if err := h.s.Delete(r.Context(), featurestore.FeatureStore, proj, env, key, id); err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
+	return deleteOne(w, r, h.s, featurestore.FeatureStore, "id")
 }
 
 // validateIntegrationDeliveryConfiguration checks that the store answers,
@@ -215,12 +205,7 @@ func (h bigSegmentHandlers) createBigSegmentStoreIntegration(w http.ResponseWrit
 }
 
 func (h bigSegmentHandlers) getBigSegmentStoreIntegration(w http.ResponseWriter, r *http.Request) error {
-	proj, env, key, id := pathArgs(r, "integrationId")
-	cfg, err := h.s.Get(r.Context(), featurestore.BigSegmentStore, proj, env, key, id)
-	if err != nil {
-		return err
-	}
-	return write(w, r, http.StatusOK, cfg, h.rep)
+	return getOne(w, r, h.s, featurestore.BigSegmentStore, "integrationId", h.rep)
 }
 
 func (h bigSegmentHandlers) patchBigSegmentStoreIntegration(w http.ResponseWriter, r *http.Request) error {
@@ -228,14 +213,12 @@ func (h bigSegmentHandlers) patchBigSegmentStoreIntegration(w http.ResponseWrite
 }
 
 func (h bigSegmentHandlers) deleteBigSegmentStoreIntegration(w http.ResponseWriter, r *http.Request) error {
-	proj, env, key, id := pathArgs(r, "integrationId")
-	if err := h.s.Delete(r.Context(), featurestore.BigSegmentStore, proj, env, key, id); err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
+	return deleteOne(w, r, h.s, featurestore.BigSegmentStore, "integrationId")
 }
 
+// repFunc shows a configuration as its group does. The functions below
+// are the operations both groups share, on one capability's
+// configurations, whose id the path names idName.
 type repFunc func(r *http.Request, cfg *featurestore.Config) (configRep, error)
 
 func write(w http.ResponseWriter, r *http.Request, status int, cfg *featurestore.Config, rep repFunc) error {
@@ -260,6 +243,15 @@ func create(w http.ResponseWriter, r *http.Request, svc *featurestore.Service, c
 	return write(w, r, http.StatusCreated, cfg, rep)
 }
 
+func getOne(w http.ResponseWriter, r *http.Request, svc *featurestore.Service, capability, idName string, rep repFunc) error {
+	proj, env, key, id := pathArgs(r, idName)
+	cfg, err := svc.Get(r.Context(), capability, proj, env, key, id)
+	if err != nil {
+		return err
+	}
+	return write(w, r, http.StatusOK, cfg, rep)
+}
+
 func patchOne(w http.ResponseWriter, r *http.Request, svc *featurestore.Service, capability, idName string, rep repFunc) error {
 	p, err := api.ReadJSONPatch(w, r, patchSubject)
 	if err != nil {
@@ -271,4 +263,13 @@ func patchOne(w http.ResponseWriter, r *http.Request, svc *featurestore.Service,
 		return err
 	}
 	return write(w, r, http.StatusOK, cfg, rep)
+}
+
+func deleteOne(w http.ResponseWriter, r *http.Request, svc *featurestore.Service, capability, idName string) error {
+	proj, env, key, id := pathArgs(r, idName)
+	if err := svc.Delete(r.Context(), capability, proj, env, key, id); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
 }
