@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/flagplane/flagplane/shared/account"
 	"github.com/flagplane/flagplane/shared/audit"
@@ -33,7 +34,7 @@ func oldDataFile(tb testing.TB, path string) []credtest.Env {
 		tb.Fatalf("set up the account: %v", err)
 	}
 	key, name := "old", "Old"
-	if _, _, err := project.NewService(table, audit.New(table, audit.Discard{}, acct.ID, logger)).Create(ctx, project.Input{Key: &key, Name: &name}); err != nil {
+	if _, _, err := project.NewService(table, audit.New(table, audit.Discard{}, acct.ID, logger), time.Now).Create(ctx, project.Input{Key: &key, Name: &name}); err != nil {
 		tb.Fatalf("create project: %v", err)
 	}
 	return credtest.Drop(tb, table)
@@ -99,7 +100,7 @@ func TestCredentialsCommand(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer table.Close()
-			svc := environment.NewService(table, nil, nil, false)
+			svc := environment.NewService(table, nil, nil, false, time.Now)
 			for _, e := range envs {
 				if _, err := svc.ByCredential(t.Context(), environment.ServerCredential, e.SDKKey); err != nil {
 					t.Errorf("%s/%s: the SDK key does not open it: %v", e.ProjectKey, e.Key, err)

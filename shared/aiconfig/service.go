@@ -65,8 +65,8 @@ type Service struct {
 }
 
 // NewService returns the AI Config service over table.
-func NewService(table store.Table, log *audit.Log, projects Projects) *Service {
-	return &Service{table: table, log: log, projects: projects, now: time.Now}
+func NewService(table store.Table, log *audit.Log, projects Projects, now func() time.Time) *Service {
+	return &Service{table: table, log: log, projects: projects, now: now}
 }
 
 // Full is an AI Config with the latest version of each of its variations.

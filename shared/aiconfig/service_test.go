@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/flagplane/flagplane/shared/audit"
 	"github.com/flagplane/flagplane/shared/fault"
@@ -104,7 +105,7 @@ func newTestService(tb testing.TB) (*Service, *hookedTable) {
 	}
 	tb.Cleanup(func() { table.Close() })
 	h := &hookedTable{Table: table}
-	return NewService(h, audit.New(h, audit.Discard{}, "acct", slog.New(slog.NewTextHandler(io.Discard, nil))), projects{}), h
+	return NewService(h, audit.New(h, audit.Discard{}, "acct", slog.New(slog.NewTextHandler(io.Discard, nil))), projects{}, time.Now), h
 }
 
 func TestAModelConfigDeleteLosesToAVariationStartingToUseIt(t *testing.T) {

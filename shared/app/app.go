@@ -99,20 +99,25 @@ type App struct {
 func New(table store.Table, publisher audit.Publisher, s Settings, logger *slog.Logger, groups ...NewGroup) *App {
 	notify := &notifyingPublisher{next: publisher}
 	log := audit.New(table, notify, s.AccountID, logger)
-	projects := project.NewService(table, log)
-	roles := role.NewService(table, log)
-	members := member.NewService(table, log, roles)
-	teams := team.NewService(table, log, roles, members)
+	// Every service reads the time from the one clock, which tests set.
+	now := s.Clock
+	if now == nil {
+		now = time.Now
+	}
+	projects := project.NewService(table, log, now)
+	roles := role.NewService(table, log, now)
+	members := member.NewService(table, log, roles, now)
+	teams := team.NewService(table, log, roles, members, now)
 	grants := grantSource{roles: roles, members: members, teams: teams}
-	authn := token.NewAuthenticator(table, grants)
-	envs := environment.NewService(table, log, projects, s.Approvals)
-	flags := flag.NewService(table, log)
+	authn := token.NewAuthenticator(table, grants, now)
+	envs := environment.NewService(table, log, projects, s.Approvals, now)
+	flags := flag.NewService(table, log, now)
 	// Approvals installs its check on flags: direct changes in environments requiring approval are refused.
-	approvals := approval.NewService(table, log, flags, envs, projects, members, teams)
+	approvals := approval.NewService(table, log, flags, envs, projects, members, teams, now)
 	// Approval requests also carry reviewed changes to AI Config variations.
-	aiconfigs := aiconfig.NewService(table, log, aiConfigProjects{projects: projects, envs: envs})
+	aiconfigs := aiconfig.NewService(table, log, aiConfigProjects{projects: projects, envs: envs}, now)
 	approvals.SetAIConfigs(aiconfigs)
-	sdk := sdkdata.NewService(table, envs)
+	sdk := sdkdata.NewService(table, envs, now)
 	if logger != nil {
 		sdk.Streams().SetLogger(logger)
 	}
@@ -129,23 +134,23 @@ func New(table store.Table, publisher audit.Publisher, s Settings, logger *slog.
 			Audit:        log,
 			Roles:        roles,
 			Members:      members,
-			Tokens:       token.NewService(table, log, grants, authn),
+			Tokens:       token.NewService(table, log, grants, authn, now),
 			Teams:        teams,
-			Webhooks:     webhook.NewService(table, log, webhook.Guard{AllowPrivate: s.AllowPrivateWebhooks}),
-			OAuth:        oauth.NewService(table, log, members),
+			Webhooks:     webhook.NewService(table, log, webhook.Guard{AllowPrivate: s.AllowPrivateWebhooks}, now),
+			OAuth:        oauth.NewService(table, log, members, now),
 			Evaluation:   evaluation.NewService(table),
 			Flags:        flags,
 			Approvals:    approvals,
 			// The expiry job removes targets with its own flag service: a removal scheduled by an allowed change is not held for approval.
-			Expiring: expiring.NewService(table, log, flag.NewService(table, log), envs),
+			Expiring: expiring.NewService(table, log, flag.NewService(table, log, now), envs, now),
 			// Release policies are reordered in one transaction over all of a project's.
 			ReleasePolicies: releasepolicy.NewService(table, log, projects),
 			Ingest:          s.Ingest,
-			Contexts:        sdkcontext.NewService(table, log, projects, envs),
+			Contexts:        sdkcontext.NewService(table, log, projects, envs, now),
 			Applications:    application.NewService(table, log),
 			AIConfigs:       aiconfigs,
-			Triggers:        trigger.NewService(table, log, flags, envs),
-			Pipelines:       pipeline.NewService(table, log, projects, envs, flags),
+			Triggers:        trigger.NewService(table, log, flags, envs, now),
+			Pipelines:       pipeline.NewService(table, log, projects, envs, flags, now),
 		},
 		Authn:     authn,
 		Publisher: publisher,
@@ -402,7 +407,7 @@ func LambdaHandler(ctx context.Context, group NewGroup) (http.Handler, error) {
 // Every group's consumers read the outbox through it too.
 func (a *App) Dispatcher(queue webhook.Queue, allowPrivate bool) *webhook.Dispatcher {
 	d := webhook.NewDispatcher(a.Table, a.Services.Webhooks, a.Services.Audit, queue,
-		webhook.Guard{AllowPrivate: allowPrivate}, reps.EntryPayload)
+		webhook.Guard{AllowPrivate: allowPrivate}, reps.EntryPayload, a.Now)
 	for _, g := range a.Groups() {
 		for _, c := range g.Consumers {
 			d.AddConsumer(c)

@@ -149,8 +149,8 @@ type Service struct {
 // NewService returns the approval request service and installs its check
 // on the flag service.
 func NewService(table store.Table, log *audit.Log, flags *flag.Service, envs *environment.Service, projects *project.Service,
-	members *member.Service, teams *team.Service) *Service {
-	s := &Service{table: table, log: log, flags: flags, envs: envs, projects: projects, members: members, teams: teams, now: time.Now}
+	members *member.Service, teams *team.Service, now func() time.Time) *Service {
+	s := &Service{table: table, log: log, flags: flags, envs: envs, projects: projects, members: members, teams: teams, now: now}
 	flags.SetApprovalCheck(s.Check)
 	return s
 }

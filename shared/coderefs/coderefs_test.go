@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/flagplane/flagplane/shared/audit"
 	"github.com/flagplane/flagplane/shared/coderefs"
@@ -20,7 +21,7 @@ func newService(tb testing.TB) (*coderefs.Service, store.Table) {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { table.Close() })
-	return coderefs.NewService(table, audit.New(table, audit.Discard{}, "acct", nil), nil), table
+	return coderefs.NewService(table, audit.New(table, audit.Discard{}, "acct", nil), nil, time.Now), table
 }
 
 func ptr[T any](v T) *T { return &v }

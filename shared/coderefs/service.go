@@ -33,11 +33,11 @@ type Service struct {
 
 // NewService works over table, auditing through log; logger (may be nil)
 // hears about clean-ups that failed after a repository was deleted.
-func NewService(table store.Table, log *audit.Log, logger *slog.Logger) *Service {
+func NewService(table store.Table, log *audit.Log, logger *slog.Logger, now func() time.Time) *Service {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Service{table: table, log: log, logger: logger, now: time.Now}
+	return &Service{table: table, log: log, logger: logger, now: now}
 }
 
 // Href is the API path of a repository.

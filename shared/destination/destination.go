@@ -105,8 +105,8 @@ type Service struct {
 
 // NewService works over table; sealer (nil: key pairs cannot be made)
 // seals private keys, and stage says where exports land, for scripts.
-func NewService(table store.Table, log *audit.Log, envs *environment.Service, sealer *Sealer, stage StageInfo) *Service {
-	return &Service{table: table, log: log, envs: envs, sealer: sealer, stage: stage, now: time.Now}
+func NewService(table store.Table, log *audit.Log, envs *environment.Service, sealer *Sealer, stage StageInfo, now func() time.Time) *Service {
+	return &Service{table: table, log: log, envs: envs, sealer: sealer, stage: stage, now: now}
 }
 
 func envParent(projectKey, envKey string) *audit.Parent {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/flagplane/flagplane/shared/app/apptest"
 	"github.com/flagplane/flagplane/shared/environment"
@@ -61,7 +62,7 @@ func latestAll(tb testing.TB, srv *apptest.Server, sdkKey string) int {
 // opens reports whether each of the environment's credentials opens it.
 func opens(tb testing.TB, table store.Table, e credtest.Env) map[environment.CredentialKind]bool {
 	tb.Helper()
-	svc := environment.NewService(table, nil, nil, false)
+	svc := environment.NewService(table, nil, nil, false, time.Now)
 	got := map[environment.CredentialKind]bool{}
 	for kind, secret := range map[environment.CredentialKind]string{
 		environment.ServerCredential: e.SDKKey, environment.MobileCredential: e.MobileKey, environment.ClientSideCredential: e.ClientSideID,

@@ -57,8 +57,8 @@ type Service struct {
 }
 
 // NewService returns the environment service.
-func NewService(table store.Table, log *audit.Log, projects Projects, approvals bool) *Service {
-	return &Service{table: table, log: log, projects: projects, approvals: approvals, now: time.Now}
+func NewService(table store.Table, log *audit.Log, projects Projects, approvals bool, now func() time.Time) *Service {
+	return &Service{table: table, log: log, projects: projects, approvals: approvals, now: now}
 }
 
 // ApprovalsEnabled reports whether approval settings are part of environments.

@@ -94,12 +94,9 @@ type Service struct {
 }
 
 // NewService returns the expiring-targets service.
-func NewService(table store.Table, log *audit.Log, flags *flag.Service, envs *environment.Service) *Service {
-	return &Service{table: table, log: log, flags: flags, envs: envs, now: time.Now}
+func NewService(table store.Table, log *audit.Log, flags *flag.Service, envs *environment.Service, now func() time.Time) *Service {
+	return &Service{table: table, log: log, flags: flags, envs: envs, now: now}
 }
-
-// SetClock replaces the clock, for tests of the job.
-func (s *Service) SetClock(now func() time.Time) { s.now = now }
 
 func (s *Service) environment(ctx context.Context, projectKey, envKey string) error {
 	_, err := s.envs.Get(ctx, projectKey, envKey)

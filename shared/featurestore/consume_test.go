@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -51,7 +52,7 @@ func TestConsumeLooksUpEachResourceOfAnEntryOnce(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			reads := &countingTable{Table: bt}
-			s := NewService(reads, nil, nil, nil, nil, nil, nil)
+			s := NewService(reads, nil, nil, nil, nil, nil, nil, time.Now)
 			if err := s.Consume(context.Background(), tt.entry, 1); err != nil {
 				t.Fatal(err)
 			}

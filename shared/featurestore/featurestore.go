@@ -130,11 +130,11 @@ type Service struct {
 
 // NewService returns the service; open connects to stores, check vets
 // the hosts configurations name when they are created or changed.
-func NewService(table store.Table, log *audit.Log, envs *environment.Service, flags FlagSource, open Opener, check HostCheck, logger *slog.Logger) *Service {
+func NewService(table store.Table, log *audit.Log, envs *environment.Service, flags FlagSource, open Opener, check HostCheck, logger *slog.Logger, now func() time.Time) *Service {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Service{table: table, log: log, envs: envs, flags: flags, open: open, check: check, logger: logger, now: time.Now}
+	return &Service{table: table, log: log, envs: envs, flags: flags, open: open, check: check, logger: logger, now: now}
 }
 
 // checkHost vets the host a normalized config connects to (a Redis host,

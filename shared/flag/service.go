@@ -70,8 +70,8 @@ func (s *Service) checkApprovals(ctx context.Context, old, next *Flag, envs []*e
 }
 
 // NewService returns the flag service.
-func NewService(table store.Table, log *audit.Log) *Service {
-	return &Service{table: table, log: log, now: time.Now, decoded: &Decoded{},
+func NewService(table store.Table, log *audit.Log, now func() time.Time) *Service {
+	return &Service{table: table, log: log, now: now, decoded: &Decoded{},
 		projects: record.NewMemo(decodeProject), envs: record.NewMemo(decodeEnvironment)}
 }
 

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/flagplane/flagplane/shared/audit"
 	"github.com/flagplane/flagplane/shared/fault"
@@ -27,10 +28,10 @@ func newService(t *testing.T) (*flag.Service, store.Table) {
 	t.Cleanup(func() { _ = table.Close() })
 	log := audit.New(table, audit.Discard{}, "acct", nil)
 	key, name := "p", "P"
-	if _, _, err := project.NewService(table, log).Create(context.Background(), project.Input{Key: &key, Name: &name}); err != nil {
+	if _, _, err := project.NewService(table, log, time.Now).Create(context.Background(), project.Input{Key: &key, Name: &name}); err != nil {
 		t.Fatalf("create project: %v", err)
 	}
-	s := flag.NewService(table, log)
+	s := flag.NewService(table, log, time.Now)
 	fk, fn := "f", "F"
 	if _, err := s.Create(context.Background(), "p", flag.Input{Key: &fk, Name: &fn}); err != nil {
 		t.Fatalf("create flag: %v", err)

@@ -58,10 +58,7 @@ type Service struct {
 
 // NewService works over table, auditing every change through log.
 func NewService(table store.Table, log *audit.Log, projects *project.Service, envs *environment.Service,
-	flags *flag.Service, members *member.Service, codeRefs CodeRefs) *Service {
+	flags *flag.Service, members *member.Service, codeRefs CodeRefs, now func() time.Time) *Service {
 	return &Service{table: table, log: log, projects: projects, envs: envs, flags: flags, members: members,
-		codeRefs: codeRefs, groups: resource.New(&groupKind, table, log), now: time.Now}
+		codeRefs: codeRefs, groups: resource.New(&groupKind, table, log), now: now}
 }
-
-// SetClock replaces the clock, for tests of periods.
-func (s *Service) SetClock(now func() time.Time) { s.now = now }

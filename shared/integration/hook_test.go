@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/flagplane/flagplane/shared/audit"
 	"github.com/flagplane/flagplane/shared/store"
@@ -30,7 +31,7 @@ func hookService(tb testing.TB, rt http.RoundTripper, logs io.Writer) *Service {
 		logs = io.Discard
 	}
 	s := NewService(table, nil, webhook.Guard{}, func(e audit.Entry) ([]byte, error) { return []byte(`{"_id":"` + e.ID + `"}`), nil },
-		slog.New(slog.NewTextHandler(logs, nil)))
+		slog.New(slog.NewTextHandler(logs, nil)), time.Now)
 	s.client = &http.Client{Transport: rt}
 	return s
 }

@@ -46,11 +46,11 @@ type Service struct {
 // NewService returns the service; guard decides which hosts configurations
 // may send to (the webhooks' SSRF guard), render turns an audit entry into
 // the API's JSON for the generic webhook.
-func NewService(table store.Table, log *audit.Log, guard webhook.Guard, render func(audit.Entry) ([]byte, error), logger *slog.Logger) *Service {
+func NewService(table store.Table, log *audit.Log, guard webhook.Guard, render func(audit.Entry) ([]byte, error), logger *slog.Logger, now func() time.Time) *Service {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Service{table: table, configs: resource.New(&kind, table, log), guard: guard, client: guard.Client(webhook.Timeout), render: render, logger: logger, now: time.Now}
+	return &Service{table: table, configs: resource.New(&kind, table, log), guard: guard, client: guard.Client(webhook.Timeout), render: render, logger: logger, now: now}
 }
 
 // validate checks a configuration against its manifest and the rules

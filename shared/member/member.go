@@ -126,8 +126,8 @@ type Service struct {
 
 // NewService returns the member service; roles resolves the custom roles
 // members are given.
-func NewService(table store.Table, log *audit.Log, roles *role.Service) *Service {
-	return &Service{table: table, log: log, members: resource.New(&kind, table, log), roles: roles, now: time.Now}
+func NewService(table store.Table, log *audit.Log, roles *role.Service, now func() time.Time) *Service {
+	return &Service{table: table, log: log, members: resource.New(&kind, table, log), roles: roles, now: now}
 }
 
 // MaxCustomRoles bounds the custom roles one member holds.

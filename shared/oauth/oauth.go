@@ -189,8 +189,8 @@ type Service struct {
 }
 
 // NewService returns the OAuth service.
-func NewService(table store.Table, log *audit.Log, members Members) *Service {
-	return &Service{table: table, clients: resource.New(&kind, table, log), members: members, now: time.Now}
+func NewService(table store.Table, log *audit.Log, members Members, now func() time.Time) *Service {
+	return &Service{table: table, clients: resource.New(&kind, table, log), members: members, now: now}
 }
 
 // NewSecret returns a fresh client secret: 32 random bytes, base64url.

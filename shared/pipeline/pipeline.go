@@ -103,8 +103,8 @@ type Service struct {
 }
 
 // NewService returns the release pipeline service.
-func NewService(table store.Table, log *audit.Log, projects *project.Service, envs *environment.Service, flags *flag.Service) *Service {
-	return &Service{table: table, log: log, projects: projects, envs: envs, flags: flags, now: time.Now}
+func NewService(table store.Table, log *audit.Log, projects *project.Service, envs *environment.Service, flags *flag.Service, now func() time.Time) *Service {
+	return &Service{table: table, log: log, projects: projects, envs: envs, flags: flags, now: now}
 }
 
 // phases checks the input phases and returns them with ids (kept by

@@ -139,8 +139,8 @@ type Service struct {
 }
 
 // NewService returns the project service.
-func NewService(table store.Table, log *audit.Log) *Service {
-	return &Service{table: table, log: log, projects: resource.New(&kind, table, log), now: time.Now}
+func NewService(table store.Table, log *audit.Log, now func() time.Time) *Service {
+	return &Service{table: table, log: log, projects: resource.New(&kind, table, log), now: now}
 }
 
 // Create makes a project and its environments (two defaults when none are given) atomically.

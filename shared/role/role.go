@@ -99,8 +99,8 @@ type Service struct {
 }
 
 // NewService returns the role service.
-func NewService(table store.Table, log *audit.Log) *Service {
-	return &Service{table: table, roles: resource.New(&kind, table, log), now: time.Now}
+func NewService(table store.Table, log *audit.Log, now func() time.Time) *Service {
+	return &Service{table: table, roles: resource.New(&kind, table, log), now: now}
 }
 
 // Create stores a new role.

@@ -29,8 +29,8 @@ type Service struct {
 }
 
 // NewService reads and edits over table.
-func NewService(table store.Table, log *audit.Log, projects *project.Service, envs *environment.Service) *Service {
-	return &Service{table: table, log: log, projects: projects, envs: envs, now: time.Now}
+func NewService(table store.Table, log *audit.Log, projects *project.Service, envs *environment.Service, now func() time.Time) *Service {
+	return &Service{table: table, log: log, projects: projects, envs: envs, now: now}
 }
 
 // Environment returns the environment whose contexts are asked for.

@@ -82,8 +82,8 @@ type snapEntry struct {
 const maxCached = 10000
 
 // NewService returns the SDK data service over table.
-func NewService(table store.Table, resolver Resolver) *Service {
-	s := &Service{table: table, resolver: resolver, decoded: &flag.Decoded{}, now: time.Now}
+func NewService(table store.Table, resolver Resolver, now func() time.Time) *Service {
+	s := &Service{table: table, resolver: resolver, decoded: &flag.Decoded{}, now: now}
 	s.creds.Max, s.snaps.Max, s.models.c.Max = maxCached, maxCached, maxModels
 	s.streams = newStreams(s)
 	return s

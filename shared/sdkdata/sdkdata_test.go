@@ -39,7 +39,7 @@ func (r *fakeResolver) count() int {
 	return r.reads
 }
 
-func newTestService(tb testing.TB) (*Service, *fakeResolver) {
+func newTestService(tb testing.TB, now func() time.Time) (*Service, *fakeResolver) {
 	tb.Helper()
 	table, err := bolt.Open(filepath.Join(tb.TempDir(), "sdkdata.db"))
 	if err != nil {
@@ -47,7 +47,7 @@ func newTestService(tb testing.TB) (*Service, *fakeResolver) {
 	}
 	tb.Cleanup(func() { table.Close() })
 	r := &fakeResolver{good: "good"}
-	s := NewService(table, r)
+	s := NewService(table, r, now)
 	tb.Cleanup(s.Streams().Close)
 	return s, r
 }
@@ -59,7 +59,7 @@ func boolFlag(key string, version int64, archived bool) *flag.Flag {
 }
 
 func TestSnapshot(t *testing.T) {
-	s, _ := newTestService(t)
+	s, _ := newTestService(t, time.Now)
 	ref := EnvRef{"p", "test"}
 	base := []*flag.Flag{boolFlag("b", 2, false), boolFlag("a", 1, false), boolFlag("old", 5, true)}
 	snap := s.snapshot(ref, base)
@@ -111,9 +111,8 @@ func TestSnapshot(t *testing.T) {
 }
 
 func TestEnvironmentCache(t *testing.T) {
-	s, r := newTestService(t)
 	now := time.Unix(1_800_000_000, 0)
-	s.now = func() time.Time { return now }
+	s, r := newTestService(t, func() time.Time { return now })
 	ctx := context.Background()
 	steps := []struct {
 		name      string
@@ -144,7 +143,7 @@ func TestEnvironmentCache(t *testing.T) {
 }
 
 func TestSubscriptionDiff(t *testing.T) {
-	s, _ := newTestService(t)
+	s, _ := newTestService(t, time.Now)
 	ref := EnvRef{"p", "test"}
 	snap := func(flags ...*flag.Flag) *Snapshot { return s.snapshot(ref, flags) }
 	a1, b1 := boolFlag("a", 1, false), boolFlag("b", 1, false)
@@ -184,7 +183,7 @@ func TestSubscriptionDiff(t *testing.T) {
 }
 
 func TestStreams(t *testing.T) {
-	s, _ := newTestService(t)
+	s, _ := newTestService(t, time.Now)
 	ctx := context.Background()
 	t.Run("a subscription opens with a put of the environment's flags", func(t *testing.T) {
 		sub, first, err := s.Streams().Subscribe(ctx, environment.ServerCredential, "good")

@@ -141,8 +141,8 @@ type Service struct {
 
 // NewService returns the team service; roles and members resolve the
 // custom roles and members a team names.
-func NewService(table store.Table, log *audit.Log, roles *role.Service, members *member.Service) *Service {
-	return &Service{teams: resource.New(&kind, table, log), roles: roles, members: members, now: time.Now}
+func NewService(table store.Table, log *audit.Log, roles *role.Service, members *member.Service, now func() time.Time) *Service {
+	return &Service{teams: resource.New(&kind, table, log), roles: roles, members: members, now: now}
 }
 
 // directory is what a change's references resolve to, read before the

@@ -70,8 +70,8 @@ type Service struct {
 
 // NewService returns the token service; grants loads custom roles, and
 // authn (may be nil) forgets a token's cached rights when it changes.
-func NewService(table store.Table, log *audit.Log, grants Grants, authn *Authenticator) *Service {
-	return &Service{table: table, log: log, grants: grants, authn: authn, now: time.Now}
+func NewService(table store.Table, log *audit.Log, grants Grants, authn *Authenticator, now func() time.Time) *Service {
+	return &Service{table: table, log: log, grants: grants, authn: authn, now: now}
 }
 
 func (s *Service) forget(hash string) {

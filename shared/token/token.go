@@ -216,8 +216,8 @@ const maxCached = 10000
 
 // NewAuthenticator returns an Authenticator reading table; grants loads
 // custom roles and members (nil: built-in roles and inline statements only).
-func NewAuthenticator(table store.Table, grants Grants) *Authenticator {
-	return &Authenticator{table: table, grants: grants, ttl: CacheTTL, now: time.Now, cache: map[string]cached{}, touched: map[string]time.Time{}}
+func NewAuthenticator(table store.Table, grants Grants, now func() time.Time) *Authenticator {
+	return &Authenticator{table: table, grants: grants, ttl: CacheTTL, now: now, cache: map[string]cached{}, touched: map[string]time.Time{}}
 }
 
 // Forget drops the cached principal of the token whose hash is h, so a

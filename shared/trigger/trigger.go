@@ -172,8 +172,8 @@ type Service struct {
 }
 
 // NewService returns the trigger service.
-func NewService(table store.Table, log *audit.Log, flags Flags, envs Environments) *Service {
-	return &Service{table: table, log: log, triggers: resource.New(&kind, table, log), flags: flags, envs: envs, now: time.Now}
+func NewService(table store.Table, log *audit.Log, flags Flags, envs Environments, now func() time.Time) *Service {
+	return &Service{table: table, log: log, triggers: resource.New(&kind, table, log), flags: flags, envs: envs, now: now}
 }
 
 // Validate checks a trigger's fields and that its instructions apply to

@@ -34,8 +34,8 @@ func newConsumerRig(tb testing.TB, attempts int) *consumerRig {
 	tb.Cleanup(queue.Close)
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	log := audit.New(table, webhook.Publisher{Queue: queue}, "acct", logger)
-	hooks := webhook.NewService(table, log, webhook.Guard{AllowPrivate: true})
-	disp := webhook.NewDispatcher(table, hooks, log, queue, webhook.Guard{AllowPrivate: true}, func(audit.Entry) ([]byte, error) { return []byte("{}"), nil })
+	hooks := webhook.NewService(table, log, webhook.Guard{AllowPrivate: true}, time.Now)
+	disp := webhook.NewDispatcher(table, hooks, log, queue, webhook.Guard{AllowPrivate: true}, func(audit.Entry) ([]byte, error) { return []byte("{}"), nil }, time.Now)
 	return &consumerRig{log: log, queue: queue, disp: disp}
 }
 

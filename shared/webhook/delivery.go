@@ -102,9 +102,9 @@ func (d *Dispatcher) AddConsumer(c Consumer) {
 
 // NewDispatcher returns a dispatcher sending follow-up messages to queue;
 // render turns an entry into the payload (the API's audit entry JSON).
-func NewDispatcher(table store.Table, hooks *Service, log *audit.Log, queue Queue, guard Guard, render func(audit.Entry) ([]byte, error)) *Dispatcher {
+func NewDispatcher(table store.Table, hooks *Service, log *audit.Log, queue Queue, guard Guard, render func(audit.Entry) ([]byte, error), now func() time.Time) *Dispatcher {
 	return &Dispatcher{
-		table: table, hooks: hooks, log: log, queue: queue, render: render, now: time.Now,
+		table: table, hooks: hooks, log: log, queue: queue, render: render, now: now,
 		client: guard.Client(Timeout),
 	}
 }

@@ -83,8 +83,8 @@ type Service struct {
 }
 
 // NewService returns the webhook service; guard decides which hosts webhooks may reach.
-func NewService(table store.Table, log *audit.Log, guard Guard) *Service {
-	return &Service{hooks: resource.New(&kind, table, log), guard: guard, now: time.Now}
+func NewService(table store.Table, log *audit.Log, guard Guard, now func() time.Time) *Service {
+	return &Service{hooks: resource.New(&kind, table, log), guard: guard, now: now}
 }
 
 // Guard is the guard the service was wired with: other outbound URLs

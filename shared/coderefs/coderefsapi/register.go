@@ -72,7 +72,7 @@ var answers = map[string]api.Answer{
 // coderefs.Service.FlagReferences. It holds no state (no cache), so each
 // group that reads it may make its own.
 func Service(a *app.App) *coderefs.Service {
-	return coderefs.NewService(a.Table, a.Services.Audit, a.Logger)
+	return coderefs.NewService(a.Table, a.Services.Audit, a.Logger, a.Now)
 }
 
 const reposPath = "/api/v2/code-refs/repositories"

@@ -76,7 +76,7 @@ func Service(a *app.App) *destination.Service {
 	if err != nil && a.Logger != nil {
 		a.Logger.Error("destination key pairs are off", "err", err)
 	}
-	return destination.NewService(a.Table, a.Services.Audit, a.Services.Environments, sealer, StageFromEnv(a))
+	return destination.NewService(a.Table, a.Services.Audit, a.Services.Environments, sealer, StageFromEnv(a), a.Now)
 }
 
 // pathed is a table kept in a file (the local store).

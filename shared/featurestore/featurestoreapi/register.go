@@ -36,7 +36,7 @@ func Service(a *app.App) *featurestore.Service {
 		}
 		return dynamostore.Open(ctx, s, guard.DialControl)
 	}
-	return featurestore.NewService(a.Table, a.Services.Audit, a.Services.Environments, a.SDK, open, guard.CheckHost, a.Logger)
+	return featurestore.NewService(a.Table, a.Services.Audit, a.Services.Environments, a.SDK, open, guard.CheckHost, a.Logger, a.Now)
 }
 
 // Delivery is the delivery-configurations group over a, with the outbox

@@ -26,7 +26,7 @@ import (
 // New is the insights group over a.
 func New(a *app.App) app.Group {
 	s := a.Services
-	svc := insight.NewService(a.Table, s.Audit, s.Projects, s.Environments, s.Flags, s.Members, codeRefsOf(a))
+	svc := insight.NewService(a.Table, s.Audit, s.Projects, s.Environments, s.Flags, s.Members, codeRefsOf(a), a.Now)
 	h := handlers{s: svc, projects: s.Projects, envs: s.Environments}
 	return app.Group{
 		Name: "insights",

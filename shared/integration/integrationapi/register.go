@@ -19,7 +19,7 @@ import (
 // New is the integrations group over a: the handlers and the event-hook
 // consumer share one service (and its HTTP client).
 func New(a *app.App) app.Group {
-	s := integration.NewService(a.Table, a.Services.Audit, a.WebhookGuard(), reps.EntryPayload, a.Logger)
+	s := integration.NewService(a.Table, a.Services.Audit, a.WebhookGuard(), reps.EntryPayload, a.Logger, a.Now)
 	h, n := handlers{svc: s}, needs{svc: s}
 	return app.Group{
 		Name: "integrations",

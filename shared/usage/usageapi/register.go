@@ -19,9 +19,7 @@ import (
 // Service is a usage service over a, on the app's clock: the group's, and
 // the rollup's of the usage-rollup function and of tests.
 func Service(a *app.App) *usage.Service {
-	s := usage.NewService(a.Table)
-	s.SetClock(a.Now)
-	return s
+	return usage.NewService(a.Table, a.Now)
 }
 
 // RollupEvery is how often the local server rolls up (the usage-rollup
