@@ -337,7 +337,7 @@ func (s *Service) validate(ctx context.Context, f *flag.Flag, envKey string, ins
 			return err
 		}
 	}
-	return flag.Validate(f, envKey, ins, others)
+	return flag.Validate(f, envKey, ins, s.now(), others)
 }
 
 // Conflict is an instruction that no longer applies to the flag as it is.

@@ -165,9 +165,9 @@ func NeedsOthers(ins []semanticpatch.Instruction) bool {
 }
 
 // Validate reports whether the instructions would apply to f in envKey
-// now, with the error Apply would give; f is not changed.
-func Validate(f *Flag, envKey string, ins []semanticpatch.Instruction, others Others) error {
-	_, err := Apply(f.Clone(), envKey, ins, time.Now(), others)
+// at now, with the error Apply would give; f is not changed.
+func Validate(f *Flag, envKey string, ins []semanticpatch.Instruction, now time.Time, others Others) error {
+	_, err := Apply(f.Clone(), envKey, ins, now, others)
 	return err
 }
 

@@ -55,11 +55,11 @@ func TestEngine(t *testing.T) {
 		f := sample()
 		before, _ := json.Marshal(f)
 		ins := parse(t, `{"instructions":[{"kind":"turnFlagOn"},{"kind":"addUserTargets","values":["u"],"variationId":"no"}]}`)
-		if err := flag.Validate(f, "prod", ins, nil); err != nil {
+		if err := flag.Validate(f, "prod", ins, time.Now(), nil); err != nil {
 			t.Fatalf("validate: %v", err)
 		}
 		bad := parse(t, `{"instructions":[{"kind":"turnFlagOn"},{"kind":"addUserTargets","values":["u"],"variationId":"maybe"}]}`)
-		err := flag.Validate(f, "prod", bad, nil)
+		err := flag.Validate(f, "prod", bad, time.Now(), nil)
 		var ie *semanticpatch.Error
 		if !errors.As(err, &ie) || ie.Index != 1 || ie.Kind != "addUserTargets" || ie.Code() != fault.PatchFailed {
 			t.Errorf("error %#v", err)

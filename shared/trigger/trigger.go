@@ -219,7 +219,7 @@ func (s *Service) Validate(ctx context.Context, t *Trigger) error {
 			return err
 		}
 	}
-	if err := flag.Validate(f, t.EnvironmentKey, t.Task.Instructions, others); err != nil {
+	if err := flag.Validate(f, t.EnvironmentKey, t.Task.Instructions, s.now(), others); err != nil {
 		return fault.Wrap(err, fault.Invalid, "field \"task.instructions\": %s", fault.MessageOf(err))
 	}
 	return nil
