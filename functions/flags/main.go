@@ -2,8 +2,8 @@
 package main
 
 import (
-	"github.com/flagplane/flagplane/shared/endpoints"
+	"github.com/flagplane/flagplane/shared/flag/flagapi"
 	"github.com/flagplane/flagplane/shared/lambdafn"
 )
 
-func main() { lambdafn.Serve(endpoints.Flags) }
+func main() { lambdafn.Serve(flagapi.New) }

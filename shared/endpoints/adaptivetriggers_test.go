@@ -55,7 +55,7 @@ func fire(t testing.TB, srv *apptest.Server, id, tok, event string) *apptest.Res
 
 func flagOn(t testing.TB, srv *apptest.Server, p, f, e string) bool {
 	t.Helper()
-	res := srv.Do(t, http.MethodGet, flagPath(p, f), nil)
+	res := srv.Do(t, http.MethodGet, apptest.FlagPath(p, f), nil)
 	apptest.WantStatus(t, res, http.StatusOK)
 	envs, _ := res.Map(t)["environments"].(map[string]any)
 	env, _ := envs[e].(map[string]any)
@@ -66,11 +66,11 @@ func flagOn(t testing.TB, srv *apptest.Server, p, f, e string) bool {
 func TestAdaptiveTriggerCRUD(t *testing.T) {
 	srv := apptest.New(t)
 	srv.MustCreateProject(t, "p")
-	d := abc(t, srv, "p", "f")
+	d := apptest.ABCFlag(t, srv, "p", "f")
 
 	var created trgDoc
 	t.Run("a valid trigger is created enabled, with its token shown once", func(t *testing.T) {
-		created = trgCreate(t, srv, "p", trgBody("f", instr("turnFlagOn"), instr("updateFallthroughVariationOrRollout", "variationId", d.vid(1))))
+		created = trgCreate(t, srv, "p", trgBody("f", apptest.Instr("turnFlagOn"), apptest.Instr("updateFallthroughVariationOrRollout", "variationId", d.VID(1))))
 		if created.ID == "" || !created.Enabled || created.ResourceKind != "flag" || created.ResourceKey != "f" || created.CreatedAt == 0 ||
 			created.UpdatedAt != created.CreatedAt || len(created.Task.Instructions) != 2 || created.TriggerSource["type"] != "observabilityAlert" ||
 			!strings.HasPrefix(created.TriggerToken, "trg-") || created.Access == nil {
@@ -102,22 +102,22 @@ func TestAdaptiveTriggerCRUD(t *testing.T) {
 		body  map[string]any
 		parts []string
 	}{
-		{"an unknown instruction kind is 400 naming its index", trgBody("f", instr("turnFlagOn"), instr("fly")), []string{"instructions[1]"}},
-		{"an instruction that does not apply to the flag is 400 naming its index", trgBody("f", instr("turnFlagOn"), instr("updateOffVariation", "variationId", "missing")), []string{"instructions[1]"}},
-		{"a missing flag is 400 naming resourceKey", trgBody("nope", instr("turnFlagOn")), []string{"resourceKey"}},
+		{"an unknown instruction kind is 400 naming its index", trgBody("f", apptest.Instr("turnFlagOn"), apptest.Instr("fly")), []string{"instructions[1]"}},
+		{"an instruction that does not apply to the flag is 400 naming its index", trgBody("f", apptest.Instr("turnFlagOn"), apptest.Instr("updateOffVariation", "variationId", "missing")), []string{"instructions[1]"}},
+		{"a missing flag is 400 naming resourceKey", trgBody("nope", apptest.Instr("turnFlagOn")), []string{"resourceKey"}},
 		{"no instructions is 400 naming task.instructions", trgBody("f"), []string{"task.instructions"}},
 		{"a kind other than flag is 400 naming resourceKind", func() map[string]any {
-			b := trgBody("f", instr("turnFlagOn"))
+			b := trgBody("f", apptest.Instr("turnFlagOn"))
 			b["resourceKind"] = "segment"
 			return b
 		}(), []string{"resourceKind"}},
 		{"a missing name is 400 naming name", func() map[string]any {
-			b := trgBody("f", instr("turnFlagOn"))
+			b := trgBody("f", apptest.Instr("turnFlagOn"))
 			delete(b, "name")
 			return b
 		}(), []string{"name"}},
 		{"a missing trigger source is 400 naming triggerSource", func() map[string]any {
-			b := trgBody("f", instr("turnFlagOn"))
+			b := trgBody("f", apptest.Instr("turnFlagOn"))
 			delete(b, "triggerSource")
 			return b
 		}(), []string{"triggerSource"}},
@@ -133,7 +133,7 @@ func TestAdaptiveTriggerCRUD(t *testing.T) {
 		}
 	})
 	t.Run("a missing environment is 404", func(t *testing.T) {
-		apptest.WantError(t, srv.Do(t, http.MethodPost, triggersPath("p", "nope"), trgBody("f", instr("turnFlagOn"))), 404, "not_found")
+		apptest.WantError(t, srv.Do(t, http.MethodPost, triggersPath("p", "nope"), trgBody("f", apptest.Instr("turnFlagOn"))), 404, "not_found")
 	})
 
 	t.Run("a patch changes name and enabled and bumps updatedAt", func(t *testing.T) {
@@ -147,7 +147,7 @@ func TestAdaptiveTriggerCRUD(t *testing.T) {
 	})
 	t.Run("a patch with instructions that do not apply is 400 and changes nothing", func(t *testing.T) {
 		res := srv.Do(t, http.MethodPatch, triggerPath("p", "production", created.ID),
-			[]apptest.PatchOp{apptest.Replace("/task/instructions", []any{instr("updateOffVariation", "variationId", "missing")})})
+			[]apptest.PatchOp{apptest.Replace("/task/instructions", []any{apptest.Instr("updateOffVariation", "variationId", "missing")})})
 		apptest.WantError(t, res, 400, "invalid_request", "instructions[0]")
 		var got trgDoc
 		srv.Do(t, http.MethodGet, triggerPath("p", "production", created.ID), nil).JSON(t, &got)
@@ -167,8 +167,8 @@ func TestAdaptiveTriggerCRUD(t *testing.T) {
 func TestAdaptiveTriggerFire(t *testing.T) {
 	srv := apptest.New(t)
 	srv.MustCreateProject(t, "p")
-	abc(t, srv, "p", "f")
-	tr := trgCreate(t, srv, "p", trgBody("f", instr("turnFlagOn")))
+	apptest.ABCFlag(t, srv, "p", "f")
+	tr := trgCreate(t, srv, "p", trgBody("f", apptest.Instr("turnFlagOn")))
 
 	t.Run("a wrong or missing token is 401 and runs nothing", func(t *testing.T) {
 		apptest.WantError(t, fire(t, srv, tr.ID, "trg-wrong", "e0"), 401, "unauthorized")
@@ -205,8 +205,8 @@ func TestAdaptiveTriggerFire(t *testing.T) {
 		}
 	})
 	t.Run("a repeated event id runs once", func(t *testing.T) {
-		apptest.WantStatus(t, srv.Do(t, http.MethodPatch, flagPath("p", "f"), map[string]any{"environmentKey": "production", "instructions": []any{instr("turnFlagOff")}},
-			"Content-Type", semanticType), http.StatusOK)
+		apptest.WantStatus(t, srv.Do(t, http.MethodPatch, apptest.FlagPath("p", "f"), map[string]any{"environmentKey": "production", "instructions": []any{apptest.Instr("turnFlagOff")}},
+			"Content-Type", apptest.SemanticType), http.StatusOK)
 		res := fire(t, srv, tr.ID, tr.TriggerToken, "e1")
 		apptest.WantStatus(t, res, http.StatusOK)
 		if res.Map(t)["status"] != "duplicate" || flagOn(t, srv, "p", "f", "production") {
@@ -243,8 +243,8 @@ func TestAdaptiveTriggerFire(t *testing.T) {
 		apptest.WantStatus(t, srv.Do(t, http.MethodPatch, triggerPath("p", "production", tr.ID), []apptest.PatchOp{apptest.Replace("/enabled", true)}), http.StatusOK)
 	})
 	t.Run("a required approval makes the firing fail with 405, recorded on the trigger", func(t *testing.T) {
-		apptest.WantStatus(t, srv.Do(t, http.MethodPatch, flagPath("p", "f"), map[string]any{"environmentKey": "production", "instructions": []any{instr("turnFlagOff")}},
-			"Content-Type", semanticType), http.StatusOK)
+		apptest.WantStatus(t, srv.Do(t, http.MethodPatch, apptest.FlagPath("p", "f"), map[string]any{"environmentKey": "production", "instructions": []any{apptest.Instr("turnFlagOff")}},
+			"Content-Type", apptest.SemanticType), http.StatusOK)
 		setApprovals(t, srv, "p", "production", apptest.Replace("/approvalSettings/required", true))
 		apptest.WantError(t, fire(t, srv, tr.ID, tr.TriggerToken, "e4"), 405, "method_not_allowed")
 		var got trgDoc
@@ -261,7 +261,7 @@ func TestAdaptiveTriggerFire(t *testing.T) {
 func TestAdaptiveTriggerCreatorRights(t *testing.T) {
 	srv := apptest.New(t)
 	srv.MustCreateProject(t, "p")
-	abc(t, srv, "p", "f")
+	apptest.ABCFlag(t, srv, "p", "f")
 	// The token may manage triggers anywhere, but toggle flags in test only.
 	_, tok := srv.MustIssueToken(t, token.Spec{Name: "ops", Role: identity.Role("reader"), InlineRole: []policy.Statement{
 		{Effect: "allow", Actions: []string{"*"}, Resources: []string{"proj/*:env/*:adaptive-trigger/*"}},
@@ -277,16 +277,16 @@ func TestAdaptiveTriggerCreatorRights(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			res := srv.Do(t, http.MethodPost, triggersPath("p", tc.env), trgBody("f", instr("turnFlagOn")), "Authorization", tok)
+			res := srv.Do(t, http.MethodPost, triggersPath("p", tc.env), trgBody("f", apptest.Instr("turnFlagOn")), "Authorization", tok)
 			apptest.WantStatus(t, res, tc.status)
 		})
 	}
 	t.Run("a patch adding instructions the editor may not run is 403", func(t *testing.T) {
-		res := srv.Do(t, http.MethodPost, triggersPath("p", "test"), trgBody("f", instr("turnFlagOn")), "Authorization", tok)
+		res := srv.Do(t, http.MethodPost, triggersPath("p", "test"), trgBody("f", apptest.Instr("turnFlagOn")), "Authorization", tok)
 		apptest.WantStatus(t, res, http.StatusCreated)
 		var d trgDoc
 		res.JSON(t, &d)
-		patch := []apptest.PatchOp{apptest.Replace("/task/instructions", []any{instr("turnFlagOn"), instr("updateFallthroughVariationOrRollout", "variationId", "x")})}
+		patch := []apptest.PatchOp{apptest.Replace("/task/instructions", []any{apptest.Instr("turnFlagOn"), apptest.Instr("updateFallthroughVariationOrRollout", "variationId", "x")})}
 		apptest.WantStatus(t, srv.Do(t, http.MethodPatch, triggerPath("p", "test", d.ID), patch, "Authorization", tok), http.StatusForbidden)
 	})
 }

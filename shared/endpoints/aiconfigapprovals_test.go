@@ -107,7 +107,7 @@ func TestAIConfigApprovalRequests(t *testing.T) {
 		{"an unknown AI Config is refused naming the instruction", aiRequest("ai", "production", "gone", aiUpdate("short", map[string]any{"name": "x"})), []string{"instructions[0]", "gone"}},
 		{"a model config that does not exist is refused naming the field", aiRequest("ai", "production", "chat", aiUpdate("short", map[string]any{"modelConfigKey": "nope"})), []string{"instructions[0]", "modelConfigKey"}},
 		{"a state that is not archived or published is refused", aiRequest("ai", "production", "chat", aiUpdate("short", map[string]any{"state": "gone"})), []string{"instructions[0]", "state"}},
-		{"an instruction of another kind is refused naming its kind", aiRequest("ai", "production", "chat", instr("turnFlagOn")), []string{"instructions[0].kind", "updateAIConfigVariation"}},
+		{"an instruction of another kind is refused naming its kind", aiRequest("ai", "production", "chat", apptest.Instr("turnFlagOn")), []string{"instructions[0].kind", "updateAIConfigVariation"}},
 		{"an instruction without variationKey is refused", aiRequest("ai", "production", "chat", map[string]any{"kind": "updateAIConfigVariation", "name": "x"}), []string{"instructions[0].variationKey"}},
 		{"a field a variation does not have is refused", aiRequest("ai", "production", "chat", aiUpdate("short", map[string]any{"colour": "red"})), []string{"instructions[0]", "colour"}},
 		{"two instructions are refused", aiRequest("ai", "production", "chat", aiUpdate("short", nil), aiUpdate("short", nil)), []string{"instructions", "exactly one"}},

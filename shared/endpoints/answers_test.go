@@ -110,34 +110,34 @@ var answerRequests = map[string]example.Example{
 	},
 
 	"getFeatureFlags": func(w *example.World) example.Call {
-		return example.Call{Path: flagsPath(w.Project)}
+		return example.Call{Path: apptest.FlagsPath(w.Project)}
 	},
 	"getFeatureFlag": func(w *example.World) example.Call {
-		return example.Call{Path: flagPath(w.Project, w.Flag)}
+		return example.Call{Path: apptest.FlagPath(w.Project, w.Flag)}
 	},
 	"postFeatureFlag": func(w *example.World) example.Call {
-		return example.Post(flagsPath(w.Project), map[string]any{"key": w.Unique("flag"), "name": "New"})
+		return example.Post(apptest.FlagsPath(w.Project), map[string]any{"key": w.Unique("flag"), "name": "New"})
 	},
 	"patchFeatureFlag": func(w *example.World) example.Call {
-		return example.Patch(flagPath(w.Project, w.Flag), apptest.Replace("/description", "patched"))
+		return example.Patch(apptest.FlagPath(w.Project, w.Flag), apptest.Replace("/description", "patched"))
 	},
 	"deleteFeatureFlag": func(w *example.World) example.Call {
 		key := w.Unique("flag")
-		w.Must(http.StatusCreated, http.MethodPost, flagsPath(w.Project), map[string]any{"key": key, "name": "Doomed"})
-		return example.Call{Path: flagPath(w.Project, key)}
+		w.Must(http.StatusCreated, http.MethodPost, apptest.FlagsPath(w.Project), map[string]any{"key": key, "name": "Doomed"})
+		return example.Call{Path: apptest.FlagPath(w.Project, key)}
 	},
 	"getExpiringUserTargets": func(w *example.World) example.Call {
-		return example.Call{Path: flagExpiringPath(w.Project, w.Flag, "production")}
+		return example.Call{Path: apptest.FlagExpiringPath(w.Project, w.Flag, "production")}
 	},
 	"patchExpiringUserTargets": func(w *example.World) example.Call {
-		return example.Semantic(flagExpiringPath(w.Project, w.Flag, "production"), instr("updateExpireUserTargetDate",
+		return example.Semantic(apptest.FlagExpiringPath(w.Project, w.Flag, "production"), apptest.Instr("updateExpireUserTargetDate",
 			"userKey", w.User, "variationId", w.Variations[1], "value", time.Now().Add(48*time.Hour).UnixMilli()))
 	},
 	"getExpiringFlagsForUser": func(w *example.World) example.Call {
-		return example.Call{Path: userExpiringPath(w.Project, w.User, "production")}
+		return example.Call{Path: apptest.UserExpiringPath(w.Project, w.User, "production")}
 	},
 	"patchExpiringFlagsForUser": func(w *example.World) example.Call {
-		return example.Semantic(userExpiringPath(w.Project, w.User, "production"), instr("updateExpireUserTargetDate",
+		return example.Semantic(apptest.UserExpiringPath(w.Project, w.User, "production"), apptest.Instr("updateExpireUserTargetDate",
 			"flagKey", w.Flag, "variationId", w.Variations[1], "value", time.Now().Add(72*time.Hour).UnixMilli()))
 	},
 	"getApprovalRequests": func(*example.World) example.Call { return example.Call{Path: approvalsPath} },
@@ -146,7 +146,7 @@ var answerRequests = map[string]example.Example{
 	},
 	"postApprovalRequest": func(w *example.World) example.Call {
 		return example.Post(approvalsPath, map[string]any{"resourceId": "proj/" + w.Project + ":env/test:flag/" + w.Flag,
-			"description": "turn on", "instructions": []any{instr("turnFlagOn")}})
+			"description": "turn on", "instructions": []any{apptest.Instr("turnFlagOn")}})
 	},
 	"postApprovalRequestReview": func(w *example.World) example.Call {
 		r := example.Post(approvalPath(pendingApproval(w))+"/reviews", map[string]any{"kind": "approve", "comment": "ok"})
@@ -163,7 +163,7 @@ var answerRequests = map[string]example.Example{
 	},
 	"patchApprovalRequest": func(w *example.World) example.Call {
 		return example.Call{Path: approvalPath(pendingApproval(w)), Headers: []string{"SVC-API-Version", "beta"},
-			Body: map[string]any{"instructions": []any{instr("updateDescription", "value", "New description")}}}
+			Body: map[string]any{"instructions": []any{apptest.Instr("updateDescription", "value", "New description")}}}
 	},
 
 	"getTokens": func(*example.World) example.Call { return example.Call{Path: api + "/tokens"} },
@@ -221,7 +221,7 @@ var answerRequests = map[string]example.Example{
 	},
 	"createReleaseForFlag": func(w *example.World) example.Call {
 		key := w.Unique("flag")
-		w.Must(http.StatusCreated, http.MethodPost, flagsPath(w.Project), map[string]any{"key": key, "name": key})
+		w.Must(http.StatusCreated, http.MethodPost, apptest.FlagsPath(w.Project), map[string]any{"key": key, "name": key})
 		return example.Call{Path: apptest.FlagReleasePath(w.Project, key), Body: map[string]any{"releasePipelineKey": "world"}, Headers: betaHeader}
 	},
 	"getReleaseByFlagKey": func(w *example.World) example.Call {

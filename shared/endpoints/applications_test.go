@@ -15,7 +15,7 @@ var betaHeader = []string{"SVC-API-Version", "beta"}
 func TestApplicationsFromEvents(t *testing.T) {
 	srv := apptest.New(t)
 	e := apptest.NewSDKEnv(t, srv, "apps")
-	srv.Do(t, http.MethodPost, flagsPath(e.Project), map[string]any{"key": "checkout", "name": "New checkout"})
+	srv.Do(t, http.MethodPost, apptest.FlagsPath(e.Project), map[string]any{"key": "checkout", "name": "New checkout"})
 	apptest.WantStatus(t, apptest.PostEvents(t, srv, "/bulk", e.SDKKey, apptest.GoSDKPayload(time.Now(), "u1")), http.StatusAccepted)
 	beta := betaHeader
 	app := api + "/applications/shop-api"

@@ -13,19 +13,19 @@ import (
 
 func patchApproval(t testing.TB, srv *apptest.Server, id string, ins ...map[string]any) *apptest.Response {
 	t.Helper()
-	return srv.Do(t, http.MethodPatch, approvalPath(id), map[string]any{"comment": "tidy", "instructions": ins}, "Content-Type", semanticType, "SVC-API-Version", "beta")
+	return srv.Do(t, http.MethodPatch, approvalPath(id), map[string]any{"comment": "tidy", "instructions": ins}, "Content-Type", apptest.SemanticType, "SVC-API-Version", "beta")
 }
 
 func TestPatchApprovalRequest(t *testing.T) {
 	srv := apptest.New(t)
 	srv.MustCreateProject(t, "p")
-	abc(t, srv, "p", "f")
+	apptest.ABCFlag(t, srv, "p", "f")
 	members := apptest.InviteMembers(t, srv, map[string]any{"email": "a@example.com"}, map[string]any{"email": "b@example.com"})
 	apptest.WantStatus(t, srv.Do(t, http.MethodPost, api+"/teams", map[string]any{"key": "ops", "name": "Ops"}), http.StatusCreated)
-	req := apCreate(t, srv, "p", "f", map[string]any{"notifyMemberIds": []string{members[0].ID}}, instr("turnFlagOn"))
+	req := apCreate(t, srv, "p", "f", map[string]any{"notifyMemberIds": []string{members[0].ID}}, apptest.Instr("turnFlagOn"))
 
 	t.Run("addReviewers adds members and teams, each once", func(t *testing.T) {
-		res := patchApproval(t, srv, req.ID, instr("addReviewers", "notifyMemberIds", []string{members[0].ID, members[1].ID}, "notifyTeamKeys", []string{"ops"}))
+		res := patchApproval(t, srv, req.ID, apptest.Instr("addReviewers", "notifyMemberIds", []string{members[0].ID, members[1].ID}, "notifyTeamKeys", []string{"ops"}))
 		apptest.WantStatus(t, res, http.StatusOK)
 		got := apDecode(t, res)
 		if strings.Join(got.NotifyMemberIDs, ",") != members[0].ID+","+members[1].ID || strings.Join(got.NotifyTeamKeys, ",") != "ops" || got.Version != req.Version+1 {
@@ -33,7 +33,7 @@ func TestPatchApprovalRequest(t *testing.T) {
 		}
 	})
 	t.Run("updateDescription replaces the description, also sent as plain JSON", func(t *testing.T) {
-		res := srv.Do(t, http.MethodPatch, approvalPath(req.ID), map[string]any{"instructions": []any{instr("updateDescription", "value", "New description")}}, betaHeader...)
+		res := srv.Do(t, http.MethodPatch, approvalPath(req.ID), map[string]any{"instructions": []any{apptest.Instr("updateDescription", "value", "New description")}}, betaHeader...)
 		apptest.WantStatus(t, res, http.StatusOK)
 		if got := apDecode(t, res); got.Description != "New description" {
 			t.Errorf("description %q", got.Description)
@@ -52,12 +52,12 @@ func TestPatchApprovalRequest(t *testing.T) {
 		status int
 		parts  []string
 	}{
-		{"an unknown kind is 400 naming its index", []map[string]any{instr("updateDescription", "value", "x"), instr("fly")}, 400, []string{"instructions[1]", "addReviewers"}},
-		{"an empty description is 400", []map[string]any{instr("updateDescription", "value", "  ")}, 400, []string{"instructions[0]", "value"}},
-		{"a description over 5000 characters is 400", []map[string]any{instr("updateDescription", "value", strings.Repeat("x", 5001))}, 400, []string{"instructions[0]", "5000"}},
-		{"addReviewers without members or teams is 400", []map[string]any{instr("addReviewers")}, 400, []string{"instructions[0]", "notifyMemberIds"}},
-		{"an unknown member is 400 naming it", []map[string]any{instr("addReviewers", "notifyMemberIds", []string{"nobody"})}, 400, []string{"instructions[0]", "nobody"}},
-		{"an unknown team is 400 naming it", []map[string]any{instr("addReviewers", "notifyTeamKeys", []string{"nope"})}, 400, []string{"instructions[0]", "nope"}},
+		{"an unknown kind is 400 naming its index", []map[string]any{apptest.Instr("updateDescription", "value", "x"), apptest.Instr("fly")}, 400, []string{"instructions[1]", "addReviewers"}},
+		{"an empty description is 400", []map[string]any{apptest.Instr("updateDescription", "value", "  ")}, 400, []string{"instructions[0]", "value"}},
+		{"a description over 5000 characters is 400", []map[string]any{apptest.Instr("updateDescription", "value", strings.Repeat("x", 5001))}, 400, []string{"instructions[0]", "5000"}},
+		{"addReviewers without members or teams is 400", []map[string]any{apptest.Instr("addReviewers")}, 400, []string{"instructions[0]", "notifyMemberIds"}},
+		{"an unknown member is 400 naming it", []map[string]any{apptest.Instr("addReviewers", "notifyMemberIds", []string{"nobody"})}, 400, []string{"instructions[0]", "nobody"}},
+		{"an unknown team is 400 naming it", []map[string]any{apptest.Instr("addReviewers", "notifyTeamKeys", []string{"nope"})}, 400, []string{"instructions[0]", "nope"}},
 	}
 	for _, tc := range bad {
 		t.Run(tc.name+" and changes nothing", func(t *testing.T) {
@@ -72,7 +72,7 @@ func TestPatchApprovalRequest(t *testing.T) {
 		apptest.WantError(t, srv.Do(t, http.MethodPatch, approvalPath(req.ID), map[string]any{"instructions": []any{}}, betaHeader...), 400, "invalid_request", "instructions")
 	})
 	t.Run("a missing request is 404", func(t *testing.T) {
-		apptest.WantError(t, patchApproval(t, srv, "nope", instr("updateDescription", "value", "x")), 404, "not_found")
+		apptest.WantError(t, patchApproval(t, srv, "nope", apptest.Instr("updateDescription", "value", "x")), 404, "not_found")
 	})
 	t.Run("concurrent updates all land", func(t *testing.T) {
 		var wg sync.WaitGroup
@@ -80,7 +80,7 @@ func TestPatchApprovalRequest(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				apptest.WantStatus(t, patchApproval(t, srv, req.ID, instr("updateDescription", "value", "by "+id)), http.StatusOK)
+				apptest.WantStatus(t, patchApproval(t, srv, req.ID, apptest.Instr("updateDescription", "value", "by "+id)), http.StatusOK)
 			}()
 		}
 		wg.Wait()
@@ -93,16 +93,16 @@ func TestPatchApprovalRequest(t *testing.T) {
 		_, rev := reviewer(t, srv, "rev@example.com")
 		apptest.WantStatus(t, review(srv, t, req.ID, "approve", rev), http.StatusOK)
 		apptest.WantStatus(t, applyReq(srv, t, req.ID), http.StatusOK)
-		apptest.WantError(t, patchApproval(t, srv, req.ID, instr("updateDescription", "value", "late")), 400, "invalid_request", "completed", "pending or scheduled")
+		apptest.WantError(t, patchApproval(t, srv, req.ID, apptest.Instr("updateDescription", "value", "late")), 400, "invalid_request", "completed", "pending or scheduled")
 	})
 }
 
 func TestPatchApprovalRequestRights(t *testing.T) {
 	srv := apptest.New(t)
 	srv.MustCreateProject(t, "p")
-	abc(t, srv, "p", "f")
-	prod := apCreate(t, srv, "p", "f", nil, instr("turnFlagOn"))
-	testReq := apCreate(t, srv, "p", "f", map[string]any{"resourceId": resID("p", "test", "f")}, instr("turnFlagOn"))
+	apptest.ABCFlag(t, srv, "p", "f")
+	prod := apCreate(t, srv, "p", "f", nil, apptest.Instr("turnFlagOn"))
+	testReq := apCreate(t, srv, "p", "f", map[string]any{"resourceId": resID("p", "test", "f")}, apptest.Instr("turnFlagOn"))
 	_, tok := srv.MustIssueToken(t, token.Spec{Name: "test only", InlineRole: []policy.Statement{
 		{Effect: "allow", Actions: []string{"updateApprovalRequest"}, Resources: []string{"proj/*:env/test:flag/*"}},
 	}})
@@ -116,7 +116,7 @@ func TestPatchApprovalRequestRights(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			res := srv.Do(t, http.MethodPatch, approvalPath(tc.id), map[string]any{"instructions": []any{instr("updateDescription", "value", "x")}}, "Authorization", tok, "SVC-API-Version", "beta")
+			res := srv.Do(t, http.MethodPatch, approvalPath(tc.id), map[string]any{"instructions": []any{apptest.Instr("updateDescription", "value", "x")}}, "Authorization", tok, "SVC-API-Version", "beta")
 			apptest.WantStatus(t, res, tc.status)
 		})
 	}

@@ -53,7 +53,7 @@ type apDoc struct {
 	OperatingOnID     string                           `json:"operatingOnId"`
 	ApprovalSettings  map[string]any                   `json:"approvalSettings"`
 	Links             map[string]struct{ Href string } `json:"_links"`
-	Flag              *flDoc                           `json:"flag"`
+	Flag              *apptest.FlagDoc                           `json:"flag"`
 	Project           map[string]any                   `json:"project"`
 	Environments      []map[string]any                 `json:"environments"`
 }
@@ -125,7 +125,7 @@ func autoApply(t testing.TB, srv *apptest.Server, p, e string, on bool) {
 func TestApprovalRequestCreateAndRead(t *testing.T) {
 	srv := apptest.New(t)
 	srv.MustCreateProject(t, "p")
-	d := abc(t, srv, "p", "f")
+	d := apptest.ABCFlag(t, srv, "p", "f")
 	m := apptest.InviteMembers(t, srv, map[string]any{"email": "n@example.com"})[0]
 	apptest.WantStatus(t, srv.Do(t, http.MethodPost, api+"/teams", map[string]any{"key": "ops", "name": "Ops"}), http.StatusCreated)
 
@@ -133,7 +133,7 @@ func TestApprovalRequestCreateAndRead(t *testing.T) {
 	t.Run("a valid request is created pending with its fields", func(t *testing.T) {
 		created = apCreate(t, srv, "p", "f", map[string]any{"notifyMemberIds": []string{m.ID}, "notifyTeamKeys": []string{"ops"},
 			"integrationConfig": map[string]any{"x": 1}},
-			instr("turnFlagOn"), instr("addUserTargets", "values", []string{"u1"}, "variationId", d.vid(1)))
+			apptest.Instr("turnFlagOn"), apptest.Instr("addUserTargets", "values", []string{"u1"}, "variationId", d.VID(1)))
 		if created.Status != "pending" || created.ReviewStatus != "pending" || created.ServiceKind != "flagplane" || created.Version != 1 ||
 			created.ResourceID != resID("p", "production", "f") || created.RequestorID == "" || len(created.Instructions) != 2 ||
 			created.Instructions[0]["kind"] != "turnFlagOn" || created.Conflicts == nil || len(created.Conflicts) != 0 ||
@@ -149,20 +149,20 @@ func TestApprovalRequestCreateAndRead(t *testing.T) {
 		status int
 		parts  []string
 	}{
-		{"a malformed resource id is 400", map[string]any{"resourceId": "proj/p:flag/f", "description": "x", "instructions": []any{instr("turnFlagOn")}}, 400, []string{"resourceId"}},
-		{"a missing flag is 404", map[string]any{"resourceId": resID("p", "production", "nope"), "description": "x", "instructions": []any{instr("turnFlagOn")}}, 404, nil},
-		{"a missing environment is 404", map[string]any{"resourceId": resID("p", "nope", "f"), "description": "x", "instructions": []any{instr("turnFlagOn")}}, 404, nil},
-		{"a missing description is 400", map[string]any{"resourceId": resID("p", "production", "f"), "instructions": []any{instr("turnFlagOn")}}, 400, []string{"description"}},
+		{"a malformed resource id is 400", map[string]any{"resourceId": "proj/p:flag/f", "description": "x", "instructions": []any{apptest.Instr("turnFlagOn")}}, 400, []string{"resourceId"}},
+		{"a missing flag is 404", map[string]any{"resourceId": resID("p", "production", "nope"), "description": "x", "instructions": []any{apptest.Instr("turnFlagOn")}}, 404, nil},
+		{"a missing environment is 404", map[string]any{"resourceId": resID("p", "nope", "f"), "description": "x", "instructions": []any{apptest.Instr("turnFlagOn")}}, 404, nil},
+		{"a missing description is 400", map[string]any{"resourceId": resID("p", "production", "f"), "instructions": []any{apptest.Instr("turnFlagOn")}}, 400, []string{"description"}},
 		{"an unknown instruction is 400 naming its index", map[string]any{"resourceId": resID("p", "production", "f"), "description": "x",
-			"instructions": []any{instr("turnFlagOn"), instr("fly")}}, 400, []string{"instructions[1]"}},
+			"instructions": []any{apptest.Instr("turnFlagOn"), apptest.Instr("fly")}}, 400, []string{"instructions[1]"}},
 		{"an instruction that does not apply now is 400 naming its index", map[string]any{"resourceId": resID("p", "production", "f"), "description": "x",
-			"instructions": []any{instr("turnFlagOn"), instr("updateOffVariation", "variationId", "missing")}}, 400, []string{"instructions[1]"}},
+			"instructions": []any{apptest.Instr("turnFlagOn"), apptest.Instr("updateOffVariation", "variationId", "missing")}}, 400, []string{"instructions[1]"}},
 		{"an unknown member to notify is 400", map[string]any{"resourceId": resID("p", "production", "f"), "description": "x",
-			"instructions": []any{instr("turnFlagOn")}, "notifyMemberIds": []string{"nobody"}}, 400, []string{"notifyMemberIds[0]"}},
+			"instructions": []any{apptest.Instr("turnFlagOn")}, "notifyMemberIds": []string{"nobody"}}, 400, []string{"notifyMemberIds[0]"}},
 		{"an unknown team to notify is 400", map[string]any{"resourceId": resID("p", "production", "f"), "description": "x",
-			"instructions": []any{instr("turnFlagOn")}, "notifyTeamKeys": []string{"nobody"}}, 400, []string{"notifyTeamKeys[0]"}},
+			"instructions": []any{apptest.Instr("turnFlagOn")}, "notifyTeamKeys": []string{"nobody"}}, 400, []string{"notifyTeamKeys[0]"}},
 		{"an execution date in the past is 400", map[string]any{"resourceId": resID("p", "production", "f"), "description": "x",
-			"instructions": []any{instr("turnFlagOn")}, "executionDate": 1}, 400, []string{"executionDate"}},
+			"instructions": []any{apptest.Instr("turnFlagOn")}, "executionDate": 1}, 400, []string{"executionDate"}},
 	}
 	for _, c := range bad {
 		t.Run(c.name, func(t *testing.T) {
@@ -187,16 +187,16 @@ func TestApprovalRequestCreateAndRead(t *testing.T) {
 
 	t.Run("conflicts list an instruction that no longer applies", func(t *testing.T) {
 		// Archiving the flag makes the request's first instruction fail.
-		apptest.WantStatus(t, semantic(t, srv, "p", "f", sp("", instr("archiveFlag"))), http.StatusOK)
+		apptest.WantStatus(t, apptest.SemanticPatchFlag(t, srv, "p", "f", apptest.SemanticBody("", apptest.Instr("archiveFlag"))), http.StatusOK)
 		got := apDecode(t, srv.Do(t, http.MethodGet, approvalPath(created.ID), nil))
 		if len(got.Conflicts) != 1 || got.Conflicts[0].Instruction["kind"] != "turnFlagOn" || !strings.Contains(got.Conflicts[0].Reason, "archived") {
 			t.Errorf("conflicts %+v", got.Conflicts)
 		}
-		apptest.WantStatus(t, semantic(t, srv, "p", "f", sp("", instr("restoreFlag"))), http.StatusOK)
+		apptest.WantStatus(t, apptest.SemanticPatchFlag(t, srv, "p", "f", apptest.SemanticBody("", apptest.Instr("restoreFlag"))), http.StatusOK)
 	})
 
 	t.Run("delete removes a pending request", func(t *testing.T) {
-		x := apCreate(t, srv, "p", "f", nil, instr("turnFlagOn"))
+		x := apCreate(t, srv, "p", "f", nil, apptest.Instr("turnFlagOn"))
 		apptest.WantStatus(t, srv.Do(t, http.MethodDelete, approvalPath(x.ID), nil), http.StatusNoContent)
 		apptest.WantError(t, srv.Do(t, http.MethodGet, approvalPath(x.ID), nil), 404, "not_found")
 	})
@@ -206,11 +206,11 @@ func TestApprovalRequestList(t *testing.T) {
 	srv := apptest.New(t)
 	srv.MustCreateProject(t, "p")
 	srv.MustCreateProject(t, "q")
-	abc(t, srv, "p", "f")
-	abc(t, srv, "q", "g")
+	apptest.ABCFlag(t, srv, "p", "f")
+	apptest.ABCFlag(t, srv, "q", "g")
 	m := apptest.InviteMembers(t, srv, map[string]any{"email": "n@example.com"})[0]
-	a := apCreate(t, srv, "p", "f", map[string]any{"notifyMemberIds": []string{m.ID}}, instr("turnFlagOn"))
-	b := apCreate(t, srv, "q", "g", nil, instr("turnFlagOff"))
+	a := apCreate(t, srv, "p", "f", map[string]any{"notifyMemberIds": []string{m.ID}}, apptest.Instr("turnFlagOn"))
+	b := apCreate(t, srv, "q", "g", nil, apptest.Instr("turnFlagOff"))
 	_, tok := reviewer(t, srv, "r@example.com")
 	apptest.WantStatus(t, review(srv, t, b.ID, "approve", tok), http.StatusOK)
 	owner := a.RequestorID
@@ -278,12 +278,12 @@ func TestApprovalRequestList(t *testing.T) {
 func TestApprovalRequestReviewAndApply(t *testing.T) {
 	srv := apptest.New(t)
 	srv.MustCreateProject(t, "p")
-	abc(t, srv, "p", "f")
+	apptest.ABCFlag(t, srv, "p", "f")
 	_, tok1 := reviewer(t, srv, "r1@example.com")
 	_, tok2 := reviewer(t, srv, "r2@example.com")
 
 	t.Run("the requester cannot approve their own request", func(t *testing.T) {
-		a := apCreate(t, srv, "p", "f", nil, instr("turnFlagOn"))
+		a := apCreate(t, srv, "p", "f", nil, apptest.Instr("turnFlagOn"))
 		apptest.WantError(t, review(srv, t, a.ID, "approve", srv.Token), 403, "forbidden", "own")
 		got := apDecode(t, review(srv, t, a.ID, "comment", srv.Token))
 		if len(got.AllReviews) != 1 || got.AllReviews[0].Kind != "comment" || got.ReviewStatus != "pending" {
@@ -293,7 +293,7 @@ func TestApprovalRequestReviewAndApply(t *testing.T) {
 	t.Run("the requester may approve their own request when canReviewOwnRequest", func(t *testing.T) {
 		setApprovals(t, srv, "p", "production", apptest.Replace("/approvalSettings/canReviewOwnRequest", true))
 		defer setApprovals(t, srv, "p", "production", apptest.Replace("/approvalSettings/canReviewOwnRequest", false))
-		a := apCreate(t, srv, "p", "f", nil, instr("turnFlagOn"))
+		a := apCreate(t, srv, "p", "f", nil, apptest.Instr("turnFlagOn"))
 		res := review(srv, t, a.ID, "approve", srv.Token)
 		apptest.WantStatus(t, res, http.StatusOK)
 		if got := apDecode(t, res); got.ReviewStatus != "approved" || got.AllReviews[0].MemberID != a.RequestorID {
@@ -303,7 +303,7 @@ func TestApprovalRequestReviewAndApply(t *testing.T) {
 	t.Run("minNumApprovals 2 needs two distinct approvers", func(t *testing.T) {
 		setApprovals(t, srv, "p", "production", apptest.Replace("/approvalSettings/minNumApprovals", 2))
 		defer setApprovals(t, srv, "p", "production", apptest.Replace("/approvalSettings/minNumApprovals", 1))
-		a := apCreate(t, srv, "p", "f", nil, instr("turnFlagOn"))
+		a := apCreate(t, srv, "p", "f", nil, apptest.Instr("turnFlagOn"))
 		if got := apDecode(t, review(srv, t, a.ID, "approve", tok1)); got.ReviewStatus != "pending" {
 			t.Errorf("after one approval: %s", got.ReviewStatus)
 		}
@@ -317,24 +317,24 @@ func TestApprovalRequestReviewAndApply(t *testing.T) {
 	})
 	t.Run("a declined request cannot be applied unless canApplyDeclinedChanges", func(t *testing.T) {
 		setApprovals(t, srv, "p", "production", apptest.Replace("/approvalSettings/canApplyDeclinedChanges", false))
-		a := apCreate(t, srv, "p", "f", nil, instr("turnFlagOn"))
+		a := apCreate(t, srv, "p", "f", nil, apptest.Instr("turnFlagOn"))
 		if got := apDecode(t, review(srv, t, a.ID, "decline", tok1)); got.ReviewStatus != "declined" {
 			t.Errorf("after decline: %s", got.ReviewStatus)
 		}
 		apptest.WantError(t, applyReq(srv, t, a.ID), 400, "invalid_request", "declined")
 		setApprovals(t, srv, "p", "production", apptest.Replace("/approvalSettings/canApplyDeclinedChanges", true))
-		b := apCreate(t, srv, "p", "f", nil, instr("turnFlagOn"))
+		b := apCreate(t, srv, "p", "f", nil, apptest.Instr("turnFlagOn"))
 		apptest.WantStatus(t, review(srv, t, b.ID, "decline", tok1), http.StatusOK)
 		res := applyReq(srv, t, b.ID)
 		apptest.WantStatus(t, res, http.StatusOK)
 		if got := apDecode(t, res); got.Status != "completed" {
 			t.Errorf("declined apply: %+v", got)
 		}
-		apptest.WantStatus(t, semantic(t, srv, "p", "f", sp("production", instr("turnFlagOff"))), http.StatusOK)
+		apptest.WantStatus(t, apptest.SemanticPatchFlag(t, srv, "p", "f", apptest.SemanticBody("production", apptest.Instr("turnFlagOff"))), http.StatusOK)
 	})
 	t.Run("apply changes the flag, writes the audit entry and cannot run twice", func(t *testing.T) {
-		d := flGet(t, srv, "p", "f")
-		a := apCreate(t, srv, "p", "f", nil, instr("turnFlagOn"), instr("addUserTargets", "values", []string{"u1"}, "variationId", d.vid(1)))
+		d := apptest.GetFlag(t, srv, "p", "f")
+		a := apCreate(t, srv, "p", "f", nil, apptest.Instr("turnFlagOn"), apptest.Instr("addUserTargets", "values", []string{"u1"}, "variationId", d.VID(1)))
 		apptest.WantStatus(t, review(srv, t, a.ID, "approve", tok1), http.StatusOK)
 		res := applyReq(srv, t, a.ID)
 		apptest.WantStatus(t, res, http.StatusOK)
@@ -342,9 +342,9 @@ func TestApprovalRequestReviewAndApply(t *testing.T) {
 		if got.Status != "completed" || got.AppliedDate == "" || got.AppliedByMemberID != a.RequestorID {
 			t.Errorf("applied %+v", got)
 		}
-		f := flGet(t, srv, "p", "f")
-		if !f.prod().On || values(f.prod().Targets)["user/1"] != "u1" {
-			t.Errorf("flag not changed: %+v", f.prod())
+		f := apptest.GetFlag(t, srv, "p", "f")
+		if !f.Prod().On || apptest.TargetValues(f.Prod().Targets)["user/1"] != "u1" {
+			t.Errorf("flag not changed: %+v", f.Prod())
 		}
 		e := apptest.LatestAuditEntry(t, srv)
 		if e.Kind != "flag" || e.Comment != "ship" {
@@ -353,10 +353,10 @@ func TestApprovalRequestReviewAndApply(t *testing.T) {
 		apptest.WantError(t, applyReq(srv, t, a.ID), 400, "invalid_request", "already applied")
 	})
 	t.Run("instructions that no longer apply fail the request with the reason", func(t *testing.T) {
-		apptest.WantStatus(t, semantic(t, srv, "p", "f", sp("production", instr("addRule", "clauses", []any{map[string]any{"attribute": "k", "op": "in", "values": []any{"x"}}}, "variationId", flGet(t, srv, "p", "f").vid(0), "ref", "r1"))), http.StatusOK)
-		rule := flGet(t, srv, "p", "f").prod().Rules[0].ID
-		a := apCreate(t, srv, "p", "f", nil, instr("updateRuleVariationOrRollout", "ruleId", rule, "variationId", flGet(t, srv, "p", "f").vid(1)))
-		apptest.WantStatus(t, semantic(t, srv, "p", "f", sp("production", instr("removeRule", "ruleId", rule))), http.StatusOK)
+		apptest.WantStatus(t, apptest.SemanticPatchFlag(t, srv, "p", "f", apptest.SemanticBody("production", apptest.Instr("addRule", "clauses", []any{map[string]any{"attribute": "k", "op": "in", "values": []any{"x"}}}, "variationId", apptest.GetFlag(t, srv, "p", "f").VID(0), "ref", "r1"))), http.StatusOK)
+		rule := apptest.GetFlag(t, srv, "p", "f").Prod().Rules[0].ID
+		a := apCreate(t, srv, "p", "f", nil, apptest.Instr("updateRuleVariationOrRollout", "ruleId", rule, "variationId", apptest.GetFlag(t, srv, "p", "f").VID(1)))
+		apptest.WantStatus(t, apptest.SemanticPatchFlag(t, srv, "p", "f", apptest.SemanticBody("production", apptest.Instr("removeRule", "ruleId", rule))), http.StatusOK)
 		apptest.WantStatus(t, review(srv, t, a.ID, "approve", tok1), http.StatusOK)
 		res := applyReq(srv, t, a.ID)
 		apptest.WantStatus(t, res, http.StatusOK)
@@ -368,21 +368,21 @@ func TestApprovalRequestReviewAndApply(t *testing.T) {
 	t.Run("autoApplyApprovedChanges applies on the approving review", func(t *testing.T) {
 		autoApply(t, srv, "p", "production", true)
 		defer autoApply(t, srv, "p", "production", false)
-		a := apCreate(t, srv, "p", "f", nil, instr("updateOffVariation", "variationId", flGet(t, srv, "p", "f").vid(1)))
+		a := apCreate(t, srv, "p", "f", nil, apptest.Instr("updateOffVariation", "variationId", apptest.GetFlag(t, srv, "p", "f").VID(1)))
 		got := apDecode(t, review(srv, t, a.ID, "approve", tok1))
-		if got.Status != "completed" || intOf(flGet(t, srv, "p", "f").prod().OffVariation) != 1 {
+		if got.Status != "completed" || apptest.IntOf(apptest.GetFlag(t, srv, "p", "f").Prod().OffVariation) != 1 {
 			t.Errorf("not auto-applied: %+v", got)
 		}
 	})
 	t.Run("ten concurrent applies: exactly one completes", func(t *testing.T) {
-		a := apCreate(t, srv, "p", "f", nil, instr("addTags", "values", []string{"once"}))
+		a := apCreate(t, srv, "p", "f", nil, apptest.Instr("addTags", "values", []string{"once"}))
 		apptest.WantStatus(t, review(srv, t, a.ID, "approve", tok1), http.StatusOK)
-		before := flGet(t, srv, "p", "f").Version
+		before := apptest.GetFlag(t, srv, "p", "f").Version
 		won := concurrentlyApply(t, 10, func(int) *apptest.Response { return applyReq(srv, t, a.ID) })
 		if len(won) != 1 {
 			t.Errorf("%d applies succeeded", len(won))
 		}
-		if v := flGet(t, srv, "p", "f").Version; v != before+1 {
+		if v := apptest.GetFlag(t, srv, "p", "f").Version; v != before+1 {
 			t.Errorf("flag version %d, want %d", v, before+1)
 		}
 	})
@@ -411,10 +411,10 @@ func concurrentlyApply(t *testing.T, n int, call func(i int) *apptest.Response) 
 func TestApprovalRequestScheduled(t *testing.T) {
 	srv := apptest.New(t)
 	srv.MustCreateProject(t, "p")
-	abc(t, srv, "p", "f")
+	apptest.ABCFlag(t, srv, "p", "f")
 	_, tok := reviewer(t, srv, "r@example.com")
 	due := time.Now().Add(time.Hour).UnixMilli()
-	a := apCreate(t, srv, "p", "f", map[string]any{"executionDate": due}, instr("turnFlagOn"))
+	a := apCreate(t, srv, "p", "f", map[string]any{"executionDate": due}, apptest.Instr("turnFlagOn"))
 	got := apDecode(t, review(srv, t, a.ID, "approve", tok))
 	if got.Status != "scheduled" {
 		t.Fatalf("after approval: %+v", got)
@@ -427,7 +427,7 @@ func TestApprovalRequestScheduled(t *testing.T) {
 		if n, err := svc.RunDue(ctx, time.Now()); n != 0 || err != nil {
 			t.Errorf("ran %d: %v", n, err)
 		}
-		if flGet(t, srv, "p", "f").prod().On {
+		if apptest.GetFlag(t, srv, "p", "f").Prod().On {
 			t.Errorf("applied early")
 		}
 	})
@@ -438,7 +438,7 @@ func TestApprovalRequestScheduled(t *testing.T) {
 		if n, err := svc.RunDue(ctx, time.Now().Add(2*time.Hour)); n != 0 || err != nil {
 			t.Errorf("second run ran %d: %v", n, err)
 		}
-		if !flGet(t, srv, "p", "f").prod().On {
+		if !apptest.GetFlag(t, srv, "p", "f").Prod().On {
 			t.Errorf("not applied")
 		}
 		if got := apDecode(t, srv.Do(t, http.MethodGet, approvalPath(a.ID), nil)); got.Status != "completed" || got.AppliedDate == "" {
@@ -450,8 +450,8 @@ func TestApprovalRequestScheduled(t *testing.T) {
 func TestApprovalEnforcement(t *testing.T) {
 	srv := apptest.New(t)
 	srv.MustCreateProject(t, "p")
-	d := abc(t, srv, "p", "f")
-	flCreate(t, srv, "p", map[string]any{"key": "tagged", "name": "Tagged", "tags": []string{"sensitive"}})
+	d := apptest.ABCFlag(t, srv, "p", "f")
+	apptest.CreateFlag(t, srv, "p", map[string]any{"key": "tagged", "name": "Tagged", "tags": []string{"sensitive"}})
 	_, tok := reviewer(t, srv, "r@example.com")
 	setApprovals(t, srv, "p", "test", apptest.Add("/approvalSettings/requiredApprovalTags/-", "sensitive"))
 	setApprovals(t, srv, "p", "production", apptest.Replace("/approvalSettings/required", true))
@@ -462,19 +462,19 @@ func TestApprovalEnforcement(t *testing.T) {
 		status int
 	}{
 		{"a semantic patch in a required environment is 405", func() *apptest.Response {
-			return semantic(t, srv, "p", "f", sp("production", instr("turnFlagOn")))
+			return apptest.SemanticPatchFlag(t, srv, "p", "f", apptest.SemanticBody("production", apptest.Instr("turnFlagOn")))
 		}, 405},
 		{"a JSON patch of a required environment is 405", func() *apptest.Response {
-			return srv.Do(t, http.MethodPatch, flagPath("p", "f"), []apptest.PatchOp{apptest.Replace("/environments/production/on", true)})
+			return srv.Do(t, http.MethodPatch, apptest.FlagPath("p", "f"), []apptest.PatchOp{apptest.Replace("/environments/production/on", true)})
 		}, 405},
 		{"a change in another environment is allowed", func() *apptest.Response {
-			return semantic(t, srv, "p", "f", sp("test", instr("turnFlagOn")))
+			return apptest.SemanticPatchFlag(t, srv, "p", "f", apptest.SemanticBody("test", apptest.Instr("turnFlagOn")))
 		}, 200},
 		{"a flag-wide change is allowed", func() *apptest.Response {
-			return semantic(t, srv, "p", "f", sp("", instr("updateName", "value", "New")))
+			return apptest.SemanticPatchFlag(t, srv, "p", "f", apptest.SemanticBody("", apptest.Instr("updateName", "value", "New")))
 		}, 200},
 		{"a flag carrying a required tag is refused in that environment", func() *apptest.Response {
-			return semantic(t, srv, "p", "tagged", sp("test", instr("turnFlagOn")))
+			return apptest.SemanticPatchFlag(t, srv, "p", "tagged", apptest.SemanticBody("test", apptest.Instr("turnFlagOn")))
 		}, 405},
 	}
 	for _, c := range cases {
@@ -488,10 +488,10 @@ func TestApprovalEnforcement(t *testing.T) {
 		})
 	}
 	t.Run("an approved request still applies", func(t *testing.T) {
-		a := apCreate(t, srv, "p", "f", nil, instr("turnFlagOn"), instr("addUserTargets", "values", []string{"u"}, "variationId", d.vid(0)))
+		a := apCreate(t, srv, "p", "f", nil, apptest.Instr("turnFlagOn"), apptest.Instr("addUserTargets", "values", []string{"u"}, "variationId", d.VID(0)))
 		apptest.WantStatus(t, review(srv, t, a.ID, "approve", tok), http.StatusOK)
 		apptest.WantStatus(t, applyReq(srv, t, a.ID), http.StatusOK)
-		if !flGet(t, srv, "p", "f").prod().On {
+		if !apptest.GetFlag(t, srv, "p", "f").Prod().On {
 			t.Errorf("not applied")
 		}
 	})

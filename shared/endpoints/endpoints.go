@@ -7,7 +7,6 @@ import (
 	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/app"
 	"github.com/flagplane/flagplane/shared/application"
-	"github.com/flagplane/flagplane/shared/flag"
 	"github.com/flagplane/flagplane/shared/oauth"
 	"github.com/flagplane/flagplane/shared/patch"
 	"github.com/flagplane/flagplane/shared/project"
@@ -21,11 +20,8 @@ func Needs(s app.Services) map[string]api.Needs {
 	return map[string]api.Needs{
 		"patchProject":            api.PatchNeeds("a project", patch.ChangingActions(project.PatchActions)),
 		"patchOAuthClient":        api.PatchNeeds("an OAuth client", oauth.PatchActions),
-		"patchFeatureFlag":        flagPatchNeeds,
 		"patchApplication":        api.PatchNeeds("an application", application.PatchActions),
 		"patchApplicationVersion": api.PatchNeeds("an application version", application.VersionPatchActions),
-
-		"patchExpiringFlagsForUser": expiringForUserNeeds,
 
 		"getApprovalRequest":        storedApprovalNeeds(s),
 		"postApprovalRequest":       approvalCreateNeeds,
@@ -39,22 +35,10 @@ func Needs(s app.Services) map[string]api.Needs {
 	}
 }
 
-// envNeeds are needs of flag actions, each in the environment it acts in.
-func envNeeds(list []flag.EnvAction) []api.Need {
-	out := make([]api.Need, len(list))
-	for i, ea := range list {
-		out[i] = api.Need{Action: ea.Action}
-		if ea.Env != "" {
-			out[i].Keys = map[string]string{"env": ea.Env}
-		}
-	}
-	return out
-}
-
 // Handlers returns every built operation's handler, by operation id.
 func Handlers(s app.Services) map[string]api.Handler {
 	h := map[string]api.Handler{}
-	for _, part := range []map[string]api.Handler{projectHandlers(s), oauthHandlers(s), flagHandlers(s), expiringHandlers(s), approvalHandlers(s), applicationHandlers(s), adaptiveTriggerHandlers(s)} {
+	for _, part := range []map[string]api.Handler{projectHandlers(s), oauthHandlers(s), approvalHandlers(s), applicationHandlers(s), adaptiveTriggerHandlers(s)} {
 		for id, fn := range part {
 			h[id] = fn
 		}

@@ -79,9 +79,9 @@ var timestampTable = []timestampRow{
 		}},
 	{resource: "flags", source: "the reference's FeatureFlag and FeatureFlagConfig",
 		reads: []timestampRead{
-			tsGet(func(w *apptest.World) string { return flagPath(w.Project, w.Flag) }),
-			tsList(func(w *apptest.World) string { return flagsPath(w.Project) }),
-			tsList(func(w *apptest.World) string { return flagsPath(w.Project) + "?summary=0" }),
+			tsGet(func(w *apptest.World) string { return apptest.FlagPath(w.Project, w.Flag) }),
+			tsList(func(w *apptest.World) string { return apptest.FlagsPath(w.Project) }),
+			tsList(func(w *apptest.World) string { return apptest.FlagsPath(w.Project) + "?summary=0" }),
 		},
 		fields: []timestampField{tsInteger("creationDate"), tsInteger("environments.*.lastModified"),
 			tsWhenSet(tsInteger("archivedDate")), tsWhenSet(tsInteger("deprecatedDate")), tsWhenSet(tsInteger("environments.*._debugEventsUntilDate"))}},
@@ -173,8 +173,8 @@ var timestampTable = []timestampRow{
 		fields: []timestampField{tsInteger("createdAt"), tsInteger("updatedAt"), tsWhenSet(tsInteger("_lastFiring.at"))}},
 	{resource: "expiring user targets", source: "the reference's ExpiringUserTargetItem",
 		reads: []timestampRead{
-			tsList(func(w *apptest.World) string { return userExpiringPath(w.Project, w.User, "production") }),
-			tsList(func(w *apptest.World) string { return flagExpiringPath(w.Project, w.Flag, "production") }),
+			tsList(func(w *apptest.World) string { return apptest.UserExpiringPath(w.Project, w.User, "production") }),
+			tsList(func(w *apptest.World) string { return apptest.FlagExpiringPath(w.Project, w.Flag, "production") }),
 		},
 		fields: []timestampField{tsInteger("expirationDate")}},
 	{resource: "evaluation answers", source: "the reference's ContextInstanceEvaluation (no timestamps)",
@@ -330,13 +330,13 @@ func TestTimestampInputsTakeBothForms(t *testing.T) {
 	soon := time.Now().Add(time.Hour).UnixMilli()
 	resource := "proj/" + w.Project + ":env/test:flag/" + w.Flag
 	approval := func(date any) map[string]any {
-		return map[string]any{"resourceId": resource, "description": "scheduled", "executionDate": date, "instructions": []any{instr("turnFlagOn")}}
+		return map[string]any{"resourceId": resource, "description": "scheduled", "executionDate": date, "instructions": []any{apptest.Instr("turnFlagOn")}}
 	}
 	expire := func(value any) map[string]any {
-		return map[string]any{"instructions": []any{instr("updateExpireUserTargetDate", "flagKey", w.Flag, "variationId", w.Variations[1], "value", value)}}
+		return map[string]any{"instructions": []any{apptest.Instr("updateExpireUserTargetDate", "flagKey", w.Flag, "variationId", w.Variations[1], "value", value)}}
 	}
-	expiringPath := userExpiringPath(w.Project, w.User, "production")
-	semantic := []string{"Content-Type", semanticType}
+	expiringPath := apptest.UserExpiringPath(w.Project, w.User, "production")
+	semantic := []string{"Content-Type", apptest.SemanticType}
 
 	accepted := []struct {
 		name         string

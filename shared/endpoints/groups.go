@@ -14,7 +14,6 @@ var (
 	AIConfigs        = group("ai-configs")
 	Applications     = group("applications")
 	Approvals        = group("approvals")
-	Flags            = group("flags")
 	OAuthClients     = group("oauth-clients")
 )
 

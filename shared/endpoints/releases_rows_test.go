@@ -14,7 +14,7 @@ import (
 // the flag key and the release's phase ids.
 func worldRelease(w *example.World) (string, []string) {
 	key := w.Unique("released")
-	w.Must(http.StatusCreated, http.MethodPost, flagsPath(w.Project), map[string]any{"key": key, "name": key})
+	w.Must(http.StatusCreated, http.MethodPost, apptest.FlagsPath(w.Project), map[string]any{"key": key, "name": key})
 	rel := w.Must(http.StatusOK, http.MethodPut, apptest.FlagReleasePath(w.Project, key), map[string]any{"releasePipelineKey": "world"}, betaHeader...)
 	var ids []string
 	for _, p := range rel["phases"].([]any) {
@@ -28,7 +28,7 @@ func worldRelease(w *example.World) (string, []string) {
 // timestamp table's reads take none).
 func completedReleasePath(w *apptest.World) string {
 	key := w.Unique("completed")
-	worldSend(w, http.MethodPost, flagsPath(w.Project), map[string]any{"key": key, "name": key}, nil)
+	worldSend(w, http.MethodPost, apptest.FlagsPath(w.Project), map[string]any{"key": key, "name": key}, nil)
 	worldSend(w, http.MethodPut, apptest.FlagReleasePath(w.Project, key), map[string]any{"releasePipelineKey": "world"}, nil)
 	path := api + "/flags/" + w.Project + "/" + key + "/release"
 	worldSend(w, http.MethodPatch, path, []apptest.PatchOp{apptest.Replace("/phases/0/complete", true)}, nil)

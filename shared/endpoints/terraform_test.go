@@ -259,7 +259,7 @@ func TestTerraformProjectUpdate(t *testing.T) {
 // variation names in project tf, and returns it.
 func terraformFlag(tb testing.TB, srv *apptest.Server, key string) map[string]any {
 	tb.Helper()
-	res := terraform(tb, srv, http.MethodPost, flagsPath("tf"), map[string]any{
+	res := terraform(tb, srv, http.MethodPost, apptest.FlagsPath("tf"), map[string]any{
 		"key": key, "name": "Checkout", "description": "", "temporary": false, "tags": []string{},
 		"variations":             []map[string]any{{"value": true}, {"value": false}},
 		"defaults":               map[string]any{"onVariation": 0, "offVariation": 1},
@@ -295,9 +295,9 @@ func TestTerraformFlagUpdate(t *testing.T) {
 	unnamed := []map[string]any{{"value": true, "name": "", "description": ""}, {"value": false, "name": "", "description": ""}}
 
 	t.Run("a rename with the provider's variation replaces of empty names succeeds and leaves the variations as they were", func(t *testing.T) {
-		res := terraform(t, srv, http.MethodPatch, flagPath("tf", "checkout"), providerFlagPatch("Checkout v2", unnamed))
+		res := terraform(t, srv, http.MethodPatch, apptest.FlagPath("tf", "checkout"), providerFlagPatch("Checkout v2", unnamed))
 		apptest.WantStatus(t, res, http.StatusOK)
-		got := terraform(t, srv, http.MethodGet, flagPath("tf", "checkout"), nil).Map(t)
+		got := terraform(t, srv, http.MethodGet, apptest.FlagPath("tf", "checkout"), nil).Map(t)
 		if got["name"] != "Checkout v2" {
 			t.Errorf("name %v", got["name"])
 		}
@@ -308,8 +308,8 @@ func TestTerraformFlagUpdate(t *testing.T) {
 
 	t.Run("a variation name and description set by the provider's replace are stored", func(t *testing.T) {
 		named := []map[string]any{{"value": true, "name": "On", "description": "serves true"}, {"value": false, "name": "", "description": ""}}
-		apptest.WantStatus(t, terraform(t, srv, http.MethodPatch, flagPath("tf", "checkout"), providerFlagPatch("Checkout v2", named)), http.StatusOK)
-		vars := terraform(t, srv, http.MethodGet, flagPath("tf", "checkout"), nil).Map(t)["variations"].([]any)
+		apptest.WantStatus(t, terraform(t, srv, http.MethodPatch, apptest.FlagPath("tf", "checkout"), providerFlagPatch("Checkout v2", named)), http.StatusOK)
+		vars := terraform(t, srv, http.MethodGet, apptest.FlagPath("tf", "checkout"), nil).Map(t)["variations"].([]any)
 		first, second := vars[0].(map[string]any), vars[1].(map[string]any)
 		if first["name"] != "On" || first["description"] != "serves true" {
 			t.Errorf("variation 0 %v, want name On and description serves true", first)
@@ -320,19 +320,19 @@ func TestTerraformFlagUpdate(t *testing.T) {
 	})
 
 	t.Run("a replace of any other missing member of a variation is still refused", func(t *testing.T) {
-		before := terraform(t, srv, http.MethodGet, flagPath("tf", "checkout"), nil).Map(t)
-		apptest.WantError(t, terraform(t, srv, http.MethodPatch, flagPath("tf", "checkout"), []apptest.PatchOp{apptest.Replace("/name", "Half done"), apptest.Replace("/variations/0/nickname", "x")}),
+		before := terraform(t, srv, http.MethodGet, apptest.FlagPath("tf", "checkout"), nil).Map(t)
+		apptest.WantError(t, terraform(t, srv, http.MethodPatch, apptest.FlagPath("tf", "checkout"), []apptest.PatchOp{apptest.Replace("/name", "Half done"), apptest.Replace("/variations/0/nickname", "x")}),
 			http.StatusUnprocessableEntity, "patch_failed")
-		if after := terraform(t, srv, http.MethodGet, flagPath("tf", "checkout"), nil).Map(t); !reflect.DeepEqual(before, after) {
+		if after := terraform(t, srv, http.MethodGet, apptest.FlagPath("tf", "checkout"), nil).Map(t); !reflect.DeepEqual(before, after) {
 			t.Errorf("a refused patch changed the flag")
 		}
 	})
 
 	t.Run("a read-only flag field sent back as read is accepted, one that changes is refused naming it", func(t *testing.T) {
-		apptest.WantStatus(t, terraform(t, srv, http.MethodPatch, flagPath("tf", "checkout"), []apptest.PatchOp{apptest.Replace("/key", "checkout"), apptest.Replace("/kind", "boolean"), apptest.Replace("/description", "kept")}), http.StatusOK)
-		apptest.WantError(t, terraform(t, srv, http.MethodPatch, flagPath("tf", "checkout"), []apptest.PatchOp{apptest.Replace("/description", "lost"), apptest.Replace("/kind", "multivariate")}),
+		apptest.WantStatus(t, terraform(t, srv, http.MethodPatch, apptest.FlagPath("tf", "checkout"), []apptest.PatchOp{apptest.Replace("/key", "checkout"), apptest.Replace("/kind", "boolean"), apptest.Replace("/description", "kept")}), http.StatusOK)
+		apptest.WantError(t, terraform(t, srv, http.MethodPatch, apptest.FlagPath("tf", "checkout"), []apptest.PatchOp{apptest.Replace("/description", "lost"), apptest.Replace("/kind", "multivariate")}),
 			http.StatusBadRequest, "invalid_request", "kind")
-		if got := terraform(t, srv, http.MethodGet, flagPath("tf", "checkout"), nil).Map(t)["description"]; got != "kept" {
+		if got := terraform(t, srv, http.MethodGet, apptest.FlagPath("tf", "checkout"), nil).Map(t)["description"]; got != "kept" {
 			t.Errorf("description %v after a refused patch, want kept", got)
 		}
 	})
@@ -346,7 +346,7 @@ func TestTerraformFlagEnvironmentDestroy(t *testing.T) {
 	prod := func(path string) string { return "/environments/production/" + path }
 
 	// The provider's launchdarkly_feature_flag_environment create: targeting in production.
-	apptest.WantStatus(t, terraform(t, srv, http.MethodPatch, flagPath("tf", "checkout"), map[string]any{"comment": "Terraform", "patch": []apptest.PatchOp{
+	apptest.WantStatus(t, terraform(t, srv, http.MethodPatch, apptest.FlagPath("tf", "checkout"), map[string]any{"comment": "Terraform", "patch": []apptest.PatchOp{
 		apptest.Replace(prod("on"), true),
 		apptest.Replace(prod("offVariation"), 0),
 		apptest.Replace(prod("trackEvents"), true),
@@ -359,12 +359,12 @@ func TestTerraformFlagEnvironmentDestroy(t *testing.T) {
 
 	for _, path := range []string{"/environments/production/fallthoughs", "/environments/production/fallthoug", "/fallthough", "/environments/production/rules/fallthough"} {
 		t.Run("the misspelling is no alias at "+path, func(t *testing.T) {
-			before := terraform(t, srv, http.MethodGet, flagPath("tf", "checkout"), nil).Map(t)
-			res := terraform(t, srv, http.MethodPatch, flagPath("tf", "checkout"), map[string]any{"comment": "Terraform", "patch": []apptest.PatchOp{apptest.Replace(prod("on"), false), apptest.Replace(path, map[string]any{"variation": 0})}})
+			before := terraform(t, srv, http.MethodGet, apptest.FlagPath("tf", "checkout"), nil).Map(t)
+			res := terraform(t, srv, http.MethodPatch, apptest.FlagPath("tf", "checkout"), map[string]any{"comment": "Terraform", "patch": []apptest.PatchOp{apptest.Replace(prod("on"), false), apptest.Replace(path, map[string]any{"variation": 0})}})
 			if res.Status != http.StatusBadRequest && res.Status != http.StatusUnprocessableEntity {
 				t.Fatalf("status %d, want 400 or 422: %s", res.Status, res.Body)
 			}
-			if after := terraform(t, srv, http.MethodGet, flagPath("tf", "checkout"), nil).Map(t); !reflect.DeepEqual(before, after) {
+			if after := terraform(t, srv, http.MethodGet, apptest.FlagPath("tf", "checkout"), nil).Map(t); !reflect.DeepEqual(before, after) {
 				t.Errorf("a refused patch changed the flag")
 			}
 		})
@@ -372,8 +372,8 @@ func TestTerraformFlagEnvironmentDestroy(t *testing.T) {
 
 	t.Run("the provider's destroy resets the environment's targeting", func(t *testing.T) {
 		// It reads the flag first, for its off variation: the last one.
-		vars := terraform(t, srv, http.MethodGet, flagPath("tf", "checkout"), nil).Map(t)["variations"].([]any)
-		res := terraform(t, srv, http.MethodPatch, flagPath("tf", "checkout"), map[string]any{"comment": "Terraform", "patch": []apptest.PatchOp{
+		vars := terraform(t, srv, http.MethodGet, apptest.FlagPath("tf", "checkout"), nil).Map(t)["variations"].([]any)
+		res := terraform(t, srv, http.MethodPatch, apptest.FlagPath("tf", "checkout"), map[string]any{"comment": "Terraform", "patch": []apptest.PatchOp{
 			apptest.Replace(prod("on"), false),
 			apptest.Replace(prod("rules"), []any{}),
 			apptest.Replace(prod("trackEvents"), false),
@@ -384,7 +384,7 @@ func TestTerraformFlagEnvironmentDestroy(t *testing.T) {
 			apptest.Replace(prod("fallthough"), map[string]any{"variation": 0}),
 		}})
 		apptest.WantStatus(t, res, http.StatusOK)
-		env := terraform(t, srv, http.MethodGet, flagPath("tf", "checkout")+"?env=production", nil).Map(t)["environments"].(map[string]any)["production"].(map[string]any)
+		env := terraform(t, srv, http.MethodGet, apptest.FlagPath("tf", "checkout")+"?env=production", nil).Map(t)["environments"].(map[string]any)["production"].(map[string]any)
 		want := map[string]any{"on": false, "trackEvents": false, "offVariation": float64(len(vars) - 1), "fallthrough": map[string]any{"variation": 0.0}}
 		for f, w := range want {
 			if !reflect.DeepEqual(env[f], w) {
@@ -418,9 +418,9 @@ func TestRemoveInstructionsWhoseResultHoldsAreNoOps(t *testing.T) {
 	semantic := func(path string, body map[string]any) *apptest.Response {
 		return terraform(t, srv, http.MethodPatch, path, body, "Content-Type", ldSemanticPatch)
 	}
-	apptest.WantStatus(t, semantic(flagPath("tf", "checkout"), map[string]any{"environmentKey": "production", "instructions": []any{
-		instr("addRule", "variationId", vids[0], "clauses", []any{map[string]any{"attribute": "country", "op": "in", "values": []string{"SE", "NO"}}}),
-		instr("addUserTargets", "values", []string{"alice"}, "variationId", vids[0]),
+	apptest.WantStatus(t, semantic(apptest.FlagPath("tf", "checkout"), map[string]any{"environmentKey": "production", "instructions": []any{
+		apptest.Instr("addRule", "variationId", vids[0], "clauses", []any{map[string]any{"attribute": "country", "op": "in", "values": []string{"SE", "NO"}}}),
+		apptest.Instr("addUserTargets", "values", []string{"alice"}, "variationId", vids[0]),
 	}}), http.StatusOK)
 	apptest.WantStatus(t, terraform(t, srv, http.MethodPost, api+"/teams", map[string]any{"key": "ops", "name": "Ops"}), http.StatusCreated)
 	var rule struct {
@@ -429,7 +429,7 @@ func TestRemoveInstructionsWhoseResultHoldsAreNoOps(t *testing.T) {
 			ID string `json:"_id"`
 		} `json:"clauses"`
 	}
-	env := terraform(t, srv, http.MethodGet, flagPath("tf", "checkout")+"?env=production", nil).Map(t)["environments"].(map[string]any)["production"].(map[string]any)
+	env := terraform(t, srv, http.MethodGet, apptest.FlagPath("tf", "checkout")+"?env=production", nil).Map(t)["environments"].(map[string]any)["production"].(map[string]any)
 	raw, _ := json.Marshal(env["rules"].([]any)[0])
 	if err := json.Unmarshal(raw, &rule); err != nil || len(rule.Clauses) != 1 {
 		t.Fatalf("rule %s: %v", raw, err)
@@ -437,7 +437,7 @@ func TestRemoveInstructionsWhoseResultHoldsAreNoOps(t *testing.T) {
 	clause := rule.Clauses[0].ID
 
 	onFlag := func(ins ...map[string]any) (string, map[string]any) {
-		return flagPath("tf", "checkout"), map[string]any{"environmentKey": "production", "instructions": ins}
+		return apptest.FlagPath("tf", "checkout"), map[string]any{"environmentKey": "production", "instructions": ins}
 	}
 	cases := []struct {
 		name   string
@@ -447,10 +447,10 @@ func TestRemoveInstructionsWhoseResultHoldsAreNoOps(t *testing.T) {
 		status int
 		part   string
 	}{
-		{name: "removeExpireUserTargetDate with nothing scheduled, on the flag's expiring targets", path: flagExpiringPath("tf", "checkout", "production"),
-			body: map[string]any{"instructions": []any{instr("removeExpireUserTargetDate", "userKey", "alice", "variationId", vids[0])}}, read: flagExpiringPath("tf", "checkout", "production")},
-		{name: "removeExpireUserTargetDate with nothing scheduled, on the user's expiring targets", path: userExpiringPath("tf", "alice", "production"),
-			body: map[string]any{"instructions": []any{instr("removeExpireUserTargetDate", "flagKey", "checkout", "variationId", vids[0])}}, read: userExpiringPath("tf", "alice", "production")},
+		{name: "removeExpireUserTargetDate with nothing scheduled, on the flag's expiring targets", path: apptest.FlagExpiringPath("tf", "checkout", "production"),
+			body: map[string]any{"instructions": []any{apptest.Instr("removeExpireUserTargetDate", "userKey", "alice", "variationId", vids[0])}}, read: apptest.FlagExpiringPath("tf", "checkout", "production")},
+		{name: "removeExpireUserTargetDate with nothing scheduled, on the user's expiring targets", path: apptest.UserExpiringPath("tf", "alice", "production"),
+			body: map[string]any{"instructions": []any{apptest.Instr("removeExpireUserTargetDate", "flagKey", "checkout", "variationId", vids[0])}}, read: apptest.UserExpiringPath("tf", "alice", "production")},
 		{name: "removeVariation of a variation the flag does not have"},
 		{name: "removeClauses of a clause the rule does not have"},
 		{name: "removeClauses of a rule that does not exist"},
@@ -464,33 +464,33 @@ func TestRemoveInstructionsWhoseResultHoldsAreNoOps(t *testing.T) {
 		{name: "removeTags of a tag the flag does not have"},
 		{name: "removeMaintainer of a flag without one"},
 		{name: "removeMembers of a member not in the team", path: api + "/teams/ops",
-			body: map[string]any{"instructions": []any{instr("removeMembers", "values", []string{"0123456789abcdef01234567"})}}, read: api + "/teams/ops"},
+			body: map[string]any{"instructions": []any{apptest.Instr("removeMembers", "values", []string{"0123456789abcdef01234567"})}}, read: api + "/teams/ops"},
 		{name: "removeCustomRoles of a role the team does not have", path: api + "/teams/ops",
-			body: map[string]any{"instructions": []any{instr("removeCustomRoles", "values", []string{"nobody"})}}, read: api + "/teams/ops"},
+			body: map[string]any{"instructions": []any{apptest.Instr("removeCustomRoles", "values", []string{"nobody"})}}, read: api + "/teams/ops"},
 		{name: "removeVariation of a variation still served still fails", status: http.StatusUnprocessableEntity, part: "in use"},
 		{name: "removeValuesFromClause that would leave the clause empty still fails", status: http.StatusUnprocessableEntity, part: "without values"},
 	}
 	flagIns := map[string]map[string]any{
-		"removeVariation of a variation the flag does not have":                instr("removeVariation", "variationId", "no-such-variation"),
-		"removeClauses of a clause the rule does not have":                     instr("removeClauses", "ruleId", rule.ID, "clauseIds", []string{"no-such-clause"}),
-		"removeClauses of a rule that does not exist":                          instr("removeClauses", "ruleId", "no-such-rule", "clauseIds", []string{clause}),
-		"removeValuesFromClause of values the clause does not hold":            instr("removeValuesFromClause", "ruleId", rule.ID, "clauseId", clause, "values", []string{"DK"}),
-		"removeValuesFromClause of a clause that does not exist":               instr("removeValuesFromClause", "ruleId", rule.ID, "clauseId", "no-such-clause", "values", []string{"SE"}),
-		"removeValuesFromClause of a rule that does not exist":                 instr("removeValuesFromClause", "ruleId", "no-such-rule", "clauseId", clause, "values", []string{"SE"}),
-		"removeRule of a rule that does not exist":                             instr("removeRule", "ruleId", "no-such-rule"),
-		"removePrerequisite of a flag that is no prerequisite":                 instr("removePrerequisite", "key", "gate"),
-		"removeUserTargets of a user not targeted":                             instr("removeUserTargets", "values", []string{"bob"}, "variationId", vids[0]),
-		"removeTargets of a context not targeted":                              instr("removeTargets", "values", []string{"acme"}, "variationId", vids[1], "contextKind", "org"),
-		"removeTags of a tag the flag does not have":                           instr("removeTags", "values", []string{"absent"}),
-		"removeMaintainer of a flag without one":                               instr("removeMaintainer"),
-		"removeVariation of a variation still served still fails":              instr("removeVariation", "variationId", vids[0]),
-		"removeValuesFromClause that would leave the clause empty still fails": instr("removeValuesFromClause", "ruleId", rule.ID, "clauseId", clause, "values", []string{"SE", "NO"}),
+		"removeVariation of a variation the flag does not have":                apptest.Instr("removeVariation", "variationId", "no-such-variation"),
+		"removeClauses of a clause the rule does not have":                     apptest.Instr("removeClauses", "ruleId", rule.ID, "clauseIds", []string{"no-such-clause"}),
+		"removeClauses of a rule that does not exist":                          apptest.Instr("removeClauses", "ruleId", "no-such-rule", "clauseIds", []string{clause}),
+		"removeValuesFromClause of values the clause does not hold":            apptest.Instr("removeValuesFromClause", "ruleId", rule.ID, "clauseId", clause, "values", []string{"DK"}),
+		"removeValuesFromClause of a clause that does not exist":               apptest.Instr("removeValuesFromClause", "ruleId", rule.ID, "clauseId", "no-such-clause", "values", []string{"SE"}),
+		"removeValuesFromClause of a rule that does not exist":                 apptest.Instr("removeValuesFromClause", "ruleId", "no-such-rule", "clauseId", clause, "values", []string{"SE"}),
+		"removeRule of a rule that does not exist":                             apptest.Instr("removeRule", "ruleId", "no-such-rule"),
+		"removePrerequisite of a flag that is no prerequisite":                 apptest.Instr("removePrerequisite", "key", "gate"),
+		"removeUserTargets of a user not targeted":                             apptest.Instr("removeUserTargets", "values", []string{"bob"}, "variationId", vids[0]),
+		"removeTargets of a context not targeted":                              apptest.Instr("removeTargets", "values", []string{"acme"}, "variationId", vids[1], "contextKind", "org"),
+		"removeTags of a tag the flag does not have":                           apptest.Instr("removeTags", "values", []string{"absent"}),
+		"removeMaintainer of a flag without one":                               apptest.Instr("removeMaintainer"),
+		"removeVariation of a variation still served still fails":              apptest.Instr("removeVariation", "variationId", vids[0]),
+		"removeValuesFromClause that would leave the clause empty still fails": apptest.Instr("removeValuesFromClause", "ruleId", rule.ID, "clauseId", clause, "values", []string{"SE", "NO"}),
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			if in, ok := flagIns[tc.name]; ok {
 				tc.path, tc.body = onFlag(in)
-				tc.read = flagPath("tf", "checkout")
+				tc.read = apptest.FlagPath("tf", "checkout")
 			}
 			if tc.path == "" {
 				t.Fatalf("no request for %q", tc.name)

@@ -10,6 +10,7 @@ import (
 	"github.com/flagplane/flagplane/shared/endpoints"
 	"github.com/flagplane/flagplane/shared/environment/environmentapi"
 	"github.com/flagplane/flagplane/shared/featurestore/featurestoreapi"
+	"github.com/flagplane/flagplane/shared/flag/flagapi"
 	"github.com/flagplane/flagplane/shared/flagimport/flagimportapi"
 	"github.com/flagplane/flagplane/shared/ingest/eventapi"
 	"github.com/flagplane/flagplane/shared/insight/insightapi"
@@ -42,7 +43,7 @@ func List() []app.NewGroup {
 		environmentapi.New,
 		eventapi.New,
 		flagimportapi.New,
-		endpoints.Flags,
+		flagapi.New,
 		insightapi.New,
 		integrationapi.New,
 		memberapi.New,

@@ -1,16 +1,18 @@
-package endpoints
+package flagapi
 
 import (
 	"encoding/json"
 	"net/http"
 
 	"github.com/flagplane/flagplane/shared/api"
-	"github.com/flagplane/flagplane/shared/app"
 	"github.com/flagplane/flagplane/shared/expiring"
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/flag"
 	"github.com/flagplane/flagplane/shared/semanticpatch"
 )
+
+// The expiring targets of flags, in the flags group: a flag's in one
+// environment, and a user's across the flags of a project.
 
 // expiringListRep is ExpiringUserTargetGetResponse.
 type expiringListRep struct {
@@ -78,51 +80,54 @@ func expiringForUserNeeds(_ *http.Request, body []byte) ([]api.Need, error) {
 	return out, nil
 }
 
-func expiringHandlers(s app.Services) map[string]api.Handler {
-	svc := s.Expiring
-	patch := func(w http.ResponseWriter, r *http.Request, href string, run func(semanticpatch.Patch) ([]*expiring.Target, error)) error {
-		body, err := api.ReadBody(w, r)
-		if err != nil {
-			return err
-		}
-		sp, err := parseExpiringPatch(r, body)
-		if err != nil {
-			return err
-		}
-		items, err := run(sp)
-		if err != nil {
-			return err
-		}
-		n := len(sp.Instructions)
-		api.WriteJSON(w, http.StatusOK, expiringPatchRep{Items: items, Links: api.Links{"self": api.JSONLink(href)},
-			TotalInstructions: n, SuccessfulInstructions: n, Errors: []any{}})
-		return nil
+func (h handlers) getExpiringFlagsForUser(w http.ResponseWriter, r *http.Request) error {
+	items, err := h.expiring.ForUser(r.Context(), r.PathValue("projectKey"), r.PathValue("environmentKey"), r.PathValue("userKey"))
+	return writeExpiring(w, userExpiringHref(r), items, err)
+}
+
+func (h handlers) getExpiringUserTargets(w http.ResponseWriter, r *http.Request) error {
+	items, err := h.expiring.ForFlag(r.Context(), r.PathValue("projectKey"), r.PathValue("environmentKey"), r.PathValue("featureFlagKey"))
+	return writeExpiring(w, flagExpiringHref(r), items, err)
+}
+
+func (h handlers) patchExpiringFlagsForUser(w http.ResponseWriter, r *http.Request) error {
+	return patchExpiring(w, r, userExpiringHref(r), func(sp semanticpatch.Patch) ([]*expiring.Target, error) {
+		return h.expiring.PatchForUser(r.Context(), r.PathValue("projectKey"), r.PathValue("environmentKey"), r.PathValue("userKey"), sp)
+	})
+}
+
+func (h handlers) patchExpiringUserTargets(w http.ResponseWriter, r *http.Request) error {
+	return patchExpiring(w, r, flagExpiringHref(r), func(sp semanticpatch.Patch) ([]*expiring.Target, error) {
+		return h.expiring.PatchForFlag(r.Context(), r.PathValue("projectKey"), r.PathValue("environmentKey"), r.PathValue("featureFlagKey"), sp)
+	})
+}
+
+// writeExpiring answers a list of expiring targets, or err.
+func writeExpiring(w http.ResponseWriter, href string, items []*expiring.Target, err error) error {
+	if err != nil {
+		return err
 	}
-	list := func(w http.ResponseWriter, href string, items []*expiring.Target, err error) error {
-		if err != nil {
-			return err
-		}
-		api.WriteJSON(w, http.StatusOK, expiringListRep{Items: items, Links: api.Links{"self": api.JSONLink(href)}})
-		return nil
+	api.WriteJSON(w, http.StatusOK, expiringListRep{Items: items, Links: api.Links{"self": api.JSONLink(href)}})
+	return nil
+}
+
+// patchExpiring reads an expiring-targets patch, runs it and answers the
+// targets it leaves.
+func patchExpiring(w http.ResponseWriter, r *http.Request, href string, run func(semanticpatch.Patch) ([]*expiring.Target, error)) error {
+	body, err := api.ReadBody(w, r)
+	if err != nil {
+		return err
 	}
-	return map[string]api.Handler{
-		"getExpiringFlagsForUser": func(w http.ResponseWriter, r *http.Request) error {
-			items, err := svc.ForUser(r.Context(), r.PathValue("projectKey"), r.PathValue("environmentKey"), r.PathValue("userKey"))
-			return list(w, userExpiringHref(r), items, err)
-		},
-		"getExpiringUserTargets": func(w http.ResponseWriter, r *http.Request) error {
-			items, err := svc.ForFlag(r.Context(), r.PathValue("projectKey"), r.PathValue("environmentKey"), r.PathValue("featureFlagKey"))
-			return list(w, flagExpiringHref(r), items, err)
-		},
-		"patchExpiringFlagsForUser": func(w http.ResponseWriter, r *http.Request) error {
-			return patch(w, r, userExpiringHref(r), func(sp semanticpatch.Patch) ([]*expiring.Target, error) {
-				return svc.PatchForUser(r.Context(), r.PathValue("projectKey"), r.PathValue("environmentKey"), r.PathValue("userKey"), sp)
-			})
-		},
-		"patchExpiringUserTargets": func(w http.ResponseWriter, r *http.Request) error {
-			return patch(w, r, flagExpiringHref(r), func(sp semanticpatch.Patch) ([]*expiring.Target, error) {
-				return svc.PatchForFlag(r.Context(), r.PathValue("projectKey"), r.PathValue("environmentKey"), r.PathValue("featureFlagKey"), sp)
-			})
-		},
+	sp, err := parseExpiringPatch(r, body)
+	if err != nil {
+		return err
 	}
+	items, err := run(sp)
+	if err != nil {
+		return err
+	}
+	n := len(sp.Instructions)
+	api.WriteJSON(w, http.StatusOK, expiringPatchRep{Items: items, Links: api.Links{"self": api.JSONLink(href)},
+		TotalInstructions: n, SuccessfulInstructions: n, Errors: []any{}})
+	return nil
 }

@@ -1,4 +1,4 @@
-package endpoints_test
+package flagapi_test
 
 import (
 	"encoding/json"
@@ -18,7 +18,7 @@ import (
 // flagJSON reads a flag as a decoded map.
 func flagJSON(tb testing.TB, srv *apptest.Server, p, f string) map[string]any {
 	tb.Helper()
-	res := srv.Do(tb, http.MethodGet, flagPath(p, f), nil)
+	res := srv.Do(tb, http.MethodGet, apptest.FlagPath(p, f), nil)
 	apptest.WantStatus(tb, res, http.StatusOK)
 	return res.Map(tb)
 }
@@ -57,7 +57,7 @@ func TestFlagCustomProperties(t *testing.T) {
 	}
 
 	t.Run("a flag made with custom properties shows them on its read, its list and its create answer", func(t *testing.T) {
-		res := srv.Do(t, http.MethodPost, flagsPath("p"), map[string]any{"key": "tracked", "name": "Tracked",
+		res := srv.Do(t, http.MethodPost, apptest.FlagsPath("p"), map[string]any{"key": "tracked", "name": "Tracked",
 			"customProperties": map[string]any{"jira": jira("SHOP-1", "SHOP-2")}})
 		apptest.WantStatus(t, res, http.StatusCreated)
 		want := `{"jira":{"name":"Jira issues","value":["SHOP-1","SHOP-2"]}}`
@@ -67,7 +67,7 @@ func TestFlagCustomProperties(t *testing.T) {
 		if got := props(t, "tracked"); got != want {
 			t.Errorf("read %s, want %s", got, want)
 		}
-		list := srv.Do(t, http.MethodGet, flagsPath("p")+"?filter=query:tracked", nil)
+		list := srv.Do(t, http.MethodGet, apptest.FlagsPath("p")+"?filter=query:tracked", nil)
 		apptest.WantStatus(t, list, http.StatusOK)
 		if got := asJSON(t, list.Map(t)["items"].([]any)[0].(map[string]any)["customProperties"]); got != want {
 			t.Errorf("list %s, want %s", got, want)
@@ -75,7 +75,7 @@ func TestFlagCustomProperties(t *testing.T) {
 	})
 
 	t.Run("a flag made without custom properties shows an empty object", func(t *testing.T) {
-		abc(t, srv, "p", "plain")
+		apptest.ABCFlag(t, srv, "p", "plain")
 		if got := props(t, "plain"); got != "{}" {
 			t.Errorf("customProperties %s, want {}", got)
 		}
@@ -99,10 +99,10 @@ func TestFlagCustomProperties(t *testing.T) {
 			[]apptest.PatchOp{{Op: "remove", Path: "/customProperties/owner"}},
 			`{"jira":{"name":"Jira issues","value":["SHOP-9","SHOP-10"]}}`},
 	}
-	abc(t, srv, "p", "edited")
+	apptest.ABCFlag(t, srv, "p", "edited")
 	for _, e := range edits {
 		t.Run(e.name, func(t *testing.T) {
-			res := srv.Do(t, http.MethodPatch, flagPath("p", "edited"), e.patch)
+			res := srv.Do(t, http.MethodPatch, apptest.FlagPath("p", "edited"), e.patch)
 			apptest.WantStatus(t, res, http.StatusOK)
 			if got := asJSON(t, res.Map(t)["customProperties"]); got != e.want {
 				t.Errorf("answer %s, want %s", got, e.want)
@@ -114,7 +114,7 @@ func TestFlagCustomProperties(t *testing.T) {
 	}
 
 	t.Run("a custom-property patch is audited as updateFlagCustomProperties", func(t *testing.T) {
-		apptest.WantStatus(t, srv.Do(t, http.MethodPatch, flagPath("p", "edited"), map[string]any{"comment": "link the epic",
+		apptest.WantStatus(t, srv.Do(t, http.MethodPatch, apptest.FlagPath("p", "edited"), map[string]any{"comment": "link the epic",
 			"patch": []apptest.PatchOp{apptest.Add("/customProperties/epic", jira("SHOP-100"))}}), http.StatusOK)
 		var log struct {
 			Items []struct {
@@ -125,7 +125,7 @@ func TestFlagCustomProperties(t *testing.T) {
 				} `json:"accesses"`
 			} `json:"items"`
 		}
-		res := srv.Do(t, http.MethodGet, api+"/auditlog?limit=1", nil)
+		res := srv.Do(t, http.MethodGet, apptest.API+"/auditlog?limit=1", nil)
 		apptest.WantStatus(t, res, http.StatusOK)
 		res.JSON(t, &log)
 		if len(log.Items) != 1 || log.Items[0].Comment != "link the epic" || len(log.Items[0].Accesses) != 1 ||
@@ -141,16 +141,16 @@ func TestFlagCustomProperties(t *testing.T) {
 				Denied []struct{ Action string } `json:"denied"`
 			} `json:"_access"`
 		}
-		srv.Do(t, http.MethodGet, flagPath("p", "edited"), nil, "Authorization", reader).JSON(t, &f)
+		srv.Do(t, http.MethodGet, apptest.FlagPath("p", "edited"), nil, "Authorization", reader).JSON(t, &f)
 		if !slices.ContainsFunc(f.Access.Denied, func(d struct{ Action string }) bool { return d.Action == "updateFlagCustomProperties" }) {
 			t.Errorf("the reader's _access does not deny updateFlagCustomProperties: %v", f.Access.Denied)
 		}
-		apptest.WantError(t, srv.Do(t, http.MethodPatch, flagPath("p", "edited"), []apptest.PatchOp{apptest.Add("/customProperties/x", jira("X-1"))}, "Authorization", reader),
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, apptest.FlagPath("p", "edited"), []apptest.PatchOp{apptest.Add("/customProperties/x", jira("X-1"))}, "Authorization", reader),
 			http.StatusForbidden, "forbidden", "updateFlagCustomProperties")
 		apptest.CreateRole(t, srv, "custom-props", "", map[string]any{"effect": "allow", "resources": []string{"proj/p:env/*:flag/*"}, "actions": []string{"updateFlagCustomProperties"}})
 		_, tagger := srv.MustCreateToken(t, map[string]any{"name": "tagger", "customRoleIds": []string{"custom-props"}})
-		apptest.WantStatus(t, srv.Do(t, http.MethodPatch, flagPath("p", "edited"), []apptest.PatchOp{apptest.Add("/customProperties/x", jira("X-1"))}, "Authorization", tagger), http.StatusOK)
-		apptest.WantError(t, srv.Do(t, http.MethodPatch, flagPath("p", "edited"), []apptest.PatchOp{apptest.Replace("/name", "no")}, "Authorization", tagger),
+		apptest.WantStatus(t, srv.Do(t, http.MethodPatch, apptest.FlagPath("p", "edited"), []apptest.PatchOp{apptest.Add("/customProperties/x", jira("X-1"))}, "Authorization", tagger), http.StatusOK)
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, apptest.FlagPath("p", "edited"), []apptest.PatchOp{apptest.Replace("/name", "no")}, "Authorization", tagger),
 			http.StatusForbidden, "forbidden", "updateName")
 	})
 }
@@ -158,9 +158,9 @@ func TestFlagCustomProperties(t *testing.T) {
 func TestFlagCustomPropertiesRefused(t *testing.T) {
 	srv := apptest.New(t)
 	srv.MustCreateProject(t, "p")
-	abc(t, srv, "p", "f")
-	apptest.WantStatus(t, srv.Do(t, http.MethodPatch, flagPath("p", "f"), []apptest.PatchOp{apptest.Replace("/customProperties", map[string]any{"jira": jira("SHOP-1")})}), http.StatusOK)
-	before := srv.Do(t, http.MethodGet, flagPath("p", "f"), nil).Body
+	apptest.ABCFlag(t, srv, "p", "f")
+	apptest.WantStatus(t, srv.Do(t, http.MethodPatch, apptest.FlagPath("p", "f"), []apptest.PatchOp{apptest.Replace("/customProperties", map[string]any{"jira": jira("SHOP-1")})}), http.StatusOK)
+	before := srv.Do(t, http.MethodGet, apptest.FlagPath("p", "f"), nil).Body
 	long := strings.Repeat("x", 1025)
 	many := map[string]any{}
 	for i := range 65 {
@@ -187,23 +187,23 @@ func TestFlagCustomPropertiesRefused(t *testing.T) {
 	}
 	for _, b := range bad {
 		t.Run("a create with "+b.name+" is refused with a 400 naming the field", func(t *testing.T) {
-			apptest.WantError(t, srv.Do(t, http.MethodPost, flagsPath("p"), map[string]any{"key": "new", "name": "New", "customProperties": b.props}),
+			apptest.WantError(t, srv.Do(t, http.MethodPost, apptest.FlagsPath("p"), map[string]any{"key": "new", "name": "New", "customProperties": b.props}),
 				http.StatusBadRequest, "invalid_request", b.parts...)
-			apptest.WantStatus(t, srv.Do(t, http.MethodGet, flagPath("p", "new"), nil), http.StatusNotFound)
+			apptest.WantStatus(t, srv.Do(t, http.MethodGet, apptest.FlagPath("p", "new"), nil), http.StatusNotFound)
 		})
 		t.Run("a patch to "+b.name+" is refused with a 400 naming the field and changes nothing", func(t *testing.T) {
-			apptest.WantError(t, srv.Do(t, http.MethodPatch, flagPath("p", "f"), []apptest.PatchOp{apptest.Replace("/customProperties", b.props)}),
+			apptest.WantError(t, srv.Do(t, http.MethodPatch, apptest.FlagPath("p", "f"), []apptest.PatchOp{apptest.Replace("/customProperties", b.props)}),
 				http.StatusBadRequest, "invalid_request", b.parts...)
-			if after := srv.Do(t, http.MethodGet, flagPath("p", "f"), nil).Body; !apptest.SameJSON(t, before, after) {
+			if after := srv.Do(t, http.MethodGet, apptest.FlagPath("p", "f"), nil).Body; !apptest.SameJSON(t, before, after) {
 				t.Errorf("the flag changed:\n%s\n%s", before, after)
 			}
 		})
 	}
 
 	t.Run("a patch that adds one bad value to a stored property is refused and changes nothing", func(t *testing.T) {
-		apptest.WantError(t, srv.Do(t, http.MethodPatch, flagPath("p", "f"), []apptest.PatchOp{apptest.Add("/customProperties/jira/value/-", 7)}),
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, apptest.FlagPath("p", "f"), []apptest.PatchOp{apptest.Add("/customProperties/jira/value/-", 7)}),
 			http.StatusBadRequest, "invalid_request", "customProperties.jira.value")
-		if after := srv.Do(t, http.MethodGet, flagPath("p", "f"), nil).Body; !apptest.SameJSON(t, before, after) {
+		if after := srv.Do(t, http.MethodGet, apptest.FlagPath("p", "f"), nil).Body; !apptest.SameJSON(t, before, after) {
 			t.Errorf("the flag changed:\n%s\n%s", before, after)
 		}
 	})
@@ -214,7 +214,7 @@ var selPattern = regexp.MustCompile(`^[0-9a-f]{32}$`)
 func TestFlagReferenceFields(t *testing.T) {
 	srv := apptest.New(t)
 	srv.MustCreateProject(t, "p")
-	abc(t, srv, "p", "f")
+	apptest.ABCFlag(t, srv, "p", "f")
 
 	t.Run("a flag lists no experiments, with the baseline at the first variation", func(t *testing.T) {
 		if got := asJSON(t, flagJSON(t, srv, "p", "f")["experiments"]); got != `{"baselineIdx":0,"items":[]}` {
@@ -238,7 +238,7 @@ func TestFlagReferenceFields(t *testing.T) {
 
 	t.Run("sel changes with the targeting of its environment and only there", func(t *testing.T) {
 		before := sels(t)
-		apptest.WantStatus(t, semantic(t, srv, "p", "f", sp("production", instr("turnFlagOn"))), http.StatusOK)
+		apptest.WantStatus(t, apptest.SemanticPatchFlag(t, srv, "p", "f", apptest.SemanticBody("production", apptest.Instr("turnFlagOn"))), http.StatusOK)
 		after := sels(t)
 		if after["production"] == before["production"] {
 			t.Errorf("production sel %s did not change when the flag was turned on there", after["production"])
@@ -250,12 +250,12 @@ func TestFlagReferenceFields(t *testing.T) {
 
 	t.Run("sel does not change with the flag's name, and comes back with the same targeting", func(t *testing.T) {
 		before := sels(t)
-		apptest.WantStatus(t, srv.Do(t, http.MethodPatch, flagPath("p", "f"), []apptest.PatchOp{apptest.Replace("/name", "Renamed")}), http.StatusOK)
+		apptest.WantStatus(t, srv.Do(t, http.MethodPatch, apptest.FlagPath("p", "f"), []apptest.PatchOp{apptest.Replace("/name", "Renamed")}), http.StatusOK)
 		if after := sels(t); after["production"] != before["production"] {
 			t.Errorf("production sel changed with the name")
 		}
-		apptest.WantStatus(t, semantic(t, srv, "p", "f", sp("production", instr("turnFlagOff"))), http.StatusOK)
-		apptest.WantStatus(t, semantic(t, srv, "p", "f", sp("production", instr("turnFlagOn"))), http.StatusOK)
+		apptest.WantStatus(t, apptest.SemanticPatchFlag(t, srv, "p", "f", apptest.SemanticBody("production", apptest.Instr("turnFlagOff"))), http.StatusOK)
+		apptest.WantStatus(t, apptest.SemanticPatchFlag(t, srv, "p", "f", apptest.SemanticBody("production", apptest.Instr("turnFlagOn"))), http.StatusOK)
 		if after := sels(t); after["production"] != before["production"] {
 			t.Errorf("production sel %s after off and on again, want %s", after["production"], before["production"])
 		}
@@ -263,7 +263,7 @@ func TestFlagReferenceFields(t *testing.T) {
 
 	t.Run("the list summary carries the same sel as the read", func(t *testing.T) {
 		want := sels(t)
-		res := srv.Do(t, http.MethodGet, flagsPath("p"), nil)
+		res := srv.Do(t, http.MethodGet, apptest.FlagsPath("p"), nil)
 		apptest.WantStatus(t, res, http.StatusOK)
 		item := res.Map(t)["items"].([]any)[0].(map[string]any)
 		for env, s := range want {
@@ -280,7 +280,7 @@ func TestFlagReferenceFields(t *testing.T) {
 				t.Errorf("%s trackEventsFallthrough %v (present %t), want false", env, v, ok)
 			}
 		}
-		res := srv.Do(t, http.MethodPatch, flagPath("p", "f"), []apptest.PatchOp{apptest.Replace("/environments/production/trackEventsFallthrough", true)})
+		res := srv.Do(t, http.MethodPatch, apptest.FlagPath("p", "f"), []apptest.PatchOp{apptest.Replace("/environments/production/trackEventsFallthrough", true)})
 		apptest.WantStatus(t, res, http.StatusOK)
 		f = flagJSON(t, srv, "p", "f")
 		if envOf(t, f, "production")["trackEventsFallthrough"] != true || envOf(t, f, "test")["trackEventsFallthrough"] != false {
@@ -292,17 +292,17 @@ func TestFlagReferenceFields(t *testing.T) {
 	})
 
 	t.Run("a non-boolean trackEventsFallthrough is refused and changes nothing", func(t *testing.T) {
-		before := srv.Do(t, http.MethodGet, flagPath("p", "f"), nil).Body
-		apptest.WantError(t, srv.Do(t, http.MethodPatch, flagPath("p", "f"), []apptest.PatchOp{apptest.Replace("/environments/production/trackEventsFallthrough", "yes")}),
+		before := srv.Do(t, http.MethodGet, apptest.FlagPath("p", "f"), nil).Body
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, apptest.FlagPath("p", "f"), []apptest.PatchOp{apptest.Replace("/environments/production/trackEventsFallthrough", "yes")}),
 			http.StatusBadRequest, "invalid_request", "trackEventsFallthrough")
-		if after := srv.Do(t, http.MethodGet, flagPath("p", "f"), nil).Body; !apptest.SameJSON(t, before, after) {
+		if after := srv.Do(t, http.MethodGet, apptest.FlagPath("p", "f"), nil).Body; !apptest.SameJSON(t, before, after) {
 			t.Errorf("the flag changed")
 		}
 	})
 
 	t.Run("a reader is refused trackEventsFallthrough as updateTrackEvents", func(t *testing.T) {
 		_, reader := srv.MustCreateToken(t, map[string]any{"name": "reader", "role": "reader"})
-		body := apptest.WantError(t, srv.Do(t, http.MethodPatch, flagPath("p", "f"), []apptest.PatchOp{apptest.Replace("/environments/test/trackEventsFallthrough", true)}, "Authorization", reader),
+		body := apptest.WantError(t, srv.Do(t, http.MethodPatch, apptest.FlagPath("p", "f"), []apptest.PatchOp{apptest.Replace("/environments/test/trackEventsFallthrough", true)}, "Authorization", reader),
 			http.StatusForbidden, "forbidden", "updateTrackEvents")
 		if msg, _ := body["message"].(string); !slices.ContainsFunc([]string{"test", "env/test"}, func(s string) bool { return strings.Contains(msg, s) }) {
 			t.Errorf("message %q does not name the environment", msg)

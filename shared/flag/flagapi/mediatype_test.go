@@ -1,4 +1,4 @@
-package endpoints_test
+package flagapi_test
 
 import (
 	"net/http"
@@ -23,12 +23,12 @@ func TestSemanticPatchMediaTypes(t *testing.T) {
 		body        any
 	}
 	userPatch := func(fx expFixture, contentType string) request {
-		return request{userExpiringPath("p", "u", "production"), contentType, map[string]any{"instructions": []any{
-			instr("addExpireUserTargetDate", "flagKey", "f1", "variationId", fx.f1.vid(1), "value", hour)}}}
+		return request{apptest.UserExpiringPath("p", "u", "production"), contentType, map[string]any{"instructions": []any{
+			apptest.Instr("addExpireUserTargetDate", "flagKey", "f1", "variationId", fx.f1.VID(1), "value", hour)}}}
 	}
 	flagPatch := func(fx expFixture, contentType string) request {
-		return request{flagExpiringPath("p", "f1", "production"), contentType, map[string]any{"instructions": []any{
-			instr("addExpireUserTargetDate", "userKey", "u", "variationId", fx.f1.vid(1), "value", hour)}}}
+		return request{apptest.FlagExpiringPath("p", "f1", "production"), contentType, map[string]any{"instructions": []any{
+			apptest.Instr("addExpireUserTargetDate", "userKey", "u", "variationId", fx.f1.VID(1), "value", hour)}}}
 	}
 	for _, c := range []struct {
 		name    string
@@ -39,12 +39,12 @@ func TestSemanticPatchMediaTypes(t *testing.T) {
 		{"an expiring-targets patch per user with plain application/json is a semantic patch", func(fx expFixture) request { return userPatch(fx, "application/json") }, http.StatusOK, nil},
 		{"an expiring-targets patch per flag with plain application/json is a semantic patch", func(fx expFixture) request { return flagPatch(fx, "application/json") }, http.StatusOK, nil},
 		{"an expiring-targets patch with LaunchDarkly's domain-model is a semantic patch", func(fx expFixture) request { return userPatch(fx, ldSemanticType) }, http.StatusOK, nil},
-		{"an expiring-targets patch with flagplane's domain-model is a semantic patch", func(fx expFixture) request { return flagPatch(fx, semanticType) }, http.StatusOK, nil},
+		{"an expiring-targets patch with flagplane's domain-model is a semantic patch", func(fx expFixture) request { return flagPatch(fx, apptest.SemanticType) }, http.StatusOK, nil},
 		{"a JSON patch of expiring targets is refused with 400 asking for instructions", func(fx expFixture) request {
-			return request{userExpiringPath("p", "u", "production"), "application/json", []apptest.PatchOp{apptest.Replace("/x", 1)}}
+			return request{apptest.UserExpiringPath("p", "u", "production"), "application/json", []apptest.PatchOp{apptest.Replace("/x", 1)}}
 		}, http.StatusBadRequest, []string{"semantic patch only", "instructions"}},
 		{"an object without instructions is refused with 400 asking for them", func(fx expFixture) request {
-			return request{flagExpiringPath("p", "f1", "production"), "application/json", map[string]any{"comment": "no instructions"}}
+			return request{apptest.FlagExpiringPath("p", "f1", "production"), "application/json", map[string]any{"comment": "no instructions"}}
 		}, http.StatusBadRequest, []string{"instructions"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -65,7 +65,7 @@ func TestSemanticPatchMediaTypes(t *testing.T) {
 
 	t.Run("a flag patch with LaunchDarkly's domain-model is a semantic patch", func(t *testing.T) {
 		fx := newExpFixture(t)
-		res := fx.srv.Do(t, http.MethodPatch, flagPath("p", "f2"), sp("production", instr("turnFlagOn")), "Content-Type", ldSemanticType)
+		res := fx.srv.Do(t, http.MethodPatch, apptest.FlagPath("p", "f2"), apptest.SemanticBody("production", apptest.Instr("turnFlagOn")), "Content-Type", ldSemanticType)
 		apptest.WantStatus(t, res, http.StatusOK)
 		if on := res.Map(t)["environments"].(map[string]any)["production"].(map[string]any)["on"]; on != true {
 			t.Errorf("the flag is not on after turnFlagOn: %s", res.Body)
@@ -73,7 +73,7 @@ func TestSemanticPatchMediaTypes(t *testing.T) {
 	})
 	t.Run("a JSON-patch-only resource refuses LaunchDarkly's domain-model as a semantic patch", func(t *testing.T) {
 		fx := newExpFixture(t)
-		apptest.WantError(t, fx.srv.Do(t, http.MethodPatch, envPath("p", "production"), []apptest.PatchOp{apptest.Replace("/name", "x")}, "Content-Type", ldSemanticType),
+		apptest.WantError(t, fx.srv.Do(t, http.MethodPatch, apptest.EnvPath("p", "production"), []apptest.PatchOp{apptest.Replace("/name", "x")}, "Content-Type", ldSemanticType),
 			http.StatusBadRequest, "invalid_request", "JSON patch")
 		if got := apptest.GetEnv(t, fx.srv, "p", "production")["name"]; got == "x" {
 			t.Errorf("a refused patch renamed the environment")
@@ -84,7 +84,7 @@ func TestSemanticPatchMediaTypes(t *testing.T) {
 // wantNoExpiringTargets fails unless no user has an expiring target on f1 in production.
 func wantNoExpiringTargets(tb testing.TB, srv *apptest.Server) {
 	tb.Helper()
-	if l := expDecode(tb, srv.Do(tb, http.MethodGet, flagExpiringPath("p", "f1", "production"), nil)); len(l.Items) != 0 {
+	if l := expDecode(tb, srv.Do(tb, http.MethodGet, apptest.FlagExpiringPath("p", "f1", "production"), nil)); len(l.Items) != 0 {
 		tb.Errorf("a refused patch left expiring targets: %+v", l.Items)
 	}
 }

@@ -1,4 +1,4 @@
-package endpoints
+package flagapi
 
 import (
 	"bytes"
@@ -16,23 +16,50 @@ import (
 	"github.com/flagplane/flagplane/shared/reps"
 )
 
+// listCache holds what the flag list reuses from one request to the next;
+// each app has its own, so two servers in one process (tests) never share
+// an answer.
+//
 // Listing flags was bound by encoding them: a page of 20 is ~50 KB of
 // JSON, and the page is the same from one request to the next until a
-// flag, an environment or the caller's rights change. summaries keeps
-// each flag's summary JSON under everything it depends on, so a list
-// encodes only what changed. A key holds:
+// flag, an environment or the caller's rights change. flags keeps each
+// flag's summary JSON under everything it depends on, so a list encodes
+// only what changed. A key holds:
 //   - the decoded flag, which the flag service's list cache shares between
 //     requests until the stored flag changes (then it is a new pointer);
 //   - the environments shown, by key and stored version;
 //   - the caller's rights, which decide `_access` from the flag's key and
 //     tags and the project's tags (included when the rights select by tag).
-var summaries = cache.Bounded[summaryKey, []byte]{Max: 20000}
+//
+// The local server is its table's only writer, so a whole list answer
+// stays true until its next commit (audit.Log.Generation): pages keeps
+// answers under the generation read before the list read the table, the
+// project, the query and the caller's rights. A repeated list then costs
+// what a GET of one resource does. Lambda instances share the table with
+// others and never use it.
+type listCache struct {
+	flags *cache.Bounded[summaryKey, []byte]
+	pages *cache.Bounded[pageKey, []byte]
+}
+
+func newListCache() *listCache {
+	return &listCache{
+		flags: &cache.Bounded[summaryKey, []byte]{Max: 20000},
+		pages: &cache.Bounded[pageKey, []byte]{Max: 256}, // about 60 KB each
+	}
+}
 
 type summaryKey struct {
 	f           *flag.Flag
 	envs        string
 	rights      any
 	projectTags string
+}
+
+type pageKey struct {
+	gen            uint64
+	project, query string
+	rights         any
 }
 
 // identified is implemented by rights that can name themselves for caches
@@ -53,9 +80,9 @@ func envSignature(envs []*environment.Environment, only []string) string {
 	return b.String()
 }
 
-// flagSummaries encodes a page of flags as list summaries, each from the
+// summaries encodes a page of flags as list summaries, each from the
 // cache when nothing it depends on changed.
-func flagSummaries(r *http.Request, links api.Links, total int64, flags []*flag.Flag,
+func (c *listCache) summaries(r *http.Request, links api.Links, total int64, flags []*flag.Flag,
 	envs []*environment.Environment, view reps.FlagView) ([]byte, error) {
 	linksJSON, err := json.Marshal(links)
 	if err != nil {
@@ -82,7 +109,7 @@ func flagSummaries(r *http.Request, links api.Links, total int64, flags []*flag.
 		k := summaryKey{f: f, envs: sig, rights: rights, projectTags: projectTags}
 		keyed := rights != nil
 		if keyed {
-			if b, ok := summaries.Get(k); ok {
+			if b, ok := c.flags.Get(k); ok {
 				buf.Write(b)
 				continue
 			}
@@ -92,7 +119,7 @@ func flagSummaries(r *http.Request, links api.Links, total int64, flags []*flag.
 			return nil, err
 		}
 		if keyed {
-			summaries.Put(k, b)
+			c.flags.Put(k, b)
 		}
 		buf.Write(b)
 	}
@@ -118,18 +145,4 @@ func writeJSONBytes(w http.ResponseWriter, body []byte) {
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(body)
-}
-
-// The local server is its table's only writer, so a whole list answer
-// stays true until its next commit (audit.Log.Generation): pages keeps
-// answers under the generation read before the list read the table, the
-// project, the query and the caller's rights. A repeated list then costs
-// what a GET of one resource does. Lambda instances share the table with
-// others and never use it.
-var pages = cache.Bounded[pageKey, []byte]{Max: 256} // about 60 KB each
-
-type pageKey struct {
-	gen            uint64
-	project, query string
-	rights         any
 }

@@ -1,4 +1,4 @@
-package endpoints_test
+package flagapi_test
 
 import (
 	"net/http"
@@ -23,7 +23,7 @@ type listedFlag struct {
 
 func listFlags(t testing.TB, srv *apptest.Server, p string, headers ...string) map[string]listedFlag {
 	t.Helper()
-	res := srv.Do(t, http.MethodGet, flagsPath(p), nil, headers...)
+	res := srv.Do(t, http.MethodGet, apptest.FlagsPath(p), nil, headers...)
 	apptest.WantStatus(t, res, http.StatusOK)
 	var page struct {
 		Items []listedFlag `json:"items"`
@@ -65,7 +65,7 @@ func testFlagListShowsEveryChange(t *testing.T, sole bool) {
 	apptest.CreateRole(t, srv, "describer", "", map[string]any{"effect": "allow", "resources": []string{"proj/p:env/*:flag/*"}, "actions": []string{"updateDescription"}})
 	tokenID, tok := srv.MustCreateToken(t, map[string]any{"name": "r", "customRoleIds": []string{"renamer"}})
 	for _, k := range []string{"a", "b"} {
-		apptest.WantStatus(t, srv.Do(t, http.MethodPost, flagsPath("p"), map[string]any{"key": k, "name": "Flag " + k}), http.StatusCreated)
+		apptest.WantStatus(t, srv.Do(t, http.MethodPost, apptest.FlagsPath("p"), map[string]any{"key": k, "name": "Flag " + k}), http.StatusCreated)
 	}
 	listFlags(t, srv, "p")                       // fill the caches as the admin
 	listFlags(t, srv, "p", "Authorization", tok) // and as the role's token
@@ -77,7 +77,7 @@ func testFlagListShowsEveryChange(t *testing.T, sole bool) {
 	}{
 		{"a renamed flag shows its new name",
 			func(t *testing.T) {
-				apptest.WantStatus(t, srv.Do(t, http.MethodPatch, flagPath("p", "a"), []apptest.PatchOp{apptest.Replace("/name", "Renamed")}), http.StatusOK)
+				apptest.WantStatus(t, srv.Do(t, http.MethodPatch, apptest.FlagPath("p", "a"), []apptest.PatchOp{apptest.Replace("/name", "Renamed")}), http.StatusOK)
 			},
 			func(t *testing.T) {
 				if got := listFlags(t, srv, "p")["a"].Name; got != "Renamed" {
@@ -86,7 +86,7 @@ func testFlagListShowsEveryChange(t *testing.T, sole bool) {
 			}},
 		{"a flag turned on in an environment shows on",
 			func(t *testing.T) {
-				apptest.WantStatus(t, srv.Do(t, http.MethodPatch, flagPath("p", "b"), []apptest.PatchOp{apptest.Replace("/environments/production/on", true)}), http.StatusOK)
+				apptest.WantStatus(t, srv.Do(t, http.MethodPatch, apptest.FlagPath("p", "b"), []apptest.PatchOp{apptest.Replace("/environments/production/on", true)}), http.StatusOK)
 			},
 			func(t *testing.T) {
 				if !listFlags(t, srv, "p")["b"].Environments["production"].On {
@@ -95,8 +95,8 @@ func testFlagListShowsEveryChange(t *testing.T, sole bool) {
 			}},
 		{"a flag deleted and created again with the same key shows the new one",
 			func(t *testing.T) {
-				apptest.WantStatus(t, srv.Do(t, http.MethodDelete, flagPath("p", "b"), nil), http.StatusNoContent)
-				apptest.WantStatus(t, srv.Do(t, http.MethodPost, flagsPath("p"), map[string]any{"key": "b", "name": "Second b"}), http.StatusCreated)
+				apptest.WantStatus(t, srv.Do(t, http.MethodDelete, apptest.FlagPath("p", "b"), nil), http.StatusNoContent)
+				apptest.WantStatus(t, srv.Do(t, http.MethodPost, apptest.FlagsPath("p"), map[string]any{"key": "b", "name": "Second b"}), http.StatusCreated)
 			},
 			func(t *testing.T) {
 				got := listFlags(t, srv, "p")["b"]
@@ -106,7 +106,7 @@ func testFlagListShowsEveryChange(t *testing.T, sole bool) {
 			}},
 		{"a renamed environment shows its new name in every flag",
 			func(t *testing.T) {
-				apptest.WantStatus(t, srv.Do(t, http.MethodPatch, envPath("p", "production"), []apptest.PatchOp{apptest.Replace("/name", "Prod")}), http.StatusOK)
+				apptest.WantStatus(t, srv.Do(t, http.MethodPatch, apptest.EnvPath("p", "production"), []apptest.PatchOp{apptest.Replace("/name", "Prod")}), http.StatusOK)
 			},
 			func(t *testing.T) {
 				for k, f := range listFlags(t, srv, "p") {
