@@ -72,6 +72,27 @@ func ParseSort(raw string, allowed ...string) ([]SortKey, error) {
 	return keys, nil
 }
 
+// Sort orders items stably by order, each field compared by its function
+// in by (a field by lacks is skipped), later fields breaking ties.
+func Sort[T any](items []T, order []SortKey, by map[string]func(a, b T) int) {
+	slices.SortStableFunc(items, func(a, b T) int {
+		for _, k := range order {
+			compare, ok := by[k.Field]
+			if !ok {
+				continue
+			}
+			c := compare(a, b)
+			if k.Desc {
+				c = -c
+			}
+			if c != 0 {
+				return c
+			}
+		}
+		return 0
+	})
+}
+
 // Window returns items[offset : offset+limit], clamped.
 func Window[T any](items []T, offset, limit int64) []T {
 	if offset >= int64(len(items)) {
