@@ -166,24 +166,6 @@ var answerRequests = map[string]example.Example{
 			Body: map[string]any{"instructions": []any{apptest.Instr("updateDescription", "value", "New description")}}}
 	},
 
-	"getTokens": func(*example.World) example.Call { return example.Call{Path: api + "/tokens"} },
-	"getToken": func(w *example.World) example.Call {
-		return example.Call{Path: api + "/tokens/" + w.UsedTokenID}
-	},
-	"postToken": func(w *example.World) example.Call {
-		return example.Post(api+"/tokens", map[string]any{"name": w.Unique("token"), "role": "reader"})
-	},
-	"patchToken": func(w *example.World) example.Call {
-		return example.Patch(api+"/tokens/"+w.TokenID, apptest.Replace("/name", "renamed"))
-	},
-	"resetToken": func(w *example.World) example.Call {
-		return example.Post(api+"/tokens/"+w.TokenID+"/reset", nil)
-	},
-	"deleteToken": func(w *example.World) example.Call {
-		id := example.Str(w.Must(http.StatusCreated, http.MethodPost, api+"/tokens", map[string]any{"name": w.Unique("doomed"), "role": "reader"}), "_id")
-		return example.Call{Path: api + "/tokens/" + id}
-	},
-
 	"getOAuthClients": func(*example.World) example.Call { return example.Call{Path: api + "/oauth/clients"} },
 	"getOAuthClientById": func(w *example.World) example.Call {
 		return example.Call{Path: api + "/oauth/clients/" + w.ClientID}
@@ -199,34 +181,6 @@ var answerRequests = map[string]example.Example{
 		return example.Call{Path: api + "/oauth/clients/" + id}
 	},
 
-	"getAllReleasePipelines": func(w *example.World) example.Call {
-		return example.Call{Path: apptest.PipelinesPath(w.Project), Headers: betaHeader}
-	},
-	"getReleasePipelineByKey": func(w *example.World) example.Call {
-		return example.Call{Path: apptest.PipelinesPath(w.Project) + "/world", Headers: betaHeader}
-	},
-	"postReleasePipeline": func(w *example.World) example.Call {
-		return example.Call{Path: apptest.PipelinesPath(w.Project), Body: apptest.PipelineBody(w.Unique("pipe"), "production"), Headers: betaHeader}
-	},
-	"putReleasePipeline": func(w *example.World) example.Call {
-		return example.Call{Path: apptest.PipelinesPath(w.Project) + "/world", Body: apptest.PipelineBody("world", "test", "production"), Headers: betaHeader}
-	},
-	"deleteReleasePipeline": func(w *example.World) example.Call {
-		key := w.Unique("doomed-pipe")
-		w.Must(http.StatusCreated, http.MethodPost, apptest.PipelinesPath(w.Project), apptest.PipelineBody(key, "test"), betaHeader...)
-		return example.Call{Path: apptest.PipelinesPath(w.Project) + "/" + key, Headers: betaHeader}
-	},
-	"getAllReleaseProgressionsForReleasePipeline": func(w *example.World) example.Call {
-		return example.Call{Path: apptest.PipelinesPath(w.Project) + "/world/releases", Headers: betaHeader}
-	},
-	"createReleaseForFlag": func(w *example.World) example.Call {
-		key := w.Unique("flag")
-		w.Must(http.StatusCreated, http.MethodPost, apptest.FlagsPath(w.Project), map[string]any{"key": key, "name": key})
-		return example.Call{Path: apptest.FlagReleasePath(w.Project, key), Body: map[string]any{"releasePipelineKey": "world"}, Headers: betaHeader}
-	},
-	"getReleaseByFlagKey": func(w *example.World) example.Call {
-		return example.Call{Path: api + "/flags/" + w.Project + "/" + w.Flag + "/release", Headers: betaHeader}
-	},
 }
 
 // answerQueries are further reads of an operation, by the query options

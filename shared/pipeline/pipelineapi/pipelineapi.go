@@ -23,7 +23,8 @@ func New(a *app.App) app.Group {
 	s := a.Services
 	h := handlers{pipes: s.Pipelines, projects: s.Projects, envs: s.Environments}
 	return app.Group{
-		Name: "release-pipelines",
+		Name:     "release-pipelines",
+		Examples: examples(),
 		Handlers: map[string]api.Handler{
 			"getAllReleasePipelines":                      h.getAllReleasePipelines,
 			"postReleasePipeline":                         h.postReleasePipeline,

@@ -23,7 +23,8 @@ func New(a *app.App) app.Group {
 	s := a.Services
 	h := handlers{tokens: s.Tokens, members: s.Members}
 	return app.Group{
-		Name: "tokens",
+		Name:     "tokens",
+		Examples: examples(),
 		Handlers: map[string]api.Handler{
 			"getTokens":   h.getTokens,
 			"postToken":   h.postToken,
