@@ -2,8 +2,8 @@
 package main
 
 import (
-	"github.com/flagplane/flagplane/shared/endpoints"
 	"github.com/flagplane/flagplane/shared/lambdafn"
+	"github.com/flagplane/flagplane/shared/oauth/oauthapi"
 )
 
-func main() { lambdafn.Serve(endpoints.OAuthClients) }
+func main() { lambdafn.Serve(oauthapi.New) }

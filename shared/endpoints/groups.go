@@ -14,7 +14,6 @@ var (
 	AIConfigs        = group("ai-configs")
 	Applications     = group("applications")
 	Approvals        = group("approvals")
-	OAuthClients     = group("oauth-clients")
 )
 
 // group picks the named catalog group's operations out of this package's.

@@ -75,7 +75,7 @@ func (s *Service) Token(ctx context.Context, req TokenRequest) (Issued, error) {
 		return Issued{}, refuse(InvalidRequest, "parameter grant_type is required; this server supports %s", GrantClientCredentials)
 	case GrantClientCredentials:
 	default:
-		return Issued{}, refuse(UnsupportedGrantType, "grant_type %q is not supported; this server supports only %s", clip(req.GrantType), GrantClientCredentials)
+		return Issued{}, refuse(UnsupportedGrantType, "grant_type %q is not supported; this server supports only %s", Clip(req.GrantType), GrantClientCredentials)
 	}
 	scope := strings.TrimSpace(req.Scope)
 	switch scope {
@@ -83,7 +83,7 @@ func (s *Service) Token(ctx context.Context, req TokenRequest) (Issued, error) {
 		scope = DefaultScope
 	case ScopeReader, ScopeWriter:
 	default:
-		return Issued{}, refuse(InvalidScope, "scope %q is not one of %s or %s (request one)", clip(req.Scope), ScopeReader, ScopeWriter)
+		return Issued{}, refuse(InvalidScope, "scope %q is not one of %s or %s (request one)", Clip(req.Scope), ScopeReader, ScopeWriter)
 	}
 	c, err := s.authenticate(ctx, req.ClientID, req.ClientSecret)
 	if err != nil {
@@ -127,8 +127,8 @@ func (s *Service) authenticate(ctx context.Context, id, secret string) (*Client,
 	return c, nil
 }
 
-// clip shortens a value echoed in an error description.
-func clip(s string) string {
+// Clip shortens a value echoed in an error description.
+func Clip(s string) string {
 	if len(s) > 64 {
 		return s[:64] + "..."
 	}

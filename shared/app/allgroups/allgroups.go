@@ -16,6 +16,7 @@ import (
 	"github.com/flagplane/flagplane/shared/insight/insightapi"
 	"github.com/flagplane/flagplane/shared/integration/integrationapi"
 	"github.com/flagplane/flagplane/shared/member/memberapi"
+	"github.com/flagplane/flagplane/shared/oauth/oauthapi"
 	"github.com/flagplane/flagplane/shared/releasepolicy/releasepolicyapi"
 	"github.com/flagplane/flagplane/shared/pipeline/pipelineapi"
 	"github.com/flagplane/flagplane/shared/role/roleapi"
@@ -47,7 +48,7 @@ func List() []app.NewGroup {
 		insightapi.New,
 		integrationapi.New,
 		memberapi.New,
-		endpoints.OAuthClients,
+		oauthapi.New,
 		endpoints.Projects,
 		pipelineapi.New,
 		releasepolicyapi.New,

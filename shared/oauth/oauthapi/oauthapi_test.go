@@ -1,4 +1,4 @@
-package endpoints_test
+package oauthapi_test
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 )
 
 const (
-	oauthClientsPath = api + "/oauth/clients"
+	oauthClientsPath = apptest.API + "/oauth/clients"
 	oauthTokenPath   = "/trust/oauth/token"
 )
 
@@ -125,7 +125,7 @@ func wantOAuthError(t *testing.T, res *apptest.Response, status int, code string
 // with the same role for them; it returns the member id and the token.
 func oauthMemberToken(t *testing.T, srv *apptest.Server, email, role string) (string, string) {
 	t.Helper()
-	res := srv.Do(t, http.MethodPost, api+"/members", []map[string]any{{"email": email, "role": role}})
+	res := srv.Do(t, http.MethodPost, apptest.API+"/members", []map[string]any{{"email": email, "role": role}})
 	apptest.WantStatus(t, res, http.StatusCreated)
 	var out struct {
 		Items []struct {
@@ -392,13 +392,13 @@ func TestOAuthClientCredentialsGrant(t *testing.T) {
 		token              string
 		status             int
 	}{
-		{"a reader token lists projects", http.MethodGet, api + "/projects", nil, "Bearer " + reader, http.StatusOK},
-		{"a reader token cannot create a project", http.MethodPost, api + "/projects", map[string]any{"key": "r", "name": "R"}, "Bearer " + reader, http.StatusForbidden},
-		{"a writer token creates a project", http.MethodPost, api + "/projects", map[string]any{"key": "w", "name": "W"}, "Bearer " + writer, http.StatusCreated},
-		{"a writer token reads an environment", http.MethodGet, envPath("p", "production"), nil, "Bearer " + writer, http.StatusOK},
+		{"a reader token lists projects", http.MethodGet, apptest.API + "/projects", nil, "Bearer " + reader, http.StatusOK},
+		{"a reader token cannot create a project", http.MethodPost, apptest.API + "/projects", map[string]any{"key": "r", "name": "R"}, "Bearer " + reader, http.StatusForbidden},
+		{"a writer token creates a project", http.MethodPost, apptest.API + "/projects", map[string]any{"key": "w", "name": "W"}, "Bearer " + writer, http.StatusCreated},
+		{"a writer token reads an environment", http.MethodGet, apptest.EnvPath("p", "production"), nil, "Bearer " + writer, http.StatusOK},
 		{"a writer token cannot manage OAuth clients, though its member may", http.MethodPost, oauthClientsPath, oauthBody("X", "https://x.example.com"), "Bearer " + writer, http.StatusForbidden},
 		{"a writer token cannot delete its own client", http.MethodDelete, oauthClientsPath + "/" + id, nil, "Bearer " + writer, http.StatusForbidden},
-		{"the client secret is not an access token", http.MethodGet, api + "/projects", nil, "Bearer " + secret, http.StatusUnauthorized},
+		{"the client secret is not an access token", http.MethodGet, apptest.API + "/projects", nil, "Bearer " + secret, http.StatusUnauthorized},
 	}
 	for _, tt := range calls {
 		t.Run(tt.name, func(t *testing.T) {
@@ -476,13 +476,13 @@ func TestOAuthClientCredentialsGrant(t *testing.T) {
 		if err := srv.Table.Put(context.Background(), w.Item, w.Cond); err != nil {
 			t.Fatal(err)
 		}
-		apptest.WantError(t, srv.Do(t, http.MethodGet, api+"/projects", nil, "Authorization", "Bearer "+value), http.StatusUnauthorized, "unauthorized")
+		apptest.WantError(t, srv.Do(t, http.MethodGet, apptest.API+"/projects", nil, "Authorization", "Bearer "+value), http.StatusUnauthorized, "unauthorized")
 	})
 
 	t.Run("after the client is deleted its credentials fail and issued tokens live until they expire", func(t *testing.T) {
 		apptest.WantStatus(t, srv.Do(t, http.MethodDelete, oauthClientsPath+"/"+id, nil), http.StatusNoContent)
 		wantOAuthError(t, oauthExchange(t, srv, grant, "Authorization", basic), http.StatusUnauthorized, "invalid_client")
-		apptest.WantStatus(t, srv.Do(t, http.MethodGet, api+"/projects", nil, "Authorization", "Bearer "+reader), http.StatusOK)
+		apptest.WantStatus(t, srv.Do(t, http.MethodGet, apptest.API+"/projects", nil, "Authorization", "Bearer "+reader), http.StatusOK)
 	})
 }
 
@@ -508,18 +508,18 @@ func TestOAuthTokensActForTheClientsMember(t *testing.T) {
 
 	t.Run("while the member is an admin a writer token writes", func(t *testing.T) {
 		w := oauthAccessToken(t, srv, c.ClientID, secret, "writer")
-		apptest.WantStatus(t, srv.Do(t, http.MethodPost, api+"/projects", map[string]any{"key": "a", "name": "A"}, "Authorization", "Bearer "+w), http.StatusCreated)
+		apptest.WantStatus(t, srv.Do(t, http.MethodPost, apptest.API+"/projects", map[string]any{"key": "a", "name": "A"}, "Authorization", "Bearer "+w), http.StatusCreated)
 	})
 
 	t.Run("once the member is a reader a writer token can only read", func(t *testing.T) {
-		apptest.WantStatus(t, srv.Do(t, http.MethodPatch, api+"/members/"+memberID, []apptest.PatchOp{apptest.Replace("/role", "reader")}), http.StatusOK)
+		apptest.WantStatus(t, srv.Do(t, http.MethodPatch, apptest.API+"/members/"+memberID, []apptest.PatchOp{apptest.Replace("/role", "reader")}), http.StatusOK)
 		w := oauthAccessToken(t, srv, c.ClientID, secret, "writer")
-		apptest.WantStatus(t, srv.Do(t, http.MethodGet, api+"/projects", nil, "Authorization", "Bearer "+w), http.StatusOK)
-		apptest.WantError(t, srv.Do(t, http.MethodPost, api+"/projects", map[string]any{"key": "b", "name": "B"}, "Authorization", "Bearer "+w), http.StatusForbidden, "forbidden")
+		apptest.WantStatus(t, srv.Do(t, http.MethodGet, apptest.API+"/projects", nil, "Authorization", "Bearer "+w), http.StatusOK)
+		apptest.WantError(t, srv.Do(t, http.MethodPost, apptest.API+"/projects", map[string]any{"key": "b", "name": "B"}, "Authorization", "Bearer "+w), http.StatusForbidden, "forbidden")
 	})
 
 	t.Run("once the member is removed the client is unauthorized", func(t *testing.T) {
-		apptest.WantStatus(t, srv.Do(t, http.MethodDelete, api+"/members/"+memberID, nil), http.StatusNoContent)
+		apptest.WantStatus(t, srv.Do(t, http.MethodDelete, apptest.API+"/members/"+memberID, nil), http.StatusNoContent)
 		res := oauthExchange(t, srv, url.Values{"grant_type": {"client_credentials"}}, "Authorization", oauthBasic(c.ClientID, secret))
 		wantOAuthError(t, res, http.StatusBadRequest, "unauthorized_client")
 	})

@@ -1,4 +1,7 @@
-package endpoints
+// Package oauthapi serves the oauth-clients group over HTTP: OAuth 2.0
+// clients, and the token endpoint that grants them access tokens
+// (RFC 6749's client credentials grant).
+package oauthapi
 
 import (
 	"errors"
@@ -16,6 +19,34 @@ import (
 	"github.com/flagplane/flagplane/shared/policy"
 	"github.com/flagplane/flagplane/shared/reps"
 )
+
+// New is the oauth-clients group over a.
+func New(a *app.App) app.Group {
+	h := handlers{clients: a.Services.OAuth}
+	return app.Group{
+		Name: "oauth-clients",
+		Handlers: map[string]api.Handler{
+			"getOAuthClients":    h.getOAuthClients,
+			"createOAuth2Client": h.createOAuth2Client,
+			"getOAuthClientById": h.getOAuthClientByID,
+			"patchOAuthClient":   h.patchOAuthClient,
+			"deleteOAuthClient":  h.deleteOAuthClient,
+			"postOAuthToken":     h.postOAuthToken,
+		},
+		Needs: map[string]api.Needs{
+			"patchOAuthClient": api.PatchNeeds("an OAuth client", oauth.PatchActions),
+		},
+		Answers: map[string]api.Answer{
+			"getOAuthClients":    {Status: http.StatusOK, Rep: oauthClientsRep{}},
+			"createOAuth2Client": {Status: http.StatusCreated, Rep: oauthClientRep{}},
+			"getOAuthClientById": {Status: http.StatusOK, Rep: oauthClientRep{}},
+			"patchOAuthClient":   {Status: http.StatusOK, Rep: oauthClientRep{}},
+			"deleteOAuthClient":  {Status: http.StatusNoContent},
+			// The token endpoint refuses with RFC 6749's error body.
+			"postOAuthToken": {Status: http.StatusOK, Rep: oauthTokenRep{}, Error: oauthErrorRep{}},
+		},
+	}
+}
 
 // oauthClientRep is an OAuth 2.0 client as the API shows it (spec 2.3).
 // ClientSecret is set only in the create response.
@@ -45,84 +76,89 @@ type oauthClientsRep struct {
 	Items []oauthClientRep `json:"items"`
 }
 
-func oauthHandlers(s app.Services) map[string]api.Handler {
-	clients := s.OAuth
-	return map[string]api.Handler{
-		"getOAuthClients": func(w http.ResponseWriter, r *http.Request) error {
-			all, err := clients.List(r.Context())
-			if err != nil {
-				return err
-			}
-			out := oauthClientsRep{Links: api.Self(oauth.CollectionHref), Items: make([]oauthClientRep, 0, len(all))}
-			for _, c := range all {
-				out.Items = append(out.Items, newOAuthClientRep(r, c))
-			}
-			api.WriteJSON(w, http.StatusOK, out)
-			return nil
-		},
-		"createOAuth2Client": func(w http.ResponseWriter, r *http.Request) error {
-			var in oauth.Input
-			if err := api.Decode(w, r, &in); err != nil {
-				return err
-			}
-			p, _ := identity.From(r.Context())
-			c, secret, err := clients.Create(r.Context(), oauth.Creator{MemberID: p.MemberID, AccountID: p.AccountID}, in)
-			if err != nil {
-				return err
-			}
-			rep := newOAuthClientRep(r, c)
-			rep.ClientSecret = secret
-			w.Header().Set("Cache-Control", "no-store")
-			api.WriteJSON(w, http.StatusCreated, rep)
-			return nil
-		},
-		"getOAuthClientById": func(w http.ResponseWriter, r *http.Request) error {
-			c, err := clients.Get(r.Context(), r.PathValue("clientId"))
-			if err != nil {
-				return err
-			}
-			api.WriteJSON(w, http.StatusOK, newOAuthClientRep(r, c))
-			return nil
-		},
-		"patchOAuthClient": func(w http.ResponseWriter, r *http.Request) error {
-			p, err := api.ReadJSONPatch(w, r, "an OAuth client")
-			if err != nil {
-				return err
-			}
-			c, err := clients.Patch(r.Context(), r.PathValue("clientId"), p)
-			if err != nil {
-				return err
-			}
-			api.WriteJSON(w, http.StatusOK, newOAuthClientRep(r, c))
-			return nil
-		},
-		"deleteOAuthClient": func(w http.ResponseWriter, r *http.Request) error {
-			if err := clients.Delete(r.Context(), r.PathValue("clientId")); err != nil {
-				return err
-			}
-			w.WriteHeader(http.StatusNoContent)
-			return nil
-		},
-		"postOAuthToken": func(w http.ResponseWriter, r *http.Request) error {
-			req, err := readTokenRequest(w, r)
-			if err == nil {
-				var issued oauth.Issued
-				if issued, err = clients.Token(r.Context(), req); err == nil {
-					noStore(w)
-					api.WriteJSON(w, http.StatusOK, oauthTokenRep{
-						AccessToken: issued.AccessToken, TokenType: issued.TokenType, ExpiresIn: issued.ExpiresIn, Scope: issued.Scope,
-					})
-					return nil
-				}
-			}
-			var refused *oauth.Error
-			if !errors.As(err, &refused) {
-				return err
-			}
-			writeOAuthError(w, r, refused)
-			return nil
-		},
+// handlers serve the group's operations.
+type handlers struct {
+	clients *oauth.Service
+}
+
+func (h handlers) getOAuthClients(w http.ResponseWriter, r *http.Request) error {
+	all, err := h.clients.List(r.Context())
+	if err != nil {
+		return err
 	}
+	out := oauthClientsRep{Links: api.Self(oauth.CollectionHref), Items: make([]oauthClientRep, 0, len(all))}
+	for _, c := range all {
+		out.Items = append(out.Items, newOAuthClientRep(r, c))
+	}
+	api.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (h handlers) createOAuth2Client(w http.ResponseWriter, r *http.Request) error {
+	var in oauth.Input
+	if err := api.Decode(w, r, &in); err != nil {
+		return err
+	}
+	p, _ := identity.From(r.Context())
+	c, secret, err := h.clients.Create(r.Context(), oauth.Creator{MemberID: p.MemberID, AccountID: p.AccountID}, in)
+	if err != nil {
+		return err
+	}
+	rep := newOAuthClientRep(r, c)
+	rep.ClientSecret = secret
+	w.Header().Set("Cache-Control", "no-store")
+	api.WriteJSON(w, http.StatusCreated, rep)
+	return nil
+}
+
+func (h handlers) getOAuthClientByID(w http.ResponseWriter, r *http.Request) error {
+	c, err := h.clients.Get(r.Context(), r.PathValue("clientId"))
+	if err != nil {
+		return err
+	}
+	api.WriteJSON(w, http.StatusOK, newOAuthClientRep(r, c))
+	return nil
+}
+
+func (h handlers) patchOAuthClient(w http.ResponseWriter, r *http.Request) error {
+	p, err := api.ReadJSONPatch(w, r, "an OAuth client")
+	if err != nil {
+		return err
+	}
+	c, err := h.clients.Patch(r.Context(), r.PathValue("clientId"), p)
+	if err != nil {
+		return err
+	}
+	api.WriteJSON(w, http.StatusOK, newOAuthClientRep(r, c))
+	return nil
+}
+
+func (h handlers) deleteOAuthClient(w http.ResponseWriter, r *http.Request) error {
+	if err := h.clients.Delete(r.Context(), r.PathValue("clientId")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (h handlers) postOAuthToken(w http.ResponseWriter, r *http.Request) error {
+	req, err := readTokenRequest(w, r)
+	if err == nil {
+		var issued oauth.Issued
+		if issued, err = h.clients.Token(r.Context(), req); err == nil {
+			noStore(w)
+			api.WriteJSON(w, http.StatusOK, oauthTokenRep{
+				AccessToken: issued.AccessToken, TokenType: issued.TokenType, ExpiresIn: issued.ExpiresIn, Scope: issued.Scope,
+			})
+			return nil
+		}
+	}
+	var refused *oauth.Error
+	if !errors.As(err, &refused) {
+		return err
+	}
+	writeOAuthError(w, r, refused)
+	return nil
 }
 
 // oauthTokenRep is the successful token response of RFC 6749 §5.1.
@@ -170,7 +206,7 @@ func readTokenRequest(w http.ResponseWriter, r *http.Request) (oauth.TokenReques
 	}
 	for name, values := range form {
 		if len(values) > 1 {
-			return bad("parameter %q is sent more than once", clipped(name))
+			return bad("parameter %q is sent more than once", oauth.Clip(name))
 		}
 	}
 	req := oauth.TokenRequest{GrantType: form.Get("grant_type"), Scope: form.Get("scope"),
@@ -215,11 +251,4 @@ func writeOAuthError(w http.ResponseWriter, r *http.Request, e *oauth.Error) {
 		w.Header().Set("WWW-Authenticate", `Basic realm="flagplane", charset="UTF-8"`)
 	}
 	api.WriteJSON(w, status, oauthErrorRep{Error: e.Code, Description: e.Description, ID: api.RequestID(r.Context())})
-}
-
-func clipped(s string) string {
-	if len(s) > 64 {
-		return s[:64] + "..."
-	}
-	return s
 }
