@@ -2,8 +2,8 @@
 package main
 
 import (
-	"github.com/flagplane/flagplane/shared/endpoints"
+	"github.com/flagplane/flagplane/shared/application/applicationapi"
 	"github.com/flagplane/flagplane/shared/lambdafn"
 )
 
-func main() { lambdafn.Serve(endpoints.Applications) }
+func main() { lambdafn.Serve(applicationapi.New) }

@@ -124,7 +124,7 @@ func New(table store.Table, publisher audit.Publisher, s Settings, logger *slog.
 	notify.changed = sdk.Changed
 	if s.Ingest == nil {
 		// Payloads are applied before the answer.
-		s.Ingest = ingest.Direct{Agg: ingest.NewAggregator(table, logger)}
+		s.Ingest = ingest.Direct{Agg: ingest.NewAggregator(table, logger, now)}
 	}
 	return &App{
 		Table: table,
@@ -378,7 +378,7 @@ func FromEnv(ctx context.Context, groups ...NewGroup) (*App, *sqsqueue.Queue, er
 		publisher = webhook.Publisher{Queue: queue}
 	}
 	// On DynamoDB each aggregate is its own conditional put: half the cost of a transaction's write.
-	s.Ingest = ingest.Direct{Agg: ingest.NewAggregator(table, logger).PerItemWrites()}
+	s.Ingest = ingest.Direct{Agg: ingest.NewAggregator(table, logger, time.Now).PerItemWrites()}
 	// With an ingest queue, SDK event payloads go to it and the ingest worker aggregates them.
 	if url := os.Getenv(EnvIngestQueueURL); url != "" {
 		cfg, err := awsenv.Config()

@@ -45,7 +45,7 @@ func newDynamoAPI(tb testing.TB, settings app.Settings) *dynamoAPI {
 // directIngest has SDK events aggregated in the request, item by item, as
 // the Lambda paths write them; it returns the aggregator.
 func (d *dynamoAPI) directIngest() *ingest.Aggregator {
-	agg := ingest.NewAggregator(d.Table, d.Logger).PerItemWrites()
+	agg := ingest.NewAggregator(d.Table, d.Logger, d.App.Now).PerItemWrites()
 	d.App.Services.Ingest = ingest.Direct{Agg: agg}
 	return agg
 }

@@ -148,8 +148,7 @@ func TestIngestSQSRetryCountsOnce(t *testing.T) {
 			// Both workers' clocks stand still, so the usage cell is one hour's.
 			clock := func() time.Time { return time.UnixMilli(now) }
 			flaky := &failingPart{Table: api.Table, after: after}
-			first := ingest.NewAggregator(flaky, api.Logger).PerItemWrites()
-			first.SetClock(clock)
+			first := ingest.NewAggregator(flaky, api.Logger, clock).PerItemWrites()
 			resp, err := sqsingest.Handler(first, api.Logger)(t.Context(), batch)
 			if err != nil {
 				t.Fatal(err)
@@ -158,8 +157,7 @@ func TestIngestSQSRetryCountsOnce(t *testing.T) {
 				t.Fatalf("failures %+v, want the second part's message alone", resp.BatchItemFailures)
 			}
 			// SQS delivers every message again (a batch that failed whole), to a new worker.
-			second := ingest.NewAggregator(api.Table, api.Logger).PerItemWrites()
-			second.SetClock(clock)
+			second := ingest.NewAggregator(api.Table, api.Logger, clock).PerItemWrites()
 			resp, err = sqsingest.Handler(second, api.Logger)(t.Context(), batch)
 			if err != nil || len(resp.BatchItemFailures) != 0 {
 				t.Fatalf("delivery again: %+v, %v", resp.BatchItemFailures, err)

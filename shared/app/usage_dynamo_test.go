@@ -25,7 +25,7 @@ func newUsageOnDynamo(tb testing.TB, days int) *usageOnDynamo {
 	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
 	api := newDynamoAPI(tb, app.Settings{Approvals: true, Clock: clock})
-	api.directIngest().SetClock(clock)
+	api.directIngest()
 	svc := usageapi.Service(api.App)
 	api.serve(tb, "")
 	u := &usageOnDynamo{dynamoAPI: api}

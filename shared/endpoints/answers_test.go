@@ -84,29 +84,29 @@ var answerRequests = map[string]example.Example{
 	},
 
 	"getApplications": func(*example.World) example.Call {
-		return example.Call{Path: api + "/applications?expand=flags", Headers: betaHeader}
+		return example.Call{Path: api + "/applications?expand=flags", Headers: apptest.BetaHeader}
 	},
 	"getApplication": func(*example.World) example.Call {
-		return example.Call{Path: api + "/applications/world?expand=flags", Headers: betaHeader}
+		return example.Call{Path: api + "/applications/world?expand=flags", Headers: apptest.BetaHeader}
 	},
 	"patchApplication": func(*example.World) example.Call {
-		return example.Call{Path: api + "/applications/world", Body: []apptest.PatchOp{apptest.Replace("/description", "the world")}, Headers: betaHeader}
+		return example.Call{Path: api + "/applications/world", Body: []apptest.PatchOp{apptest.Replace("/description", "the world")}, Headers: apptest.BetaHeader}
 	},
 	"deleteApplication": func(w *example.World) example.Call {
 		key := w.Unique("app")
 		w.SeenContext(w.Unique("u"), key)
-		return example.Call{Path: api + "/applications/" + key, Headers: betaHeader}
+		return example.Call{Path: api + "/applications/" + key, Headers: apptest.BetaHeader}
 	},
 	"getApplicationVersions": func(*example.World) example.Call {
-		return example.Call{Path: api + "/applications/world/versions", Headers: betaHeader}
+		return example.Call{Path: api + "/applications/world/versions", Headers: apptest.BetaHeader}
 	},
 	"patchApplicationVersion": func(*example.World) example.Call {
-		return example.Call{Path: api + "/applications/world/versions/1.0", Body: []apptest.PatchOp{apptest.Replace("/name", "One")}, Headers: betaHeader}
+		return example.Call{Path: api + "/applications/world/versions/1.0", Body: []apptest.PatchOp{apptest.Replace("/name", "One")}, Headers: apptest.BetaHeader}
 	},
 	"deleteApplicationVersion": func(w *example.World) example.Call {
 		key := w.Unique("app")
 		w.SeenContext(w.Unique("u"), key)
-		return example.Call{Path: api + "/applications/" + key + "/versions/1.0", Headers: betaHeader}
+		return example.Call{Path: api + "/applications/" + key + "/versions/1.0", Headers: apptest.BetaHeader}
 	},
 
 	"getFeatureFlags": func(w *example.World) example.Call {

@@ -33,7 +33,7 @@ func TestPatchApprovalRequest(t *testing.T) {
 		}
 	})
 	t.Run("updateDescription replaces the description, also sent as plain JSON", func(t *testing.T) {
-		res := srv.Do(t, http.MethodPatch, approvalPath(req.ID), map[string]any{"instructions": []any{apptest.Instr("updateDescription", "value", "New description")}}, betaHeader...)
+		res := srv.Do(t, http.MethodPatch, approvalPath(req.ID), map[string]any{"instructions": []any{apptest.Instr("updateDescription", "value", "New description")}}, apptest.BetaHeader...)
 		apptest.WantStatus(t, res, http.StatusOK)
 		if got := apDecode(t, res); got.Description != "New description" {
 			t.Errorf("description %q", got.Description)
@@ -69,7 +69,7 @@ func TestPatchApprovalRequest(t *testing.T) {
 		})
 	}
 	t.Run("no instructions is 400", func(t *testing.T) {
-		apptest.WantError(t, srv.Do(t, http.MethodPatch, approvalPath(req.ID), map[string]any{"instructions": []any{}}, betaHeader...), 400, "invalid_request", "instructions")
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, approvalPath(req.ID), map[string]any{"instructions": []any{}}, apptest.BetaHeader...), 400, "invalid_request", "instructions")
 	})
 	t.Run("a missing request is 404", func(t *testing.T) {
 		apptest.WantError(t, patchApproval(t, srv, "nope", apptest.Instr("updateDescription", "value", "x")), 404, "not_found")

@@ -6,7 +6,6 @@ package endpoints
 import (
 	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/app"
-	"github.com/flagplane/flagplane/shared/application"
 	"github.com/flagplane/flagplane/shared/patch"
 	"github.com/flagplane/flagplane/shared/project"
 )
@@ -18,8 +17,6 @@ import (
 func Needs(s app.Services) map[string]api.Needs {
 	return map[string]api.Needs{
 		"patchProject":            api.PatchNeeds("a project", patch.ChangingActions(project.PatchActions)),
-		"patchApplication":        api.PatchNeeds("an application", application.PatchActions),
-		"patchApplicationVersion": api.PatchNeeds("an application version", application.VersionPatchActions),
 
 		"getApprovalRequest":        storedApprovalNeeds(s),
 		"postApprovalRequest":       approvalCreateNeeds,
@@ -36,7 +33,7 @@ func Needs(s app.Services) map[string]api.Needs {
 // Handlers returns every built operation's handler, by operation id.
 func Handlers(s app.Services) map[string]api.Handler {
 	h := map[string]api.Handler{}
-	for _, part := range []map[string]api.Handler{projectHandlers(s), approvalHandlers(s), applicationHandlers(s), adaptiveTriggerHandlers(s)} {
+	for _, part := range []map[string]api.Handler{projectHandlers(s), approvalHandlers(s), adaptiveTriggerHandlers(s)} {
 		for id, fn := range part {
 			h[id] = fn
 		}

@@ -275,7 +275,7 @@ func TestTimestampFieldTypes(t *testing.T) {
 				if rd.body != nil {
 					body = rd.body(w)
 				}
-				res := w.Srv.Do(t, rd.method, path, body, betaHeader...) // opens beta reads; the others ignore it
+				res := w.Srv.Do(t, rd.method, path, body, apptest.BetaHeader...) // opens beta reads; the others ignore it
 				apptest.WantStatus(t, res, http.StatusOK)
 				var doc any
 				if err := json.Unmarshal(res.Body, &doc); err != nil {

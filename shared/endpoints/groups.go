@@ -12,7 +12,6 @@ import (
 var (
 	AdaptiveTriggers = group("adaptive-triggers")
 	AIConfigs        = group("ai-configs")
-	Applications     = group("applications")
 	Approvals        = group("approvals")
 )
 

@@ -132,7 +132,7 @@ func TestEveryDestinationRefusesEverySpecialPurposeAddress(t *testing.T) {
 						t.Fatal(err)
 					}
 					path, body := k.create(u)
-					wantRefusal(t, srv.Do(t, http.MethodPost, path, body, betaHeader...), k.field)
+					wantRefusal(t, srv.Do(t, http.MethodPost, path, body, apptest.BetaHeader...), k.field)
 				})
 			}
 			if k.statusChecked {
@@ -140,20 +140,20 @@ func TestEveryDestinationRefusesEverySpecialPurposeAddress(t *testing.T) {
 			}
 			public, _ := url.Parse("http://8.8.8.8/hook")
 			path, body := k.create(public)
-			created := srv.Do(t, http.MethodPost, path, body, betaHeader...)
+			created := srv.Do(t, http.MethodPost, path, body, apptest.BetaHeader...)
 			// The reference answers 200 to some creates (webhooks, flag imports), 201 to others.
 			if created.Status != http.StatusCreated && created.Status != http.StatusOK {
 				t.Fatalf("a public address is refused: %d %s", created.Status, created.Body)
 			}
 			self := selfPath(t, created)
-			before := srv.Do(t, http.MethodGet, self, nil, betaHeader...)
+			before := srv.Do(t, http.MethodGet, self, nil, apptest.BetaHeader...)
 			apptest.WantStatus(t, before, http.StatusOK)
 			for _, h := range hosts {
 				t.Run("refuses a patch to "+h[0]+", leaving it as it was", func(t *testing.T) {
 					u, _ := url.Parse("http://" + h[0] + "/hook")
 					patch := []map[string]any{{"op": "replace", "path": k.patchPath, "value": k.patchValue(u)}}
-					wantRefusal(t, srv.Do(t, http.MethodPatch, self, patch, betaHeader...), k.field)
-					if after := srv.Do(t, http.MethodGet, self, nil, betaHeader...); string(after.Body) != string(before.Body) {
+					wantRefusal(t, srv.Do(t, http.MethodPatch, self, patch, apptest.BetaHeader...), k.field)
+					if after := srv.Do(t, http.MethodGet, self, nil, apptest.BetaHeader...); string(after.Body) != string(before.Body) {
 						t.Errorf("the refused patch changed what is stored:\n%s\nwas\n%s", after.Body, before.Body)
 					}
 				})

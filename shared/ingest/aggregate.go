@@ -62,8 +62,8 @@ func (a *Aggregator) write(ctx context.Context, changes []change) error {
 }
 
 // NewAggregator aggregates into table.
-func NewAggregator(table store.Table, logger *slog.Logger) *Aggregator {
-	return &Aggregator{table: table, now: time.Now, logger: logger, known: &cache.Bounded[string, struct{}]{Max: 100_000}}
+func NewAggregator(table store.Table, logger *slog.Logger, now func() time.Time) *Aggregator {
+	return &Aggregator{table: table, now: now, logger: logger, known: &cache.Bounded[string, struct{}]{Max: 100_000}}
 }
 
 // Result says what one payload did.

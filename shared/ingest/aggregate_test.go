@@ -24,7 +24,7 @@ func newAggregator(tb testing.TB) (*ingest.Aggregator, store.Table) {
 		tb.Fatalf("open store: %v", err)
 	}
 	tb.Cleanup(func() { table.Close() })
-	return ingest.NewAggregator(table, discardLogger()), table
+	return ingest.NewAggregator(table, discardLogger(), time.Now), table
 }
 
 func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
@@ -155,7 +155,7 @@ func TestCountersAddUpAcrossWorkers(t *testing.T) {
 			body := []byte(fmt.Sprintf(`[{"kind":"summary","startDate":%d,"endDate":%d,"features":{"f":{"counters":[{"variation":1,"version":1,"value":true,"count":1}]}}}]`, now, now))
 			errs := make(chan error, 2)
 			for w := 0; w < 2; w++ {
-				agg := ingest.NewAggregator(table, discardLogger())
+				agg := ingest.NewAggregator(table, discardLogger(), time.Now)
 				if mode.perItem {
 					agg.PerItemWrites()
 				}

@@ -155,10 +155,6 @@ func Canonical(s *hyperloglog.Sketch) *hyperloglog.Sketch {
 	return c
 }
 
-// SetClock replaces the aggregator's clock (tests that span hours and
-// days); call it before the aggregator is in use.
-func (a *Aggregator) SetClock(now func() time.Time) { a.now = now }
-
 // keepConnection writes an SDK seen through its events, keeping the
 // connection type (streaming, polling, relay) its diagnostic events told:
 // events do not say it.

@@ -60,7 +60,7 @@ func TestBilledCallsPerPayload(t *testing.T) {
 		t.Run(fmt.Sprintf("a payload of 400 events with %d new contexts", fresh), func(t *testing.T) {
 			_, table := newAggregator(t)
 			c := &counting{Table: table}
-			agg := ingest.NewAggregator(c, discardLogger()).PerItemWrites()
+			agg := ingest.NewAggregator(c, discardLogger(), time.Now).PerItemWrites()
 			const payloads = 10
 			for i := 0; i <= payloads; i++ {
 				if i == 1 {

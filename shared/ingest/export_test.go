@@ -81,7 +81,7 @@ func TestSpoolTapsThePayloadsOfExportingEnvironments(t *testing.T) {
 		_, table := newAggregator(t)
 		markExporting(t, table, "crash", "d1")
 		crashing := &storetest.CrashOnce{Table: table}
-		agg := ingest.NewAggregator(crashing, discardLogger())
+		agg := ingest.NewAggregator(crashing, discardLogger(), time.Now)
 		if _, err := agg.Apply(ctx, payload("crash", "pl-2", identifies(0, 4))); err == nil {
 			t.Fatal("the crash was not reported, so the queue would not deliver again")
 		}

@@ -42,7 +42,7 @@ func TestInboxLargePayloads(t *testing.T) {
 	t.Run("a payload of 5 MiB is kept in parts, applied whole after a restart, and removed with its parts", func(t *testing.T) {
 		_, table := newAggregator(t)
 		stuck := held{Table: table, release: make(chan struct{})}
-		first, err := ingest.NewInbox(ctx, table, ingest.NewAggregator(stuck, discardLogger()), 4, discardLogger())
+		first, err := ingest.NewInbox(ctx, table, ingest.NewAggregator(stuck, discardLogger(), time.Now), 4, discardLogger())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -55,7 +55,7 @@ func TestInboxLargePayloads(t *testing.T) {
 			t.Fatalf("kept %d payloads in %d further parts, want 1 in about 20", heads, parts)
 		}
 		// The first run "crashed" before applying it.
-		next := newInbox(t, table, ingest.NewAggregator(table, discardLogger()), 4)
+		next := newInbox(t, table, ingest.NewAggregator(table, discardLogger(), time.Now), 4)
 		next.Wait()
 		if !hasContext(t, table, 0) || !hasContext(t, table, 1) {
 			t.Error("the contexts of the large payload were not applied")
@@ -72,7 +72,7 @@ func TestInboxLargePayloads(t *testing.T) {
 		if err := table.Put(ctx, store.Item{PK: k.PK, SK: k.SK, Version: 1, Data: data}, store.Cond{}); err != nil {
 			t.Fatal(err)
 		}
-		newInbox(t, table, ingest.NewAggregator(table, discardLogger()), 4).Wait()
+		newInbox(t, table, ingest.NewAggregator(table, discardLogger(), time.Now), 4).Wait()
 		if !hasContext(t, table, 3) {
 			t.Error("the payload kept whole was not applied")
 		}
@@ -89,7 +89,7 @@ func TestInboxLargePayloads(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		newInbox(t, table, ingest.NewAggregator(table, discardLogger()), 4).Wait()
+		newInbox(t, table, ingest.NewAggregator(table, discardLogger(), time.Now), 4).Wait()
 		if heads, parts := countItems(t, table, store.IngestInboxPK), countItems(t, table, store.IngestInboxPartPK); heads != 0 || parts != 0 {
 			t.Errorf("%d payloads and %d parts left", heads, parts)
 		}

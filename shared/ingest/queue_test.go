@@ -101,7 +101,7 @@ func TestInbox(t *testing.T) {
 	t.Run("payloads kept by a run that never applied them are applied by the next inbox on the same file", func(t *testing.T) {
 		_, table := newAggregator(t)
 		stuck := held{Table: table, release: make(chan struct{})}
-		first, err := ingest.NewInbox(ctx, table, ingest.NewAggregator(stuck, discardLogger()), 8, discardLogger())
+		first, err := ingest.NewInbox(ctx, table, ingest.NewAggregator(stuck, discardLogger(), time.Now), 8, discardLogger())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -116,7 +116,7 @@ func TestInbox(t *testing.T) {
 			t.Fatalf("%d payloads kept, want the 5 acknowledged", n)
 		}
 		// The first run "crashed": its worker never got past the first read.
-		next := newInbox(t, table, ingest.NewAggregator(table, discardLogger()), 8)
+		next := newInbox(t, table, ingest.NewAggregator(table, discardLogger(), time.Now), 8)
 		next.Wait()
 		for i := 0; i < 5; i++ {
 			if !hasContext(t, table, i) {
@@ -127,7 +127,7 @@ func TestInbox(t *testing.T) {
 	t.Run("a full inbox makes Send wait, then answer 503, and keeps no more than its bound", func(t *testing.T) {
 		_, table := newAggregator(t)
 		stuck := held{Table: table, release: make(chan struct{})}
-		q := newInbox(t, table, ingest.NewAggregator(stuck, discardLogger()), 2)
+		q := newInbox(t, table, ingest.NewAggregator(stuck, discardLogger(), time.Now), 2)
 		q.SetWait(50 * time.Millisecond)
 		for i := 0; i < 2; i++ {
 			if err := q.Send(ctx, identify(fmt.Sprintf("f%d", i), i)); err != nil {

@@ -81,8 +81,7 @@ func openTable(tb testing.TB) store.Table {
 }
 
 func aggregator(table store.Table, perItem bool) *ingest.Aggregator {
-	agg := ingest.NewAggregator(table, discardLogger())
-	agg.SetClock(func() time.Time { return clock })
+	agg := ingest.NewAggregator(table, discardLogger(), func() time.Time { return clock })
 	if perItem {
 		agg.PerItemWrites()
 	}

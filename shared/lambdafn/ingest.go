@@ -19,5 +19,5 @@ func ServeIngestWorker() {
 		log.Fatalf("flagplane events-ingest: %v", err)
 	}
 	// Each aggregate is its own conditional put, which DynamoDB bills at half a transaction's write.
-	lambda.Start(sqsingest.Handler(ingest.NewAggregator(a.Table, a.Logger).PerItemWrites(), a.Logger))
+	lambda.Start(sqsingest.Handler(ingest.NewAggregator(a.Table, a.Logger, a.Now).PerItemWrites(), a.Logger))
 }

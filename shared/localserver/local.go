@@ -100,7 +100,7 @@ func RunLocal(ctx context.Context, cfg LocalConfig, logger *slog.Logger) (err er
 	// At most 3 kept payloads wait: a kept payload's pages of the data
 	// file count in the server's resident memory once the worker reads
 	// them, so 16 payloads of 5 MB kept it over 100 MB.
-	events, err := ingest.NewInbox(ctx, table, ingest.NewAggregator(table, logger), 3, logger)
+	events, err := ingest.NewInbox(ctx, table, ingest.NewAggregator(table, logger, time.Now), 3, logger)
 	if err != nil {
 		return err
 	}

@@ -35,8 +35,7 @@ func openTable(tb testing.TB) store.Table {
 func feed(tb testing.TB, table store.Table, start time.Time, hours, users int) {
 	tb.Helper()
 	now := start
-	agg := ingest.NewAggregator(table, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	agg.SetClock(func() time.Time { return now })
+	agg := ingest.NewAggregator(table, slog.New(slog.NewTextHandler(io.Discard, nil)), func() time.Time { return now })
 	for h := 0; h < hours; h++ {
 		now = start.Add(time.Duration(h) * time.Hour)
 		var ev []string

@@ -4,6 +4,7 @@ package allgroups
 
 import (
 	"github.com/flagplane/flagplane/shared/app"
+	"github.com/flagplane/flagplane/shared/application/applicationapi"
 	"github.com/flagplane/flagplane/shared/audit/auditapi"
 	"github.com/flagplane/flagplane/shared/coderefs/coderefsapi"
 	"github.com/flagplane/flagplane/shared/destination/destinationapi"
@@ -33,7 +34,7 @@ func List() []app.NewGroup {
 	return []app.NewGroup{
 		endpoints.AdaptiveTriggers,
 		endpoints.AIConfigs,
-		endpoints.Applications,
+		applicationapi.New,
 		endpoints.Approvals,
 		auditapi.New,
 		featurestoreapi.BigSegments,

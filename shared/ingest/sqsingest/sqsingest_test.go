@@ -47,7 +47,7 @@ func TestHandler(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			resp, err := sqsingest.Handler(ingest.NewAggregator(tc.table, logger), logger)(context.Background(), events.SQSEvent{Records: tc.batch})
+			resp, err := sqsingest.Handler(ingest.NewAggregator(tc.table, logger, time.Now), logger)(context.Background(), events.SQSEvent{Records: tc.batch})
 			if err != nil {
 				t.Fatal(err)
 			}

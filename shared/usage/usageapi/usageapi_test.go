@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/flagplane/flagplane/shared/app/apptest"
-	"github.com/flagplane/flagplane/shared/ingest"
 	"github.com/flagplane/flagplane/shared/store"
 	"github.com/flagplane/flagplane/shared/usage"
 	"github.com/flagplane/flagplane/shared/usage/usageapi"
@@ -46,7 +45,6 @@ func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	c := &clock{}
 	srv := apptest.New(t, apptest.WithClock(c.now))
-	srv.App.Services.Ingest.(ingest.Direct).Agg.SetClock(c.now)
 	svc := usageapi.Service(srv.App)
 	f := &fixture{srv: srv, clock: c, svc: svc, envs: map[string]env{}}
 	for _, p := range []string{"shop", "blog"} {

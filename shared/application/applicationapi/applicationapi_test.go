@@ -1,7 +1,8 @@
-package endpoints_test
+package applicationapi_test
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -9,19 +10,16 @@ import (
 	"github.com/flagplane/flagplane/shared/app/apptest"
 )
 
-// betaHeader opens the beta operations.
-var betaHeader = []string{"SVC-API-Version", "beta"}
-
 func TestApplicationsFromEvents(t *testing.T) {
 	srv := apptest.New(t)
 	e := apptest.NewSDKEnv(t, srv, "apps")
 	srv.Do(t, http.MethodPost, apptest.FlagsPath(e.Project), map[string]any{"key": "checkout", "name": "New checkout"})
 	apptest.WantStatus(t, apptest.PostEvents(t, srv, "/bulk", e.SDKKey, apptest.GoSDKPayload(time.Now(), "u1")), http.StatusAccepted)
-	beta := betaHeader
-	app := api + "/applications/shop-api"
+	beta := apptest.BetaHeader
+	app := apptest.API + "/applications/shop-api"
 
 	t.Run("the application the SDK's tags name is added automatically", func(t *testing.T) {
-		res := srv.Do(t, http.MethodGet, api+"/applications", nil, beta...)
+		res := srv.Do(t, http.MethodGet, apptest.API+"/applications", nil, beta...)
 		apptest.WantStatus(t, res, http.StatusOK)
 		var got struct {
 			Items []struct {
@@ -40,7 +38,7 @@ func TestApplicationsFromEvents(t *testing.T) {
 		}
 	})
 	t.Run("applications are beta: without the header they are refused", func(t *testing.T) {
-		apptest.WantError(t, srv.Do(t, http.MethodGet, api+"/applications", nil), http.StatusForbidden, "forbidden", "beta")
+		apptest.WantError(t, srv.Do(t, http.MethodGet, apptest.API+"/applications", nil), http.StatusForbidden, "forbidden", "beta")
 	})
 	t.Run("expand=flags lists the flags the application evaluated", func(t *testing.T) {
 		res := srv.Do(t, http.MethodGet, app+"?expand=flags", nil, beta...)
@@ -69,7 +67,7 @@ func TestApplicationsFromEvents(t *testing.T) {
 		}
 		apptest.WantError(t, srv.Do(t, http.MethodPatch, app, []apptest.PatchOp{apptest.Replace("/kind", "toaster")}, beta...), http.StatusBadRequest, "invalid_request", "kind")
 		apptest.WantError(t, srv.Do(t, http.MethodPatch, app, []apptest.PatchOp{apptest.Replace("/key", "other")}, beta...), http.StatusBadRequest, "invalid_request")
-		if log := srv.Do(t, http.MethodGet, api+"/auditlog?limit=1", nil); !strings.Contains(log.String(), "updated the application") {
+		if log := srv.Do(t, http.MethodGet, apptest.API+"/auditlog?limit=1", nil); !strings.Contains(log.String(), "updated the application") {
 			t.Errorf("want an audit entry: %s", log.Body)
 		}
 	})
@@ -92,5 +90,58 @@ func TestApplicationsFromEvents(t *testing.T) {
 		apptest.WantStatus(t, srv.Do(t, http.MethodDelete, app, nil, beta...), http.StatusNoContent)
 		apptest.WantError(t, srv.Do(t, http.MethodGet, app, nil, beta...), http.StatusNotFound, "not_found", "shop-api")
 		apptest.WantError(t, srv.Do(t, http.MethodGet, app+"/versions", nil, beta...), http.StatusNotFound, "not_found")
+	})
+}
+
+// postEventsOf posts a Go SDK payload for the application the tags name.
+func postEventsOf(tb testing.TB, srv *apptest.Server, sdkKey, tags string) {
+	tb.Helper()
+	res := srv.Do(tb, http.MethodPost, "/bulk", apptest.GoSDKPayload(time.Now(), "u1"), "Authorization", sdkKey,
+		"User-Agent", "GoClient/7.14.6", "X-LaunchDarkly-Event-Schema", "4", "X-LaunchDarkly-Tags", tags)
+	apptest.WantStatus(tb, res, http.StatusAccepted)
+}
+
+func TestApplicationListFilterAndSort(t *testing.T) {
+	srv := apptest.New(t)
+	e := apptest.NewSDKEnv(t, srv, "apps")
+	for _, app := range []struct{ key, name, kind string }{
+		{"shop-api", "Shop API", "server"},
+		{"cart-web", "Cart", "browser"},
+		{"admin-app", "Admin Shop", "mobile"},
+	} {
+		postEventsOf(t, srv, e.SDKKey, "application-id/"+app.key+" application-version/1.0")
+		apptest.WantStatus(t, srv.Do(t, http.MethodPatch, apptest.API+"/applications/"+app.key,
+			[]apptest.PatchOp{apptest.Replace("/name", app.name), apptest.Replace("/kind", app.kind)}, apptest.BetaHeader...), http.StatusOK)
+	}
+	keys := func(t *testing.T, query string) []string {
+		t.Helper()
+		res := srv.Do(t, http.MethodGet, apptest.API+"/applications"+query, nil, apptest.BetaHeader...)
+		apptest.WantStatus(t, res, http.StatusOK)
+		return apptest.ItemKeys(t, res)
+	}
+	for _, c := range []struct {
+		name, query string
+		want        []string
+	}{
+		{"without a sort the list is by key", "", []string{"admin-app", "cart-web", "shop-api"}},
+		{"a minus sorts by key descending", "?sort=-key", []string{"shop-api", "cart-web", "admin-app"}},
+		{"sort=name sorts by name", "?sort=name", []string{"admin-app", "cart-web", "shop-api"}},
+		{"filter key: keeps that application", "?filter=key:cart-web", []string{"cart-web"}},
+		{"filter name: keeps names holding the text, ignoring case", "?filter=name:shop", []string{"admin-app", "shop-api"}},
+		{"filter kind: keeps that kind", "?filter=kind:browser", []string{"cart-web"}},
+		{"filter terms all apply", "?filter=name:shop,kind:server", []string{"shop-api"}},
+		{"filter autoAdded: keeps the applications events added", "?filter=autoAdded:true", []string{"admin-app", "cart-web", "shop-api"}},
+		{"the window is cut after the filter and sort", "?sort=-name&limit=1&offset=1", []string{"cart-web"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := keys(t, c.query); !slices.Equal(got, c.want) {
+				t.Errorf("listed %v, want %v", got, c.want)
+			}
+		})
+	}
+	t.Run("a filter or sort field the list does not have is refused with 400 naming it", func(t *testing.T) {
+		for query, field := range map[string]string{"?filter=owner:me": "owner", "?sort=version": "version"} {
+			apptest.WantError(t, srv.Do(t, http.MethodGet, apptest.API+"/applications"+query, nil, apptest.BetaHeader...), http.StatusBadRequest, "invalid_request", field)
+		}
 	})
 }
