@@ -16,7 +16,7 @@ import (
 // environment they act in, the flag and environment of an approval request.
 func Needs(s app.Services) map[string]api.Needs {
 	return map[string]api.Needs{
-		"patchProject":            api.PatchNeeds("a project", patch.ChangingActions(project.PatchActions)),
+		"patchProject": api.PatchNeeds("a project", patch.ChangingActions(project.PatchActions)),
 
 		"getApprovalRequest":        storedApprovalNeeds(s),
 		"postApprovalRequest":       approvalCreateNeeds,
