@@ -2,8 +2,8 @@
 package main
 
 import (
-	"github.com/flagplane/flagplane/shared/endpoints"
 	"github.com/flagplane/flagplane/shared/lambdafn"
+	"github.com/flagplane/flagplane/shared/project/projectapi"
 )
 
-func main() { lambdafn.Serve(endpoints.Projects) }
+func main() { lambdafn.Serve(projectapi.New) }

@@ -6,8 +6,6 @@ package endpoints
 import (
 	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/app"
-	"github.com/flagplane/flagplane/shared/patch"
-	"github.com/flagplane/flagplane/shared/project"
 )
 
 // Needs returns, by operation id, the rights each operation needs when
@@ -16,7 +14,6 @@ import (
 // environment they act in, the flag and environment of an approval request.
 func Needs(s app.Services) map[string]api.Needs {
 	return map[string]api.Needs{
-		"patchProject": api.PatchNeeds("a project", patch.ChangingActions(project.PatchActions)),
 
 		"getApprovalRequest":        storedApprovalNeeds(s),
 		"postApprovalRequest":       approvalCreateNeeds,
@@ -33,7 +30,7 @@ func Needs(s app.Services) map[string]api.Needs {
 // Handlers returns every built operation's handler, by operation id.
 func Handlers(s app.Services) map[string]api.Handler {
 	h := map[string]api.Handler{}
-	for _, part := range []map[string]api.Handler{projectHandlers(s), approvalHandlers(s), adaptiveTriggerHandlers(s)} {
+	for _, part := range []map[string]api.Handler{approvalHandlers(s), adaptiveTriggerHandlers(s)} {
 		for id, fn := range part {
 			h[id] = fn
 		}

@@ -4,8 +4,6 @@ import (
 	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/app"
 	"github.com/flagplane/flagplane/shared/catalog"
-	"github.com/flagplane/flagplane/shared/health"
-	"github.com/flagplane/flagplane/shared/openapi/openapiapi"
 )
 
 // The groups this package still serves, each built over the wired app.
@@ -23,8 +21,6 @@ func group(name string) app.NewGroup {
 			panic(err)
 		}
 		handlers, needs := Handlers(a.Services), Needs(a.Services)
-		// The health check reads the table itself: it answers for the store, not for a service.
-		handlers[health.OperationID] = health.Handler(a.Table)
 		g := app.Group{Name: name, Handlers: map[string]api.Handler{}, Needs: map[string]api.Needs{}, Answers: map[string]api.Answer{}}
 		for _, op := range ops {
 			if h, ok := handlers[op.ID]; ok {
@@ -36,14 +32,4 @@ func group(name string) app.NewGroup {
 		}
 		return g
 	}
-}
-
-// Projects is the projects group, whose function also serves the OpenAPI
-// document. It is a function, not a variable like the others, so that no
-// other group's bootstrap links the document (half a megabyte).
-func Projects(a *app.App) app.Group {
-	g := group("projects")(a)
-	g.Handlers[openapiapi.OperationID] = openapiapi.Handler()
-	g.Answers[openapiapi.OperationID] = openapiapi.Answer
-	return g
 }

@@ -18,8 +18,9 @@ import (
 	"github.com/flagplane/flagplane/shared/integration/integrationapi"
 	"github.com/flagplane/flagplane/shared/member/memberapi"
 	"github.com/flagplane/flagplane/shared/oauth/oauthapi"
-	"github.com/flagplane/flagplane/shared/releasepolicy/releasepolicyapi"
 	"github.com/flagplane/flagplane/shared/pipeline/pipelineapi"
+	"github.com/flagplane/flagplane/shared/project/projectapi"
+	"github.com/flagplane/flagplane/shared/releasepolicy/releasepolicyapi"
 	"github.com/flagplane/flagplane/shared/role/roleapi"
 	"github.com/flagplane/flagplane/shared/sdkapi"
 	"github.com/flagplane/flagplane/shared/sdkcontext/contextapi"
@@ -50,7 +51,7 @@ func List() []app.NewGroup {
 		integrationapi.New,
 		memberapi.New,
 		oauthapi.New,
-		endpoints.Projects,
+		projectapi.New,
 		pipelineapi.New,
 		releasepolicyapi.New,
 		roleapi.New,

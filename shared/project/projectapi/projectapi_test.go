@@ -1,4 +1,4 @@
-package endpoints_test
+package projectapi_test
 
 import (
 	"fmt"
@@ -82,7 +82,7 @@ func TestCreateProject(t *testing.T) {
 	})
 
 	t.Run("a project with environments given gets exactly those", func(t *testing.T) {
-		res := srv.Do(t, http.MethodPost, api+"/projects", map[string]any{
+		res := srv.Do(t, http.MethodPost, apptest.API+"/projects", map[string]any{
 			"key": "given", "name": "Given", "tags": []string{"team-a"},
 			"environments": []map[string]any{
 				{"key": "alpha", "name": "Alpha", "color": "111111", "tags": []string{"x"}},
@@ -94,7 +94,7 @@ func TestCreateProject(t *testing.T) {
 		if keys := createdEnvKeys(t, p); !slices.Equal(keys, []string{"alpha", "beta"}) {
 			t.Errorf("environments %v", keys)
 		}
-		if got := apptest.ItemKeys(t, srv.Do(t, http.MethodGet, envsPath("given"), nil)); !slices.Equal(got, []string{"alpha", "beta"}) {
+		if got := apptest.ItemKeys(t, srv.Do(t, http.MethodGet, apptest.EnvsPath("given"), nil)); !slices.Equal(got, []string{"alpha", "beta"}) {
 			t.Errorf("listed environments %v", got)
 		}
 		if env := apptest.GetEnv(t, srv, "given", "beta"); env["critical"] != true || env["color"] != "222222" {
@@ -107,7 +107,7 @@ func TestCreateProject(t *testing.T) {
 
 	t.Run("a project with an empty environment list gets none", func(t *testing.T) {
 		apptest.EmptyProject(t, srv, "bare")
-		if got := apptest.ItemKeys(t, srv.Do(t, http.MethodGet, envsPath("bare"), nil)); len(got) != 0 {
+		if got := apptest.ItemKeys(t, srv.Do(t, http.MethodGet, apptest.EnvsPath("bare"), nil)); len(got) != 0 {
 			t.Errorf("environments %v", got)
 		}
 	})
@@ -155,21 +155,21 @@ func TestCreateProject(t *testing.T) {
 	}
 	for _, c := range invalid {
 		t.Run(c.name+" and nothing is stored", func(t *testing.T) {
-			apptest.WantError(t, srv.Do(t, http.MethodPost, api+"/projects", c.body), http.StatusBadRequest, "invalid_request", c.parts...)
+			apptest.WantError(t, srv.Do(t, http.MethodPost, apptest.API+"/projects", c.body), http.StatusBadRequest, "invalid_request", c.parts...)
 			key, _ := c.body["key"].(string)
 			if key == "" {
 				key = "bad"
 			}
-			apptest.WantStatus(t, srv.Do(t, http.MethodGet, projectPath(key), nil), http.StatusNotFound)
+			apptest.WantStatus(t, srv.Do(t, http.MethodGet, apptest.ProjectPath(key), nil), http.StatusNotFound)
 		})
 	}
 
 	t.Run("a second project with the same key is a conflict and changes nothing", func(t *testing.T) {
 		srv.MustCreateProject(t, "dup")
-		res := srv.Do(t, http.MethodPost, api+"/projects", map[string]any{"key": "dup", "name": "Other", "environments": []any{env("other", "ffffff")}})
+		res := srv.Do(t, http.MethodPost, apptest.API+"/projects", map[string]any{"key": "dup", "name": "Other", "environments": []any{env("other", "ffffff")}})
 		apptest.WantError(t, res, http.StatusConflict, "conflict", "dup")
-		apptest.WantStatus(t, srv.Do(t, http.MethodGet, envPath("dup", "other"), nil), http.StatusNotFound)
-		if got := srv.Do(t, http.MethodGet, projectPath("dup"), nil).Map(t); got["name"] != "Project dup" {
+		apptest.WantStatus(t, srv.Do(t, http.MethodGet, apptest.EnvPath("dup", "other"), nil), http.StatusNotFound)
+		if got := srv.Do(t, http.MethodGet, apptest.ProjectPath("dup"), nil).Map(t); got["name"] != "Project dup" {
 			t.Errorf("project overwritten: %v", got)
 		}
 	})
@@ -184,7 +184,7 @@ func TestListProjects(t *testing.T) {
 		if i%2 == 0 {
 			tags = append(tags, "even")
 		}
-		res := srv.Do(t, http.MethodPost, api+"/projects", map[string]any{"key": key, "name": fmt.Sprintf("Project %d", i), "tags": tags, "environments": []any{}})
+		res := srv.Do(t, http.MethodPost, apptest.API+"/projects", map[string]any{"key": key, "name": fmt.Sprintf("Project %d", i), "tags": tags, "environments": []any{}})
 		apptest.WantStatus(t, res, http.StatusCreated)
 		all = append(all, key)
 	}
@@ -193,7 +193,7 @@ func TestListProjects(t *testing.T) {
 
 	list := func(t *testing.T, q string) *apptest.Response {
 		t.Helper()
-		res := srv.Do(t, http.MethodGet, api+"/projects"+q, nil)
+		res := srv.Do(t, http.MethodGet, apptest.API+"/projects"+q, nil)
 		apptest.WantStatus(t, res, http.StatusOK)
 		return res
 	}
@@ -261,7 +261,7 @@ func TestListProjects(t *testing.T) {
 
 	for _, q := range []string{"?filter=color:red", "?sort=color", "?limit=0", "?expand=flags"} {
 		t.Run("the query "+q+" is refused", func(t *testing.T) {
-			apptest.WantError(t, srv.Do(t, http.MethodGet, api+"/projects"+q, nil), http.StatusBadRequest, "invalid_request")
+			apptest.WantError(t, srv.Do(t, http.MethodGet, apptest.API+"/projects"+q, nil), http.StatusBadRequest, "invalid_request")
 		})
 	}
 }
@@ -271,7 +271,7 @@ func TestGetProject(t *testing.T) {
 	srv.MustCreateProject(t, "p")
 
 	t.Run("a get answers the project without its environments", func(t *testing.T) {
-		res := srv.Do(t, http.MethodGet, projectPath("p"), nil)
+		res := srv.Do(t, http.MethodGet, apptest.ProjectPath("p"), nil)
 		apptest.WantStatus(t, res, http.StatusOK)
 		got := res.Map(t)
 		if got["key"] != "p" {
@@ -283,7 +283,7 @@ func TestGetProject(t *testing.T) {
 	})
 
 	t.Run("a get with expand=environments embeds the environments", func(t *testing.T) {
-		res := srv.Do(t, http.MethodGet, projectPath("p")+"?expand=environments", nil)
+		res := srv.Do(t, http.MethodGet, apptest.ProjectPath("p")+"?expand=environments", nil)
 		apptest.WantStatus(t, res, http.StatusOK)
 		if keys := projectEnvKeys(t, res.Map(t)); !slices.Equal(sorted(keys), defaultEnvs) {
 			t.Errorf("environments %v", keys)
@@ -291,7 +291,7 @@ func TestGetProject(t *testing.T) {
 	})
 
 	t.Run("an unknown project is not found", func(t *testing.T) {
-		apptest.WantError(t, srv.Do(t, http.MethodGet, projectPath("nope"), nil), http.StatusNotFound, "not_found", "nope")
+		apptest.WantError(t, srv.Do(t, http.MethodGet, apptest.ProjectPath("nope"), nil), http.StatusNotFound, "not_found", "nope")
 	})
 }
 
@@ -300,7 +300,7 @@ func TestPatchProject(t *testing.T) {
 	srv.MustCreateProject(t, "p")
 
 	t.Run("name and tags can be patched", func(t *testing.T) {
-		res := srv.Do(t, http.MethodPatch, projectPath("p"), []apptest.PatchOp{apptest.Replace("/name", "Renamed"), apptest.Add("/tags/-", "new")})
+		res := srv.Do(t, http.MethodPatch, apptest.ProjectPath("p"), []apptest.PatchOp{apptest.Replace("/name", "Renamed"), apptest.Add("/tags/-", "new")})
 		apptest.WantStatus(t, res, http.StatusOK)
 		got := res.Map(t)
 		if got["name"] != "Renamed" || !slices.Equal(apptest.Strs(got["tags"]), []string{"new"}) {
@@ -309,7 +309,7 @@ func TestPatchProject(t *testing.T) {
 		if keys := createdEnvKeys(t, got); !slices.Equal(sorted(keys), defaultEnvs) {
 			t.Errorf("the update answer's environments %v, want every environment of the project", keys)
 		}
-		if stored := srv.Do(t, http.MethodGet, projectPath("p"), nil).Map(t); stored["name"] != "Renamed" {
+		if stored := srv.Do(t, http.MethodGet, apptest.ProjectPath("p"), nil).Map(t); stored["name"] != "Renamed" {
 			t.Errorf("stored %v", stored)
 		}
 	})
@@ -318,12 +318,12 @@ func TestPatchProject(t *testing.T) {
 		for _, key := range []string{"standard", "fast"} {
 			apptest.WantStatus(t, srv.Do(t, http.MethodPost, apptest.PipelinesPath("p"), apptest.PipelineBody(key, "production"), apptest.BetaHeader...), http.StatusCreated)
 		}
-		res := srv.Do(t, http.MethodPatch, projectPath("p"), []apptest.PatchOp{apptest.Add("/defaultReleasePipelineKey", "standard")})
+		res := srv.Do(t, http.MethodPatch, apptest.ProjectPath("p"), []apptest.PatchOp{apptest.Add("/defaultReleasePipelineKey", "standard")})
 		apptest.WantStatus(t, res, http.StatusOK)
 		if got := res.Map(t)["defaultReleasePipelineKey"]; got != "standard" {
 			t.Errorf("defaultReleasePipelineKey %v", got)
 		}
-		res = srv.Do(t, http.MethodPatch, projectPath("p"), []apptest.PatchOp{apptest.Replace("/defaultReleasePipelineKey", "fast")})
+		res = srv.Do(t, http.MethodPatch, apptest.ProjectPath("p"), []apptest.PatchOp{apptest.Replace("/defaultReleasePipelineKey", "fast")})
 		apptest.WantStatus(t, res, http.StatusOK)
 		if got := res.Map(t)["defaultReleasePipelineKey"]; got != "fast" {
 			t.Errorf("defaultReleasePipelineKey %v", got)
@@ -331,25 +331,25 @@ func TestPatchProject(t *testing.T) {
 	})
 
 	t.Run("the comment form applies its patch", func(t *testing.T) {
-		res := srv.Do(t, http.MethodPatch, projectPath("p"), map[string]any{"comment": "why", "patch": []apptest.PatchOp{apptest.Replace("/name", "With comment")}})
+		res := srv.Do(t, http.MethodPatch, apptest.ProjectPath("p"), map[string]any{"comment": "why", "patch": []apptest.PatchOp{apptest.Replace("/name", "With comment")}})
 		apptest.WantStatus(t, res, http.StatusOK)
 	})
 
 	for _, path := range []string{"/key", "/_id", "/createdOn", "/deleting", "/environments"} {
 		t.Run("the field "+path+" cannot be patched", func(t *testing.T) {
-			apptest.WantError(t, srv.Do(t, http.MethodPatch, projectPath("p"), []apptest.PatchOp{apptest.Replace(path, "x")}), http.StatusBadRequest, "invalid_request", path)
+			apptest.WantError(t, srv.Do(t, http.MethodPatch, apptest.ProjectPath("p"), []apptest.PatchOp{apptest.Replace(path, "x")}), http.StatusBadRequest, "invalid_request", path)
 		})
 	}
 
 	t.Run("an empty name is refused and nothing is stored", func(t *testing.T) {
-		apptest.WantError(t, srv.Do(t, http.MethodPatch, projectPath("p"), []apptest.PatchOp{apptest.Replace("/name", "")}), http.StatusBadRequest, "invalid_request", "name")
-		if got := srv.Do(t, http.MethodGet, projectPath("p"), nil).Map(t); got["name"] != "With comment" {
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, apptest.ProjectPath("p"), []apptest.PatchOp{apptest.Replace("/name", "")}), http.StatusBadRequest, "invalid_request", "name")
+		if got := srv.Do(t, http.MethodGet, apptest.ProjectPath("p"), nil).Map(t); got["name"] != "With comment" {
 			t.Errorf("name %v", got["name"])
 		}
 	})
 
 	t.Run("a patch of an unknown project is not found", func(t *testing.T) {
-		apptest.WantError(t, srv.Do(t, http.MethodPatch, projectPath("nope"), []apptest.PatchOp{apptest.Replace("/name", "x")}), http.StatusNotFound, "not_found")
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, apptest.ProjectPath("nope"), []apptest.PatchOp{apptest.Replace("/name", "x")}), http.StatusNotFound, "not_found")
 	})
 }
 
@@ -360,30 +360,30 @@ func TestDeleteProject(t *testing.T) {
 	srv.MustCreateProject(t, "other")
 
 	t.Run("a delete answers 204", func(t *testing.T) {
-		apptest.WantStatus(t, srv.Do(t, http.MethodDelete, projectPath("p"), nil), http.StatusNoContent)
+		apptest.WantStatus(t, srv.Do(t, http.MethodDelete, apptest.ProjectPath("p"), nil), http.StatusNoContent)
 	})
 
 	t.Run("the deleted project, its environments and their list are not found", func(t *testing.T) {
-		for _, path := range []string{projectPath("p"), envPath("p", "extra"), envPath("p", "test"), envsPath("p")} {
+		for _, path := range []string{apptest.ProjectPath("p"), apptest.EnvPath("p", "extra"), apptest.EnvPath("p", "test"), apptest.EnvsPath("p")} {
 			apptest.WantError(t, srv.Do(t, http.MethodGet, path, nil), http.StatusNotFound, "not_found")
 		}
 	})
 
 	t.Run("the deleted project is gone from the list and the others stay", func(t *testing.T) {
-		if got := apptest.ItemKeys(t, srv.Do(t, http.MethodGet, api+"/projects", nil)); !slices.Equal(got, []string{"other"}) {
+		if got := apptest.ItemKeys(t, srv.Do(t, http.MethodGet, apptest.API+"/projects", nil)); !slices.Equal(got, []string{"other"}) {
 			t.Errorf("projects %v", got)
 		}
-		if got := apptest.ItemKeys(t, srv.Do(t, http.MethodGet, envsPath("other"), nil)); !slices.Equal(sorted(got), defaultEnvs) {
+		if got := apptest.ItemKeys(t, srv.Do(t, http.MethodGet, apptest.EnvsPath("other"), nil)); !slices.Equal(sorted(got), defaultEnvs) {
 			t.Errorf("environments of other %v", got)
 		}
 	})
 
 	t.Run("deleting it again is not found", func(t *testing.T) {
-		apptest.WantError(t, srv.Do(t, http.MethodDelete, projectPath("p"), nil), http.StatusNotFound, "not_found")
+		apptest.WantError(t, srv.Do(t, http.MethodDelete, apptest.ProjectPath("p"), nil), http.StatusNotFound, "not_found")
 	})
 
 	t.Run("an environment cannot be created in the deleted project", func(t *testing.T) {
-		res := srv.Do(t, http.MethodPost, envsPath("p"), map[string]any{"key": "late", "name": "Late", "color": "ffffff"})
+		res := srv.Do(t, http.MethodPost, apptest.EnvsPath("p"), map[string]any{"key": "late", "name": "Late", "color": "ffffff"})
 		apptest.WantError(t, res, http.StatusNotFound, "not_found")
 	})
 
@@ -392,10 +392,10 @@ func TestDeleteProject(t *testing.T) {
 		if keys := createdEnvKeys(t, p); !slices.Equal(sorted(keys), defaultEnvs) {
 			t.Errorf("environments %v", keys)
 		}
-		if got := apptest.ItemKeys(t, srv.Do(t, http.MethodGet, envsPath("p"), nil)); !slices.Equal(sorted(got), defaultEnvs) {
+		if got := apptest.ItemKeys(t, srv.Do(t, http.MethodGet, apptest.EnvsPath("p"), nil)); !slices.Equal(sorted(got), defaultEnvs) {
 			t.Errorf("listed environments %v", got)
 		}
-		apptest.WantStatus(t, srv.Do(t, http.MethodGet, envPath("p", "extra"), nil), http.StatusNotFound)
+		apptest.WantStatus(t, srv.Do(t, http.MethodGet, apptest.EnvPath("p", "extra"), nil), http.StatusNotFound)
 		again := srv.MustCreateEnvironment(t, "p", "extra", nil)
 		if again["apiKey"] == old["apiKey"] || again["_id"] == old["_id"] {
 			t.Errorf("the old environment came back: %v", again)
