@@ -2,8 +2,8 @@
 package main
 
 import (
-	"github.com/flagplane/flagplane/shared/endpoints"
 	"github.com/flagplane/flagplane/shared/lambdafn"
+	"github.com/flagplane/flagplane/shared/trigger/triggerapi"
 )
 
-func main() { lambdafn.Serve(endpoints.AdaptiveTriggers) }
+func main() { lambdafn.Serve(triggerapi.New) }

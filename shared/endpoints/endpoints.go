@@ -21,16 +21,13 @@ func Needs(s app.Services) map[string]api.Needs {
 		"postApprovalRequestApply":  storedApprovalNeeds(s),
 		"deleteApprovalRequest":     storedApprovalNeeds(s),
 		"patchApprovalRequest":      storedApprovalNeeds(s),
-
-		"postAdaptiveTrigger":  adaptiveTriggerCreateNeeds,
-		"patchAdaptiveTrigger": adaptiveTriggerPatchNeeds(s),
 	}
 }
 
 // Handlers returns every built operation's handler, by operation id.
 func Handlers(s app.Services) map[string]api.Handler {
 	h := map[string]api.Handler{}
-	for _, part := range []map[string]api.Handler{approvalHandlers(s), adaptiveTriggerHandlers(s)} {
+	for _, part := range []map[string]api.Handler{approvalHandlers(s)} {
 		for id, fn := range part {
 			h[id] = fn
 		}

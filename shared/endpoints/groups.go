@@ -8,9 +8,8 @@ import (
 
 // The groups this package still serves, each built over the wired app.
 var (
-	AdaptiveTriggers = group("adaptive-triggers")
-	AIConfigs        = group("ai-configs")
-	Approvals        = group("approvals")
+	AIConfigs = group("ai-configs")
+	Approvals = group("approvals")
 )
 
 // group picks the named catalog group's operations out of this package's.

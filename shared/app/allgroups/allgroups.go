@@ -26,6 +26,7 @@ import (
 	"github.com/flagplane/flagplane/shared/sdkcontext/contextapi"
 	"github.com/flagplane/flagplane/shared/team/teamapi"
 	"github.com/flagplane/flagplane/shared/token/tokenapi"
+	"github.com/flagplane/flagplane/shared/trigger/triggerapi"
 	"github.com/flagplane/flagplane/shared/usage/usageapi"
 	"github.com/flagplane/flagplane/shared/webhook/webhookapi"
 )
@@ -33,7 +34,7 @@ import (
 // List is every group, in the catalog's order of groups.
 func List() []app.NewGroup {
 	return []app.NewGroup{
-		endpoints.AdaptiveTriggers,
+		triggerapi.New,
 		endpoints.AIConfigs,
 		applicationapi.New,
 		endpoints.Approvals,

@@ -1,4 +1,4 @@
-package endpoints_test
+package triggerapi_test
 
 import (
 	"net/http"
@@ -12,9 +12,9 @@ import (
 	"github.com/flagplane/flagplane/shared/token"
 )
 
-func triggersPath(p, e string) string    { return envPath(p, e) + "/adaptive-triggers" }
+func triggersPath(p, e string) string    { return apptest.EnvPath(p, e) + "/adaptive-triggers" }
 func triggerPath(p, e, id string) string { return triggersPath(p, e) + "/" + id }
-func firePath(id string) string          { return api + "/adaptive-triggers/" + id + "/fire" }
+func firePath(id string) string          { return apptest.API + "/adaptive-triggers/" + id + "/fire" }
 
 type trgDoc struct {
 	ID            string                                  `json:"id"`
@@ -190,7 +190,7 @@ func TestAdaptiveTriggerFire(t *testing.T) {
 		if !flagOn(t, srv, "p", "f", "production") || flagOn(t, srv, "p", "f", "test") {
 			t.Error("the flag is not on in production only")
 		}
-		log := srv.Do(t, http.MethodGet, api+"/auditlog", nil)
+		log := srv.Do(t, http.MethodGet, apptest.API+"/auditlog", nil)
 		apptest.WantStatus(t, log, http.StatusOK)
 		var entries struct {
 			Items []struct{ Kind, Comment string }
@@ -245,7 +245,7 @@ func TestAdaptiveTriggerFire(t *testing.T) {
 	t.Run("a required approval makes the firing fail with 405, recorded on the trigger", func(t *testing.T) {
 		apptest.WantStatus(t, srv.Do(t, http.MethodPatch, apptest.FlagPath("p", "f"), map[string]any{"environmentKey": "production", "instructions": []any{apptest.Instr("turnFlagOff")}},
 			"Content-Type", apptest.SemanticType), http.StatusOK)
-		setApprovals(t, srv, "p", "production", apptest.Replace("/approvalSettings/required", true))
+		apptest.WantStatus(t, srv.Do(t, http.MethodPatch, apptest.EnvPath("p", "production"), []apptest.PatchOp{apptest.Replace("/approvalSettings/required", true)}), http.StatusOK)
 		apptest.WantError(t, fire(t, srv, tr.ID, tr.TriggerToken, "e4"), 405, "method_not_allowed")
 		var got trgDoc
 		srv.Do(t, http.MethodGet, triggerPath("p", "production", tr.ID), nil).JSON(t, &got)
