@@ -335,23 +335,12 @@ func TestReleaseConcurrentUpdates(t *testing.T) {
 	f := newReleaseFixture(t, apptest.New(t), "p")
 	ids := phaseIDs(t, f.release(t, "f1"))
 	t.Run("concurrent completions of one phase write it once; the others answer it or 409", func(t *testing.T) {
-		statuses := make(chan int, 8)
-		for range 8 {
-			go func() { statuses <- f.setStatus(t, "f1", ids[0], map[string]any{"status": "completed"}).Status }()
-		}
-		won := 0
-		for range 8 {
-			switch s := <-statuses; s {
-			case http.StatusOK:
-				won++
-			case http.StatusConflict:
-			default:
-				t.Errorf("status %d, want 200 or 409", s)
-			}
-		}
+		won := apptest.Concurrently(t, 8, func(int) *apptest.Response {
+			return f.setStatus(t, "f1", ids[0], map[string]any{"status": "completed"})
+		})
 		got := f.get(t, "f1")
-		if won == 0 || got["_version"] != float64(2) || phaseOf(got, 0)["complete"] != true {
-			t.Errorf("%d answered 200, release %v: want one write (version 2) and the phase complete", won, got)
+		if got["_version"] != float64(2) || phaseOf(got, 0)["complete"] != true {
+			t.Errorf("%d answered 200, release %v: want one write (version 2) and the phase complete", len(won), got)
 		}
 	})
 }
