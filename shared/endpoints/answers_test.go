@@ -23,20 +23,6 @@ import (
 // operation. A new operation gets its row here: the test fails for a built
 // operation without one.
 var answerRequests = map[string]example.Example{
-	"getProjects":    func(*example.World) example.Call { return example.Call{Path: api + "/projects"} },
-	"getOpenapiSpec": func(*example.World) example.Call { return example.Call{Path: api + "/openapi.json"} },
-	"getProject": func(w *example.World) example.Call {
-		return example.Call{Path: projectPath(w.Project)}
-	},
-	"patchProject": func(w *example.World) example.Call {
-		return example.Patch(projectPath(w.Project), apptest.Replace("/name", "Renamed"))
-	},
-	"postProject": func(w *example.World) example.Call {
-		return example.Post(api+"/projects", map[string]any{"key": w.Unique("proj"), "name": "New"})
-	},
-	"deleteProject": func(w *example.World) example.Call {
-		return example.Call{Path: projectPath(throwawayProject(w))}
-	},
 	"getAIConfigs": func(w *example.World) example.Call {
 		return example.Call{Path: aiConfigsPath(w.Project)}
 	},
@@ -83,63 +69,6 @@ var answerRequests = map[string]example.Example{
 		return example.Call{Path: aiModelsPath(w.Project) + "/" + key}
 	},
 
-	"getApplications": func(*example.World) example.Call {
-		return example.Call{Path: api + "/applications?expand=flags", Headers: apptest.BetaHeader}
-	},
-	"getApplication": func(*example.World) example.Call {
-		return example.Call{Path: api + "/applications/world?expand=flags", Headers: apptest.BetaHeader}
-	},
-	"patchApplication": func(*example.World) example.Call {
-		return example.Call{Path: api + "/applications/world", Body: []apptest.PatchOp{apptest.Replace("/description", "the world")}, Headers: apptest.BetaHeader}
-	},
-	"deleteApplication": func(w *example.World) example.Call {
-		key := w.Unique("app")
-		w.SeenContext(w.Unique("u"), key)
-		return example.Call{Path: api + "/applications/" + key, Headers: apptest.BetaHeader}
-	},
-	"getApplicationVersions": func(*example.World) example.Call {
-		return example.Call{Path: api + "/applications/world/versions", Headers: apptest.BetaHeader}
-	},
-	"patchApplicationVersion": func(*example.World) example.Call {
-		return example.Call{Path: api + "/applications/world/versions/1.0", Body: []apptest.PatchOp{apptest.Replace("/name", "One")}, Headers: apptest.BetaHeader}
-	},
-	"deleteApplicationVersion": func(w *example.World) example.Call {
-		key := w.Unique("app")
-		w.SeenContext(w.Unique("u"), key)
-		return example.Call{Path: api + "/applications/" + key + "/versions/1.0", Headers: apptest.BetaHeader}
-	},
-
-	"getFeatureFlags": func(w *example.World) example.Call {
-		return example.Call{Path: apptest.FlagsPath(w.Project)}
-	},
-	"getFeatureFlag": func(w *example.World) example.Call {
-		return example.Call{Path: apptest.FlagPath(w.Project, w.Flag)}
-	},
-	"postFeatureFlag": func(w *example.World) example.Call {
-		return example.Post(apptest.FlagsPath(w.Project), map[string]any{"key": w.Unique("flag"), "name": "New"})
-	},
-	"patchFeatureFlag": func(w *example.World) example.Call {
-		return example.Patch(apptest.FlagPath(w.Project, w.Flag), apptest.Replace("/description", "patched"))
-	},
-	"deleteFeatureFlag": func(w *example.World) example.Call {
-		key := w.Unique("flag")
-		w.Must(http.StatusCreated, http.MethodPost, apptest.FlagsPath(w.Project), map[string]any{"key": key, "name": "Doomed"})
-		return example.Call{Path: apptest.FlagPath(w.Project, key)}
-	},
-	"getExpiringUserTargets": func(w *example.World) example.Call {
-		return example.Call{Path: apptest.FlagExpiringPath(w.Project, w.Flag, "production")}
-	},
-	"patchExpiringUserTargets": func(w *example.World) example.Call {
-		return example.Semantic(apptest.FlagExpiringPath(w.Project, w.Flag, "production"), apptest.Instr("updateExpireUserTargetDate",
-			"userKey", w.User, "variationId", w.Variations[1], "value", time.Now().Add(48*time.Hour).UnixMilli()))
-	},
-	"getExpiringFlagsForUser": func(w *example.World) example.Call {
-		return example.Call{Path: apptest.UserExpiringPath(w.Project, w.User, "production")}
-	},
-	"patchExpiringFlagsForUser": func(w *example.World) example.Call {
-		return example.Semantic(apptest.UserExpiringPath(w.Project, w.User, "production"), apptest.Instr("updateExpireUserTargetDate",
-			"flagKey", w.Flag, "variationId", w.Variations[1], "value", time.Now().Add(72*time.Hour).UnixMilli()))
-	},
 	"getApprovalRequests": func(*example.World) example.Call { return example.Call{Path: approvalsPath} },
 	"getApprovalRequest": func(w *example.World) example.Call {
 		return example.Call{Path: approvalPath(w.AppliedID)}
@@ -166,31 +95,12 @@ var answerRequests = map[string]example.Example{
 			Body: map[string]any{"instructions": []any{apptest.Instr("updateDescription", "value", "New description")}}}
 	},
 
-	"getOAuthClients": func(*example.World) example.Call { return example.Call{Path: api + "/oauth/clients"} },
-	"getOAuthClientById": func(w *example.World) example.Call {
-		return example.Call{Path: api + "/oauth/clients/" + w.ClientID}
-	},
-	"patchOAuthClient": func(w *example.World) example.Call {
-		return example.Patch(api+"/oauth/clients/"+w.ClientID, apptest.Replace("/name", "renamed"))
-	},
-	"createOAuth2Client": func(w *example.World) example.Call {
-		return example.Post(api+"/oauth/clients", map[string]any{"name": w.Unique("client"), "redirectUri": "https://app.example.com/cb"})
-	},
-	"deleteOAuthClient": func(w *example.World) example.Call {
-		id := example.Str(w.Must(http.StatusCreated, http.MethodPost, api+"/oauth/clients", map[string]any{"name": "doomed", "redirectUri": "https://app.example.com/cb"}), "_clientId")
-		return example.Call{Path: api + "/oauth/clients/" + id}
-	},
-
 }
 
 // answerQueries are further reads of an operation, by the query options
 // that change the answer's shape (expansions, full targeting): each is
 // checked like the operation's own row.
 var answerQueries = map[string][]string{
-	"getProject":          {"?expand=environments"},
-	"getProjects":         {"?expand=environments"},
-	"getFeatureFlags":     {"?summary=0", "?env=production"},
-	"getFeatureFlag":      {"?env=production"},
 	"getApprovalRequest":  {"?expand=environments,flag,project,resource"},
 	"getApprovalRequests": {"?expand=environments,flag,project"},
 }

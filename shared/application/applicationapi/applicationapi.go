@@ -24,7 +24,8 @@ func New(a *app.App) app.Group {
 	s := a.Services
 	h := handlers{apps: s.Applications, flags: s.Flags}
 	return app.Group{
-		Name: "applications",
+		Name:     "applications",
+		Examples: examples(),
 		Handlers: map[string]api.Handler{
 			"getApplications":          h.getApplications,
 			"getApplication":           h.getApplication,

@@ -24,7 +24,8 @@ func New(a *app.App) app.Group {
 	h := handlers{flags: a.Services.Flags, expiring: a.Services.Expiring, audit: a.Services.Audit, lists: newListCache()}
 	ok := func(rep any) api.Answer { return api.Answer{Status: http.StatusOK, Rep: rep} }
 	return app.Group{
-		Name: "flags",
+		Name:     "flags",
+		Examples: examples(),
 		Handlers: map[string]api.Handler{
 			"getFeatureFlags":           h.getFeatureFlags,
 			"postFeatureFlag":           h.postFeatureFlag,

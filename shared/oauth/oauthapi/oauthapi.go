@@ -24,7 +24,8 @@ import (
 func New(a *app.App) app.Group {
 	h := handlers{clients: a.Services.OAuth}
 	return app.Group{
-		Name: "oauth-clients",
+		Name:     "oauth-clients",
+		Examples: examples(),
 		Handlers: map[string]api.Handler{
 			"getOAuthClients":    h.getOAuthClients,
 			"createOAuth2Client": h.createOAuth2Client,

@@ -24,7 +24,8 @@ func New(a *app.App) app.Group {
 	s := a.Services
 	h := handlers{projects: s.Projects, envs: s.Environments, approvals: s.Environments.ApprovalsEnabled()}
 	return app.Group{
-		Name: "projects",
+		Name:     "projects",
+		Examples: examples(),
 		Handlers: map[string]api.Handler{
 			"getProjects":   h.getProjects,
 			"postProject":   h.postProject,
