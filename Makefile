@@ -236,10 +236,10 @@ figures-bench: build-local
 	rm -rf $(FIGURES_BENCH_DIR) && mkdir -p $(FIGURES_BENCH_DIR)
 	uptime > $(FIGURES_BENCH_DIR)/uptime.txt
 	$(GO) test -run '^$$' -bench '^Benchmark(GetEnvironment|ListFlags|Evaluate)Loopback$$' -benchtime 3s -count 3 ./shared/localserver/ | tee $(FIGURES_BENCH_DIR)/loopback.txt
-	$(GO) test -run '^$$' -bench '^BenchmarkWebhookDelivery$$' -benchtime 3x ./shared/endpoints/ | tee $(FIGURES_BENCH_DIR)/webhooks.txt
+	$(GO) test -run '^$$' -bench '^BenchmarkWebhookDelivery$$' -benchtime 3x ./shared/webhook/webhookapi/ | tee $(FIGURES_BENCH_DIR)/webhooks.txt
 	$(GO) test -run '^$$' -bench '^BenchmarkEvaluate$$' -benchmem ./shared/policy/ | tee $(FIGURES_BENCH_DIR)/policy.txt
 	$(GO) test -run '^$$' -bench '^BenchmarkSDKPoll$$' ./shared/sdkapi/ | tee $(FIGURES_BENCH_DIR)/sdk.txt
-	$(GO) test -run '^$$' -bench '^BenchmarkIngest$$' -benchtime 2000x ./shared/endpoints/ | tee $(FIGURES_BENCH_DIR)/ingest.txt
+	$(GO) test -run '^$$' -bench '^BenchmarkIngest$$' -benchtime 2000x ./shared/ingest/eventapi/ | tee $(FIGURES_BENCH_DIR)/ingest.txt
 	$(MAKE) --no-print-directory bench-e2e | tee $(FIGURES_BENCH_DIR)/e2e.txt
 	$(MAKE) --no-print-directory figures FIGURES_BENCH=$(CURDIR)/$(FIGURES_BENCH_DIR)
 
