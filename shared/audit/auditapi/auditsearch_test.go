@@ -143,3 +143,17 @@ func TestAuditLogCountsFallInTheirBuckets(t *testing.T) {
 		apptest.WantStatus(t, srv.Do(t, http.MethodPost, apptest.API+"/auditlog/counts?after=1", nil), http.StatusBadRequest)
 	})
 }
+
+func TestAuditLogCountsEndAtTheServersClock(t *testing.T) {
+	ahead := 24 * time.Hour
+	srv := apptest.New(t, apptest.WithClock(func() time.Time { return time.Now().Add(ahead) }))
+	after := time.Now().Add(-time.Hour).UnixMilli()
+	t.Run("counts without before span from after to the server's now, a day ahead of the wall clock", func(t *testing.T) {
+		res := srv.Do(t, http.MethodPost, apptest.API+"/auditlog/counts?buckets=1&after="+strconv.FormatInt(after, 10), []any{})
+		apptest.WantStatus(t, res, http.StatusOK)
+		got, _ := res.Map(t)["bucketIntervalMs"].(float64)
+		if min := float64((time.Hour + ahead).Milliseconds()); got < min {
+			t.Errorf("one bucket of %v ms, want at least %v (after to the server's clock): %s", got, min, res.Body)
+		}
+	})
+}
