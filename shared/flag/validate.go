@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"slices"
 	"sort"
 
 	"github.com/flagplane/flagplane/shared/environment"
 	"github.com/flagplane/flagplane/shared/fault"
+	"github.com/flagplane/flagplane/shared/sdkcontext"
 )
 
 // Limits of flag fields.
@@ -18,20 +18,21 @@ const (
 	MaxVariations        = 100
 	MaxNameLength        = 256
 	MaxContextKeyLength  = 512
+	// MaxContextKindLength bounds a context kind targeting names, which
+	// may be one SDKs send without a project defining it.
+	MaxContextKindLength = 256
 	MaxMaintainerLength  = 64
 	// MaxItemBytes keeps a flag, targeting of every environment included,
 	// within DynamoDB's item limit (400 KB) with room for the item's keys.
 	MaxItemBytes = 380 * 1024
 )
 
-var contextKindPattern = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
-
 // validContextKind checks a context kind; empty means user.
 func validContextKind(field, kind string) error {
 	if kind == "" {
 		return nil
 	}
-	if kind == "kind" || kind == "multi" || len(kind) > 256 || !contextKindPattern.MatchString(kind) {
+	if !sdkcontext.IsKind(kind) || len(kind) > MaxContextKindLength {
 		return fault.New(fault.Invalid, "field %q: context kind %q must be letters, digits, '.', '_' or '-', and not \"kind\" or \"multi\"", field, kind)
 	}
 	return nil

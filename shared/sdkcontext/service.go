@@ -62,7 +62,18 @@ func (s *Service) Kinds(ctx context.Context, projectKey string) ([]Kind, error) 
 	return out, nil
 }
 
-var kindKey = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+// kindPattern is the form of every context kind, defined in a project or
+// named in targeting.
+var kindPattern = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
+
+// MaxKindLength bounds the key of a context kind a project defines.
+const MaxKindLength = 64
+
+// IsKind reports whether s has the form of a context kind: letters,
+// digits, '.', '_' or '-', and not "kind" or "multi", which the context
+// format reserves. Length bounds are the caller's: a project's kinds have
+// MaxKindLength, targeting may name kinds SDKs send.
+func IsKind(s string) bool { return kindPattern.MatchString(s) && s != "kind" && s != "multi" }
 
 // KindInput is the body of putContextKind.
 type KindInput struct {
@@ -75,7 +86,7 @@ type KindInput struct {
 
 // PutKind creates or replaces a context kind; true when it was created.
 func (s *Service) PutKind(ctx context.Context, projectKey, key string, in KindInput) (Kind, bool, error) {
-	if !kindKey.MatchString(key) || key == "kind" || key == "multi" {
+	if !IsKind(key) || len(key) > MaxKindLength {
 		return Kind{}, false, fault.New(fault.Invalid, "context kind key %q must be 1 to 64 letters, digits, '.', '_' or '-', and not \"kind\" or \"multi\"", key)
 	}
 	if in.Name == nil || strings.TrimSpace(*in.Name) == "" {
