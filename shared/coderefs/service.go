@@ -18,6 +18,7 @@ import (
 	"github.com/flagplane/flagplane/shared/jsondoc"
 	"github.com/flagplane/flagplane/shared/patch"
 	"github.com/flagplane/flagplane/shared/record"
+	"github.com/flagplane/flagplane/shared/resource"
 	"github.com/flagplane/flagplane/shared/store"
 )
 
@@ -27,6 +28,7 @@ import (
 type Service struct {
 	table  store.Table
 	log    *audit.Log
+	repos  resource.Kit[Repository]
 	logger *slog.Logger
 	now    func() time.Time
 }
@@ -37,7 +39,7 @@ func NewService(table store.Table, log *audit.Log, logger *slog.Logger, now func
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Service{table: table, log: log, logger: logger, now: now}
+	return &Service{table: table, log: log, repos: resource.New(&repoKind, table, log), logger: logger, now: now}
 }
 
 // Href is the API path of a repository.
@@ -81,22 +83,32 @@ func decodeExtinction(it store.Item) (Extinction, error) {
 	return e, nil
 }
 
-func (r *Repository) put(c store.Cond) (store.Write, error) {
-	data, err := json.Marshal(r)
-	if err != nil {
-		return store.Write{}, fmt.Errorf("encode code-reference repository %q: %w", r.Name, err)
-	}
-	k := store.CodeRepoKey(lower(r.Name))
-	g1, g2 := store.CodeRepoIndexKeys(lower(r.Name))
-	return store.Put(store.Item{PK: k.PK, SK: k.SK, GSI1PK: g1, GSI1SK: g2, Version: r.Version, Data: data}, c), nil
+// repoKind describes repositories to the resource kit. A delete answers
+// its own conflict message and removes the branches after, so the kit
+// creates, reads and updates them.
+var repoKind = resource.Kind[Repository]{
+	Audit: kind, Noun: "code-reference repository", Created: "createCodeRefsRepository", Deleted: "deleteCodeRefsRepository",
+	Patchable: patchable, Called: "a code-reference repository",
+	Item: func(r *Repository) (store.Item, error) {
+		data, err := json.Marshal(r)
+		g1, g2 := store.CodeRepoIndexKeys(lower(r.Name))
+		return store.Item{GSI1PK: g1, GSI1SK: g2, Data: data}, err
+	},
+	Decode:  decodeRepo,
+	Version: func(r *Repository) int64 { return r.Version },
+	Name:    func(r *Repository) string { return r.Name },
+}
+
+// repoRef names the repository name names (case-insensitively); a name of
+// the wrong form names none.
+func repoRef(name string) resource.Ref {
+	return resource.Ref{Key: store.CodeRepoKey(lower(name)), What: fmt.Sprintf("code-reference repository %q", name),
+		Resource: Resource(name), Href: Href(name), Malformed: ValidName("repository name", name) != nil}
 }
 
 // Get returns one repository; names are case-insensitive. Missing is a 404.
 func (s *Service) Get(ctx context.Context, name string) (*Repository, error) {
-	if err := ValidName("repository name", name); err != nil {
-		return nil, fault.New(fault.NotFound, "code-reference repository %q not found", name)
-	}
-	return record.Load(ctx, s.table, store.CodeRepoKey(lower(name)), fmt.Sprintf("code-reference repository %q", name), decodeRepo)
+	return s.repos.Get(ctx, repoRef(name))
 }
 
 // List returns every repository by name.
@@ -111,7 +123,7 @@ func (s *Service) Create(ctx context.Context, in RepositoryInput) (*Repository, 
 	}
 	r := &Repository{ID: uuid.NewString(), Name: in.Name, SourceLink: in.SourceLink, CommitURLTemplate: in.CommitURLTemplate,
 		HunkURLTemplate: in.HunkURLTemplate, Type: in.Type, DefaultBranch: in.DefaultBranch, Enabled: true,
-		CreationDate: s.now().UnixMilli(), Version: 1}
+		CreationDate: s.now().UnixMilli()}
 	if r.Type == "" {
 		r.Type = "custom"
 	}
@@ -121,22 +133,8 @@ func (s *Service) Create(ctx context.Context, in RepositoryInput) (*Repository, 
 	if err := r.check(); err != nil {
 		return nil, err
 	}
-	put, err := r.put(store.IfNotExists())
-	if err != nil {
-		return nil, err
-	}
-	_, err = s.log.Commit(ctx, audit.Change{
-		Writes: []store.Write{put}, Kind: kind, Resource: Resource(r.Name), Actions: []string{"createCodeRefsRepository"},
-		Name: r.Name, Href: Href(r.Name), TitleVerb: "created the code-reference repository", Current: r,
-		Conflict: fmt.Sprintf("code-reference repository %q already exists (names are case-insensitive)", r.Name),
-	})
-	if err != nil {
-		if fault.Is(err, fault.OptimisticLock) {
-			return nil, fault.Wrap(err, fault.Conflict, "code-reference repository %q already exists (names are case-insensitive)", r.Name)
-		}
-		return nil, err
-	}
-	return r, nil
+	return s.repos.Create(ctx, repoRef(r.Name), r, resource.Change{
+		Exists: fmt.Sprintf("code-reference repository %q already exists (names are case-insensitive)", r.Name)})
 }
 
 // Edit is a parsed update of a repository: an RFC 6902 JSON patch, or an
@@ -221,28 +219,15 @@ func (s *Service) Patch(ctx context.Context, name string, e Edit) (*Repository, 
 	if next.Name != old.Name {
 		return nil, fault.New(fault.Invalid, "field \"name\" cannot change: it names the repository (delete it and create another)")
 	}
-	next.ID, next.CreationDate, next.Version = old.ID, old.CreationDate, old.Version+1
+	next.ID, next.CreationDate = old.ID, old.CreationDate
 	if err := next.check(); err != nil {
 		return nil, err
 	}
-	actions := patch.ChangedFields(old, &next, patchable)
+	actions := repoKind.Changed(old, &next)
 	if len(actions) == 0 {
 		return old, nil // nothing changes: no write, no audit entry
 	}
-	put, err := next.put(store.IfVersion(old.Version))
-	if err != nil {
-		return nil, err
-	}
-	_, err = s.log.Commit(ctx, audit.Change{
-		Writes: []store.Write{put}, Kind: kind, Resource: Resource(old.Name), Actions: actions,
-		Name: old.Name, Href: Href(old.Name), TitleVerb: "updated the code-reference repository", Comment: comment,
-		Previous: old, Current: &next, Delta: delta,
-		Conflict: fmt.Sprintf("code-reference repository %q was changed by another request; read it again and retry", old.Name),
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &next, nil
+	return s.repos.Update(ctx, repoRef(old.Name), old, &next, resource.Change{Actions: actions, Comment: comment, Delta: delta})
 }
 
 // Delete removes a repository. Its branches and extinctions become
