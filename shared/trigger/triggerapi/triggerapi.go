@@ -104,8 +104,8 @@ type fireRep struct {
 	Status    string `json:"status"`
 }
 
-// TriggerEventHeader carries the alert event's id when the body does not.
-const TriggerEventHeader = "X-Trigger-Event-Id"
+// triggerEventHeader carries the alert event's id when the body does not.
+const triggerEventHeader = "X-Trigger-Event-Id"
 
 func (h handlers) getAdaptiveTriggers(w http.ResponseWriter, r *http.Request) error {
 	pk, ek := r.PathValue("projectKey"), r.PathValue("environmentKey")
@@ -187,7 +187,7 @@ func (h handlers) postAdaptiveTriggerFire(w http.ResponseWriter, r *http.Request
 		}
 	}
 	if in.EventID == "" {
-		in.EventID = r.Header.Get(TriggerEventHeader)
+		in.EventID = r.Header.Get(triggerEventHeader)
 	}
 	f, err := h.triggers.Fire(r.Context(), t, in.EventID)
 	if err != nil {

@@ -213,6 +213,18 @@ func TestAdaptiveTriggerFire(t *testing.T) {
 			t.Errorf("a repeat ran again: %s", res.Body)
 		}
 	})
+	t.Run("a body without eventId may name the event in the X-Trigger-Event-Id header, and the same id in a body is a repeat", func(t *testing.T) {
+		res := srv.Do(t, http.MethodPost, firePath(tr.ID), map[string]any{}, "Authorization", tr.TriggerToken, "X-Trigger-Event-Id", "h1")
+		apptest.WantStatus(t, res, http.StatusOK)
+		if m := res.Map(t); m["status"] != "applied" || m["eventId"] != "h1" || !flagOn(t, srv, "p", "f", "production") {
+			t.Errorf("a firing with the header: %s", res.Body)
+		}
+		apptest.WantStatus(t, srv.Do(t, http.MethodPatch, apptest.FlagPath("p", "f"), map[string]any{"environmentKey": "production", "instructions": []any{apptest.Instr("turnFlagOff")}},
+			"Content-Type", apptest.SemanticType), http.StatusOK)
+		if res := fire(t, srv, tr.ID, tr.TriggerToken, "h1"); res.Map(t)["status"] != "duplicate" || flagOn(t, srv, "p", "f", "production") {
+			t.Errorf("the same event id in a body ran again: %s", res.Body)
+		}
+	})
 	t.Run("concurrent deliveries of one event run once", func(t *testing.T) {
 		var wg sync.WaitGroup
 		statuses := make([]string, 4)

@@ -12,8 +12,8 @@ import (
 	"github.com/flagplane/flagplane/shared/webhook"
 )
 
-// MaxDeliveriesShown bounds the attempts a webhook read shows.
-const MaxDeliveriesShown = 20
+// maxDeliveriesShown bounds the attempts a webhook read shows.
+const maxDeliveriesShown = 20
 
 // New is the webhooks group over a.
 func New(a *app.App) app.Group {
@@ -112,7 +112,7 @@ func (h handlers) getWebhook(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	rep := newWebhookRep(r, hook)
-	if rep.Deliveries, err = h.hooks.Attempts(r.Context(), hook.ID, MaxDeliveriesShown); err != nil {
+	if rep.Deliveries, err = h.hooks.Attempts(r.Context(), hook.ID, maxDeliveriesShown); err != nil {
 		return err
 	}
 	api.WriteJSON(w, http.StatusOK, rep)
