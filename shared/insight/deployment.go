@@ -18,7 +18,7 @@ import (
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/jsondoc"
 	"github.com/flagplane/flagplane/shared/patch"
-	"github.com/flagplane/flagplane/shared/record"
+	"github.com/flagplane/flagplane/shared/resource"
 	"github.com/flagplane/flagplane/shared/store"
 )
 
@@ -326,15 +326,30 @@ func decodeDeployment(it store.Item) (*Deployment, error) {
 // DeploymentHref is the API path of a deployment.
 func DeploymentHref(id string) string { return "/api/v2/engineering-insights/deployments/" + id }
 
+// deploymentKind describes deployments to the resource kit, which reads
+// and updates them; events record them (see Record).
+var deploymentKind = resource.Kind[Deployment]{
+	Audit: "deployment", Noun: "deployment", Patchable: deploymentPatchable, Called: "a deployment",
+	Item: func(d *Deployment) (store.Item, error) {
+		data, err := json.Marshal(d)
+		gpk, gsk := store.DeploymentIndexKeys(d.ProjectKey, d.EnvironmentKey, d.StartedAt, d.ID)
+		return store.Item{GSI1PK: gpk, GSI1SK: gsk, Data: data}, err
+	},
+	Decode:  decodeDeployment,
+	Version: func(d *Deployment) int64 { return d.ItemVersion },
+	Name:    func(d *Deployment) string { return d.ApplicationKey + " " + d.Version },
+}
+
+// deploymentRef names the deployment with id: 32 lower-case hex digits, or none.
+func deploymentRef(id string) resource.Ref {
+	_, err := hex.DecodeString(id)
+	return resource.Ref{Key: store.DeploymentKey(id), What: fmt.Sprintf("deployment %q", id), Resource: "deployment/" + id,
+		Href: DeploymentHref(id), Malformed: len(id) != 32 || strings.ToLower(id) != id || err != nil}
+}
+
 // Deployment returns one deployment by id.
 func (s *Service) Deployment(ctx context.Context, id string) (*Deployment, error) {
-	if len(id) != 32 || strings.ToLower(id) != id {
-		return nil, fault.New(fault.NotFound, "deployment %q not found", id)
-	}
-	if _, err := hex.DecodeString(id); err != nil {
-		return nil, fault.New(fault.NotFound, "deployment %q not found", id)
-	}
-	return record.Load(ctx, s.table, store.DeploymentKey(id), fmt.Sprintf("deployment %q", id), decodeDeployment)
+	return s.deployments.Get(ctx, deploymentRef(id))
 }
 
 // deploymentPatchable are the fields a JSON patch of a deployment may change.
@@ -344,7 +359,7 @@ var deploymentPatchable = map[string]string{
 
 // DeploymentPatchActions returns the actions a JSON patch of a deployment performs.
 func DeploymentPatchActions(p patch.Patch) ([]string, error) {
-	return p.Actions(deploymentPatchable, "a deployment")
+	return deploymentKind.PatchActions(p)
 }
 
 // PatchDeployment applies a JSON patch (/status, /archived, /metadata,
@@ -389,7 +404,6 @@ func (s *Service) PatchDeployment(ctx context.Context, id string, p patch.Patch)
 	if reflect.DeepEqual(old, &next) {
 		return old, nil
 	}
-	next.ItemVersion = old.ItemVersion + 1
 	var extra []store.Write
 	if next.Status == StatusFinished && !next.Active {
 		// Before the put: activate marks next active.
@@ -397,20 +411,8 @@ func (s *Service) PatchDeployment(ctx context.Context, id string, p patch.Patch)
 			return nil, err
 		}
 	}
-	put, err := next.put(store.IfVersion(old.ItemVersion))
-	if err != nil {
-		return nil, err
-	}
-	_, err = s.log.Commit(ctx, audit.Change{
-		Writes: append([]store.Write{put}, extra...), Kind: "deployment", Resource: "deployment/" + id, Actions: []string{"updateDeployment"},
-		Name: old.ApplicationKey + " " + old.Version, Href: DeploymentHref(id), TitleVerb: "updated the deployment",
-		Comment: p.Comment, Previous: old, Current: &next, Delta: p.Raw,
-		Conflict: fmt.Sprintf("deployment %q was changed by another request; read it again and retry", id),
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &next, nil
+	return s.deployments.Update(ctx, deploymentRef(id), old, &next, resource.Change{
+		Actions: []string{"updateDeployment"}, Comment: p.Comment, Delta: p.Raw, Also: extra})
 }
 
 // DeploymentQuery selects deployments of one environment, newest first.

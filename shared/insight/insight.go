@@ -45,20 +45,22 @@ type CodeRefs interface {
 
 // Service records deployments and computes insights.
 type Service struct {
-	table    store.Table
-	log      *audit.Log
-	projects *project.Service
-	envs     *environment.Service
-	flags    *flag.Service
-	members  *member.Service
-	codeRefs CodeRefs
-	groups   resource.Kit[Group]
-	now      func() time.Time
+	table       store.Table
+	log         *audit.Log
+	projects    *project.Service
+	envs        *environment.Service
+	flags       *flag.Service
+	members     *member.Service
+	codeRefs    CodeRefs
+	groups      resource.Kit[Group]
+	deployments resource.Kit[Deployment]
+	now         func() time.Time
 }
 
 // NewService works over table, auditing every change through log.
 func NewService(table store.Table, log *audit.Log, projects *project.Service, envs *environment.Service,
 	flags *flag.Service, members *member.Service, codeRefs CodeRefs, now func() time.Time) *Service {
 	return &Service{table: table, log: log, projects: projects, envs: envs, flags: flags, members: members,
-		codeRefs: codeRefs, groups: resource.New(&groupKind, table, log), now: now}
+		codeRefs: codeRefs, groups: resource.New(&groupKind, table, log),
+		deployments: resource.New(&deploymentKind, table, log), now: now}
 }
