@@ -35,7 +35,7 @@ func aiVersions(t testing.TB, srv *apptest.Server, p, c, v string) (int, string)
 
 func aiRequestCount(t testing.TB, srv *apptest.Server) float64 {
 	t.Helper()
-	return srv.Do(t, http.MethodGet, approvalsPath+"?filter=resourceKind%20equals%20aiConfig", nil).Map(t)["totalCount"].(float64)
+	return srv.Do(t, http.MethodGet, apptest.ApprovalsPath+"?filter=resourceKind%20equals%20aiConfig", nil).Map(t)["totalCount"].(float64)
 }
 
 func TestAIConfigApprovalSettings(t *testing.T) {
@@ -87,8 +87,8 @@ func TestAIConfigApprovalRequests(t *testing.T) {
 	for _, e := range []string{"production", "staging"} {
 		apptest.WantStatus(t, srv.Do(t, http.MethodPost, envsPath("ai"), map[string]any{"key": e, "name": e, "color": "336699"}), http.StatusCreated)
 	}
-	setApprovals(t, srv, "ai", "production", apptest.Replace("/resourceApprovalSettings/aiconfig/required", true))
-	_, bob := reviewer(t, srv, "bob@example.com")
+	apptest.SetApprovals(t, srv, "ai", "production", apptest.Replace("/resourceApprovalSettings/aiconfig/required", true))
+	_, bob := apptest.Reviewer(t, srv, "bob@example.com")
 
 	t.Run("a variation edit in a project whose environment requires review answers 403 and stores nothing", func(t *testing.T) {
 		apptest.WantError(t, srv.Do(t, http.MethodPatch, aiVariationPath("ai", "chat", "short"), map[string]any{"name": "Shorter"}),
@@ -115,7 +115,7 @@ func TestAIConfigApprovalRequests(t *testing.T) {
 	}
 	for _, tc := range bad {
 		t.Run(tc.name+" and stores nothing", func(t *testing.T) {
-			res := srv.Do(t, http.MethodPost, approvalsPath, tc.body)
+			res := srv.Do(t, http.MethodPost, apptest.ApprovalsPath, tc.body)
 			if tc.parts == nil {
 				apptest.WantStatus(t, res, http.StatusNotFound)
 			} else {
@@ -129,10 +129,10 @@ func TestAIConfigApprovalRequests(t *testing.T) {
 
 	var id string
 	t.Run("a request for the AI Config is created with its resourceId and the environment's AI Config settings", func(t *testing.T) {
-		res := srv.Do(t, http.MethodPost, approvalsPath, aiRequest("ai", "production", "chat",
+		res := srv.Do(t, http.MethodPost, apptest.ApprovalsPath, aiRequest("ai", "production", "chat",
 			aiUpdate("short", map[string]any{"name": "Shorter", "messages": []map[string]any{{"role": "system", "content": "Be very brief."}}})))
 		apptest.WantStatus(t, res, http.StatusCreated)
-		d := apDecode(t, res)
+		d := apptest.DecodeApproval(t, res)
 		id = d.ID
 		if d.ResourceID != aiResID("ai", "production", "chat") || d.Status != "pending" || d.Links["aiConfig"].Href == "" || d.Links["flag"].Href != "" || len(d.Conflicts) != 0 {
 			t.Errorf("want a pending aiconfig request linking the AI Config and no flag: %s", res.Body)
@@ -142,38 +142,38 @@ func TestAIConfigApprovalRequests(t *testing.T) {
 		}
 	})
 	t.Run("the list and get show it, and expand=flag adds nothing to it", func(t *testing.T) {
-		res := srv.Do(t, http.MethodGet, approvalsPath+"?expand=flag&filter=resourceKind%20equals%20aiConfig", nil)
+		res := srv.Do(t, http.MethodGet, apptest.ApprovalsPath+"?expand=flag&filter=resourceKind%20equals%20aiConfig", nil)
 		apptest.WantStatus(t, res, http.StatusOK)
 		var list struct {
-			Items []apDoc `json:"items"`
+			Items []apptest.ApprovalDoc `json:"items"`
 		}
 		res.JSON(t, &list)
 		if len(list.Items) != 1 || list.Items[0].ID != id || list.Items[0].Flag != nil {
 			t.Errorf("want the one AI Config request without a flag: %s", res.Body)
 		}
-		if n := srv.Do(t, http.MethodGet, approvalsPath+"?filter=resourceKind%20equals%20flag", nil).Map(t)["totalCount"]; n != float64(0) {
+		if n := srv.Do(t, http.MethodGet, apptest.ApprovalsPath+"?filter=resourceKind%20equals%20flag", nil).Map(t)["totalCount"]; n != float64(0) {
 			t.Errorf("%v flag requests, want 0", n)
 		}
-		apptest.WantStatus(t, srv.Do(t, http.MethodGet, approvalPath(id)+"?expand=flag", nil), http.StatusOK)
+		apptest.WantStatus(t, srv.Do(t, http.MethodGet, apptest.ApprovalPath(id)+"?expand=flag", nil), http.StatusOK)
 	})
 	t.Run("the requester may not approve their own request", func(t *testing.T) {
-		apptest.WantError(t, srv.Do(t, http.MethodPost, approvalPath(id)+"/reviews", map[string]any{"kind": "approve"}), http.StatusForbidden, "forbidden", "production")
+		apptest.WantError(t, srv.Do(t, http.MethodPost, apptest.ApprovalPath(id)+"/reviews", map[string]any{"kind": "approve"}), http.StatusForbidden, "forbidden", "production")
 	})
 	t.Run("an unapproved request is not applied", func(t *testing.T) {
-		apptest.WantStatus(t, applyReq(srv, t, id), http.StatusBadRequest)
+		apptest.WantStatus(t, apptest.ApplyApproval(t, srv, id), http.StatusBadRequest)
 		if n, _ := aiVersions(t, srv, "ai", "chat", "short"); n != 1 {
 			t.Errorf("%d versions, want 1", n)
 		}
 	})
 	t.Run("another member approves it and the apply stores a new version with the change", func(t *testing.T) {
-		res := review(srv, t, id, "approve", bob)
+		res := apptest.ReviewApproval(t, srv, id, "approve", bob)
 		apptest.WantStatus(t, res, http.StatusOK)
-		if d := apDecode(t, res); d.ReviewStatus != "approved" {
+		if d := apptest.DecodeApproval(t, res); d.ReviewStatus != "approved" {
 			t.Fatalf("review status %q, want approved", d.ReviewStatus)
 		}
-		res = applyReq(srv, t, id)
+		res = apptest.ApplyApproval(t, srv, id)
 		apptest.WantStatus(t, res, http.StatusOK)
-		if d := apDecode(t, res); d.Status != "completed" || d.AppliedDate == "" {
+		if d := apptest.DecodeApproval(t, res); d.Status != "completed" || d.AppliedDate == "" {
 			t.Errorf("want completed with an appliedDate: %s", res.Body)
 		}
 		m := srv.Do(t, http.MethodGet, aiVariationPath("ai", "chat", "short"), nil).Map(t)
@@ -188,23 +188,23 @@ func TestAIConfigApprovalRequests(t *testing.T) {
 		apptest.WantStatus(t, srv.Do(t, http.MethodPatch, aiVariationPath("ai", "chat", "short"), map[string]any{"name": "Direct"}), http.StatusForbidden)
 	})
 	t.Run("an applied request is not applied again", func(t *testing.T) {
-		apptest.WantStatus(t, applyReq(srv, t, id), http.StatusBadRequest)
+		apptest.WantStatus(t, apptest.ApplyApproval(t, srv, id), http.StatusBadRequest)
 		if n, _ := aiVersions(t, srv, "ai", "chat", "short"); n != 2 {
 			t.Errorf("%d versions, want 2", n)
 		}
 	})
 	t.Run("two applies at once apply the request once", func(t *testing.T) {
-		res := srv.Do(t, http.MethodPost, approvalsPath, aiRequest("ai", "production", "chat", aiUpdate("short", map[string]any{"name": "Once"})))
+		res := srv.Do(t, http.MethodPost, apptest.ApprovalsPath, aiRequest("ai", "production", "chat", aiUpdate("short", map[string]any{"name": "Once"})))
 		apptest.WantStatus(t, res, http.StatusCreated)
-		rid := apDecode(t, res).ID
-		apptest.WantStatus(t, review(srv, t, rid, "approve", bob), http.StatusOK)
+		rid := apptest.DecodeApproval(t, res).ID
+		apptest.WantStatus(t, apptest.ReviewApproval(t, srv, rid, "approve", bob), http.StatusOK)
 		statuses := make([]int, 2)
 		var wg sync.WaitGroup
 		for i := range statuses {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				statuses[i] = applyReq(srv, t, rid).Status
+				statuses[i] = apptest.ApplyApproval(t, srv, rid).Status
 			}()
 		}
 		wg.Wait()
@@ -224,17 +224,17 @@ func TestAIConfigApprovalRequests(t *testing.T) {
 		}
 	})
 	t.Run("a request whose change no longer applies fails with the reason", func(t *testing.T) {
-		res := srv.Do(t, http.MethodPost, approvalsPath, aiRequest("ai", "production", "chat", aiUpdate("short", map[string]any{"modelConfigKey": "claude"})))
+		res := srv.Do(t, http.MethodPost, apptest.ApprovalsPath, aiRequest("ai", "production", "chat", aiUpdate("short", map[string]any{"modelConfigKey": "claude"})))
 		apptest.WantStatus(t, res, http.StatusCreated)
-		rid := apDecode(t, res).ID
-		apptest.WantStatus(t, review(srv, t, rid, "approve", bob), http.StatusOK)
+		rid := apptest.DecodeApproval(t, res).ID
+		apptest.WantStatus(t, apptest.ReviewApproval(t, srv, rid, "approve", bob), http.StatusOK)
 		apptest.WantStatus(t, srv.Do(t, http.MethodDelete, aiModelsPath("ai")+"/claude", nil), http.StatusNoContent)
-		if d := apDecode(t, srv.Do(t, http.MethodGet, approvalPath(rid), nil)); len(d.Conflicts) != 1 {
+		if d := apptest.DecodeApproval(t, srv.Do(t, http.MethodGet, apptest.ApprovalPath(rid), nil)); len(d.Conflicts) != 1 {
 			t.Errorf("want one conflict: %+v", d.Conflicts)
 		}
-		res = applyReq(srv, t, rid)
+		res = apptest.ApplyApproval(t, srv, rid)
 		apptest.WantStatus(t, res, http.StatusOK)
-		if d := apDecode(t, res); d.Status != "failed" || d.FailureReason == "" {
+		if d := apptest.DecodeApproval(t, res); d.Status != "failed" || d.FailureReason == "" {
 			t.Errorf("want failed with a reason: %s", res.Body)
 		}
 		if n, _ := aiVersions(t, srv, "ai", "chat", "short"); n != 3 {
@@ -249,9 +249,9 @@ func TestAIConfigApprovalRights(t *testing.T) {
 	for _, e := range []string{"production", "staging"} {
 		apptest.WantStatus(t, srv.Do(t, http.MethodPost, envsPath("ai"), map[string]any{"key": e, "name": e, "color": "336699"}), http.StatusCreated)
 	}
-	prod := srv.Do(t, http.MethodPost, approvalsPath, aiRequest("ai", "production", "chat", aiUpdate("short", map[string]any{"name": "P"})))
+	prod := srv.Do(t, http.MethodPost, apptest.ApprovalsPath, aiRequest("ai", "production", "chat", aiUpdate("short", map[string]any{"name": "P"})))
 	apptest.WantStatus(t, prod, http.StatusCreated)
-	prodID := apDecode(t, prod).ID
+	prodID := apptest.DecodeApproval(t, prod).ID
 	role := func(name string, resources ...string) string {
 		_, tok := srv.MustIssueToken(t, token.Spec{Name: name, InlineRole: []policy.Statement{
 			{Effect: "allow", Actions: []string{"createApprovalRequest", "reviewApprovalRequest", "applyApprovalRequest"}, Resources: resources},
@@ -269,12 +269,12 @@ func TestAIConfigApprovalRights(t *testing.T) {
 		tok    string
 		status int
 	}{
-		{"a role on staging's AI Configs creates a request in staging", http.MethodPost, approvalsPath, aiRequest("ai", "staging", "chat", aiUpdate("short", nil)), staging, http.StatusCreated},
-		{"a role on staging's AI Configs may not create one in production", http.MethodPost, approvalsPath, aiRequest("ai", "production", "chat", aiUpdate("short", nil)), staging, http.StatusForbidden},
-		{"a role on production's flags may not create one for an AI Config", http.MethodPost, approvalsPath, aiRequest("ai", "production", "chat", aiUpdate("short", nil)), flags, http.StatusForbidden},
-		{"a role on staging's AI Configs may not review production's request", http.MethodPost, approvalPath(prodID) + "/reviews", map[string]any{"kind": "comment"}, staging, http.StatusForbidden},
-		{"a role on production's flags may not apply production's AI Config request", http.MethodPost, approvalPath(prodID) + "/apply", map[string]any{}, flags, http.StatusForbidden},
-		{"a role on that AI Config in production reviews its request", http.MethodPost, approvalPath(prodID) + "/reviews", map[string]any{"kind": "comment"}, prodAI, http.StatusOK},
+		{"a role on staging's AI Configs creates a request in staging", http.MethodPost, apptest.ApprovalsPath, aiRequest("ai", "staging", "chat", aiUpdate("short", nil)), staging, http.StatusCreated},
+		{"a role on staging's AI Configs may not create one in production", http.MethodPost, apptest.ApprovalsPath, aiRequest("ai", "production", "chat", aiUpdate("short", nil)), staging, http.StatusForbidden},
+		{"a role on production's flags may not create one for an AI Config", http.MethodPost, apptest.ApprovalsPath, aiRequest("ai", "production", "chat", aiUpdate("short", nil)), flags, http.StatusForbidden},
+		{"a role on staging's AI Configs may not review production's request", http.MethodPost, apptest.ApprovalPath(prodID) + "/reviews", map[string]any{"kind": "comment"}, staging, http.StatusForbidden},
+		{"a role on production's flags may not apply production's AI Config request", http.MethodPost, apptest.ApprovalPath(prodID) + "/apply", map[string]any{}, flags, http.StatusForbidden},
+		{"a role on that AI Config in production reviews its request", http.MethodPost, apptest.ApprovalPath(prodID) + "/reviews", map[string]any{"kind": "comment"}, prodAI, http.StatusOK},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

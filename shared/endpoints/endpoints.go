@@ -13,25 +13,12 @@ import (
 // paths of a JSON patch, the instructions of a semantic patch and the
 // environment they act in, the flag and environment of an approval request.
 func Needs(s app.Services) map[string]api.Needs {
-	return map[string]api.Needs{
-
-		"getApprovalRequest":        storedApprovalNeeds(s),
-		"postApprovalRequest":       approvalCreateNeeds,
-		"postApprovalRequestReview": storedApprovalNeeds(s),
-		"postApprovalRequestApply":  storedApprovalNeeds(s),
-		"deleteApprovalRequest":     storedApprovalNeeds(s),
-		"patchApprovalRequest":      storedApprovalNeeds(s),
-	}
+	return map[string]api.Needs{}
 }
 
 // Handlers returns every built operation's handler, by operation id.
 func Handlers(s app.Services) map[string]api.Handler {
 	h := map[string]api.Handler{}
-	for _, part := range []map[string]api.Handler{approvalHandlers(s)} {
-		for id, fn := range part {
-			h[id] = fn
-		}
-	}
 	for id, fn := range aiConfigHandlers(s) {
 		h[id] = fn
 	}

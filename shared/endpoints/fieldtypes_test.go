@@ -87,9 +87,9 @@ var timestampTable = []timestampRow{
 			tsWhenSet(tsInteger("archivedDate")), tsWhenSet(tsInteger("deprecatedDate")), tsWhenSet(tsInteger("environments.*._debugEventsUntilDate"))}},
 	{resource: "approval requests", source: "spec 2.7",
 		reads: []timestampRead{
-			tsGet(func(w *apptest.World) string { return approvalPath(w.AppliedID) }),
-			tsGet(func(w *apptest.World) string { return approvalPath(w.ScheduledID) }),
-			tsList(func(*apptest.World) string { return approvalsPath }),
+			tsGet(func(w *apptest.World) string { return apptest.ApprovalPath(w.AppliedID) }),
+			tsGet(func(w *apptest.World) string { return apptest.ApprovalPath(w.ScheduledID) }),
+			tsList(func(*apptest.World) string { return apptest.ApprovalsPath }),
 		},
 		fields: []timestampField{tsString("creationDate"), tsString("allReviews[].creationDate"), tsString("appliedDate"), tsString("executionDate"),
 			tsWhenSet(tsInteger("integrationMetadata.lastChecked"))}},
@@ -345,11 +345,11 @@ func TestTimestampInputsTakeBothForms(t *testing.T) {
 		status       int
 		want         func(tb testing.TB, res *apptest.Response, n int64)
 	}{
-		{"an approval request's executionDate as an integer", http.MethodPost, approvalsPath, approval(soon), http.StatusCreated,
+		{"an approval request's executionDate as an integer", http.MethodPost, apptest.ApprovalsPath, approval(soon), http.StatusCreated,
 			func(tb testing.TB, res *apptest.Response, n int64) {
 				wantField(tb, res.Map(tb), "executionDate", strconv.FormatInt(n, 10))
 			}},
-		{"an approval request's executionDate as a string", http.MethodPost, approvalsPath, approval(strconv.FormatInt(soon+1, 10)), http.StatusCreated,
+		{"an approval request's executionDate as a string", http.MethodPost, apptest.ApprovalsPath, approval(strconv.FormatInt(soon+1, 10)), http.StatusCreated,
 			func(tb testing.TB, res *apptest.Response, n int64) {
 				wantField(tb, res.Map(tb), "executionDate", strconv.FormatInt(n, 10))
 			}},
@@ -387,9 +387,9 @@ func TestTimestampInputsTakeBothForms(t *testing.T) {
 	}
 	for _, r := range refused {
 		t.Run("an approval request's executionDate as "+r.name+" is refused with a 400 naming it", func(t *testing.T) {
-			before := w.Must(t, http.StatusOK, http.MethodGet, approvalsPath+"?limit=100", nil)["totalCount"]
-			apptest.WantError(t, w.Srv.Do(t, http.MethodPost, approvalsPath, approval(r.value)), http.StatusBadRequest, "invalid_request", "executionDate", "Unix milliseconds")
-			if after := w.Must(t, http.StatusOK, http.MethodGet, approvalsPath+"?limit=100", nil)["totalCount"]; after != before {
+			before := w.Must(t, http.StatusOK, http.MethodGet, apptest.ApprovalsPath+"?limit=100", nil)["totalCount"]
+			apptest.WantError(t, w.Srv.Do(t, http.MethodPost, apptest.ApprovalsPath, approval(r.value)), http.StatusBadRequest, "invalid_request", "executionDate", "Unix milliseconds")
+			if after := w.Must(t, http.StatusOK, http.MethodGet, apptest.ApprovalsPath+"?limit=100", nil)["totalCount"]; after != before {
 				t.Errorf("approval requests %v, then %v", before, after)
 			}
 		})

@@ -9,7 +9,6 @@ import (
 // The groups this package still serves, each built over the wired app.
 var (
 	AIConfigs = group("ai-configs")
-	Approvals = group("approvals")
 )
 
 // group picks the named catalog group's operations out of this package's.

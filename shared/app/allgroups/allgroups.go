@@ -5,6 +5,7 @@ package allgroups
 import (
 	"github.com/flagplane/flagplane/shared/app"
 	"github.com/flagplane/flagplane/shared/application/applicationapi"
+	"github.com/flagplane/flagplane/shared/approval/approvalapi"
 	"github.com/flagplane/flagplane/shared/audit/auditapi"
 	"github.com/flagplane/flagplane/shared/coderefs/coderefsapi"
 	"github.com/flagplane/flagplane/shared/destination/destinationapi"
@@ -37,7 +38,7 @@ func List() []app.NewGroup {
 		triggerapi.New,
 		endpoints.AIConfigs,
 		applicationapi.New,
-		endpoints.Approvals,
+		approvalapi.New,
 		auditapi.New,
 		featurestoreapi.BigSegments,
 		coderefsapi.New,

@@ -1,4 +1,4 @@
-package endpoints_test
+package approvalapi_test
 
 import (
 	"context"
@@ -10,96 +10,21 @@ import (
 	"time"
 
 	"github.com/flagplane/flagplane/shared/app/apptest"
-	"github.com/flagplane/flagplane/shared/identity"
 	"github.com/flagplane/flagplane/shared/store"
-	"github.com/flagplane/flagplane/shared/token"
 )
-
-const approvalsPath = api + "/approval-requests"
-
-func approvalPath(id string) string { return approvalsPath + "/" + id }
-
-type apReview struct {
-	ID             string `json:"_id"`
-	Kind           string `json:"kind"`
-	CreationDate   string `json:"creationDate"`
-	Comment        string `json:"comment"`
-	MemberID       string `json:"memberId"`
-	ServiceTokenID string `json:"serviceTokenId"`
-}
-
-type apDoc struct {
-	ID              string           `json:"_id"`
-	Version         int              `json:"_version"`
-	CreationDate    string           `json:"creationDate"`
-	ServiceKind     string           `json:"serviceKind"`
-	RequestorID     string           `json:"requestorId"`
-	Description     string           `json:"description"`
-	ReviewStatus    string           `json:"reviewStatus"`
-	AllReviews      []apReview       `json:"allReviews"`
-	NotifyMemberIDs []string         `json:"notifyMemberIds"`
-	NotifyTeamKeys  []string         `json:"notifyTeamKeys"`
-	Status          string           `json:"status"`
-	FailureReason   string           `json:"failureReason"`
-	Instructions    []map[string]any `json:"instructions"`
-	Conflicts       []struct {
-		Instruction map[string]any `json:"instruction"`
-		Reason      string         `json:"reason"`
-	} `json:"conflicts"`
-	AppliedDate       string                           `json:"appliedDate"`
-	AppliedByMemberID string                           `json:"appliedByMemberId"`
-	ExecutionDate     string                           `json:"executionDate"`
-	ResourceID        string                           `json:"resourceId"`
-	OperatingOnID     string                           `json:"operatingOnId"`
-	ApprovalSettings  map[string]any                   `json:"approvalSettings"`
-	Links             map[string]struct{ Href string } `json:"_links"`
-	Flag              *apptest.FlagDoc                           `json:"flag"`
-	Project           map[string]any                   `json:"project"`
-	Environments      []map[string]any                 `json:"environments"`
-}
-
-func apDecode(t testing.TB, res *apptest.Response) apDoc {
-	t.Helper()
-	var d apDoc
-	res.JSON(t, &d)
-	return d
-}
 
 func resID(p, e, f string) string { return "proj/" + p + ":env/" + e + ":flag/" + f }
 
 // apCreate makes a request on flag f in production of p.
-func apCreate(t testing.TB, srv *apptest.Server, p, f string, extra map[string]any, ins ...map[string]any) apDoc {
+func apCreate(t testing.TB, srv *apptest.Server, p, f string, extra map[string]any, ins ...map[string]any) apptest.ApprovalDoc {
 	t.Helper()
 	body := map[string]any{"resourceId": resID(p, "production", f), "description": "please", "instructions": ins}
 	for k, v := range extra {
 		body[k] = v
 	}
-	res := srv.Do(t, http.MethodPost, approvalsPath, body)
+	res := srv.Do(t, http.MethodPost, apptest.ApprovalsPath, body)
 	apptest.WantStatus(t, res, http.StatusCreated)
-	return apDecode(t, res)
-}
-
-func review(srv *apptest.Server, t testing.TB, id, kind, tok string) *apptest.Response {
-	t.Helper()
-	return srv.Do(t, http.MethodPost, approvalPath(id)+"/reviews", map[string]any{"kind": kind, "comment": "c"}, "Authorization", tok)
-}
-
-func applyReq(srv *apptest.Server, t testing.TB, id string) *apptest.Response {
-	t.Helper()
-	return srv.Do(t, http.MethodPost, approvalPath(id)+"/apply", map[string]any{"comment": "ship"})
-}
-
-// reviewer invites a member and returns its id and an admin token of it.
-func reviewer(t testing.TB, srv *apptest.Server, email string) (string, string) {
-	t.Helper()
-	m := apptest.InviteMembers(t, srv, map[string]any{"email": email, "role": "writer"})[0]
-	_, tok := srv.MustIssueToken(t, token.Spec{Name: email, Role: identity.RoleAdmin, MemberID: m.ID})
-	return m.ID, tok
-}
-
-func setApprovals(t testing.TB, srv *apptest.Server, p, e string, ops ...apptest.PatchOp) {
-	t.Helper()
-	apptest.WantStatus(t, srv.Do(t, http.MethodPatch, envPath(p, e), ops), http.StatusOK)
+	return apptest.DecodeApproval(t, res)
 }
 
 // autoApply sets autoApplyApprovedChanges, which the API does not let
@@ -127,9 +52,9 @@ func TestApprovalRequestCreateAndRead(t *testing.T) {
 	srv.MustCreateProject(t, "p")
 	d := apptest.ABCFlag(t, srv, "p", "f")
 	m := apptest.InviteMembers(t, srv, map[string]any{"email": "n@example.com"})[0]
-	apptest.WantStatus(t, srv.Do(t, http.MethodPost, api+"/teams", map[string]any{"key": "ops", "name": "Ops"}), http.StatusCreated)
+	apptest.WantStatus(t, srv.Do(t, http.MethodPost, apptest.API+"/teams", map[string]any{"key": "ops", "name": "Ops"}), http.StatusCreated)
 
-	var created apDoc
+	var created apptest.ApprovalDoc
 	t.Run("a valid request is created pending with its fields", func(t *testing.T) {
 		created = apCreate(t, srv, "p", "f", map[string]any{"notifyMemberIds": []string{m.ID}, "notifyTeamKeys": []string{"ops"},
 			"integrationConfig": map[string]any{"x": 1}},
@@ -138,7 +63,7 @@ func TestApprovalRequestCreateAndRead(t *testing.T) {
 			created.ResourceID != resID("p", "production", "f") || created.RequestorID == "" || len(created.Instructions) != 2 ||
 			created.Instructions[0]["kind"] != "turnFlagOn" || created.Conflicts == nil || len(created.Conflicts) != 0 ||
 			created.CreationDate == "" || created.AllReviews == nil || created.ApprovalSettings["serviceKind"] != "flagplane" ||
-			created.Links["self"].Href != approvalPath(created.ID) {
+			created.Links["self"].Href != apptest.ApprovalPath(created.ID) {
 			t.Errorf("created %+v", created)
 		}
 	})
@@ -170,25 +95,25 @@ func TestApprovalRequestCreateAndRead(t *testing.T) {
 			if c.status == 404 {
 				code = "not_found"
 			}
-			apptest.WantError(t, srv.Do(t, http.MethodPost, approvalsPath, c.body), c.status, code, c.parts...)
+			apptest.WantError(t, srv.Do(t, http.MethodPost, apptest.ApprovalsPath, c.body), c.status, code, c.parts...)
 		})
 	}
 
 	t.Run("get returns the request and expands flag, project, environments", func(t *testing.T) {
-		res := srv.Do(t, http.MethodGet, approvalPath(created.ID)+"?expand=flag,project,environments", nil)
+		res := srv.Do(t, http.MethodGet, apptest.ApprovalPath(created.ID)+"?expand=flag,project,environments", nil)
 		apptest.WantStatus(t, res, http.StatusOK)
-		got := apDecode(t, res)
+		got := apptest.DecodeApproval(t, res)
 		if got.ID != created.ID || got.Flag == nil || got.Flag.Key != "f" || got.Project["key"] != "p" || len(got.Environments) != 1 || got.Environments[0]["key"] != "production" {
 			t.Errorf("got %s", res.Body)
 		}
-		apptest.WantError(t, srv.Do(t, http.MethodGet, approvalPath(created.ID)+"?expand=bogus", nil), 400, "invalid_request", "bogus")
-		apptest.WantError(t, srv.Do(t, http.MethodGet, approvalPath("nope"), nil), 404, "not_found")
+		apptest.WantError(t, srv.Do(t, http.MethodGet, apptest.ApprovalPath(created.ID)+"?expand=bogus", nil), 400, "invalid_request", "bogus")
+		apptest.WantError(t, srv.Do(t, http.MethodGet, apptest.ApprovalPath("nope"), nil), 404, "not_found")
 	})
 
 	t.Run("conflicts list an instruction that no longer applies", func(t *testing.T) {
 		// Archiving the flag makes the request's first instruction fail.
 		apptest.WantStatus(t, apptest.SemanticPatchFlag(t, srv, "p", "f", apptest.SemanticBody("", apptest.Instr("archiveFlag"))), http.StatusOK)
-		got := apDecode(t, srv.Do(t, http.MethodGet, approvalPath(created.ID), nil))
+		got := apptest.DecodeApproval(t, srv.Do(t, http.MethodGet, apptest.ApprovalPath(created.ID), nil))
 		if len(got.Conflicts) != 1 || got.Conflicts[0].Instruction["kind"] != "turnFlagOn" || !strings.Contains(got.Conflicts[0].Reason, "archived") {
 			t.Errorf("conflicts %+v", got.Conflicts)
 		}
@@ -197,8 +122,8 @@ func TestApprovalRequestCreateAndRead(t *testing.T) {
 
 	t.Run("delete removes a pending request", func(t *testing.T) {
 		x := apCreate(t, srv, "p", "f", nil, apptest.Instr("turnFlagOn"))
-		apptest.WantStatus(t, srv.Do(t, http.MethodDelete, approvalPath(x.ID), nil), http.StatusNoContent)
-		apptest.WantError(t, srv.Do(t, http.MethodGet, approvalPath(x.ID), nil), 404, "not_found")
+		apptest.WantStatus(t, srv.Do(t, http.MethodDelete, apptest.ApprovalPath(x.ID), nil), http.StatusNoContent)
+		apptest.WantError(t, srv.Do(t, http.MethodGet, apptest.ApprovalPath(x.ID), nil), 404, "not_found")
 	})
 }
 
@@ -211,16 +136,16 @@ func TestApprovalRequestList(t *testing.T) {
 	m := apptest.InviteMembers(t, srv, map[string]any{"email": "n@example.com"})[0]
 	a := apCreate(t, srv, "p", "f", map[string]any{"notifyMemberIds": []string{m.ID}}, apptest.Instr("turnFlagOn"))
 	b := apCreate(t, srv, "q", "g", nil, apptest.Instr("turnFlagOff"))
-	_, tok := reviewer(t, srv, "r@example.com")
-	apptest.WantStatus(t, review(srv, t, b.ID, "approve", tok), http.StatusOK)
+	_, tok := apptest.Reviewer(t, srv, "r@example.com")
+	apptest.WantStatus(t, apptest.ReviewApproval(t, srv, b.ID, "approve", tok), http.StatusOK)
 	owner := a.RequestorID
 
 	ids := func(t *testing.T, res *apptest.Response) []string {
 		t.Helper()
 		apptest.WantStatus(t, res, http.StatusOK)
 		var c struct {
-			TotalCount int     `json:"totalCount"`
-			Items      []apDoc `json:"items"`
+			TotalCount int                   `json:"totalCount"`
+			Items      []apptest.ApprovalDoc `json:"items"`
 		}
 		res.JSON(t, &c)
 		out := []string{}
@@ -246,26 +171,26 @@ func TestApprovalRequestList(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got := ids(t, srv.Do(t, http.MethodGet, approvalsPath+"?filter="+url.QueryEscape(c.filter), nil))
+			got := ids(t, srv.Do(t, http.MethodGet, apptest.ApprovalsPath+"?filter="+url.QueryEscape(c.filter), nil))
 			if strings.Join(got, ",") != strings.Join(c.want, ",") {
 				t.Errorf("got %v, want %v", got, c.want)
 			}
 		})
 	}
 	t.Run("an unknown filter field is 400", func(t *testing.T) {
-		apptest.WantError(t, srv.Do(t, http.MethodGet, approvalsPath+"?filter="+url.QueryEscape("color equals red"), nil), 400, "invalid_request", "color")
+		apptest.WantError(t, srv.Do(t, http.MethodGet, apptest.ApprovalsPath+"?filter="+url.QueryEscape("color equals red"), nil), 400, "invalid_request", "color")
 	})
 	t.Run("limit and offset page the list", func(t *testing.T) {
-		got := ids(t, srv.Do(t, http.MethodGet, approvalsPath+"?limit=1&offset=1", nil))
+		got := ids(t, srv.Do(t, http.MethodGet, apptest.ApprovalsPath+"?limit=1&offset=1", nil))
 		if len(got) != 1 || got[0] != a.ID {
 			t.Errorf("page %v", got)
 		}
-		apptest.WantStatus(t, srv.Do(t, http.MethodGet, approvalsPath+"?limit=201", nil), http.StatusBadRequest)
+		apptest.WantStatus(t, srv.Do(t, http.MethodGet, apptest.ApprovalsPath+"?limit=201", nil), http.StatusBadRequest)
 	})
 	t.Run("expand flag and project fill each item", func(t *testing.T) {
-		res := srv.Do(t, http.MethodGet, approvalsPath+"?expand=flag,project", nil)
+		res := srv.Do(t, http.MethodGet, apptest.ApprovalsPath+"?expand=flag,project", nil)
 		apptest.WantStatus(t, res, http.StatusOK)
-		var c struct{ Items []apDoc }
+		var c struct{ Items []apptest.ApprovalDoc }
 		res.JSON(t, &c)
 		for _, it := range c.Items {
 			if it.Flag == nil || it.Project == nil {
@@ -279,55 +204,55 @@ func TestApprovalRequestReviewAndApply(t *testing.T) {
 	srv := apptest.New(t)
 	srv.MustCreateProject(t, "p")
 	apptest.ABCFlag(t, srv, "p", "f")
-	_, tok1 := reviewer(t, srv, "r1@example.com")
-	_, tok2 := reviewer(t, srv, "r2@example.com")
+	_, tok1 := apptest.Reviewer(t, srv, "r1@example.com")
+	_, tok2 := apptest.Reviewer(t, srv, "r2@example.com")
 
 	t.Run("the requester cannot approve their own request", func(t *testing.T) {
 		a := apCreate(t, srv, "p", "f", nil, apptest.Instr("turnFlagOn"))
-		apptest.WantError(t, review(srv, t, a.ID, "approve", srv.Token), 403, "forbidden", "own")
-		got := apDecode(t, review(srv, t, a.ID, "comment", srv.Token))
+		apptest.WantError(t, apptest.ReviewApproval(t, srv, a.ID, "approve", srv.Token), 403, "forbidden", "own")
+		got := apptest.DecodeApproval(t, apptest.ReviewApproval(t, srv, a.ID, "comment", srv.Token))
 		if len(got.AllReviews) != 1 || got.AllReviews[0].Kind != "comment" || got.ReviewStatus != "pending" {
 			t.Errorf("after a comment: %+v", got)
 		}
 	})
 	t.Run("the requester may approve their own request when canReviewOwnRequest", func(t *testing.T) {
-		setApprovals(t, srv, "p", "production", apptest.Replace("/approvalSettings/canReviewOwnRequest", true))
-		defer setApprovals(t, srv, "p", "production", apptest.Replace("/approvalSettings/canReviewOwnRequest", false))
+		apptest.SetApprovals(t, srv, "p", "production", apptest.Replace("/approvalSettings/canReviewOwnRequest", true))
+		defer apptest.SetApprovals(t, srv, "p", "production", apptest.Replace("/approvalSettings/canReviewOwnRequest", false))
 		a := apCreate(t, srv, "p", "f", nil, apptest.Instr("turnFlagOn"))
-		res := review(srv, t, a.ID, "approve", srv.Token)
+		res := apptest.ReviewApproval(t, srv, a.ID, "approve", srv.Token)
 		apptest.WantStatus(t, res, http.StatusOK)
-		if got := apDecode(t, res); got.ReviewStatus != "approved" || got.AllReviews[0].MemberID != a.RequestorID {
+		if got := apptest.DecodeApproval(t, res); got.ReviewStatus != "approved" || got.AllReviews[0].MemberID != a.RequestorID {
 			t.Errorf("got %+v", got)
 		}
 	})
 	t.Run("minNumApprovals 2 needs two distinct approvers", func(t *testing.T) {
-		setApprovals(t, srv, "p", "production", apptest.Replace("/approvalSettings/minNumApprovals", 2))
-		defer setApprovals(t, srv, "p", "production", apptest.Replace("/approvalSettings/minNumApprovals", 1))
+		apptest.SetApprovals(t, srv, "p", "production", apptest.Replace("/approvalSettings/minNumApprovals", 2))
+		defer apptest.SetApprovals(t, srv, "p", "production", apptest.Replace("/approvalSettings/minNumApprovals", 1))
 		a := apCreate(t, srv, "p", "f", nil, apptest.Instr("turnFlagOn"))
-		if got := apDecode(t, review(srv, t, a.ID, "approve", tok1)); got.ReviewStatus != "pending" {
+		if got := apptest.DecodeApproval(t, apptest.ReviewApproval(t, srv, a.ID, "approve", tok1)); got.ReviewStatus != "pending" {
 			t.Errorf("after one approval: %s", got.ReviewStatus)
 		}
-		apptest.WantError(t, applyReq(srv, t, a.ID), 400, "invalid_request", "not approved")
-		if got := apDecode(t, review(srv, t, a.ID, "approve", tok1)); got.ReviewStatus != "pending" {
+		apptest.WantError(t, apptest.ApplyApproval(t, srv, a.ID), 400, "invalid_request", "not approved")
+		if got := apptest.DecodeApproval(t, apptest.ReviewApproval(t, srv, a.ID, "approve", tok1)); got.ReviewStatus != "pending" {
 			t.Errorf("the same approver twice: %s", got.ReviewStatus)
 		}
-		if got := apDecode(t, review(srv, t, a.ID, "approve", tok2)); got.ReviewStatus != "approved" || len(got.AllReviews) != 3 {
+		if got := apptest.DecodeApproval(t, apptest.ReviewApproval(t, srv, a.ID, "approve", tok2)); got.ReviewStatus != "approved" || len(got.AllReviews) != 3 {
 			t.Errorf("after two approvers: %+v", got)
 		}
 	})
 	t.Run("a declined request cannot be applied unless canApplyDeclinedChanges", func(t *testing.T) {
-		setApprovals(t, srv, "p", "production", apptest.Replace("/approvalSettings/canApplyDeclinedChanges", false))
+		apptest.SetApprovals(t, srv, "p", "production", apptest.Replace("/approvalSettings/canApplyDeclinedChanges", false))
 		a := apCreate(t, srv, "p", "f", nil, apptest.Instr("turnFlagOn"))
-		if got := apDecode(t, review(srv, t, a.ID, "decline", tok1)); got.ReviewStatus != "declined" {
+		if got := apptest.DecodeApproval(t, apptest.ReviewApproval(t, srv, a.ID, "decline", tok1)); got.ReviewStatus != "declined" {
 			t.Errorf("after decline: %s", got.ReviewStatus)
 		}
-		apptest.WantError(t, applyReq(srv, t, a.ID), 400, "invalid_request", "declined")
-		setApprovals(t, srv, "p", "production", apptest.Replace("/approvalSettings/canApplyDeclinedChanges", true))
+		apptest.WantError(t, apptest.ApplyApproval(t, srv, a.ID), 400, "invalid_request", "declined")
+		apptest.SetApprovals(t, srv, "p", "production", apptest.Replace("/approvalSettings/canApplyDeclinedChanges", true))
 		b := apCreate(t, srv, "p", "f", nil, apptest.Instr("turnFlagOn"))
-		apptest.WantStatus(t, review(srv, t, b.ID, "decline", tok1), http.StatusOK)
-		res := applyReq(srv, t, b.ID)
+		apptest.WantStatus(t, apptest.ReviewApproval(t, srv, b.ID, "decline", tok1), http.StatusOK)
+		res := apptest.ApplyApproval(t, srv, b.ID)
 		apptest.WantStatus(t, res, http.StatusOK)
-		if got := apDecode(t, res); got.Status != "completed" {
+		if got := apptest.DecodeApproval(t, res); got.Status != "completed" {
 			t.Errorf("declined apply: %+v", got)
 		}
 		apptest.WantStatus(t, apptest.SemanticPatchFlag(t, srv, "p", "f", apptest.SemanticBody("production", apptest.Instr("turnFlagOff"))), http.StatusOK)
@@ -335,10 +260,10 @@ func TestApprovalRequestReviewAndApply(t *testing.T) {
 	t.Run("apply changes the flag, writes the audit entry and cannot run twice", func(t *testing.T) {
 		d := apptest.GetFlag(t, srv, "p", "f")
 		a := apCreate(t, srv, "p", "f", nil, apptest.Instr("turnFlagOn"), apptest.Instr("addUserTargets", "values", []string{"u1"}, "variationId", d.VID(1)))
-		apptest.WantStatus(t, review(srv, t, a.ID, "approve", tok1), http.StatusOK)
-		res := applyReq(srv, t, a.ID)
+		apptest.WantStatus(t, apptest.ReviewApproval(t, srv, a.ID, "approve", tok1), http.StatusOK)
+		res := apptest.ApplyApproval(t, srv, a.ID)
 		apptest.WantStatus(t, res, http.StatusOK)
-		got := apDecode(t, res)
+		got := apptest.DecodeApproval(t, res)
 		if got.Status != "completed" || got.AppliedDate == "" || got.AppliedByMemberID != a.RequestorID {
 			t.Errorf("applied %+v", got)
 		}
@@ -350,35 +275,35 @@ func TestApprovalRequestReviewAndApply(t *testing.T) {
 		if e.Kind != "flag" || e.Comment != "ship" {
 			t.Errorf("entry %+v", e)
 		}
-		apptest.WantError(t, applyReq(srv, t, a.ID), 400, "invalid_request", "already applied")
+		apptest.WantError(t, apptest.ApplyApproval(t, srv, a.ID), 400, "invalid_request", "already applied")
 	})
 	t.Run("instructions that no longer apply fail the request with the reason", func(t *testing.T) {
 		apptest.WantStatus(t, apptest.SemanticPatchFlag(t, srv, "p", "f", apptest.SemanticBody("production", apptest.Instr("addRule", "clauses", []any{map[string]any{"attribute": "k", "op": "in", "values": []any{"x"}}}, "variationId", apptest.GetFlag(t, srv, "p", "f").VID(0), "ref", "r1"))), http.StatusOK)
 		rule := apptest.GetFlag(t, srv, "p", "f").Prod().Rules[0].ID
 		a := apCreate(t, srv, "p", "f", nil, apptest.Instr("updateRuleVariationOrRollout", "ruleId", rule, "variationId", apptest.GetFlag(t, srv, "p", "f").VID(1)))
 		apptest.WantStatus(t, apptest.SemanticPatchFlag(t, srv, "p", "f", apptest.SemanticBody("production", apptest.Instr("removeRule", "ruleId", rule))), http.StatusOK)
-		apptest.WantStatus(t, review(srv, t, a.ID, "approve", tok1), http.StatusOK)
-		res := applyReq(srv, t, a.ID)
+		apptest.WantStatus(t, apptest.ReviewApproval(t, srv, a.ID, "approve", tok1), http.StatusOK)
+		res := apptest.ApplyApproval(t, srv, a.ID)
 		apptest.WantStatus(t, res, http.StatusOK)
-		if got := apDecode(t, res); got.Status != "failed" || got.FailureReason == "" {
+		if got := apptest.DecodeApproval(t, res); got.Status != "failed" || got.FailureReason == "" {
 			t.Errorf("got %+v", got)
 		}
-		apptest.WantError(t, srv.Do(t, http.MethodDelete, approvalPath(a.ID), nil), 400, "invalid_request", "failed")
+		apptest.WantError(t, srv.Do(t, http.MethodDelete, apptest.ApprovalPath(a.ID), nil), 400, "invalid_request", "failed")
 	})
 	t.Run("autoApplyApprovedChanges applies on the approving review", func(t *testing.T) {
 		autoApply(t, srv, "p", "production", true)
 		defer autoApply(t, srv, "p", "production", false)
 		a := apCreate(t, srv, "p", "f", nil, apptest.Instr("updateOffVariation", "variationId", apptest.GetFlag(t, srv, "p", "f").VID(1)))
-		got := apDecode(t, review(srv, t, a.ID, "approve", tok1))
+		got := apptest.DecodeApproval(t, apptest.ReviewApproval(t, srv, a.ID, "approve", tok1))
 		if got.Status != "completed" || apptest.IntOf(apptest.GetFlag(t, srv, "p", "f").Prod().OffVariation) != 1 {
 			t.Errorf("not auto-applied: %+v", got)
 		}
 	})
 	t.Run("ten concurrent applies: exactly one completes", func(t *testing.T) {
 		a := apCreate(t, srv, "p", "f", nil, apptest.Instr("addTags", "values", []string{"once"}))
-		apptest.WantStatus(t, review(srv, t, a.ID, "approve", tok1), http.StatusOK)
+		apptest.WantStatus(t, apptest.ReviewApproval(t, srv, a.ID, "approve", tok1), http.StatusOK)
 		before := apptest.GetFlag(t, srv, "p", "f").Version
-		won := concurrentlyApply(t, 10, func(int) *apptest.Response { return applyReq(srv, t, a.ID) })
+		won := concurrentlyApply(t, 10, func(int) *apptest.Response { return apptest.ApplyApproval(t, srv, a.ID) })
 		if len(won) != 1 {
 			t.Errorf("%d applies succeeded", len(won))
 		}
@@ -412,14 +337,14 @@ func TestApprovalRequestScheduled(t *testing.T) {
 	srv := apptest.New(t)
 	srv.MustCreateProject(t, "p")
 	apptest.ABCFlag(t, srv, "p", "f")
-	_, tok := reviewer(t, srv, "r@example.com")
+	_, tok := apptest.Reviewer(t, srv, "r@example.com")
 	due := time.Now().Add(time.Hour).UnixMilli()
 	a := apCreate(t, srv, "p", "f", map[string]any{"executionDate": due}, apptest.Instr("turnFlagOn"))
-	got := apDecode(t, review(srv, t, a.ID, "approve", tok))
+	got := apptest.DecodeApproval(t, apptest.ReviewApproval(t, srv, a.ID, "approve", tok))
 	if got.Status != "scheduled" {
 		t.Fatalf("after approval: %+v", got)
 	}
-	apptest.WantError(t, applyReq(srv, t, a.ID), 400, "invalid_request", "scheduled")
+	apptest.WantError(t, apptest.ApplyApproval(t, srv, a.ID), 400, "invalid_request", "scheduled")
 	ctx := context.Background()
 	svc := srv.App.Services.Approvals
 
@@ -441,7 +366,7 @@ func TestApprovalRequestScheduled(t *testing.T) {
 		if !apptest.GetFlag(t, srv, "p", "f").Prod().On {
 			t.Errorf("not applied")
 		}
-		if got := apDecode(t, srv.Do(t, http.MethodGet, approvalPath(a.ID), nil)); got.Status != "completed" || got.AppliedDate == "" {
+		if got := apptest.DecodeApproval(t, srv.Do(t, http.MethodGet, apptest.ApprovalPath(a.ID), nil)); got.Status != "completed" || got.AppliedDate == "" {
 			t.Errorf("request %+v", got)
 		}
 	})
@@ -452,9 +377,9 @@ func TestApprovalEnforcement(t *testing.T) {
 	srv.MustCreateProject(t, "p")
 	d := apptest.ABCFlag(t, srv, "p", "f")
 	apptest.CreateFlag(t, srv, "p", map[string]any{"key": "tagged", "name": "Tagged", "tags": []string{"sensitive"}})
-	_, tok := reviewer(t, srv, "r@example.com")
-	setApprovals(t, srv, "p", "test", apptest.Add("/approvalSettings/requiredApprovalTags/-", "sensitive"))
-	setApprovals(t, srv, "p", "production", apptest.Replace("/approvalSettings/required", true))
+	_, tok := apptest.Reviewer(t, srv, "r@example.com")
+	apptest.SetApprovals(t, srv, "p", "test", apptest.Add("/approvalSettings/requiredApprovalTags/-", "sensitive"))
+	apptest.SetApprovals(t, srv, "p", "production", apptest.Replace("/approvalSettings/required", true))
 
 	cases := []struct {
 		name   string
@@ -489,8 +414,8 @@ func TestApprovalEnforcement(t *testing.T) {
 	}
 	t.Run("an approved request still applies", func(t *testing.T) {
 		a := apCreate(t, srv, "p", "f", nil, apptest.Instr("turnFlagOn"), apptest.Instr("addUserTargets", "values", []string{"u"}, "variationId", d.VID(0)))
-		apptest.WantStatus(t, review(srv, t, a.ID, "approve", tok), http.StatusOK)
-		apptest.WantStatus(t, applyReq(srv, t, a.ID), http.StatusOK)
+		apptest.WantStatus(t, apptest.ReviewApproval(t, srv, a.ID, "approve", tok), http.StatusOK)
+		apptest.WantStatus(t, apptest.ApplyApproval(t, srv, a.ID), http.StatusOK)
 		if !apptest.GetFlag(t, srv, "p", "f").Prod().On {
 			t.Errorf("not applied")
 		}

@@ -1,4 +1,4 @@
-package endpoints_test
+package approvalapi_test
 
 import (
 	"net/http"
@@ -13,7 +13,7 @@ import (
 
 func patchApproval(t testing.TB, srv *apptest.Server, id string, ins ...map[string]any) *apptest.Response {
 	t.Helper()
-	return srv.Do(t, http.MethodPatch, approvalPath(id), map[string]any{"comment": "tidy", "instructions": ins}, "Content-Type", apptest.SemanticType, "SVC-API-Version", "beta")
+	return srv.Do(t, http.MethodPatch, apptest.ApprovalPath(id), map[string]any{"comment": "tidy", "instructions": ins}, "Content-Type", apptest.SemanticType, "SVC-API-Version", "beta")
 }
 
 func TestPatchApprovalRequest(t *testing.T) {
@@ -21,26 +21,26 @@ func TestPatchApprovalRequest(t *testing.T) {
 	srv.MustCreateProject(t, "p")
 	apptest.ABCFlag(t, srv, "p", "f")
 	members := apptest.InviteMembers(t, srv, map[string]any{"email": "a@example.com"}, map[string]any{"email": "b@example.com"})
-	apptest.WantStatus(t, srv.Do(t, http.MethodPost, api+"/teams", map[string]any{"key": "ops", "name": "Ops"}), http.StatusCreated)
+	apptest.WantStatus(t, srv.Do(t, http.MethodPost, apptest.API+"/teams", map[string]any{"key": "ops", "name": "Ops"}), http.StatusCreated)
 	req := apCreate(t, srv, "p", "f", map[string]any{"notifyMemberIds": []string{members[0].ID}}, apptest.Instr("turnFlagOn"))
 
 	t.Run("addReviewers adds members and teams, each once", func(t *testing.T) {
 		res := patchApproval(t, srv, req.ID, apptest.Instr("addReviewers", "notifyMemberIds", []string{members[0].ID, members[1].ID}, "notifyTeamKeys", []string{"ops"}))
 		apptest.WantStatus(t, res, http.StatusOK)
-		got := apDecode(t, res)
+		got := apptest.DecodeApproval(t, res)
 		if strings.Join(got.NotifyMemberIDs, ",") != members[0].ID+","+members[1].ID || strings.Join(got.NotifyTeamKeys, ",") != "ops" || got.Version != req.Version+1 {
 			t.Errorf("members %v teams %v version %d", got.NotifyMemberIDs, got.NotifyTeamKeys, got.Version)
 		}
 	})
 	t.Run("updateDescription replaces the description, also sent as plain JSON", func(t *testing.T) {
-		res := srv.Do(t, http.MethodPatch, approvalPath(req.ID), map[string]any{"instructions": []any{apptest.Instr("updateDescription", "value", "New description")}}, apptest.BetaHeader...)
+		res := srv.Do(t, http.MethodPatch, apptest.ApprovalPath(req.ID), map[string]any{"instructions": []any{apptest.Instr("updateDescription", "value", "New description")}}, apptest.BetaHeader...)
 		apptest.WantStatus(t, res, http.StatusOK)
-		if got := apDecode(t, res); got.Description != "New description" {
+		if got := apptest.DecodeApproval(t, res); got.Description != "New description" {
 			t.Errorf("description %q", got.Description)
 		}
 	})
 	t.Run("the change is audited", func(t *testing.T) {
-		log := srv.Do(t, http.MethodGet, api+"/auditlog", nil)
+		log := srv.Do(t, http.MethodGet, apptest.API+"/auditlog", nil)
 		if !strings.Contains(log.String(), "updated the approval request") || !strings.Contains(log.String(), "updateApprovalRequest") {
 			t.Errorf("no audit entry for the update: %s", log.Body)
 		}
@@ -62,14 +62,14 @@ func TestPatchApprovalRequest(t *testing.T) {
 	for _, tc := range bad {
 		t.Run(tc.name+" and changes nothing", func(t *testing.T) {
 			apptest.WantError(t, patchApproval(t, srv, req.ID, tc.ins...), tc.status, "invalid_request", tc.parts...)
-			got := apDecode(t, srv.Do(t, http.MethodGet, approvalPath(req.ID), nil))
+			got := apptest.DecodeApproval(t, srv.Do(t, http.MethodGet, apptest.ApprovalPath(req.ID), nil))
 			if got.Description != "New description" || len(got.NotifyMemberIDs) != 2 {
 				t.Errorf("stored request changed: %+v", got)
 			}
 		})
 	}
 	t.Run("no instructions is 400", func(t *testing.T) {
-		apptest.WantError(t, srv.Do(t, http.MethodPatch, approvalPath(req.ID), map[string]any{"instructions": []any{}}, apptest.BetaHeader...), 400, "invalid_request", "instructions")
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, apptest.ApprovalPath(req.ID), map[string]any{"instructions": []any{}}, apptest.BetaHeader...), 400, "invalid_request", "instructions")
 	})
 	t.Run("a missing request is 404", func(t *testing.T) {
 		apptest.WantError(t, patchApproval(t, srv, "nope", apptest.Instr("updateDescription", "value", "x")), 404, "not_found")
@@ -84,15 +84,15 @@ func TestPatchApprovalRequest(t *testing.T) {
 			}()
 		}
 		wg.Wait()
-		got := apDecode(t, srv.Do(t, http.MethodGet, approvalPath(req.ID), nil))
+		got := apptest.DecodeApproval(t, srv.Do(t, http.MethodGet, apptest.ApprovalPath(req.ID), nil))
 		if !strings.HasPrefix(got.Description, "by ") {
 			t.Errorf("description %q", got.Description)
 		}
 	})
 	t.Run("an applied request is 400", func(t *testing.T) {
-		_, rev := reviewer(t, srv, "rev@example.com")
-		apptest.WantStatus(t, review(srv, t, req.ID, "approve", rev), http.StatusOK)
-		apptest.WantStatus(t, applyReq(srv, t, req.ID), http.StatusOK)
+		_, rev := apptest.Reviewer(t, srv, "rev@example.com")
+		apptest.WantStatus(t, apptest.ReviewApproval(t, srv, req.ID, "approve", rev), http.StatusOK)
+		apptest.WantStatus(t, apptest.ApplyApproval(t, srv, req.ID), http.StatusOK)
 		apptest.WantError(t, patchApproval(t, srv, req.ID, apptest.Instr("updateDescription", "value", "late")), 400, "invalid_request", "completed", "pending or scheduled")
 	})
 }
@@ -116,7 +116,7 @@ func TestPatchApprovalRequestRights(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			res := srv.Do(t, http.MethodPatch, approvalPath(tc.id), map[string]any{"instructions": []any{apptest.Instr("updateDescription", "value", "x")}}, "Authorization", tok, "SVC-API-Version", "beta")
+			res := srv.Do(t, http.MethodPatch, apptest.ApprovalPath(tc.id), map[string]any{"instructions": []any{apptest.Instr("updateDescription", "value", "x")}}, "Authorization", tok, "SVC-API-Version", "beta")
 			apptest.WantStatus(t, res, tc.status)
 		})
 	}
