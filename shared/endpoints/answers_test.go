@@ -69,39 +69,12 @@ var answerRequests = map[string]example.Example{
 		return example.Call{Path: aiModelsPath(w.Project) + "/" + key}
 	},
 
-	"getApprovalRequests": func(*example.World) example.Call { return example.Call{Path: apptest.ApprovalsPath} },
-	"getApprovalRequest": func(w *example.World) example.Call {
-		return example.Call{Path: apptest.ApprovalPath(w.AppliedID)}
-	},
-	"postApprovalRequest": func(w *example.World) example.Call {
-		return example.Post(apptest.ApprovalsPath, map[string]any{"resourceId": "proj/" + w.Project + ":env/test:flag/" + w.Flag,
-			"description": "turn on", "instructions": []any{apptest.Instr("turnFlagOn")}})
-	},
-	"postApprovalRequestReview": func(w *example.World) example.Call {
-		r := example.Post(apptest.ApprovalPath(pendingApproval(w))+"/reviews", map[string]any{"kind": "approve", "comment": "ok"})
-		r.Headers = []string{"Authorization", w.ReviewerToken}
-		return r
-	},
-	"postApprovalRequestApply": func(w *example.World) example.Call {
-		id := pendingApproval(w)
-		w.Must(http.StatusOK, http.MethodPost, apptest.ApprovalPath(id)+"/reviews", map[string]any{"kind": "approve"}, "Authorization", w.ReviewerToken)
-		return example.Post(apptest.ApprovalPath(id)+"/apply", map[string]any{"comment": "go"})
-	},
-	"deleteApprovalRequest": func(w *example.World) example.Call {
-		return example.Call{Path: apptest.ApprovalPath(pendingApproval(w))}
-	},
-	"patchApprovalRequest": func(w *example.World) example.Call {
-		return example.Call{Path: apptest.ApprovalPath(pendingApproval(w)), Headers: []string{"SVC-API-Version", "beta"},
-			Body: map[string]any{"instructions": []any{apptest.Instr("updateDescription", "value", "New description")}}}
-	},
 }
 
 // answerQueries are further reads of an operation, by the query options
 // that change the answer's shape (expansions, full targeting): each is
 // checked like the operation's own row.
 var answerQueries = map[string][]string{
-	"getApprovalRequest":  {"?expand=environments,flag,project,resource"},
-	"getApprovalRequests": {"?expand=environments,flag,project"},
 }
 
 // TestAnswersCarryTheFieldsTheReferenceRequires checks the examples of

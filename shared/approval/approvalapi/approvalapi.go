@@ -26,7 +26,8 @@ func New(a *app.App) app.Group {
 	h := handlers{approvals: s.Approvals, flags: s.Flags, projects: s.Projects, envs: s.Environments}
 	ok := api.Answer{Status: http.StatusOK, Rep: approvalRep{}}
 	return app.Group{
-		Name: "approvals",
+		Name:     "approvals",
+		Examples: examples(),
 		Handlers: map[string]api.Handler{
 			"getApprovalRequests":       h.getApprovalRequests,
 			"postApprovalRequest":       h.postApprovalRequest,
