@@ -2,8 +2,8 @@
 package main
 
 import (
-	"github.com/flagplane/flagplane/shared/endpoints"
+	"github.com/flagplane/flagplane/shared/aiconfig/aiconfigapi"
 	"github.com/flagplane/flagplane/shared/lambdafn"
 )
 
-func main() { lambdafn.Serve(endpoints.AIConfigs) }
+func main() { lambdafn.Serve(aiconfigapi.New) }

@@ -28,7 +28,7 @@ func aiRequest(p, e, c string, ins ...map[string]any) map[string]any {
 // aiVersions is how many versions variation v of AI Config c has, and the latest's name.
 func aiVersions(t testing.TB, srv *apptest.Server, p, c, v string) (int, string) {
 	t.Helper()
-	m := srv.Do(t, http.MethodGet, aiVariationPath(p, c, v), nil).Map(t)
+	m := srv.Do(t, http.MethodGet, apptest.AIVariationPath(p, c, v), nil).Map(t)
 	items := m["items"].([]any)
 	return len(items), items[0].(map[string]any)["name"].(string)
 }
@@ -40,7 +40,7 @@ func aiRequestCount(t testing.TB, srv *apptest.Server) float64 {
 
 func TestAIConfigApprovalSettings(t *testing.T) {
 	srv := apptest.New(t)
-	aiProject(t, srv, "ai")
+	apptest.AIProject(t, srv, "ai")
 	apptest.WantStatus(t, srv.Do(t, http.MethodPost, envsPath("ai"), map[string]any{"key": "production", "name": "Production", "color": "336699"}), http.StatusCreated)
 	cases := []struct {
 		name   string
@@ -83,7 +83,7 @@ func TestAIConfigApprovalSettings(t *testing.T) {
 
 func TestAIConfigApprovalRequests(t *testing.T) {
 	srv := apptest.New(t)
-	aiProject(t, srv, "ai")
+	apptest.AIProject(t, srv, "ai")
 	for _, e := range []string{"production", "staging"} {
 		apptest.WantStatus(t, srv.Do(t, http.MethodPost, envsPath("ai"), map[string]any{"key": e, "name": e, "color": "336699"}), http.StatusCreated)
 	}
@@ -91,7 +91,7 @@ func TestAIConfigApprovalRequests(t *testing.T) {
 	_, bob := apptest.Reviewer(t, srv, "bob@example.com")
 
 	t.Run("a variation edit in a project whose environment requires review answers 403 and stores nothing", func(t *testing.T) {
-		apptest.WantError(t, srv.Do(t, http.MethodPatch, aiVariationPath("ai", "chat", "short"), map[string]any{"name": "Shorter"}),
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, apptest.AIVariationPath("ai", "chat", "short"), map[string]any{"name": "Shorter"}),
 			http.StatusForbidden, "forbidden", "production", "/api/v2/approval-requests", "aiconfig/chat")
 		if n, _ := aiVersions(t, srv, "ai", "chat", "short"); n != 1 {
 			t.Errorf("%d versions, want 1", n)
@@ -176,7 +176,7 @@ func TestAIConfigApprovalRequests(t *testing.T) {
 		if d := apptest.DecodeApproval(t, res); d.Status != "completed" || d.AppliedDate == "" {
 			t.Errorf("want completed with an appliedDate: %s", res.Body)
 		}
-		m := srv.Do(t, http.MethodGet, aiVariationPath("ai", "chat", "short"), nil).Map(t)
+		m := srv.Do(t, http.MethodGet, apptest.AIVariationPath("ai", "chat", "short"), nil).Map(t)
 		items := m["items"].([]any)
 		latest := items[0].(map[string]any)
 		msgs, _ := latest["messages"].([]any)
@@ -185,7 +185,7 @@ func TestAIConfigApprovalRequests(t *testing.T) {
 		}
 	})
 	t.Run("the review check still holds for direct edits after an apply", func(t *testing.T) {
-		apptest.WantStatus(t, srv.Do(t, http.MethodPatch, aiVariationPath("ai", "chat", "short"), map[string]any{"name": "Direct"}), http.StatusForbidden)
+		apptest.WantStatus(t, srv.Do(t, http.MethodPatch, apptest.AIVariationPath("ai", "chat", "short"), map[string]any{"name": "Direct"}), http.StatusForbidden)
 	})
 	t.Run("an applied request is not applied again", func(t *testing.T) {
 		apptest.WantStatus(t, apptest.ApplyApproval(t, srv, id), http.StatusBadRequest)
@@ -228,7 +228,7 @@ func TestAIConfigApprovalRequests(t *testing.T) {
 		apptest.WantStatus(t, res, http.StatusCreated)
 		rid := apptest.DecodeApproval(t, res).ID
 		apptest.WantStatus(t, apptest.ReviewApproval(t, srv, rid, "approve", bob), http.StatusOK)
-		apptest.WantStatus(t, srv.Do(t, http.MethodDelete, aiModelsPath("ai")+"/claude", nil), http.StatusNoContent)
+		apptest.WantStatus(t, srv.Do(t, http.MethodDelete, apptest.AIModelsPath("ai")+"/claude", nil), http.StatusNoContent)
 		if d := apptest.DecodeApproval(t, srv.Do(t, http.MethodGet, apptest.ApprovalPath(rid), nil)); len(d.Conflicts) != 1 {
 			t.Errorf("want one conflict: %+v", d.Conflicts)
 		}
@@ -245,7 +245,7 @@ func TestAIConfigApprovalRequests(t *testing.T) {
 
 func TestAIConfigApprovalRights(t *testing.T) {
 	srv := apptest.New(t)
-	aiProject(t, srv, "ai")
+	apptest.AIProject(t, srv, "ai")
 	for _, e := range []string{"production", "staging"} {
 		apptest.WantStatus(t, srv.Do(t, http.MethodPost, envsPath("ai"), map[string]any{"key": e, "name": e, "color": "336699"}), http.StatusCreated)
 	}

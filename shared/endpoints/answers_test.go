@@ -24,49 +24,49 @@ import (
 // operation without one.
 var answerRequests = map[string]example.Example{
 	"getAIConfigs": func(w *example.World) example.Call {
-		return example.Call{Path: aiConfigsPath(w.Project)}
+		return example.Call{Path: apptest.AIConfigsPath(w.Project)}
 	},
 	"getAIConfig": func(w *example.World) example.Call {
-		return example.Call{Path: aiConfigPath(w.Project, "world")}
+		return example.Call{Path: apptest.AIConfigPath(w.Project, "world")}
 	},
 	"postAIConfig": func(w *example.World) example.Call {
-		return example.Post(aiConfigsPath(w.Project), map[string]any{"key": w.Unique("ai"), "name": "New", "defaultVariation": map[string]any{"key": "d", "name": "D"}})
+		return example.Post(apptest.AIConfigsPath(w.Project), map[string]any{"key": w.Unique("ai"), "name": "New", "defaultVariation": map[string]any{"key": "d", "name": "D"}})
 	},
 	"patchAIConfig": func(w *example.World) example.Call {
-		return example.Call{Path: aiConfigPath(w.Project, "world"), Body: map[string]any{"description": "patched"}}
+		return example.Call{Path: apptest.AIConfigPath(w.Project, "world"), Body: map[string]any{"description": "patched"}}
 	},
 	"deleteAIConfig": func(w *example.World) example.Call {
 		key := w.Unique("ai")
-		w.Must(http.StatusCreated, http.MethodPost, aiConfigsPath(w.Project), map[string]any{"key": key, "name": "Doomed"})
-		return example.Call{Path: aiConfigPath(w.Project, key)}
+		w.Must(http.StatusCreated, http.MethodPost, apptest.AIConfigsPath(w.Project), map[string]any{"key": key, "name": "Doomed"})
+		return example.Call{Path: apptest.AIConfigPath(w.Project, key)}
 	},
 	"postAIConfigVariation": func(w *example.World) example.Call {
-		return example.Post(aiConfigPath(w.Project, "world")+"/variations", map[string]any{"key": w.Unique("v"), "name": "New", "modelConfigKey": "world"})
+		return example.Post(apptest.AIConfigPath(w.Project, "world")+"/variations", map[string]any{"key": w.Unique("v"), "name": "New", "modelConfigKey": "world"})
 	},
 	"getAIConfigVariation": func(w *example.World) example.Call {
-		return example.Call{Path: aiVariationPath(w.Project, "world", "v")}
+		return example.Call{Path: apptest.AIVariationPath(w.Project, "world", "v")}
 	},
 	"patchAIConfigVariation": func(w *example.World) example.Call {
-		return example.Call{Path: aiVariationPath(w.Project, "world", "v"), Body: map[string]any{"comment": "again", "modelConfigVersion": 1}}
+		return example.Call{Path: apptest.AIVariationPath(w.Project, "world", "v"), Body: map[string]any{"comment": "again", "modelConfigVersion": 1}}
 	},
 	"deleteAIConfigVariation": func(w *example.World) example.Call {
 		key := w.Unique("v")
-		w.Must(http.StatusCreated, http.MethodPost, aiConfigPath(w.Project, "world")+"/variations", map[string]any{"key": key, "name": "Doomed"})
-		return example.Call{Path: aiVariationPath(w.Project, "world", key)}
+		w.Must(http.StatusCreated, http.MethodPost, apptest.AIConfigPath(w.Project, "world")+"/variations", map[string]any{"key": key, "name": "Doomed"})
+		return example.Call{Path: apptest.AIVariationPath(w.Project, "world", key)}
 	},
 	"listModelConfigs": func(w *example.World) example.Call {
-		return example.Call{Path: aiModelsPath(w.Project)}
+		return example.Call{Path: apptest.AIModelsPath(w.Project)}
 	},
 	"getModelConfig": func(w *example.World) example.Call {
-		return example.Call{Path: aiModelsPath(w.Project) + "/world"}
+		return example.Call{Path: apptest.AIModelsPath(w.Project) + "/world"}
 	},
 	"postModelConfig": func(w *example.World) example.Call {
-		return example.Post(aiModelsPath(w.Project), map[string]any{"key": w.Unique("model"), "name": "New", "id": "new-1"})
+		return example.Post(apptest.AIModelsPath(w.Project), map[string]any{"key": w.Unique("model"), "name": "New", "id": "new-1"})
 	},
 	"deleteModelConfig": func(w *example.World) example.Call {
 		key := w.Unique("model")
-		w.Must(http.StatusOK, http.MethodPost, aiModelsPath(w.Project), map[string]any{"key": key, "name": "Doomed", "id": "doomed-1"})
-		return example.Call{Path: aiModelsPath(w.Project) + "/" + key}
+		w.Must(http.StatusOK, http.MethodPost, apptest.AIModelsPath(w.Project), map[string]any{"key": key, "name": "Doomed", "id": "doomed-1"})
+		return example.Call{Path: apptest.AIModelsPath(w.Project) + "/" + key}
 	},
 
 }

@@ -3,13 +3,13 @@
 package allgroups
 
 import (
+	"github.com/flagplane/flagplane/shared/aiconfig/aiconfigapi"
 	"github.com/flagplane/flagplane/shared/app"
 	"github.com/flagplane/flagplane/shared/application/applicationapi"
 	"github.com/flagplane/flagplane/shared/approval/approvalapi"
 	"github.com/flagplane/flagplane/shared/audit/auditapi"
 	"github.com/flagplane/flagplane/shared/coderefs/coderefsapi"
 	"github.com/flagplane/flagplane/shared/destination/destinationapi"
-	"github.com/flagplane/flagplane/shared/endpoints"
 	"github.com/flagplane/flagplane/shared/environment/environmentapi"
 	"github.com/flagplane/flagplane/shared/featurestore/featurestoreapi"
 	"github.com/flagplane/flagplane/shared/flag/flagapi"
@@ -36,7 +36,7 @@ import (
 func List() []app.NewGroup {
 	return []app.NewGroup{
 		triggerapi.New,
-		endpoints.AIConfigs,
+		aiconfigapi.New,
 		applicationapi.New,
 		approvalapi.New,
 		auditapi.New,

@@ -1,9 +1,10 @@
-package endpoints_test
+package aiconfigapi_test
 
 import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,30 +13,12 @@ import (
 	"github.com/flagplane/flagplane/shared/store"
 )
 
-func aiConfigsPath(p string) string   { return projectPath(p) + "/ai-configs" }
-func aiConfigPath(p, c string) string { return aiConfigsPath(p) + "/" + c }
-func aiModelsPath(p string) string    { return aiConfigsPath(p) + "/model-configs" }
-func aiVariationPath(p, c, v string) string {
-	return aiConfigPath(p, c) + "/variations/" + v
-}
-
-// aiProject is a project with two model configs and an AI Config "chat" with variation "short".
-func aiProject(tb testing.TB, srv *apptest.Server, key string) {
-	tb.Helper()
-	apptest.EmptyProject(tb, srv, key)
-	for _, m := range []string{"gpt", "claude"} {
-		apptest.WantStatus(tb, srv.Do(tb, http.MethodPost, aiModelsPath(key), map[string]any{"key": m, "name": m, "id": m + "-model", "params": map[string]any{"temperature": 0.2}}), http.StatusOK)
-	}
-	apptest.WantStatus(tb, srv.Do(tb, http.MethodPost, aiConfigsPath(key), map[string]any{"key": "chat", "name": "Chat", "tags": []string{"support"},
-		"defaultVariation": map[string]any{"key": "short", "name": "Short", "modelConfigKey": "gpt", "messages": []map[string]any{{"role": "system", "content": "Be brief."}}}}), http.StatusCreated)
-}
-
 func TestAIConfigs(t *testing.T) {
 	srv := apptest.New(t)
-	aiProject(t, srv, "ai")
+	apptest.AIProject(t, srv, "ai")
 
 	t.Run("a created AI Config shows its default variation at version 1 with the model config's latest version", func(t *testing.T) {
-		res := srv.Do(t, http.MethodGet, aiConfigPath("ai", "chat"), nil)
+		res := srv.Do(t, http.MethodGet, apptest.AIConfigPath("ai", "chat"), nil)
 		apptest.WantStatus(t, res, http.StatusOK)
 		m := res.Map(t)
 		vars := m["variations"].([]any)
@@ -48,52 +31,65 @@ func TestAIConfigs(t *testing.T) {
 		}
 	})
 	t.Run("a second AI Config with the same key is a conflict", func(t *testing.T) {
-		apptest.WantError(t, srv.Do(t, http.MethodPost, aiConfigsPath("ai"), map[string]any{"key": "chat", "name": "Again"}), http.StatusConflict, "conflict", "chat")
+		apptest.WantError(t, srv.Do(t, http.MethodPost, apptest.AIConfigsPath("ai"), map[string]any{"key": "chat", "name": "Again"}), http.StatusConflict, "conflict", "chat")
 	})
 	t.Run("bad input names the field and stores nothing", func(t *testing.T) {
-		apptest.WantError(t, srv.Do(t, http.MethodPost, aiConfigsPath("ai"), map[string]any{"key": "x", "name": "X", "mode": "chatty"}), http.StatusBadRequest, "invalid_request", "mode")
-		apptest.WantError(t, srv.Do(t, http.MethodPost, aiConfigsPath("ai"), map[string]any{"key": "y", "name": "Y", "defaultVariation": map[string]any{"key": "v", "name": "V", "modelConfigKey": "nope"}}),
+		apptest.WantError(t, srv.Do(t, http.MethodPost, apptest.AIConfigsPath("ai"), map[string]any{"key": "x", "name": "X", "mode": "chatty"}), http.StatusBadRequest, "invalid_request", "mode")
+		apptest.WantError(t, srv.Do(t, http.MethodPost, apptest.AIConfigsPath("ai"), map[string]any{"key": "y", "name": "Y", "defaultVariation": map[string]any{"key": "v", "name": "V", "modelConfigKey": "nope"}}),
 			http.StatusBadRequest, "invalid_request", "defaultVariation.modelConfigKey")
-		apptest.WantStatus(t, srv.Do(t, http.MethodGet, aiConfigPath("ai", "y"), nil), http.StatusNotFound)
+		apptest.WantStatus(t, srv.Do(t, http.MethodGet, apptest.AIConfigPath("ai", "y"), nil), http.StatusNotFound)
 	})
 	t.Run("the list holds the AI Configs of the project with their variations", func(t *testing.T) {
-		apptest.WantStatus(t, srv.Do(t, http.MethodPost, aiConfigsPath("ai"), map[string]any{"key": "agent", "name": "Agent", "mode": "agent"}), http.StatusCreated)
-		res := srv.Do(t, http.MethodGet, aiConfigsPath("ai")+"?sort=-key&limit=1", nil)
+		apptest.WantStatus(t, srv.Do(t, http.MethodPost, apptest.AIConfigsPath("ai"), map[string]any{"key": "agent", "name": "Agent", "mode": "agent"}), http.StatusCreated)
+		res := srv.Do(t, http.MethodGet, apptest.AIConfigsPath("ai")+"?sort=-key&limit=1", nil)
 		apptest.WantStatus(t, res, http.StatusOK)
 		if got := apptest.ItemKeys(t, res); len(got) != 1 || got[0] != "chat" || res.Map(t)["totalCount"] != float64(2) {
 			t.Errorf("want chat first of 2: %s", res.Body)
 		}
 	})
+	t.Run("the list sorts by the fields given, by key without one, and refuses a field it does not have", func(t *testing.T) {
+		for _, c := range []struct {
+			query string
+			want  []string
+		}{{"", []string{"agent", "chat"}}, {"?sort=-name", []string{"chat", "agent"}}} {
+			res := srv.Do(t, http.MethodGet, apptest.AIConfigsPath("ai")+c.query, nil)
+			apptest.WantStatus(t, res, http.StatusOK)
+			if got := apptest.ItemKeys(t, res); !slices.Equal(got, c.want) {
+				t.Errorf("%q listed %v, want %v", c.query, got, c.want)
+			}
+		}
+		apptest.WantError(t, srv.Do(t, http.MethodGet, apptest.AIConfigsPath("ai")+"?sort=owner", nil), http.StatusBadRequest, "invalid_request", "owner")
+	})
 	t.Run("a patch of an AI Config replaces the fields given, audited", func(t *testing.T) {
-		res := srv.Do(t, http.MethodPatch, aiConfigPath("ai", "chat"), map[string]any{"name": "Chat bot", "description": "talks"})
+		res := srv.Do(t, http.MethodPatch, apptest.AIConfigPath("ai", "chat"), map[string]any{"name": "Chat bot", "description": "talks"})
 		apptest.WantStatus(t, res, http.StatusOK)
 		if m := res.Map(t); m["name"] != "Chat bot" || m["description"] != "talks" || m["version"] != float64(2) || len(m["variations"].([]any)) != 1 {
 			t.Errorf("want the new name at version 2 with its variation: %s", res.Body)
 		}
-		if log := srv.Do(t, http.MethodGet, api+"/auditlog?limit=1", nil); !strings.Contains(log.String(), "updated the AI Config") {
+		if log := srv.Do(t, http.MethodGet, apptest.API+"/auditlog?limit=1", nil); !strings.Contains(log.String(), "updated the AI Config") {
 			t.Errorf("want an audit entry: %s", log.Body)
 		}
-		apptest.WantError(t, srv.Do(t, http.MethodPatch, aiConfigPath("ai", "chat"), map[string]any{"name": ""}), http.StatusBadRequest, "invalid_request", "name")
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, apptest.AIConfigPath("ai", "chat"), map[string]any{"name": ""}), http.StatusBadRequest, "invalid_request", "name")
 	})
 	t.Run("an unknown project or AI Config is not found", func(t *testing.T) {
-		apptest.WantError(t, srv.Do(t, http.MethodGet, aiConfigsPath("nope"), nil), http.StatusNotFound, "not_found")
-		apptest.WantError(t, srv.Do(t, http.MethodGet, aiConfigPath("ai", "nope"), nil), http.StatusNotFound, "not_found")
-		apptest.WantError(t, srv.Do(t, http.MethodPost, aiConfigPath("ai", "nope")+"/variations", map[string]any{"key": "v", "name": "V"}), http.StatusNotFound, "not_found")
+		apptest.WantError(t, srv.Do(t, http.MethodGet, apptest.AIConfigsPath("nope"), nil), http.StatusNotFound, "not_found")
+		apptest.WantError(t, srv.Do(t, http.MethodGet, apptest.AIConfigPath("ai", "nope"), nil), http.StatusNotFound, "not_found")
+		apptest.WantError(t, srv.Do(t, http.MethodPost, apptest.AIConfigPath("ai", "nope")+"/variations", map[string]any{"key": "v", "name": "V"}), http.StatusNotFound, "not_found")
 	})
 }
 
 func TestAIConfigVariations(t *testing.T) {
 	srv := apptest.New(t)
-	aiProject(t, srv, "ai")
-	short := aiVariationPath("ai", "chat", "short")
+	apptest.AIProject(t, srv, "ai")
+	short := apptest.AIVariationPath("ai", "chat", "short")
 
 	t.Run("a variation is created at version 1 and a second with the same key is a conflict", func(t *testing.T) {
-		res := srv.Do(t, http.MethodPost, aiConfigPath("ai", "chat")+"/variations", map[string]any{"key": "long", "name": "Long", "model": map[string]any{"name": "x"}})
+		res := srv.Do(t, http.MethodPost, apptest.AIConfigPath("ai", "chat")+"/variations", map[string]any{"key": "long", "name": "Long", "model": map[string]any{"name": "x"}})
 		apptest.WantStatus(t, res, http.StatusCreated)
 		if m := res.Map(t); m["version"] != float64(1) || m["_id"] == "" || m["_links"] == nil {
 			t.Errorf("want version 1 with _id and _links: %s", res.Body)
 		}
-		apptest.WantError(t, srv.Do(t, http.MethodPost, aiConfigPath("ai", "chat")+"/variations", map[string]any{"key": "long", "name": "Long"}), http.StatusConflict, "conflict", "long")
+		apptest.WantError(t, srv.Do(t, http.MethodPost, apptest.AIConfigPath("ai", "chat")+"/variations", map[string]any{"key": "long", "name": "Long"}), http.StatusConflict, "conflict", "long")
 	})
 	t.Run("each edit is a new version; the variation answer shows the latest first and keeps the older", func(t *testing.T) {
 		res := srv.Do(t, http.MethodPatch, short, map[string]any{"name": "Shorter", "comment": "tighter"})
@@ -115,7 +111,7 @@ func TestAIConfigVariations(t *testing.T) {
 		if list.TotalCount != 2 || list.Items[0].Version != 2 || list.Items[0].Name != "Shorter" || list.Items[1].Name != "Short" || list.Items[0].CreatedAt == 0 {
 			t.Errorf("want versions 2 (Shorter) then 1 (Short): %s", got.Body)
 		}
-		cfg := srv.Do(t, http.MethodGet, aiConfigPath("ai", "chat"), nil).String()
+		cfg := srv.Do(t, http.MethodGet, apptest.AIConfigPath("ai", "chat"), nil).String()
 		if !strings.Contains(cfg, `"name":"Shorter"`) || strings.Contains(cfg, `"name":"Short"`) {
 			t.Errorf("the AI Config should show only the latest version: %s", cfg)
 		}
@@ -143,7 +139,7 @@ func TestAIConfigVariations(t *testing.T) {
 		apptest.WantError(t, srv.Do(t, http.MethodPatch, short, map[string]any{"modelConfigVersion": 7}), http.StatusBadRequest, "invalid_request", "modelConfigVersion", "claude")
 		apptest.WantError(t, srv.Do(t, http.MethodPatch, short, map[string]any{"modelConfigVersion": 0}), http.StatusBadRequest, "invalid_request", "modelConfigVersion")
 		apptest.WantError(t, srv.Do(t, http.MethodPatch, short, map[string]any{"modelConfigKey": "nope"}), http.StatusBadRequest, "invalid_request", "modelConfigKey")
-		long := aiVariationPath("ai", "chat", "long")
+		long := apptest.AIVariationPath("ai", "chat", "long")
 		apptest.WantError(t, srv.Do(t, http.MethodPatch, long, map[string]any{"modelConfigVersion": 1}), http.StatusBadRequest, "invalid_request", "modelConfigKey")
 		m := srv.Do(t, http.MethodPatch, long, map[string]any{"modelConfigKey": "gpt", "modelConfigVersion": 1}).Map(t)
 		if m["modelConfigKey"] != "gpt" || m["modelConfigVersion"] != float64(1) || m["version"] != float64(2) {
@@ -154,21 +150,21 @@ func TestAIConfigVariations(t *testing.T) {
 		}
 	})
 	t.Run("a model config in use by a variation cannot be deleted; one no longer in use can", func(t *testing.T) {
-		apptest.WantError(t, srv.Do(t, http.MethodDelete, aiModelsPath("ai")+"/claude", nil), http.StatusBadRequest, "invalid_request", "short", "chat")
+		apptest.WantError(t, srv.Do(t, http.MethodDelete, apptest.AIModelsPath("ai")+"/claude", nil), http.StatusBadRequest, "invalid_request", "short", "chat")
 		apptest.WantStatus(t, srv.Do(t, http.MethodPatch, short, map[string]any{"modelConfigKey": "gpt"}), http.StatusOK)
-		apptest.WantStatus(t, srv.Do(t, http.MethodDelete, aiModelsPath("ai")+"/claude", nil), http.StatusNoContent)
-		apptest.WantStatus(t, srv.Do(t, http.MethodGet, aiModelsPath("ai")+"/claude", nil), http.StatusNotFound)
+		apptest.WantStatus(t, srv.Do(t, http.MethodDelete, apptest.AIModelsPath("ai")+"/claude", nil), http.StatusNoContent)
+		apptest.WantStatus(t, srv.Do(t, http.MethodGet, apptest.AIModelsPath("ai")+"/claude", nil), http.StatusNotFound)
 	})
 	t.Run("a deleted variation is gone with every version", func(t *testing.T) {
-		apptest.WantStatus(t, srv.Do(t, http.MethodDelete, aiVariationPath("ai", "chat", "long"), nil), http.StatusNoContent)
-		apptest.WantError(t, srv.Do(t, http.MethodGet, aiVariationPath("ai", "chat", "long"), nil), http.StatusNotFound, "not_found")
-		apptest.WantError(t, srv.Do(t, http.MethodPatch, aiVariationPath("ai", "chat", "long"), map[string]any{"name": "x"}), http.StatusNotFound, "not_found")
+		apptest.WantStatus(t, srv.Do(t, http.MethodDelete, apptest.AIVariationPath("ai", "chat", "long"), nil), http.StatusNoContent)
+		apptest.WantError(t, srv.Do(t, http.MethodGet, apptest.AIVariationPath("ai", "chat", "long"), nil), http.StatusNotFound, "not_found")
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, apptest.AIVariationPath("ai", "chat", "long"), map[string]any{"name": "x"}), http.StatusNotFound, "not_found")
 	})
 	t.Run("a deleted AI Config takes its variations with it", func(t *testing.T) {
-		apptest.WantStatus(t, srv.Do(t, http.MethodDelete, aiConfigPath("ai", "chat"), nil), http.StatusNoContent)
-		apptest.WantStatus(t, srv.Do(t, http.MethodGet, aiConfigPath("ai", "chat"), nil), http.StatusNotFound)
-		apptest.WantStatus(t, srv.Do(t, http.MethodPost, aiConfigsPath("ai"), map[string]any{"key": "chat", "name": "Chat again"}), http.StatusCreated)
-		if m := srv.Do(t, http.MethodGet, aiConfigPath("ai", "chat"), nil).Map(t); len(m["variations"].([]any)) != 0 {
+		apptest.WantStatus(t, srv.Do(t, http.MethodDelete, apptest.AIConfigPath("ai", "chat"), nil), http.StatusNoContent)
+		apptest.WantStatus(t, srv.Do(t, http.MethodGet, apptest.AIConfigPath("ai", "chat"), nil), http.StatusNotFound)
+		apptest.WantStatus(t, srv.Do(t, http.MethodPost, apptest.AIConfigsPath("ai"), map[string]any{"key": "chat", "name": "Chat again"}), http.StatusCreated)
+		if m := srv.Do(t, http.MethodGet, apptest.AIConfigPath("ai", "chat"), nil).Map(t); len(m["variations"].([]any)) != 0 {
 			t.Errorf("old variations came back: %v", m)
 		}
 	})
@@ -176,8 +172,8 @@ func TestAIConfigVariations(t *testing.T) {
 
 func TestAIConfigVariationReview(t *testing.T) {
 	srv := apptest.New(t)
-	aiProject(t, srv, "ai")
-	apptest.WantStatus(t, srv.Do(t, http.MethodPost, envsPath("ai"), map[string]any{"key": "production", "name": "Production", "color": "336699"}), http.StatusCreated)
+	apptest.AIProject(t, srv, "ai")
+	apptest.WantStatus(t, srv.Do(t, http.MethodPost, apptest.EnvsPath("ai"), map[string]any{"key": "production", "name": "Production", "color": "336699"}), http.StatusCreated)
 	// No API sets resource approval settings yet; the stored environment is edited directly.
 	k := store.EnvironmentKey("ai", "production")
 	it, err := srv.Table.Get(context.Background(), k)
@@ -197,8 +193,8 @@ func TestAIConfigVariationReview(t *testing.T) {
 	}
 
 	t.Run("an environment requiring review of AI Configs refuses the variation edit rather than bypass it", func(t *testing.T) {
-		apptest.WantError(t, srv.Do(t, http.MethodPatch, aiVariationPath("ai", "chat", "short"), map[string]any{"name": "x"}), http.StatusForbidden, "forbidden", "production", "approval request")
-		if m := srv.Do(t, http.MethodGet, aiVariationPath("ai", "chat", "short"), nil).Map(t); m["totalCount"] != float64(1) {
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, apptest.AIVariationPath("ai", "chat", "short"), map[string]any{"name": "x"}), http.StatusForbidden, "forbidden", "production", "approval request")
+		if m := srv.Do(t, http.MethodGet, apptest.AIVariationPath("ai", "chat", "short"), nil).Map(t); m["totalCount"] != float64(1) {
 			t.Errorf("a new version was stored: %v", m)
 		}
 	})
@@ -206,10 +202,10 @@ func TestAIConfigVariationReview(t *testing.T) {
 
 func TestAIModelConfigs(t *testing.T) {
 	srv := apptest.New(t)
-	aiProject(t, srv, "ai")
+	apptest.AIProject(t, srv, "ai")
 
 	t.Run("the list holds the project's model configs with _access", func(t *testing.T) {
-		res := srv.Do(t, http.MethodGet, aiModelsPath("ai"), nil)
+		res := srv.Do(t, http.MethodGet, apptest.AIModelsPath("ai"), nil)
 		apptest.WantStatus(t, res, http.StatusOK)
 		var got []map[string]any
 		res.JSON(t, &got)
@@ -218,14 +214,14 @@ func TestAIModelConfigs(t *testing.T) {
 		}
 	})
 	t.Run("one model config is read by key", func(t *testing.T) {
-		m := srv.Do(t, http.MethodGet, aiModelsPath("ai")+"/gpt", nil).Map(t)
+		m := srv.Do(t, http.MethodGet, apptest.AIModelsPath("ai")+"/gpt", nil).Map(t)
 		if m["id"] != "gpt-model" || m["global"] != false || m["isRestricted"] != false {
 			t.Errorf("want gpt-model, not global, not restricted: %v", m)
 		}
 	})
 	t.Run("a second model config with the same key is a conflict, a missing id is refused", func(t *testing.T) {
-		apptest.WantError(t, srv.Do(t, http.MethodPost, aiModelsPath("ai"), map[string]any{"key": "gpt", "name": "again", "id": "x"}), http.StatusConflict, "conflict", "gpt")
-		apptest.WantError(t, srv.Do(t, http.MethodPost, aiModelsPath("ai"), map[string]any{"key": "z", "name": "Z"}), http.StatusBadRequest, "invalid_request", "id")
-		apptest.WantError(t, srv.Do(t, http.MethodPost, aiModelsPath("ai"), map[string]any{"key": "z", "name": "Z", "id": "z", "costPerInputToken": -1}), http.StatusBadRequest, "invalid_request", "costPerInputToken")
+		apptest.WantError(t, srv.Do(t, http.MethodPost, apptest.AIModelsPath("ai"), map[string]any{"key": "gpt", "name": "again", "id": "x"}), http.StatusConflict, "conflict", "gpt")
+		apptest.WantError(t, srv.Do(t, http.MethodPost, apptest.AIModelsPath("ai"), map[string]any{"key": "z", "name": "Z"}), http.StatusBadRequest, "invalid_request", "id")
+		apptest.WantError(t, srv.Do(t, http.MethodPost, apptest.AIModelsPath("ai"), map[string]any{"key": "z", "name": "Z", "id": "z", "costPerInputToken": -1}), http.StatusBadRequest, "invalid_request", "costPerInputToken")
 	})
 }
