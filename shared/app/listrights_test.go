@@ -171,7 +171,7 @@ var listCases = []listCase{
 // and that are not in listCases, each with why no project or environment
 // can leak through it.
 var accountWide = map[string]string{
-	"getApprovalRequest":              "one request, authorized on the flag and environment the stored request acts on (storedApprovalNeeds)",
+	"getApprovalRequest":              "one request, authorized on the flag and environment the stored request acts on (approvalapi's storedNeeds)",
 	"postAuditLogEntries":             "the search of getAuditLogEntries: the same listEntries, with the same filter",
 	"postAuditLogEntryCounts":         "counts the entries getAuditLogEntries would show (the same filter)",
 	"getAllIntegrationConfigurations": "integration configurations are account-level resources (integration/<key>/<id>)",
