@@ -32,10 +32,15 @@ type Ref struct {
 	// Resource is its resource specifier ("role/ops"); Href its API path.
 	Resource string
 	Href     string
+	// Missing, when set, is the message of its 404 in place of "<What> not
+	// found": one that says where it was looked for, say.
+	Missing string
 	// Malformed says the id the client gave cannot name one of its kind (a
 	// key of the wrong form): it is not found, without a read.
 	Malformed bool
 }
+
+func (r Ref) missing() string { return cmp.Or(r.Missing, r.What+" not found") }
 
 // Kind describes one kind of plain resource, stored as one item holding V.
 type Kind[V any] struct {
@@ -112,12 +117,17 @@ type Change struct {
 	Exists string
 }
 
-// Get reads the resource r names; a missing one is a 404 "<What> not found".
+// Get reads the resource r names; a missing one is a 404 "<What> not
+// found" (or Missing).
 func (k Kit[V]) Get(ctx context.Context, r Ref) (*V, error) {
 	if r.Malformed {
-		return nil, fault.New(fault.NotFound, "%s not found", r.What)
+		return nil, fault.New(fault.NotFound, "%s", r.missing())
 	}
-	return record.Load(ctx, k.Table, r.Key, r.What, k.Decode)
+	v, err := record.Load(ctx, k.Table, r.Key, r.What, k.Decode)
+	if fault.Is(err, fault.NotFound) {
+		return nil, fault.Wrap(err, fault.NotFound, "%s", r.missing())
+	}
+	return v, err
 }
 
 // Create stores v at version 1 if nothing is stored at its key, and

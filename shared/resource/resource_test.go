@@ -173,6 +173,8 @@ func TestGet(t *testing.T) {
 		{"a stored thing is read", ref("a"), "", "", 1},
 		{"a missing thing is a 404 that names it", ref("b"), fault.NotFound, `thing "b" not found`, 1},
 		{"a malformed id is a 404 without a read", Ref{What: `thing "#"`, Malformed: true}, fault.NotFound, `thing "#" not found`, 0},
+		{"a 404 says what Missing says", Ref{Key: thingKey("b"), What: `thing "b"`, Missing: `thing "b" not found in box "x"`}, fault.NotFound, `thing "b" not found in box "x"`, 1},
+		{"a malformed id says it too", Ref{What: `thing "#"`, Missing: `thing "#" not found in box "x"`, Malformed: true}, fault.NotFound, `thing "#" not found in box "x"`, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			before := f.table.reads
