@@ -3,10 +3,8 @@ package endpoints_test
 import (
 	"net/http"
 	"testing"
-	"time"
 
 	"github.com/flagplane/flagplane/shared/example"
-	"github.com/flagplane/flagplane/shared/sdkcontext"
 
 	"github.com/flagplane/flagplane/shared/app/apptest"
 	"github.com/flagplane/flagplane/shared/catalog"
@@ -68,14 +66,12 @@ var answerRequests = map[string]example.Example{
 		w.Must(http.StatusOK, http.MethodPost, apptest.AIModelsPath(w.Project), map[string]any{"key": key, "name": "Doomed", "id": "doomed-1"})
 		return example.Call{Path: apptest.AIModelsPath(w.Project) + "/" + key}
 	},
-
 }
 
 // answerQueries are further reads of an operation, by the query options
 // that change the answer's shape (expansions, full targeting): each is
 // checked like the operation's own row.
-var answerQueries = map[string][]string{
-}
+var answerQueries = map[string][]string{}
 
 // TestAnswersCarryTheFieldsTheReferenceRequires checks the examples of
 // each group whose rows are still here, as the group's own tests will.
