@@ -21,51 +21,6 @@ import (
 // operation. A new operation gets its row here: the test fails for a built
 // operation without one.
 var answerRequests = map[string]example.Example{
-	"getAIConfigs": func(w *example.World) example.Call {
-		return example.Call{Path: apptest.AIConfigsPath(w.Project)}
-	},
-	"getAIConfig": func(w *example.World) example.Call {
-		return example.Call{Path: apptest.AIConfigPath(w.Project, "world")}
-	},
-	"postAIConfig": func(w *example.World) example.Call {
-		return example.Post(apptest.AIConfigsPath(w.Project), map[string]any{"key": w.Unique("ai"), "name": "New", "defaultVariation": map[string]any{"key": "d", "name": "D"}})
-	},
-	"patchAIConfig": func(w *example.World) example.Call {
-		return example.Call{Path: apptest.AIConfigPath(w.Project, "world"), Body: map[string]any{"description": "patched"}}
-	},
-	"deleteAIConfig": func(w *example.World) example.Call {
-		key := w.Unique("ai")
-		w.Must(http.StatusCreated, http.MethodPost, apptest.AIConfigsPath(w.Project), map[string]any{"key": key, "name": "Doomed"})
-		return example.Call{Path: apptest.AIConfigPath(w.Project, key)}
-	},
-	"postAIConfigVariation": func(w *example.World) example.Call {
-		return example.Post(apptest.AIConfigPath(w.Project, "world")+"/variations", map[string]any{"key": w.Unique("v"), "name": "New", "modelConfigKey": "world"})
-	},
-	"getAIConfigVariation": func(w *example.World) example.Call {
-		return example.Call{Path: apptest.AIVariationPath(w.Project, "world", "v")}
-	},
-	"patchAIConfigVariation": func(w *example.World) example.Call {
-		return example.Call{Path: apptest.AIVariationPath(w.Project, "world", "v"), Body: map[string]any{"comment": "again", "modelConfigVersion": 1}}
-	},
-	"deleteAIConfigVariation": func(w *example.World) example.Call {
-		key := w.Unique("v")
-		w.Must(http.StatusCreated, http.MethodPost, apptest.AIConfigPath(w.Project, "world")+"/variations", map[string]any{"key": key, "name": "Doomed"})
-		return example.Call{Path: apptest.AIVariationPath(w.Project, "world", key)}
-	},
-	"listModelConfigs": func(w *example.World) example.Call {
-		return example.Call{Path: apptest.AIModelsPath(w.Project)}
-	},
-	"getModelConfig": func(w *example.World) example.Call {
-		return example.Call{Path: apptest.AIModelsPath(w.Project) + "/world"}
-	},
-	"postModelConfig": func(w *example.World) example.Call {
-		return example.Post(apptest.AIModelsPath(w.Project), map[string]any{"key": w.Unique("model"), "name": "New", "id": "new-1"})
-	},
-	"deleteModelConfig": func(w *example.World) example.Call {
-		key := w.Unique("model")
-		w.Must(http.StatusOK, http.MethodPost, apptest.AIModelsPath(w.Project), map[string]any{"key": key, "name": "Doomed", "id": "doomed-1"})
-		return example.Call{Path: apptest.AIModelsPath(w.Project) + "/" + key}
-	},
 }
 
 // answerQueries are further reads of an operation, by the query options

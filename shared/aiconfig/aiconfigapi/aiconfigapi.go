@@ -20,7 +20,8 @@ import (
 func New(a *app.App) app.Group {
 	h := handlers{configs: a.Services.AIConfigs}
 	return app.Group{
-		Name: "ai-configs",
+		Name:     "ai-configs",
+		Examples: examples(),
 		Handlers: map[string]api.Handler{
 			"getAIConfigs":            h.getAIConfigs,
 			"postAIConfig":            h.postAIConfig,
