@@ -1,4 +1,4 @@
-package endpoints_test
+package allgroups_test
 
 // The code-refs group's rows in the cross-cutting tables.
 

@@ -1,4 +1,4 @@
-package endpoints_test
+package allgroups_test
 
 // Small helpers shared by the endpoint tests of this package.
 

@@ -1,4 +1,4 @@
-package endpoints_test
+package approvalapi_test
 
 import (
 	"net/http"
@@ -41,7 +41,7 @@ func aiRequestCount(t testing.TB, srv *apptest.Server) float64 {
 func TestAIConfigApprovalSettings(t *testing.T) {
 	srv := apptest.New(t)
 	apptest.AIProject(t, srv, "ai")
-	apptest.WantStatus(t, srv.Do(t, http.MethodPost, envsPath("ai"), map[string]any{"key": "production", "name": "Production", "color": "336699"}), http.StatusCreated)
+	apptest.WantStatus(t, srv.Do(t, http.MethodPost, apptest.EnvsPath("ai"), map[string]any{"key": "production", "name": "Production", "color": "336699"}), http.StatusCreated)
 	cases := []struct {
 		name   string
 		ops    []apptest.PatchOp
@@ -57,7 +57,7 @@ func TestAIConfigApprovalSettings(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			res := srv.Do(t, http.MethodPatch, envPath("ai", "production"), tc.ops)
+			res := srv.Do(t, http.MethodPatch, apptest.EnvPath("ai", "production"), tc.ops)
 			if tc.status != http.StatusOK {
 				apptest.WantError(t, res, tc.status, "invalid_request", tc.parts...)
 				return
@@ -66,14 +66,14 @@ func TestAIConfigApprovalSettings(t *testing.T) {
 		})
 	}
 	t.Run("the environment shows the settings, with the defaults it was given", func(t *testing.T) {
-		m := srv.Do(t, http.MethodGet, envPath("ai", "production"), nil).Map(t)
+		m := srv.Do(t, http.MethodGet, apptest.EnvPath("ai", "production"), nil).Map(t)
 		a, _ := m["resourceApprovalSettings"].(map[string]any)["aiconfig"].(map[string]any)
 		if a["required"] != true || a["minNumApprovals"] != float64(2) || a["canApplyDeclinedChanges"] != true {
 			t.Errorf("want aiconfig required with 2 approvals: %v", m["resourceApprovalSettings"])
 		}
 	})
 	t.Run("the audit entry records updateApprovalSettings", func(t *testing.T) {
-		m := srv.Do(t, http.MethodGet, api+"/auditlog?limit=1", nil).Map(t)
+		m := srv.Do(t, http.MethodGet, apptest.API+"/auditlog?limit=1", nil).Map(t)
 		entry := m["items"].([]any)[0].(map[string]any)
 		if entry["kind"] != "environment" {
 			t.Errorf("want the environment's entry first: %v", entry)
@@ -85,7 +85,7 @@ func TestAIConfigApprovalRequests(t *testing.T) {
 	srv := apptest.New(t)
 	apptest.AIProject(t, srv, "ai")
 	for _, e := range []string{"production", "staging"} {
-		apptest.WantStatus(t, srv.Do(t, http.MethodPost, envsPath("ai"), map[string]any{"key": e, "name": e, "color": "336699"}), http.StatusCreated)
+		apptest.WantStatus(t, srv.Do(t, http.MethodPost, apptest.EnvsPath("ai"), map[string]any{"key": e, "name": e, "color": "336699"}), http.StatusCreated)
 	}
 	apptest.SetApprovals(t, srv, "ai", "production", apptest.Replace("/resourceApprovalSettings/aiconfig/required", true))
 	_, bob := apptest.Reviewer(t, srv, "bob@example.com")
@@ -247,7 +247,7 @@ func TestAIConfigApprovalRights(t *testing.T) {
 	srv := apptest.New(t)
 	apptest.AIProject(t, srv, "ai")
 	for _, e := range []string{"production", "staging"} {
-		apptest.WantStatus(t, srv.Do(t, http.MethodPost, envsPath("ai"), map[string]any{"key": e, "name": e, "color": "336699"}), http.StatusCreated)
+		apptest.WantStatus(t, srv.Do(t, http.MethodPost, apptest.EnvsPath("ai"), map[string]any{"key": e, "name": e, "color": "336699"}), http.StatusCreated)
 	}
 	prod := srv.Do(t, http.MethodPost, apptest.ApprovalsPath, aiRequest("ai", "production", "chat", aiUpdate("short", map[string]any{"name": "P"})))
 	apptest.WantStatus(t, prod, http.StatusCreated)

@@ -1,4 +1,4 @@
-package endpoints_test
+package allgroups_test
 
 import (
 	"context"
@@ -136,26 +136,6 @@ func TestTerraformTokenDecodesInLaunchDarklysClient(t *testing.T) {
 	}
 }
 
-// datedTimestamp are the fields a dated LD-API-Version turns from strings
-// into integers, by reference schema: the spec's part 2 types them as
-// strings of Unix ms, the reference as integers (int64). The README's
-// table and jsondoc.MillisString's answers list the same fields.
-var datedTimestamp = map[string]map[string]bool{
-	"Client":                            {"_creationDate": true},
-	"ApprovalRequestResponse":           {"creationDate": true, "appliedDate": true, "executionDate": true},
-	"ExpandableApprovalRequestResponse": {"creationDate": true, "appliedDate": true, "executionDate": true},
-	"FlagConfigApprovalRequestResponse": {"creationDate": true, "appliedDate": true, "executionDate": true},
-	"ReviewResponse":                    {"creationDate": true},
-	"Token":                             {"creationDate": true, "lastModified": true, "lastUsed": true, "expiry": true},
-	"AuditLogEntryRep":                  {"date": true},
-	"AuditLogEntryListingRep":           {"date": true},
-	"InsightGroup":                      {"createdAt": true},
-	"InsightPeriod":                     {"startTime": true, "endTime": true},
-	"FlagEventRep":                      {"eventTime": true},
-	"Destination":                       {"createdAt": true},
-	"FlagImportStatus":                  {"lastImport": true, "lastError": true},
-	"BigSegmentStoreStatus":             {"lastSync": true, "lastError": true},
-}
 
 // providerEnvPatch is the JSON patch the provider sends to update an
 // environment of a launchdarkly_project (getEnvironmentUpdatePatches): every

@@ -1,4 +1,4 @@
-package endpoints_test
+package allgroups_test
 
 import (
 	"bufio"
@@ -89,7 +89,7 @@ func outboundKinds() []destinationKind {
 // refusedHosts reads the guard's list: host as written in a URL, and what it is.
 func refusedHosts(tb testing.TB) [][2]string {
 	tb.Helper()
-	f, err := os.Open("../webhook/testdata/refused-hosts.txt")
+	f, err := os.Open("../../webhook/testdata/refused-hosts.txt")
 	if err != nil {
 		tb.Fatal(err)
 	}

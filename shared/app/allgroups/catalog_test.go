@@ -1,4 +1,4 @@
-package endpoints_test
+package allgroups_test
 
 import (
 	"net/http"
