@@ -135,7 +135,7 @@ func whole(n int) string { return figures.Round(float64(n), len(strconv.Itoa(n))
 func code(s string) string { return "`" + s + "`" }
 
 // notImplemented counts the operations that answer 501, calling each as
-// TestOperationsNotImplemented in shared/endpoints does.
+// TestOperationsNotImplemented in shared/app/allgroups does.
 func notImplemented(t *testing.T) int {
 	t.Helper()
 	srv := apptest.New(t)

@@ -33,7 +33,7 @@ func Parse(data []byte) (*Document, error) {
 
 // The committed document, parsed on first use. A function rather than a
 // variable set at start, so a binary that imports the package but never
-// checks (every function linking shared/endpoints) does not link JSON.
+// checks (every function of a group that links the openapi package) does not link JSON.
 var (
 	parseOnce   sync.Once
 	embeddedDoc *Document

@@ -136,7 +136,6 @@ func TestTerraformTokenDecodesInLaunchDarklysClient(t *testing.T) {
 	}
 }
 
-
 // providerEnvPatch is the JSON patch the provider sends to update an
 // environment of a launchdarkly_project (getEnvironmentUpdatePatches): every
 // field it manages, then every approval setting, each as in env (as it read

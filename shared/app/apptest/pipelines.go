@@ -8,4 +8,3 @@ func PipelinesPath(p string) string { return ProjectPath(p) + "/release-pipeline
 
 // FlagReleasePath is the path of the release of flag f of project p.
 func FlagReleasePath(p, f string) string { return ProjectPath(p) + "/flags/" + f + "/release" }
-

@@ -17,7 +17,7 @@ const fsBase = "/api/v2/integration-capabilities/featureStore/p/test"
 func newServer(tb testing.TB) *apptest.Server {
 	tb.Helper()
 	// The stores named here are nowhere: the guard, which would refuse
-	// them at creation, is tested on every destination in shared/endpoints.
+	// them at creation, is tested on every destination in shared/app/allgroups.
 	tb.Setenv(featurestoreapi.EnvAllowPrivate, "true")
 	srv := apptest.New(tb)
 	srv.MustCreateProject(tb, "p")
