@@ -95,7 +95,9 @@ func TestTeamSemanticPatch(t *testing.T) {
 				}
 			}, []string{"updateTeamName"}},
 		{"updateDescription replaces the description, also with an empty one",
-			func(teamFixture) []map[string]any { return []map[string]any{apptest.Instr("updateDescription", "value", "")} },
+			func(teamFixture) []map[string]any {
+				return []map[string]any{apptest.Instr("updateDescription", "value", "")}
+			},
 			func(t *testing.T, _ teamFixture, d teamDoc) {
 				if d.Description != "" {
 					t.Errorf("description %q", d.Description)
