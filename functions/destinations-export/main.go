@@ -9,6 +9,7 @@ import (
 	"log"
 	"log/slog"
 	"os"
+	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -38,7 +39,7 @@ func main() {
 		o.UsePathStyle = o.BaseEndpoint != nil // emulators serve buckets by path
 	})
 	logger := slog.New(slog.NewJSONHandler(os.Stderr, nil))
-	x := destination.NewExporter(db, s3stage.Stage{Client: client, Bucket: bucket}, logger)
+	x := destination.NewExporter(db, s3stage.Stage{Client: client, Bucket: bucket}, logger, time.Now)
 	lambda.Start(func(ctx context.Context) error {
 		r, err := x.Run(ctx)
 		logger.Info("data export run", "batches", r.Batches, "events", r.Events, "failed", err != nil)

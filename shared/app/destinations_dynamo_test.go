@@ -52,7 +52,7 @@ func TestExportOnDynamoDB(t *testing.T) {
 	do(t, http.MethodPost, "/bulk", env.APIKey, events("b", 5), http.StatusAccepted, "X-LaunchDarkly-Payload-ID", "dx-2")
 
 	dir := t.TempDir()
-	r, err := destination.NewExporter(table, destination.Folder{Dir: dir}, logger).Run(t.Context())
+	r, err := destination.NewExporter(table, destination.Folder{Dir: dir}, logger, api.App.Now).Run(t.Context())
 	if err != nil || r.Batches != 1 || r.Events != 12 {
 		t.Fatalf("export: %+v %v, want one batch of 12 events", r, err)
 	}
@@ -74,7 +74,7 @@ func TestExportOnDynamoDB(t *testing.T) {
 	if err != nil || n != 12 {
 		t.Errorf("counted %d (%v), want 12", n, err)
 	}
-	if again, err := destination.NewExporter(table, destination.Folder{Dir: dir}, logger).Run(t.Context()); err != nil || again.Batches != 0 {
+	if again, err := destination.NewExporter(table, destination.Folder{Dir: dir}, logger, api.App.Now).Run(t.Context()); err != nil || again.Batches != 0 {
 		t.Errorf("a second run: %+v %v, want nothing left", again, err)
 	}
 }

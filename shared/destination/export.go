@@ -55,12 +55,12 @@ type Exporter struct {
 	now    func() time.Time
 }
 
-// NewExporter exports from table to stage.
-func NewExporter(table store.Table, stage Stage, logger *slog.Logger) *Exporter {
+// NewExporter exports from table to stage, on the clock now.
+func NewExporter(table store.Table, stage Stage, logger *slog.Logger, now func() time.Time) *Exporter {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Exporter{table: table, stage: stage, logger: logger, now: time.Now}
+	return &Exporter{table: table, stage: stage, logger: logger, now: now}
 }
 
 // Report says what a run did.

@@ -133,7 +133,7 @@ func TestConcurrentExportRunsWriteEveryEventOnce(t *testing.T) {
 	if err := table.Put(ctx, store.Item{PK: mk.PK, SK: mk.SK, Version: 1, Data: marker}, store.Cond{}); err != nil {
 		t.Fatal(err)
 	}
-	spool := ingest.NewSpool(table, nil)
+	spool := ingest.NewSpool(table, nil, time.Now)
 	const payloads, perPayload = 200, 3 // more than two batches of parts
 	for i := range payloads {
 		var events []string
@@ -151,11 +151,11 @@ func TestConcurrentExportRunsWriteEveryEventOnce(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			// A run that loses a race reports it; the others finish the work.
-			_, _ = NewExporter(table, Folder{Dir: dir}, nil).Run(ctx)
+			_, _ = NewExporter(table, Folder{Dir: dir}, nil, time.Now).Run(ctx)
 		}()
 	}
 	wg.Wait()
-	if r, err := NewExporter(table, Folder{Dir: dir}, nil).Run(ctx); err != nil {
+	if r, err := NewExporter(table, Folder{Dir: dir}, nil, time.Now).Run(ctx); err != nil {
 		t.Fatalf("a last run: %+v %v", r, err)
 	}
 	seen := map[string]int{}

@@ -43,7 +43,7 @@ type exportTap struct {
 // so a crash between the two leaves the payload to be delivered again,
 // and the spool, keyed by payload part, takes it once.
 func (a *Aggregator) export(ctx context.Context, p Payload) error {
-	a.exportTap.once.Do(func() { a.exportTap.x = NewSpool(a.table, a.logger) })
+	a.exportTap.once.Do(func() { a.exportTap.x = NewSpool(a.table, a.logger, a.now) })
 	if a.exportTap.x == nil {
 		return nil
 	}
@@ -106,11 +106,11 @@ type cachedEnv struct {
 }
 
 // NewSpool spools into table.
-func NewSpool(table store.Table, logger *slog.Logger) *Spool {
+func NewSpool(table store.Table, logger *slog.Logger, now func() time.Time) *Spool {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Spool{table: table, logger: logger, now: time.Now, ttl: ExportEnvCacheTTL, envs: cache.Bounded[string, cachedEnv]{Max: 10_000}}
+	return &Spool{table: table, logger: logger, now: now, ttl: ExportEnvCacheTTL, envs: cache.Bounded[string, cachedEnv]{Max: 10_000}}
 }
 
 // WithCacheTTL sets how long an environment's marker is trusted (0: read every time).

@@ -154,7 +154,7 @@ func TestExportWritesEveryEventOnceToTheStage(t *testing.T) {
 		e.send(t, "pl-b", 3)
 		e.send(t, "pl-a", 5) // an SDK's retry of the first payload
 		dir := t.TempDir()
-		r, err := destination.NewExporter(e.srv.Table, destination.Folder{Dir: dir}, nil).Run(t.Context())
+		r, err := destination.NewExporter(e.srv.Table, destination.Folder{Dir: dir}, nil, e.srv.App.Now).Run(t.Context())
 		if err != nil || r.Events != 8 {
 			t.Fatalf("run: %+v %v", r, err)
 		}
@@ -170,7 +170,7 @@ func TestExportWritesEveryEventOnceToTheStage(t *testing.T) {
 		if n := counted(t, e.srv.Table, e.id); n != 8 {
 			t.Errorf("counted %d, want 8", n)
 		}
-		again, err := destination.NewExporter(e.srv.Table, destination.Folder{Dir: dir}, nil).Run(t.Context())
+		again, err := destination.NewExporter(e.srv.Table, destination.Folder{Dir: dir}, nil, e.srv.App.Now).Run(t.Context())
 		if err != nil || again.Batches != 0 {
 			t.Errorf("a second run found work: %+v %v", again, err)
 		}
@@ -179,7 +179,7 @@ func TestExportWritesEveryEventOnceToTheStage(t *testing.T) {
 		e := newExportEnv(t, false)
 		e.send(t, "pl-c", 4)
 		dir := t.TempDir()
-		if r, err := destination.NewExporter(e.srv.Table, destination.Folder{Dir: dir}, nil).Run(t.Context()); err != nil || r.Events != 0 {
+		if r, err := destination.NewExporter(e.srv.Table, destination.Folder{Dir: dir}, nil, e.srv.App.Now).Run(t.Context()); err != nil || r.Events != 0 {
 			t.Errorf("run: %+v %v", r, err)
 		}
 		if objects, _ := staged(t, dir); len(objects) != 0 {
@@ -191,11 +191,11 @@ func TestExportWritesEveryEventOnceToTheStage(t *testing.T) {
 		e.send(t, "pl-d", 6)
 		dir := t.TempDir()
 		stage := &flakyStage{Stage: destination.Folder{Dir: dir}, fail: 1}
-		if _, err := destination.NewExporter(e.srv.Table, stage, nil).Run(t.Context()); err == nil {
+		if _, err := destination.NewExporter(e.srv.Table, stage, nil, e.srv.App.Now).Run(t.Context()); err == nil {
 			t.Fatal("the stopped run reported no error")
 		}
 		e.send(t, "pl-e", 2) // spooled meanwhile: a later batch
-		if _, err := destination.NewExporter(e.srv.Table, stage, nil).Run(t.Context()); err != nil {
+		if _, err := destination.NewExporter(e.srv.Table, stage, nil, e.srv.App.Now).Run(t.Context()); err != nil {
 			t.Fatal(err)
 		}
 		objects, keys := staged(t, dir)
@@ -211,10 +211,10 @@ func TestExportWritesEveryEventOnceToTheStage(t *testing.T) {
 		e.send(t, "pl-f", 4)
 		dir := t.TempDir()
 		crashing := &storetest.CrashOnce{Table: e.srv.Table} // the worker stopped after closing a batch, before it knew
-		if _, err := destination.NewExporter(crashing, destination.Folder{Dir: dir}, nil).Run(t.Context()); err == nil {
+		if _, err := destination.NewExporter(crashing, destination.Folder{Dir: dir}, nil, e.srv.App.Now).Run(t.Context()); err == nil {
 			t.Fatal("the stopped run reported no error")
 		}
-		if _, err := destination.NewExporter(crashing, destination.Folder{Dir: dir}, nil).Run(t.Context()); err != nil {
+		if _, err := destination.NewExporter(crashing, destination.Folder{Dir: dir}, nil, e.srv.App.Now).Run(t.Context()); err != nil {
 			t.Fatal(err)
 		}
 		_, keys := staged(t, dir)
@@ -231,12 +231,12 @@ func TestExportWritesEveryEventOnceToTheStage(t *testing.T) {
 		list := must(t, e.srv.Do(t, http.MethodGet, base, nil), http.StatusOK)
 		id := list["items"].([]any)[0].(map[string]any)["_id"].(string)
 		must(t, e.srv.Do(t, http.MethodDelete, destPath("p", "production")+"/"+id, nil), http.StatusNoContent)
-		spool := ingest.NewSpool(e.srv.Table, nil).WithCacheTTL(0)
+		spool := ingest.NewSpool(e.srv.Table, nil, e.srv.App.Now).WithCacheTTL(0)
 		if active, err := spool.Active(t.Context(), e.id); err != nil || active {
 			t.Errorf("still active after the delete: %v %v", active, err)
 		}
 		dir := t.TempDir()
-		if r, err := destination.NewExporter(e.srv.Table, destination.Folder{Dir: dir}, nil).Run(t.Context()); err != nil || r.Events != 3 {
+		if r, err := destination.NewExporter(e.srv.Table, destination.Folder{Dir: dir}, nil, e.srv.App.Now).Run(t.Context()); err != nil || r.Events != 3 {
 			t.Errorf("run: %+v %v", r, err)
 		}
 	})

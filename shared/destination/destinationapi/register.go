@@ -147,7 +147,7 @@ func StageFromEnv(a *app.App) destination.StageInfo {
 // of the destinations-export function, which exports to S3.
 func exportTo(a *app.App, stage destination.StageInfo) func(ctx context.Context, logger *slog.Logger) error {
 	return func(ctx context.Context, logger *slog.Logger) error {
-		r, err := destination.NewExporter(a.Table, destination.Folder{Dir: stage.Dir}, logger).Run(ctx)
+		r, err := destination.NewExporter(a.Table, destination.Folder{Dir: stage.Dir}, logger, a.Now).Run(ctx)
 		if err != nil {
 			return fmt.Errorf("data export: %w", err)
 		}

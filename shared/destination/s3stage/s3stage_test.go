@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -130,7 +131,7 @@ func TestExportThroughTheS3StageLosesAndDoublesNothingWhenAPutFails(t *testing.T
 	if err := table.Put(ctx, store.Item{PK: mk.PK, SK: mk.SK, Version: 1, Data: marker}, store.Cond{}); err != nil {
 		t.Fatal(err)
 	}
-	spool := ingest.NewSpool(table, nil)
+	spool := ingest.NewSpool(table, nil, time.Now)
 	for i := range 3 {
 		body := fmt.Sprintf(`[{"kind":"custom","key":"k%d-a"},{"kind":"custom","key":"k%d-b"}]`, i, i)
 		if err := spool.Export(ctx, ingest.Payload{Source: ingest.SourceServer, EnvID: "env1", PayloadID: fmt.Sprint("p", i), Body: []byte(body)}); err != nil {
@@ -138,7 +139,7 @@ func TestExportThroughTheS3StageLosesAndDoublesNothingWhenAPutFails(t *testing.T
 		}
 	}
 	fake := &fakeS3{fail: 1}
-	x := destination.NewExporter(table, newStage(t, fake), nil)
+	x := destination.NewExporter(table, newStage(t, fake), nil, time.Now)
 	if _, err := x.Run(ctx); err == nil {
 		t.Fatal("the refused put was not reported")
 	}
