@@ -34,7 +34,7 @@ func oldDataFile(tb testing.TB, path string) []credtest.Env {
 		tb.Fatalf("set up the account: %v", err)
 	}
 	key, name := "old", "Old"
-	if _, _, err := project.NewService(table, audit.New(table, audit.Discard{}, acct.ID, logger), time.Now).Create(ctx, project.Input{Key: &key, Name: &name}); err != nil {
+	if _, _, err := project.NewService(table, audit.New(table, audit.Discard{}, acct.ID, logger, time.Now), time.Now).Create(ctx, project.Input{Key: &key, Name: &name}); err != nil {
 		tb.Fatalf("create project: %v", err)
 	}
 	return credtest.Drop(tb, table)

@@ -83,7 +83,7 @@ func BootstrapOwner(ctx context.Context, table store.Table, publisher audit.Publ
 	}
 	ak := store.AccountKey()
 	writes = append(append([]store.Write{store.Put(store.Item{PK: ak.PK, SK: ak.SK, Version: 1, Data: data}, store.IfNotExists())}, ownerWrites...), writes...)
-	log := audit.New(table, publisher, a.ID, logger)
+	log := audit.New(table, publisher, a.ID, logger, time.Now)
 	_, err = log.Commit(ctx, token.CreateChange(t, writes))
 	var txErr *store.TxError
 	if errors.As(err, &txErr) && txErr.Index == 0 {

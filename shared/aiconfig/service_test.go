@@ -105,7 +105,7 @@ func newTestService(tb testing.TB) (*Service, *hookedTable) {
 	}
 	tb.Cleanup(func() { table.Close() })
 	h := &hookedTable{Table: table}
-	return NewService(h, audit.New(h, audit.Discard{}, "acct", slog.New(slog.NewTextHandler(io.Discard, nil))), projects{}, time.Now), h
+	return NewService(h, audit.New(h, audit.Discard{}, "acct", slog.New(slog.NewTextHandler(io.Discard, nil)), time.Now), projects{}, time.Now), h
 }
 
 func TestAModelConfigDeleteLosesToAVariationStartingToUseIt(t *testing.T) {

@@ -6,17 +6,18 @@ package app
 import (
 	"context"
 	"fmt"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	"github.com/flagplane/flagplane/shared/awsenv"
-	"github.com/flagplane/flagplane/shared/ingest/sqsingest"
-	"github.com/flagplane/flagplane/shared/webhook/sqsqueue"
 	"log/slog"
 	"net/http"
 	"os"
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/flagplane/flagplane/shared/awsenv"
+	"github.com/flagplane/flagplane/shared/ingest/sqsingest"
+	"github.com/flagplane/flagplane/shared/webhook/sqsqueue"
 
 	"github.com/flagplane/flagplane/shared/aiconfig"
 	"github.com/flagplane/flagplane/shared/api"
@@ -98,12 +99,12 @@ type App struct {
 // first use, see Groups).
 func New(table store.Table, publisher audit.Publisher, s Settings, logger *slog.Logger, groups ...NewGroup) *App {
 	notify := &notifyingPublisher{next: publisher}
-	log := audit.New(table, notify, s.AccountID, logger)
 	// Every service reads the time from the one clock, which tests set.
 	now := s.Clock
 	if now == nil {
 		now = time.Now
 	}
+	log := audit.New(table, notify, s.AccountID, logger, now)
 	projects := project.NewService(table, log, now)
 	roles := role.NewService(table, log, now)
 	members := member.NewService(table, log, roles, now)

@@ -23,7 +23,7 @@ import (
 func TestCodeReferencesOnDynamoDB(t *testing.T) {
 	ctx := context.Background()
 	table, counter := dynamotest.NewTable(t)
-	s := coderefs.NewService(table, audit.New(table, audit.Discard{}, "acct", slog.New(slog.NewTextHandler(io.Discard, nil))), nil, time.Now)
+	s := coderefs.NewService(table, audit.New(table, audit.Discard{}, "acct", slog.New(slog.NewTextHandler(io.Discard, nil)), time.Now), nil, time.Now)
 	if _, err := s.Create(ctx, coderefs.RepositoryInput{Name: "big"}); err != nil {
 		t.Fatal(err)
 	}

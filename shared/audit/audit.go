@@ -160,12 +160,13 @@ func (l *Log) Generation() (gen uint64, sole bool) {
 	return l.commits.Load(), l.soleWriter.Load()
 }
 
-// New returns a Log writing to table and handing records to publisher.
-func New(table store.Table, publisher Publisher, accountID string, logger *slog.Logger) *Log {
+// New returns a Log writing to table and handing records to publisher;
+// entries are dated by now.
+func New(table store.Table, publisher Publisher, accountID string, logger *slog.Logger, now func() time.Time) *Log {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	return &Log{table: table, publisher: publisher, accountID: accountID, now: time.Now, log: logger}
+	return &Log{table: table, publisher: publisher, accountID: accountID, now: now, log: logger}
 }
 
 // SetAccountID sets the account stamped on entries, once the account is

@@ -17,9 +17,8 @@ func TestEntriesOfOneMillisecondListNewestFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { table.Close() })
-	log := New(table, Discard{}, "acct", slog.New(slog.NewTextHandler(io.Discard, nil)))
 	frozen := time.UnixMilli(1_795_219_200_000)
-	log.now = func() time.Time { return frozen }
+	log := New(table, Discard{}, "acct", slog.New(slog.NewTextHandler(io.Discard, nil)), func() time.Time { return frozen })
 
 	var made []string
 	for i := range 20 {

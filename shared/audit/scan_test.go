@@ -20,11 +20,11 @@ func scanLog(tb testing.TB, n int, base time.Time) (*Log, []Entry) {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { table.Close() })
-	log := New(table, Discard{}, "acct", slog.New(slog.NewTextHandler(io.Discard, nil)))
+	var at time.Time
+	log := New(table, Discard{}, "acct", slog.New(slog.NewTextHandler(io.Discard, nil)), func() time.Time { return at })
 	var made []Entry
 	for i := range n {
-		at := base.Add(time.Duration(i) * time.Minute)
-		log.now = func() time.Time { return at }
+		at = base.Add(time.Duration(i) * time.Minute)
 		k := store.Key{PK: "T", SK: strconv.Itoa(i)}
 		e, err := log.Commit(tb.Context(), Change{
 			Writes: []store.Write{store.Put(store.Item{PK: k.PK, SK: k.SK, Version: 1, Data: []byte("{}")}, store.IfNotExists())},

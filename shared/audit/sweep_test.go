@@ -38,9 +38,8 @@ func TestSweepHandsOverWhatACrashLeftBehind(t *testing.T) {
 	}
 	t.Cleanup(func() { table.Close() })
 	pub := &flakyPublisher{down: true}
-	log := New(table, pub, "acct", slog.New(slog.NewTextHandler(io.Discard, nil)))
 	now := time.UnixMilli(1_795_219_200_000)
-	log.now = func() time.Time { return now }
+	log := New(table, pub, "acct", slog.New(slog.NewTextHandler(io.Discard, nil)), func() time.Time { return now })
 
 	// A change committed while the queue was unreachable: the enqueue failed after the commit.
 	e, err := log.Commit(t.Context(), Change{

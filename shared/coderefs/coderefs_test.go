@@ -21,7 +21,7 @@ func newService(tb testing.TB) (*coderefs.Service, store.Table) {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { table.Close() })
-	return coderefs.NewService(table, audit.New(table, audit.Discard{}, "acct", nil), nil, time.Now), table
+	return coderefs.NewService(table, audit.New(table, audit.Discard{}, "acct", nil, time.Now), nil, time.Now), table
 }
 
 func ptr[T any](v T) *T { return &v }

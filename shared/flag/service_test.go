@@ -26,7 +26,7 @@ func newService(t *testing.T) (*flag.Service, store.Table) {
 		t.Fatalf("open store: %v", err)
 	}
 	t.Cleanup(func() { _ = table.Close() })
-	log := audit.New(table, audit.Discard{}, "acct", nil)
+	log := audit.New(table, audit.Discard{}, "acct", nil, time.Now)
 	key, name := "p", "P"
 	if _, _, err := project.NewService(table, log, time.Now).Create(context.Background(), project.Input{Key: &key, Name: &name}); err != nil {
 		t.Fatalf("create project: %v", err)

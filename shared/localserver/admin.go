@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"time"
 
 	"github.com/flagplane/flagplane/shared/account"
 	"github.com/flagplane/flagplane/shared/app"
@@ -76,7 +77,7 @@ func CreateToken(ctx context.Context, cfg TokenConfig, out io.Writer, logger *sl
 		fmt.Fprintf(out, "The store was new: flagplane set up the account and created an admin token (shown once):\n%s\n", adminToken)
 		return nil
 	}
-	log := audit.New(table, audit.Discard{}, acct.ID, logger)
+	log := audit.New(table, audit.Discard{}, acct.ID, logger, time.Now)
 	_, value, err := token.Create(ctx, log, token.Spec{Name: cfg.Name, Role: cfg.Role, ServiceToken: true}, acct.ID)
 	if err != nil {
 		return err

@@ -113,7 +113,7 @@ func newService(t *testing.T) (*oauth.Service, *recorder) {
 	t.Cleanup(func() { table.Close() })
 	rec := &recorder{Table: table}
 	ms := members{"m1": {ID: "m1", Role: "admin"}}
-	return oauth.NewService(rec, audit.New(rec, audit.Discard{}, "acct", nil), ms, time.Now), rec
+	return oauth.NewService(rec, audit.New(rec, audit.Discard{}, "acct", nil, time.Now), ms, time.Now), rec
 }
 
 func strPtr(s string) *string { return &s }

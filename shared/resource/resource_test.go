@@ -11,6 +11,7 @@ import (
 	"sort"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/flagplane/flagplane/shared/audit"
 	"github.com/flagplane/flagplane/shared/fault"
@@ -105,7 +106,7 @@ func newFixture(tb testing.TB) *fixture {
 	}
 	tb.Cleanup(func() { b.Close() })
 	table := &recording{Table: b}
-	log := audit.New(table, failing{}, "acct", slog.New(slog.NewTextHandler(io.Discard, nil)))
+	log := audit.New(table, failing{}, "acct", slog.New(slog.NewTextHandler(io.Discard, nil)), time.Now)
 	return &fixture{kit: New(&things, table, log), table: table, log: log}
 }
 

@@ -33,7 +33,7 @@ func newConsumerRig(tb testing.TB, attempts int) *consumerRig {
 	queue := webhook.NewMemoryQueue(attempts, 2, func(int) time.Duration { return time.Millisecond })
 	tb.Cleanup(queue.Close)
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	log := audit.New(table, webhook.Publisher{Queue: queue}, "acct", logger)
+	log := audit.New(table, webhook.Publisher{Queue: queue}, "acct", logger, time.Now)
 	hooks := webhook.NewService(table, log, webhook.Guard{AllowPrivate: true}, time.Now)
 	disp := webhook.NewDispatcher(table, hooks, log, queue, webhook.Guard{AllowPrivate: true}, func(audit.Entry) ([]byte, error) { return []byte("{}"), nil }, time.Now)
 	return &consumerRig{log: log, queue: queue, disp: disp}

@@ -43,7 +43,8 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	c := &clock{}
+	// The clock starts at a real time: audit entries are dated by it too.
+	c := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	srv := apptest.New(t, apptest.WithClock(c.now))
 	svc := usageapi.Service(srv.App)
 	f := &fixture{srv: srv, clock: c, svc: svc, envs: map[string]env{}}

@@ -230,7 +230,7 @@ func TestWebhookDeliveryAfterACrash(t *testing.T) {
 
 	// A process commits a change and then cannot hand it to the queue (as if
 	// it crashed between the two steps): the outbox record stays behind.
-	down := audit.New(srv.Table, unreachable{}, srv.AccountID, nil)
+	down := audit.New(srv.Table, unreachable{}, srv.AccountID, nil, time.Now)
 	if _, _, err := project.NewService(srv.Table, down, srv.App.Now).Create(context.Background(), project.Input{Key: new("crashed"), Name: new("Crashed")}); err != nil {
 		t.Fatal(err)
 	}
