@@ -17,18 +17,25 @@ import (
 )
 
 // Need is one right an operation needs: Action (the catalog's action of
-// the operation when empty) on the operation's resource, where Keys
-// replaces the key of the segments it names (by kind) with the one the
-// request acts on. A flag change in one environment needs
-// {Action: "updateOn", Keys: {"env": "production"}} on
-// proj/p:env/*:flag/f, i.e. updateOn on proj/p:env/production:flag/f.
+// the operation when empty) on On (the operation's resource when nil).
+// Needs aim a right from the operation's resource (OperationResource): a
+// flag change in one environment needs updateOn on
+// OperationResource(r).WithKey("env", "production"), i.e. on
+// proj/p:env/production:flag/f rather than proj/p:env/*:flag/f; creating
+// an adaptive trigger needs the flag rights its instructions use.
 type Need struct {
 	Action string
-	Keys   map[string]string
-	// On, when set, is the resource the right is needed on instead of the
-	// operation's: creating an adaptive trigger needs the flag rights its
-	// instructions use, on proj/p:env/e:flag/f.
-	On *policy.Resource
+	On     *policy.Resource
+}
+
+type operationResourceKey struct{}
+
+// OperationResource is the resource the catalog names for the request's
+// operation, its keys from the path (and a create's body): what Needs aim
+// their rights from.
+func OperationResource(r *http.Request) policy.Resource {
+	res, _ := r.Context().Value(operationResourceKey{}).(policy.Resource)
+	return res
 }
 
 // Needs reads the rights an operation needs from its request: the body
@@ -71,21 +78,21 @@ func authorize(r *http.Request, op catalog.Operation, p identity.Principal, need
 	if action == "" {
 		action = identity.ViewAction
 	}
+	base := resourceOf(r, op, body)
 	list := []Need{{Action: action}}
 	if needs != nil {
 		var err error
-		if list, err = needs(r, body); err != nil {
+		if list, err = needs(r.WithContext(context.WithValue(r.Context(), operationResourceKey{}, base)), body); err != nil {
 			return r, err
 		}
 	}
-	base := resourceOf(r, op, body)
 	var memo *tagMemo
 	if UsesTags(p) && tags != nil {
 		memo = &tagMemo{tagger: tags, seen: map[string]policy.Resource{}}
 		r = r.WithContext(context.WithValue(r.Context(), tagMemoKey{}, memo))
 	}
 	for _, n := range list {
-		res := withKeys(base, n.Keys)
+		res := base
 		if n.On != nil {
 			res = *n.On
 		}
@@ -260,21 +267,3 @@ func resourceOf(r *http.Request, op catalog.Operation, body []byte) policy.Resou
 	return res
 }
 
-// withKeys returns res with the keys of the segments keys names replaced.
-func withKeys(res policy.Resource, keys map[string]string) policy.Resource {
-	if len(keys) == 0 {
-		return res
-	}
-	var out policy.Resource
-	for i, seg := range res.Segments() {
-		if k, ok := keys[seg.Kind]; ok && k != "" {
-			seg.Key = k
-		}
-		if i == 0 {
-			out = policy.NewResource(seg.Kind, seg.Key, seg.Tags...)
-		} else {
-			out = out.Child(seg.Kind, seg.Key, seg.Tags...)
-		}
-	}
-	return out
-}

@@ -46,7 +46,7 @@ func TestPatchNeeds(t *testing.T) {
 				t.Fatalf("needs %+v, want actions %v", got, tc.want)
 			}
 			for i, n := range got {
-				if n.Action != tc.want[i] || n.Keys != nil || n.On != nil {
+				if n.Action != tc.want[i] || n.On != nil {
 					t.Errorf("need %d is %+v, want action %s on the path's resource", i, n, tc.want[i])
 				}
 			}

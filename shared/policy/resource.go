@@ -39,6 +39,22 @@ func (r Resource) Child(kind, key string, tags ...string) Resource {
 	return Resource{segs: segs}
 }
 
+// WithKey returns r with the key of its segments of kind replaced by key
+// (r itself when key is empty): the one resource of a wildcard the
+// request acts on.
+func (r Resource) WithKey(kind, key string) Resource {
+	if key == "" {
+		return r
+	}
+	out := Resource{segs: slices.Clone(r.segs)}
+	for i := range out.segs {
+		if out.segs[i].Kind == kind {
+			out.segs[i].Key = key
+		}
+	}
+	return out
+}
+
 // Segments returns a copy of r's segments, outermost first.
 func (r Resource) Segments() []ResourceSegment { return slices.Clone(r.segs) }
 

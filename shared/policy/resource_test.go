@@ -36,3 +36,33 @@ func TestEnclosingListsTheContainersOutermostFirst(t *testing.T) {
 		}
 	})
 }
+
+func TestWithKeyAimsAWildcardAtOneResource(t *testing.T) {
+	base := NewResource("proj", "p", "shop").Child("env", "*").Child("flag", "f")
+	for _, tc := range []struct {
+		name      string
+		kind, key string
+		want      string
+	}{
+		{"the environment's wildcard becomes the environment acted in", "env", "production", "proj/p;shop:env/production:flag/f"},
+		{"an empty key leaves the resource as it is", "env", "", "proj/p;shop:env/*:flag/f"},
+		{"a kind the resource does not have changes nothing", "segment", "s", "proj/p;shop:env/*:flag/f"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := base.WithKey(tc.kind, tc.key).String(); got != tc.want {
+				t.Errorf("WithKey(%q, %q) = %s, want %s", tc.kind, tc.key, got, tc.want)
+			}
+		})
+	}
+	t.Run("the resource it was made from is unchanged", func(t *testing.T) {
+		base.WithKey("env", "test")
+		if got := base.String(); got != "proj/p;shop:env/*:flag/f" {
+			t.Errorf("base became %s", got)
+		}
+	})
+	t.Run("tags are kept", func(t *testing.T) {
+		if segs := base.WithKey("env", "test").Segments(); len(segs[0].Tags) != 1 || segs[0].Tags[0] != "shop" {
+			t.Errorf("segments %+v lost the project's tag", segs)
+		}
+	})
+}

@@ -59,7 +59,7 @@ func parseExpiringPatch(r *http.Request, body []byte) (semanticpatch.Patch, erro
 // updateExpiringTargets on every flag its instructions name, in the path's
 // environment. The body is read leniently, so a caller with no right on
 // any flag is refused (403) before the body is judged (400).
-func expiringForUserNeeds(_ *http.Request, body []byte) ([]api.Need, error) {
+func expiringForUserNeeds(r *http.Request, body []byte) ([]api.Need, error) {
 	var probe struct {
 		Instructions []struct {
 			FlagKey string `json:"flagKey"`
@@ -71,7 +71,8 @@ func expiringForUserNeeds(_ *http.Request, body []byte) ([]api.Need, error) {
 	for _, in := range probe.Instructions {
 		if in.FlagKey != "" && !seen[in.FlagKey] {
 			seen[in.FlagKey] = true
-			out = append(out, api.Need{Keys: map[string]string{"flag": in.FlagKey}})
+			res := api.OperationResource(r).WithKey("flag", in.FlagKey)
+			out = append(out, api.Need{On: &res})
 		}
 	}
 	if len(out) == 0 {

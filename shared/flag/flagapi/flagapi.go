@@ -196,7 +196,7 @@ func flagPatchNeeds(r *http.Request, body []byte) ([]api.Need, error) {
 		if err != nil {
 			return nil, err
 		}
-		return envNeeds(list), nil
+		return envNeeds(r, list), nil
 	}
 	p, err := parseFlagJSONPatch(body)
 	if err != nil {
@@ -206,17 +206,15 @@ func flagPatchNeeds(r *http.Request, body []byte) ([]api.Need, error) {
 	if err != nil {
 		return nil, err
 	}
-	return envNeeds(list), nil
+	return envNeeds(r, list), nil
 }
 
 // envNeeds are needs of flag actions, each in the environment it acts in.
-func envNeeds(list []flag.EnvAction) []api.Need {
+func envNeeds(r *http.Request, list []flag.EnvAction) []api.Need {
 	out := make([]api.Need, len(list))
 	for i, ea := range list {
-		out[i] = api.Need{Action: ea.Action}
-		if ea.Env != "" {
-			out[i].Keys = map[string]string{"env": ea.Env}
-		}
+		res := api.OperationResource(r).WithKey("env", ea.Env)
+		out[i] = api.Need{Action: ea.Action, On: &res}
 	}
 	return out
 }
