@@ -18,6 +18,7 @@ import (
 	"github.com/flagplane/flagplane/shared/policy"
 	"github.com/flagplane/flagplane/shared/store"
 	"github.com/flagplane/flagplane/shared/store/bolt"
+	"github.com/flagplane/flagplane/shared/store/storetest"
 	"github.com/flagplane/flagplane/shared/token"
 )
 
@@ -45,41 +46,8 @@ func (m members) Member(_ context.Context, id string) (string, []string, string,
 	return role, nil, id + "@example.com", nil
 }
 
-// barrier holds every transaction until n have arrived, so n writers that
-// read the same version all write against it.
-type barrier struct {
-	store.Table
-	mu      sync.Mutex
-	n       int
-	waiting int
-	release chan struct{}
-}
-
-func (b *barrier) arm(n int) {
-	b.mu.Lock()
-	b.n, b.waiting, b.release = n, 0, make(chan struct{})
-	b.mu.Unlock()
-}
-
-func (b *barrier) Transact(ctx context.Context, ws []store.Write) error {
-	b.mu.Lock()
-	release := b.release
-	if b.n > 0 {
-		b.waiting++
-		if b.waiting == b.n {
-			close(b.release)
-			b.n = 0
-		}
-	}
-	b.mu.Unlock()
-	if release != nil {
-		<-release
-	}
-	return b.Table.Transact(ctx, ws)
-}
-
 type rig struct {
-	table *barrier
+	table *storetest.Barrier
 	log   *audit.Log
 	clock *clock
 	authn *token.Authenticator
@@ -95,7 +63,7 @@ func newRig(tb testing.TB) *rig {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { table.Close() })
-	b := &barrier{Table: table}
+	b := &storetest.Barrier{Table: table}
 	c := &clock{t: time.Now().Truncate(time.Millisecond)}
 	log := audit.New(b, audit.Discard{}, "acct", slog.New(slog.NewTextHandler(io.Discard, nil)), c.now)
 	grants := members{"boss": "owner"}
@@ -384,7 +352,7 @@ func TestConcurrentPatchesOneWinsTheOtherIsRefused(t *testing.T) {
 	tok, _ := r.create(t, r.owner, token.Input{Name: "contested", Role: "reader", ServiceToken: true})
 	names := []string{"first", "second"}
 	errs := make([]error, len(names))
-	r.table.arm(len(names))
+	r.table.Arm(len(names))
 	var wg sync.WaitGroup
 	for i, name := range names {
 		wg.Add(1)
