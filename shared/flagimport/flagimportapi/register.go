@@ -26,7 +26,7 @@ func New(a *app.App) app.Group {
 		},
 		Guard: a.Services.Webhooks.Guard(), StatusOf: api.Status, Logger: a.Logger, Now: a.Now,
 	})
-	h := handlers{s: s}
+	h := handlers{s: s, now: a.Now}
 	return app.Group{
 		Name: "flag-imports",
 		Handlers: map[string]api.Handler{
@@ -79,9 +79,9 @@ type statusRep struct {
 	Errors     []flagimport.RunError `json:"errors"`
 }
 
-func newConfigRep(r *http.Request, c *flagimport.Configuration, run *flagimport.Run) configRep {
+func newConfigRep(r *http.Request, c *flagimport.Configuration, run *flagimport.Run, now time.Time) configRep {
 	m := c.Masked()
-	v := run.View(time.Now(), c.ID)
+	v := run.View(now, c.ID)
 	p, _ := identity.From(r.Context())
 	res := resourceOf(c)
 	return configRep{
@@ -138,7 +138,8 @@ func patchNeeds(r *http.Request, body []byte) ([]api.Need, error) {
 
 // handlers serve the group's operations on the flag import service.
 type handlers struct {
-	s *flagimport.Service
+	s   *flagimport.Service
+	now func() time.Time // the app's clock: a run's status is read at it
 }
 
 // pathKeys are a configuration's keys in the path: project, integration
@@ -159,7 +160,7 @@ func (h handlers) getFlagImportConfigurations(w http.ResponseWriter, r *http.Req
 		if !api.MayView(r, resourceOf(e.Config), identity.ViewAction) {
 			continue
 		}
-		out.Items = append(out.Items, newConfigRep(r, e.Config, e.Run))
+		out.Items = append(out.Items, newConfigRep(r, e.Config, e.Run, h.now()))
 	}
 	api.WriteJSON(w, http.StatusOK, out)
 	return nil
@@ -175,7 +176,7 @@ func (h handlers) createFlagImportConfiguration(w http.ResponseWriter, r *http.R
 	if err != nil {
 		return err
 	}
-	api.WriteJSON(w, http.StatusOK, newConfigRep(r, c, nil))
+	api.WriteJSON(w, http.StatusOK, newConfigRep(r, c, nil, h.now()))
 	return nil
 }
 
@@ -185,7 +186,7 @@ func (h handlers) getFlagImportConfiguration(w http.ResponseWriter, r *http.Requ
 	if err != nil {
 		return err
 	}
-	api.WriteJSON(w, http.StatusOK, newConfigRep(r, c, run))
+	api.WriteJSON(w, http.StatusOK, newConfigRep(r, c, run, h.now()))
 	return nil
 }
 
@@ -199,7 +200,7 @@ func (h handlers) patchFlagImportConfiguration(w http.ResponseWriter, r *http.Re
 	if err != nil {
 		return err
 	}
-	api.WriteJSON(w, http.StatusOK, newConfigRep(r, c, run))
+	api.WriteJSON(w, http.StatusOK, newConfigRep(r, c, run, h.now()))
 	return nil
 }
 

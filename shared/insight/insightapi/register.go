@@ -27,7 +27,7 @@ import (
 func New(a *app.App) app.Group {
 	s := a.Services
 	svc := insight.NewService(a.Table, s.Audit, s.Projects, s.Environments, s.Flags, s.Members, codeRefsOf(a), a.Now)
-	h := handlers{s: svc, projects: s.Projects, envs: s.Environments}
+	h := handlers{s: svc, projects: s.Projects, envs: s.Environments, now: a.Now}
 	return app.Group{
 		Name: "insights",
 		Handlers: map[string]api.Handler{
@@ -169,6 +169,7 @@ type handlers struct {
 	s        *insight.Service
 	projects *project.Service
 	envs     *environment.Service
+	now      func() time.Time // the app's clock: the default end of a window
 }
 
 func (h handlers) createDeploymentEvent(w http.ResponseWriter, r *http.Request) error {
@@ -185,7 +186,7 @@ func (h handlers) createDeploymentEvent(w http.ResponseWriter, r *http.Request) 
 
 func (h handlers) getDeployments(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	dq, err := deploymentQuery(q)
+	dq, err := deploymentQuery(q, h.now())
 	if err != nil {
 		return err
 	}
@@ -237,7 +238,7 @@ func (h handlers) updateDeployment(w http.ResponseWriter, r *http.Request) error
 
 func (h handlers) getFlagEvents(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	fq, exp, err := flagEventQuery(q, time.Now())
+	fq, exp, err := flagEventQuery(q, h.now())
 	if err != nil {
 		return err
 	}
@@ -460,7 +461,7 @@ func viewScope(r *http.Request, projectKey, envKey string) error {
 	return api.RequireView(r, policy.NewResource("proj", projectKey).Child("env", envKey), identity.ViewAction)
 }
 
-func deploymentQuery(q url.Values) (insight.DeploymentQuery, error) {
+func deploymentQuery(q url.Values, now time.Time) (insight.DeploymentQuery, error) {
 	var dq insight.DeploymentQuery
 	var err error
 	if dq.ProjectKey, err = required(q, "projectKey"); err != nil {
@@ -477,7 +478,7 @@ func deploymentQuery(q url.Values) (insight.DeploymentQuery, error) {
 		return dq, err
 	}
 	dq.Limit = int(limit)
-	if dq.From, dq.To, err = window(q, time.Now()); err != nil {
+	if dq.From, dq.To, err = window(q, now); err != nil {
 		return dq, err
 	}
 	dq.After, dq.Before = q.Get("after"), q.Get("before")
