@@ -81,8 +81,11 @@ func authorize(r *http.Request, op catalog.Operation, p identity.Principal, need
 	base := resourceOf(r, op, body)
 	list := []Need{{Action: action}}
 	if needs != nil {
+		// The request that goes on carries it too: a need that peeks at the
+		// body replaces the body of the request it is given.
+		r = r.WithContext(context.WithValue(r.Context(), operationResourceKey{}, base))
 		var err error
-		if list, err = needs(r.WithContext(context.WithValue(r.Context(), operationResourceKey{}, base)), body); err != nil {
+		if list, err = needs(r, body); err != nil {
 			return r, err
 		}
 	}
