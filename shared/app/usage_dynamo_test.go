@@ -51,6 +51,10 @@ func newUsageOnDynamo(tb testing.TB, days int) *usageOnDynamo {
 	if _, err := svc.Rollup.Run(tb.Context()); err != nil {
 		tb.Fatal(err)
 	}
+	// The app's clock moved on by weeks, past the 30 s a resolved token is
+	// trusted: one read resolves it again, so the counted reads count only
+	// the series.
+	u.do(tb, http.MethodGet, "/api/v2/projects", "", "", http.StatusOK)
 	return u
 }
 
