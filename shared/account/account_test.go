@@ -3,9 +3,6 @@ package account_test
 import (
 	"context"
 	"errors"
-	"io"
-	"log/slog"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -13,10 +10,10 @@ import (
 
 	"github.com/flagplane/flagplane/shared/account"
 	"github.com/flagplane/flagplane/shared/audit"
+	"github.com/flagplane/flagplane/shared/audit/audittest"
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/identity"
 	"github.com/flagplane/flagplane/shared/store"
-	"github.com/flagplane/flagplane/shared/store/bolt"
 	"github.com/flagplane/flagplane/shared/token"
 )
 
@@ -25,17 +22,10 @@ type failing struct{ store.Table }
 
 func (failing) Transact(context.Context, []store.Write) error { return errors.New("store unavailable") }
 
-func open(tb testing.TB) store.Table {
-	tb.Helper()
-	table, err := bolt.Open(filepath.Join(tb.TempDir(), "account.db"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { table.Close() })
-	return table
-}
+// open is a fresh store; the bootstrap makes its own audit log over it.
+func open(tb testing.TB) store.Table { return audittest.New(tb, time.Now).Table }
 
-var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+var quiet = audittest.Quiet
 
 func TestBootstrap(t *testing.T) {
 	table := open(t)

@@ -4,9 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -14,8 +11,10 @@ import (
 
 	"github.com/flagplane/flagplane/shared/approval"
 	"github.com/flagplane/flagplane/shared/audit"
+	"github.com/flagplane/flagplane/shared/audit/audittest"
 	"github.com/flagplane/flagplane/shared/environment"
 	"github.com/flagplane/flagplane/shared/fault"
+	"github.com/flagplane/flagplane/shared/fault/faulttest"
 	"github.com/flagplane/flagplane/shared/flag"
 	"github.com/flagplane/flagplane/shared/identity"
 	"github.com/flagplane/flagplane/shared/jsondoc"
@@ -23,7 +22,6 @@ import (
 	"github.com/flagplane/flagplane/shared/project"
 	"github.com/flagplane/flagplane/shared/role"
 	"github.com/flagplane/flagplane/shared/store"
-	"github.com/flagplane/flagplane/shared/store/bolt"
 	"github.com/flagplane/flagplane/shared/team"
 )
 
@@ -33,8 +31,7 @@ type clock struct {
 	t  time.Time
 }
 
-func (c *clock) now() time.Time  { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
+func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
 
 // rig is the approval service over a fresh embedded store, with project
 // "p" (environments "test" and "production"; production needs
@@ -52,13 +49,9 @@ type rig struct {
 
 func newRig(tb testing.TB, settings string) *rig {
 	tb.Helper()
-	table, err := bolt.Open(filepath.Join(tb.TempDir(), "approval.db"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { table.Close() })
 	c := &clock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
-	log := audit.New(table, audit.Discard{}, "acct", slog.New(slog.NewTextHandler(io.Discard, nil)), c.now)
+	a := audittest.New(tb, c.now)
+	table, log := a.Table, a.Log
 	projects := project.NewService(table, log, c.now)
 	roles := role.NewService(table, log, c.now)
 	members := member.NewService(table, log, roles, c.now)
@@ -144,30 +137,6 @@ func (r *rig) flagOn(tb testing.TB) (bool, int) {
 	return v.On, v.Version
 }
 
-// actions lists the kind and actions of every audit entry, oldest first.
-func (r *rig) actions(tb testing.TB) []string {
-	tb.Helper()
-	res, err := r.log.List(context.Background(), audit.ListQuery{Limit: 100})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var out []string
-	for i := len(res.Entries) - 1; i >= 0; i-- {
-		e := res.Entries[i]
-		for _, a := range e.Accesses {
-			out = append(out, e.Kind+":"+a.Action)
-		}
-	}
-	return out
-}
-
-func wantFault(tb testing.TB, err error, code fault.Code, part string) {
-	tb.Helper()
-	if !fault.Is(err, code) || !strings.Contains(err.Error(), part) {
-		tb.Fatalf("error %v, want %s naming %q", err, code, part)
-	}
-}
-
 func review(tb testing.TB, s *approval.Service, who, id, kind string) *approval.Request {
 	tb.Helper()
 	req, err := s.Review(as(who), id, approval.ReviewInput{Kind: kind})
@@ -234,7 +203,7 @@ func TestReviewRefusals(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := r.svc.Review(as(c.who), c.setup(t), approval.ReviewInput{Kind: c.kind})
-			wantFault(t, err, c.code, c.part)
+			faulttest.Want(t, err, c.code, c.part)
 		})
 	}
 	t.Run("the requester may still comment on their own request", func(t *testing.T) {
@@ -273,7 +242,7 @@ func TestConcurrentReviewsAllLand(t *testing.T) {
 	if len(got.AllReviews) != n || got.Version != 1+n {
 		t.Errorf("%d reviews at version %d, want %d at %d", len(got.AllReviews), got.Version, n, 1+n)
 	}
-	if a := r.actions(t); strings.Count(strings.Join(a, " "), "approvalRequest:reviewApprovalRequest") != n {
+	if a := audittest.Actions(t, r.log, "approvalRequest"); strings.Count(strings.Join(a, " "), "reviewApprovalRequest") != n {
 		t.Errorf("audit actions %v, want %d reviews", a, n)
 	}
 }
@@ -291,7 +260,7 @@ func TestScheduledRequests(t *testing.T) {
 	})
 	t.Run("a scheduled request is not applied by hand", func(t *testing.T) {
 		_, err := r.svc.Apply(as("a"), req.ID, approval.ApplyInput{})
-		wantFault(t, err, fault.Invalid, "scheduled for")
+		faulttest.Want(t, err, fault.Invalid, "scheduled for")
 	})
 	t.Run("the scheduler leaves it before its date", func(t *testing.T) {
 		n, err := r.svc.RunDue(context.Background(), time.UnixMilli(due-1))
@@ -333,11 +302,11 @@ func TestScheduledRequests(t *testing.T) {
 		}
 	})
 	t.Run("a completed request is history and is not deleted", func(t *testing.T) {
-		wantFault(t, r.svc.Delete(context.Background(), req.ID), fault.Invalid, "only a pending or scheduled request")
+		faulttest.Want(t, r.svc.Delete(context.Background(), req.ID), fault.Invalid, "only a pending or scheduled request")
 	})
 	t.Run("create and review wrote their entries, and the apply the flag's change", func(t *testing.T) {
-		want := "approvalRequest:createApprovalRequest approvalRequest:reviewApprovalRequest flag:updateOn"
-		if got := strings.Join(r.actions(t), " "); !strings.HasSuffix(got, want) {
+		want := "createApprovalRequest reviewApprovalRequest updateOn"
+		if got := strings.Join(audittest.Actions(t, r.log, "approvalRequest", "flag"), " "); !strings.HasSuffix(got, want) {
 			t.Errorf("audit actions %v, want them to end %v", got, want)
 		}
 	})
@@ -370,7 +339,7 @@ func TestApplyOnAFlagChangedSince(t *testing.T) {
 			t.Fatalf("apply = %+v, %v; want failed with a reason", got, err)
 		}
 		_, err = r.svc.Apply(as("a"), req.ID, approval.ApplyInput{})
-		wantFault(t, err, fault.Invalid, "failed")
+		faulttest.Want(t, err, fault.Invalid, "failed")
 	})
 }
 
@@ -400,7 +369,7 @@ func TestCheckRefusesDirectChanges(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			err := r.svc.Check(ctx, "p", c.env, load(t, c.flag))
 			if c.refused {
-				wantFault(t, err, fault.MethodNotAllowed, approval.CollectionHref)
+				faulttest.Want(t, err, fault.MethodNotAllowed, approval.CollectionHref)
 			} else if err != nil {
 				t.Errorf("Check = %v, want nil", err)
 			}
@@ -459,7 +428,7 @@ func TestParseFilter(t *testing.T) {
 	for _, c := range refused {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := approval.ParseFilter(c.filter)
-			wantFault(t, err, fault.Invalid, c.part)
+			faulttest.Want(t, err, fault.Invalid, c.part)
 		})
 	}
 }

@@ -3,9 +3,6 @@ package evaluation_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -13,14 +10,13 @@ import (
 
 	"github.com/launchdarkly/go-sdk-common/v3/ldcontext"
 
-	"github.com/flagplane/flagplane/shared/audit"
+	"github.com/flagplane/flagplane/shared/audit/audittest"
 	"github.com/flagplane/flagplane/shared/evaluation"
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/flag"
 	"github.com/flagplane/flagplane/shared/project"
 	"github.com/flagplane/flagplane/shared/semanticpatch"
 	"github.com/flagplane/flagplane/shared/store"
-	"github.com/flagplane/flagplane/shared/store/bolt"
 )
 
 // writes is a table that counts every write made through it.
@@ -52,13 +48,9 @@ func ptr[T any](v T) *T { return &v }
 // returns the table the evaluation service reads.
 func setup(tb testing.TB) *writes {
 	tb.Helper()
-	table, err := bolt.Open(filepath.Join(tb.TempDir(), "evaluation.db"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { table.Close() })
 	now := func() time.Time { return time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC) }
-	log := audit.New(table, audit.Discard{}, "acct", slog.New(slog.NewTextHandler(io.Discard, nil)), now)
+	a := audittest.New(tb, now)
+	table, log := a.Table, a.Log
 	ctx := context.Background()
 	if _, _, err := project.NewService(table, log, now).Create(ctx, project.Input{Key: ptr("p"), Name: ptr("P")}); err != nil {
 		tb.Fatal(err)

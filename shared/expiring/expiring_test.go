@@ -3,22 +3,21 @@ package expiring_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
-	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/flagplane/flagplane/shared/audit"
+	"github.com/flagplane/flagplane/shared/audit/audittest"
 	"github.com/flagplane/flagplane/shared/environment"
 	"github.com/flagplane/flagplane/shared/expiring"
 	"github.com/flagplane/flagplane/shared/fault"
+	"github.com/flagplane/flagplane/shared/fault/faulttest"
 	"github.com/flagplane/flagplane/shared/flag"
 	"github.com/flagplane/flagplane/shared/project"
 	"github.com/flagplane/flagplane/shared/semanticpatch"
-	"github.com/flagplane/flagplane/shared/store/bolt"
 	"github.com/flagplane/flagplane/shared/store/storetest"
 )
 
@@ -38,14 +37,9 @@ type rig struct {
 
 func newRig(tb testing.TB) *rig {
 	tb.Helper()
-	table, err := bolt.Open(filepath.Join(tb.TempDir(), "expiring.db"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { table.Close() })
-	b := &storetest.Barrier{Table: table}
 	now := func() time.Time { return t0 }
-	log := audit.New(b, audit.Discard{}, "acct", slog.New(slog.NewTextHandler(io.Discard, nil)), now)
+	a := audittest.New(tb, now)
+	b, log := a.Table, a.Log
 	projects := project.NewService(b, log, now)
 	envs := environment.NewService(b, log, projects, false, now)
 	flags := flag.NewService(b, log, now)
@@ -126,26 +120,7 @@ func (r *rig) targeted(tb testing.TB) string {
 // entries counts the audit entries recording updateExpiringTargets.
 func (r *rig) entries(tb testing.TB) int {
 	tb.Helper()
-	res, err := r.log.List(context.Background(), audit.ListQuery{Limit: 100})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	n := 0
-	for _, e := range res.Entries {
-		for _, a := range e.Accesses {
-			if a.Action == expiring.Action {
-				n++
-			}
-		}
-	}
-	return n
-}
-
-func wantFault(tb testing.TB, err error, code fault.Code, part string) {
-	tb.Helper()
-	if !fault.Is(err, code) || !strings.Contains(err.Error(), part) {
-		tb.Fatalf("error %v, want %s naming %q", err, code, part)
-	}
+	return len(slices.DeleteFunc(audittest.Actions(tb, r.log), func(a string) bool { return a != expiring.Action }))
 }
 
 func TestPatchRefusals(t *testing.T) {
@@ -175,12 +150,12 @@ func TestPatchRefusals(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := r.svc.PatchForFlag(context.Background(), "p", "production", "f", patchOf(t, c.ins...))
-			wantFault(t, err, c.code, c.part)
+			faulttest.Want(t, err, c.code, c.part)
 		})
 	}
 	t.Run("the per-user route needs the flag in each instruction", func(t *testing.T) {
 		_, err := r.svc.PatchForUser(context.Background(), "p", "production", "u1", patchOf(t, at(expiring.KindAdd, "u1", r.vOn, later)))
-		wantFault(t, err, fault.Invalid, `"flagKey"`)
+		faulttest.Want(t, err, fault.Invalid, `"flagKey"`)
 	})
 	t.Run("nothing refused was stored or recorded", func(t *testing.T) {
 		if got, want := r.scheduled(t), fmt.Sprintf("u2@%d", later.UnixMilli()); got != want || r.entries(t) != 1 {
@@ -232,25 +207,12 @@ func TestPatchTransitions(t *testing.T) {
 func TestRacingPatches(t *testing.T) {
 	r := newRig(t)
 	later := t0.Add(time.Hour)
-	r.table.Arm(2)
-	errs := make([]error, 2)
-	var wg sync.WaitGroup
-	for i, due := range []time.Time{later, later.Add(time.Minute)} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_, errs[i] = r.svc.PatchForFlag(context.Background(), "p", "production", "f", patchOf(t, at(expiring.KindAdd, "u1", r.vOn, due)))
-		}()
-	}
-	wg.Wait()
-	if (errs[0] == nil) == (errs[1] == nil) {
-		t.Fatalf("errors %v; want exactly one to fail", errs)
-	}
-	for _, err := range errs {
-		if err != nil && !fault.Is(err, fault.Conflict) {
-			t.Errorf("the loser got %v, want a 409", err)
-		}
-	}
+	dues := []time.Time{later, later.Add(time.Minute)}
+	errs := r.table.Race(2, func(i int) error {
+		_, err := r.svc.PatchForFlag(context.Background(), "p", "production", "f", patchOf(t, at(expiring.KindAdd, "u1", r.vOn, dues[i])))
+		return err
+	})
+	faulttest.OneWins(t, errs, fault.Conflict)
 	if got := r.scheduled(t); !strings.HasPrefix(got, "u1@") || strings.Contains(got, " ") || r.entries(t) != 1 {
 		t.Errorf("scheduled %q with %d entries; want one removal, one entry", got, r.entries(t))
 	}

@@ -3,22 +3,19 @@ package member_test
 import (
 	"context"
 	"errors"
-	"io"
-	"log/slog"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/flagplane/flagplane/shared/audit"
+	"github.com/flagplane/flagplane/shared/audit/audittest"
 	"github.com/flagplane/flagplane/shared/fault"
+	"github.com/flagplane/flagplane/shared/fault/faulttest"
 	"github.com/flagplane/flagplane/shared/member"
 	"github.com/flagplane/flagplane/shared/patch"
 	"github.com/flagplane/flagplane/shared/policy"
 	"github.com/flagplane/flagplane/shared/role"
 	"github.com/flagplane/flagplane/shared/store"
-	"github.com/flagplane/flagplane/shared/store/bolt"
 	"github.com/flagplane/flagplane/shared/store/storetest"
 )
 
@@ -36,14 +33,9 @@ type rig struct {
 
 func newRig(tb testing.TB) *rig {
 	tb.Helper()
-	table, err := bolt.Open(filepath.Join(tb.TempDir(), "member.db"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { table.Close() })
-	b := &storetest.Barrier{Table: table}
 	now := func() time.Time { return t0 }
-	log := audit.New(b, audit.Discard{}, "acct", slog.New(slog.NewTextHandler(io.Discard, nil)), now)
+	a := audittest.New(tb, now)
+	b, log := a.Table, a.Log
 	roles := role.NewService(b, log, now)
 	ctx := context.Background()
 	ops, err := roles.Create(ctx, role.Input{Key: ptr("ops"), Name: ptr("Ops"), Policy: []policy.Statement{{Resources: []string{"proj/*"}, Actions: []string{"*"}, Effect: "allow"}}})
@@ -89,31 +81,6 @@ func (r *rig) emails(tb testing.TB) string {
 	return strings.Join(out, " ")
 }
 
-// actions lists the actions of the audit entries on members, oldest first.
-func (r *rig) actions(tb testing.TB) []string {
-	tb.Helper()
-	res, err := r.log.List(context.Background(), audit.ListQuery{Limit: 100})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var out []string
-	for i := len(res.Entries) - 1; i >= 0; i-- {
-		if e := res.Entries[i]; e.Kind == "member" {
-			for _, a := range e.Accesses {
-				out = append(out, a.Action)
-			}
-		}
-	}
-	return out
-}
-
-func wantFault(tb testing.TB, err error, code fault.Code, part string) {
-	tb.Helper()
-	if !fault.Is(err, code) || !strings.Contains(err.Error(), part) {
-		tb.Fatalf("error %v, want %s naming %q", err, code, part)
-	}
-}
-
 func mustPatch(tb testing.TB, body string) patch.Patch {
 	tb.Helper()
 	p, err := patch.Parse([]byte(body))
@@ -146,8 +113,8 @@ func TestNew(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			m, err := member.New(c.in, "[3].", t0)
 			if c.fieldErr != "" {
-				wantFault(t, err, fault.Invalid, c.fieldErr)
-				wantFault(t, err, fault.Invalid, c.refusal)
+				faulttest.Want(t, err, fault.Invalid, c.fieldErr)
+				faulttest.Want(t, err, fault.Invalid, c.refusal)
 				return
 			}
 			if err != nil || m.Email != c.email || m.Role != c.role || !m.PendingInvite || m.CustomRoles == nil || m.Version != 1 {
@@ -180,14 +147,14 @@ func TestInvite(t *testing.T) {
 	for _, c := range refused {
 		t.Run(c.name+" and nobody is invited", func(t *testing.T) {
 			_, err := r.svc.Invite(context.Background(), c.invites)
-			wantFault(t, err, c.code, c.part)
+			faulttest.Want(t, err, c.code, c.part)
 			if got := r.emails(t); got != "ann@example.com bob@example.com boss@example.com" {
 				t.Errorf("members %q", got)
 			}
 		})
 	}
 	t.Run("one invite request is one audit entry", func(t *testing.T) {
-		if a := strings.Join(r.actions(t), " "); a != "createMember" {
+		if a := strings.Join(audittest.Actions(t, r.log, "member"), " "); a != "createMember" {
 			t.Errorf("audit actions %q", a)
 		}
 	})
@@ -210,7 +177,7 @@ func TestPatchAndDelete(t *testing.T) {
 	for _, c := range refused {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := r.svc.Patch(ctx, ids[c.id], mustPatch(t, c.body))
-			wantFault(t, err, fault.Invalid, c.part)
+			faulttest.Want(t, err, fault.Invalid, c.part)
 		})
 	}
 	t.Run("a custom role given by _id is held by key", func(t *testing.T) {
@@ -220,28 +187,15 @@ func TestPatchAndDelete(t *testing.T) {
 		}
 	})
 	t.Run("two patches racing: one wins, the other gets a 409", func(t *testing.T) {
-		r.table.Arm(2)
-		errs := make([]error, 2)
-		var wg sync.WaitGroup
-		for i, name := range []string{"First", "Second"} {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				_, errs[i] = r.svc.Patch(ctx, ann.ID, mustPatch(t, `[{"op":"replace","path":"/firstName","value":"`+name+`"}]`))
-			}()
-		}
-		wg.Wait()
-		if (errs[0] == nil) == (errs[1] == nil) {
-			t.Fatalf("errors %v; want exactly one to fail", errs)
-		}
-		for _, err := range errs {
-			if err != nil && !fault.Is(err, fault.OptimisticLock) {
-				t.Errorf("the loser got %v, want a 409", err)
-			}
-		}
+		names := []string{"First", "Second"}
+		errs := r.table.Race(2, func(i int) error {
+			_, err := r.svc.Patch(ctx, ann.ID, mustPatch(t, `[{"op":"replace","path":"/firstName","value":"`+names[i]+`"}]`))
+			return err
+		})
+		faulttest.OneWins(t, errs, fault.OptimisticLock)
 	})
 	t.Run("the owner cannot be removed", func(t *testing.T) {
-		wantFault(t, r.svc.Delete(ctx, r.owner.ID), fault.Invalid, "owner cannot be removed")
+		faulttest.Want(t, r.svc.Delete(ctx, r.owner.ID), fault.Invalid, "owner cannot be removed")
 	})
 	t.Run("a removal whose extra write fails removes nothing", func(t *testing.T) {
 		stale := store.Check(store.MemberKey(r.owner.ID), store.IfVersion(99))
@@ -269,7 +223,7 @@ func TestPatchAndDelete(t *testing.T) {
 	})
 	t.Run("each change was audited once", func(t *testing.T) {
 		want := "createMember updateMemberRole updateMemberName deleteMember createMember"
-		if a := strings.Join(r.actions(t), " "); a != want {
+		if a := strings.Join(audittest.Actions(t, r.log, "member"), " "); a != want {
 			t.Errorf("audit actions %q, want %q", a, want)
 		}
 	})

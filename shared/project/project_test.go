@@ -4,20 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
-	"log/slog"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/flagplane/flagplane/shared/audit"
+	"github.com/flagplane/flagplane/shared/audit/audittest"
 	"github.com/flagplane/flagplane/shared/fault"
+	"github.com/flagplane/flagplane/shared/fault/faulttest"
 	"github.com/flagplane/flagplane/shared/patch"
 	"github.com/flagplane/flagplane/shared/project"
 	"github.com/flagplane/flagplane/shared/store"
-	"github.com/flagplane/flagplane/shared/store/bolt"
 	"github.com/flagplane/flagplane/shared/store/storetest"
 )
 
@@ -30,18 +28,12 @@ type rig struct {
 
 func newRig(tb testing.TB) *rig {
 	tb.Helper()
-	table, err := bolt.Open(filepath.Join(tb.TempDir(), "project.db"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { table.Close() })
-	b := &storetest.Barrier{Table: table}
 	// Each reading of the clock is a millisecond later, so projects made in turn sort by creation.
 	var mu sync.Mutex
 	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	now := func() time.Time { mu.Lock(); defer mu.Unlock(); t0 = t0.Add(time.Millisecond); return t0 }
-	log := audit.New(b, audit.Discard{}, "acct", slog.New(slog.NewTextHandler(io.Discard, nil)), now)
-	return &rig{table: b, log: log, svc: project.NewService(b, log, now), now: now}
+	a := audittest.New(tb, now)
+	return &rig{table: a.Table, log: a.Log, svc: project.NewService(a.Table, a.Log, now), now: now}
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -53,31 +45,6 @@ func (r *rig) create(tb testing.TB, key, name string, tags ...string) *project.P
 		tb.Fatal(err)
 	}
 	return p
-}
-
-// actions lists the actions of the audit entries on projects, oldest first.
-func (r *rig) actions(tb testing.TB) []string {
-	tb.Helper()
-	res, err := r.log.List(context.Background(), audit.ListQuery{Limit: 100})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var out []string
-	for i := len(res.Entries) - 1; i >= 0; i-- {
-		if e := res.Entries[i]; e.Kind == "project" {
-			for _, a := range e.Accesses {
-				out = append(out, a.Action)
-			}
-		}
-	}
-	return out
-}
-
-func wantFault(tb testing.TB, err error, code fault.Code, part string) {
-	tb.Helper()
-	if !fault.Is(err, code) || !strings.Contains(err.Error(), part) {
-		tb.Fatalf("error %v, want %s naming %q", err, code, part)
-	}
 }
 
 func mustPatch(tb testing.TB, body string) patch.Patch {
@@ -100,7 +67,7 @@ func TestCreate(t *testing.T) {
 		if _, err := r.table.Get(ctx, store.EnvironmentKey("p", "production")); err != nil {
 			t.Errorf("production not stored: %v", err)
 		}
-		if a := r.actions(t); strings.Join(a, " ") != "createProject" {
+		if a := audittest.Actions(t, r.log, "project"); strings.Join(a, " ") != "createProject" {
 			t.Errorf("audit actions %v", a)
 		}
 	})
@@ -116,12 +83,12 @@ func TestCreate(t *testing.T) {
 	for _, c := range refused {
 		t.Run(c.name+" and nothing is stored", func(t *testing.T) {
 			_, _, err := r.svc.Create(ctx, c.in)
-			wantFault(t, err, fault.Invalid, c.part)
+			faulttest.Want(t, err, fault.Invalid, c.part)
 			if _, err := r.table.Get(ctx, store.EnvironmentKey("q", "a")); !errors.Is(err, store.ErrNotFound) {
 				t.Errorf("environment of a refused project: %v", err)
 			}
 			_, err = r.svc.Get(ctx, "q")
-			wantFault(t, err, fault.NotFound, `"q"`)
+			faulttest.Want(t, err, fault.NotFound, `"q"`)
 		})
 	}
 }
@@ -158,7 +125,7 @@ func TestGuard(t *testing.T) {
 	}
 	t.Run("a missing project gives no guard", func(t *testing.T) {
 		_, err := r.svc.Guard(ctx, "nope")
-		wantFault(t, err, fault.NotFound, `"nope"`)
+		faulttest.Want(t, err, fault.NotFound, `"nope"`)
 	})
 }
 
@@ -169,13 +136,13 @@ func TestDeleteFinishesAfterACrash(t *testing.T) {
 	r.create(t, "kept", "Kept")
 	// The mark's commit lands and then reports a failure, as a worker that stopped there.
 	crash := &storetest.CrashOnce{Table: r.table}
-	crashing := project.NewService(crash, audit.New(crash, audit.Discard{}, "acct", slog.New(slog.NewTextHandler(io.Discard, nil)), r.now), r.now)
+	crashing := project.NewService(crash, audit.New(crash, audit.Discard{}, "acct", audittest.Quiet, r.now), r.now)
 	if err := crashing.Delete(ctx, "p"); err == nil {
 		t.Fatal("the first delete did not see the crash")
 	}
 	t.Run("the marked project reads as not found and is left out of the list", func(t *testing.T) {
 		_, err := r.svc.Get(ctx, "p")
-		wantFault(t, err, fault.NotFound, `"p"`)
+		faulttest.Want(t, err, fault.NotFound, `"p"`)
 		res, err := r.svc.List(ctx, project.ListQuery{Limit: 10})
 		if err != nil || res.TotalCount != 1 || res.Items[0].Key != "kept" {
 			t.Errorf("list %+v, %v", res, err)
@@ -194,7 +161,7 @@ func TestDeleteFinishesAfterACrash(t *testing.T) {
 		if err != nil || len(page.Items) != 0 {
 			t.Errorf("%d items left, %v", len(page.Items), err)
 		}
-		if a := strings.Join(r.actions(t), " "); a != "createProject createProject deleteProject" {
+		if a := strings.Join(audittest.Actions(t, r.log, "project"), " "); a != "createProject createProject deleteProject" {
 			t.Errorf("audit actions %q", a)
 		}
 	})
@@ -241,7 +208,7 @@ func TestList(t *testing.T) {
 	}
 	t.Run("an unknown sort field is refused naming it", func(t *testing.T) {
 		_, err := r.svc.List(ctx, project.ListQuery{Sort: "key"})
-		wantFault(t, err, fault.Invalid, `"key"`)
+		faulttest.Want(t, err, fault.Invalid, `"key"`)
 	})
 }
 
@@ -265,29 +232,16 @@ func TestPatch(t *testing.T) {
 	for _, c := range refused {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := r.svc.Patch(ctx, "p", mustPatch(t, c.body))
-			wantFault(t, err, fault.Invalid, c.part)
+			faulttest.Want(t, err, fault.Invalid, c.part)
 		})
 	}
 	t.Run("two patches racing: one wins, the other gets a 409", func(t *testing.T) {
-		r.table.Arm(2)
-		errs := make([]error, 2)
-		var wg sync.WaitGroup
-		for i, name := range []string{"First", "Second"} {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				_, errs[i] = r.svc.Patch(ctx, "p", mustPatch(t, `[{"op":"replace","path":"/name","value":"`+name+`"}]`))
-			}()
-		}
-		wg.Wait()
-		if (errs[0] == nil) == (errs[1] == nil) {
-			t.Fatalf("errors %v; want exactly one to fail", errs)
-		}
-		for _, err := range errs {
-			if err != nil && !fault.Is(err, fault.OptimisticLock) {
-				t.Errorf("the loser got %v, want a 409", err)
-			}
-		}
+		names := []string{"First", "Second"}
+		errs := r.table.Race(2, func(i int) error {
+			_, err := r.svc.Patch(ctx, "p", mustPatch(t, `[{"op":"replace","path":"/name","value":"`+names[i]+`"}]`))
+			return err
+		})
+		faulttest.OneWins(t, errs, fault.OptimisticLock)
 		got, err := r.svc.Get(ctx, "p")
 		if err != nil || got.Version != p.Version+1 {
 			t.Errorf("project %+v, %v", got, err)
@@ -303,7 +257,7 @@ func TestPatch(t *testing.T) {
 		}
 	})
 	t.Run("only the changes that landed were recorded", func(t *testing.T) {
-		if a := strings.Join(r.actions(t), " "); a != "createProject updateProjectName" {
+		if a := strings.Join(audittest.Actions(t, r.log, "project"), " "); a != "createProject updateProjectName" {
 			t.Errorf("audit actions %q", a)
 		}
 	})

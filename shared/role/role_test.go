@@ -2,20 +2,17 @@ package role_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/flagplane/flagplane/shared/audit"
+	"github.com/flagplane/flagplane/shared/audit/audittest"
 	"github.com/flagplane/flagplane/shared/fault"
+	"github.com/flagplane/flagplane/shared/fault/faulttest"
 	"github.com/flagplane/flagplane/shared/patch"
 	"github.com/flagplane/flagplane/shared/policy"
 	"github.com/flagplane/flagplane/shared/role"
-	"github.com/flagplane/flagplane/shared/store/bolt"
 	"github.com/flagplane/flagplane/shared/store/storetest"
 )
 
@@ -27,15 +24,9 @@ type rig struct {
 
 func newRig(tb testing.TB) *rig {
 	tb.Helper()
-	table, err := bolt.Open(filepath.Join(tb.TempDir(), "role.db"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { table.Close() })
-	b := &storetest.Barrier{Table: table}
 	now := func() time.Time { return time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC) }
-	log := audit.New(b, audit.Discard{}, "acct", slog.New(slog.NewTextHandler(io.Discard, nil)), now)
-	return &rig{table: b, log: log, svc: role.NewService(b, log, now)}
+	a := audittest.New(tb, now)
+	return &rig{table: a.Table, log: a.Log, svc: role.NewService(a.Table, a.Log, now)}
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -49,29 +40,6 @@ func (r *rig) create(tb testing.TB, key, base string) *role.Role {
 		tb.Fatal(err)
 	}
 	return ro
-}
-
-// actions lists the actions of the audit entries on roles, oldest first.
-func (r *rig) actions(tb testing.TB) []string {
-	tb.Helper()
-	res, err := r.log.List(context.Background(), audit.ListQuery{Limit: 100})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var out []string
-	for i := len(res.Entries) - 1; i >= 0; i-- {
-		for _, a := range res.Entries[i].Accesses {
-			out = append(out, a.Action)
-		}
-	}
-	return out
-}
-
-func wantFault(tb testing.TB, err error, code fault.Code, part string) {
-	tb.Helper()
-	if !fault.Is(err, code) || !strings.Contains(err.Error(), part) {
-		tb.Fatalf("error %v, want %s naming %q", err, code, part)
-	}
 }
 
 func TestLooksLikeID(t *testing.T) {
@@ -123,7 +91,7 @@ func TestCreateRefusals(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := r.svc.Create(context.Background(), c.in)
-			wantFault(t, err, c.code, c.part)
+			faulttest.Want(t, err, c.code, c.part)
 		})
 	}
 	t.Run("a role without base permissions reads by default", func(t *testing.T) {
@@ -181,11 +149,11 @@ func TestReferences(t *testing.T) {
 	})
 	t.Run("Keys refuses an unknown reference naming the field and index", func(t *testing.T) {
 		_, err := r.svc.Keys(ctx, "[0].customRoles", []string{"ops", gone.ID})
-		wantFault(t, err, fault.Invalid, `"[0].customRoles[1]"`)
+		faulttest.Want(t, err, fault.Invalid, `"[0].customRoles[1]"`)
 	})
 	t.Run("GetByRef of an unknown reference is not found", func(t *testing.T) {
 		_, err := r.svc.GetByRef(ctx, gone.ID)
-		wantFault(t, err, fault.NotFound, gone.ID)
+		faulttest.Want(t, err, fault.NotFound, gone.ID)
 	})
 	grants := []struct {
 		name  string
@@ -237,7 +205,7 @@ func TestPatch(t *testing.T) {
 	for _, c := range refused {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := r.svc.Patch(ctx, "ops", mustPatch(t, c.body))
-			wantFault(t, err, fault.Invalid, c.part)
+			faulttest.Want(t, err, fault.Invalid, c.part)
 		})
 	}
 	t.Run("a patch keeps the _id and creation date", func(t *testing.T) {
@@ -247,25 +215,12 @@ func TestPatch(t *testing.T) {
 		}
 	})
 	t.Run("two patches racing: one wins, the other gets a 409", func(t *testing.T) {
-		r.table.Arm(2)
-		errs := make([]error, 2)
-		var wg sync.WaitGroup
-		for i, d := range []string{"first", "second"} {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				_, errs[i] = r.svc.Patch(ctx, "ops", mustPatch(t, `[{"op":"replace","path":"/description","value":"`+d+`"}]`))
-			}()
-		}
-		wg.Wait()
-		if (errs[0] == nil) == (errs[1] == nil) {
-			t.Fatalf("errors %v; want exactly one to fail", errs)
-		}
-		for _, err := range errs {
-			if err != nil && !fault.Is(err, fault.OptimisticLock) {
-				t.Errorf("the loser got %v, want a 409", err)
-			}
-		}
+		descriptions := []string{"first", "second"}
+		errs := r.table.Race(2, func(i int) error {
+			_, err := r.svc.Patch(ctx, "ops", mustPatch(t, `[{"op":"replace","path":"/description","value":"`+descriptions[i]+`"}]`))
+			return err
+		})
+		faulttest.OneWins(t, errs, fault.OptimisticLock)
 		got, err := r.svc.Get(ctx, "ops")
 		if err != nil || got.Version != 3 {
 			t.Errorf("role %+v, %v; want version 3", got, err)
@@ -276,14 +231,14 @@ func TestPatch(t *testing.T) {
 	}
 	t.Run("each change wrote its audit entry, and refused ones none", func(t *testing.T) {
 		want := "createRole updateBasePermissions updateName updateDescription deleteRole"
-		if got := strings.Join(r.actions(t), " "); got != want {
+		if got := strings.Join(audittest.Actions(t, r.log), " "); got != want {
 			t.Errorf("audit actions %q, want %q", got, want)
 		}
 	})
 	t.Run("a deleted role is not found by key or _id", func(t *testing.T) {
 		_, err := r.svc.Get(ctx, "ops")
-		wantFault(t, err, fault.NotFound, `"ops"`)
+		faulttest.Want(t, err, fault.NotFound, `"ops"`)
 		_, err = r.svc.GetByRef(ctx, ops.ID)
-		wantFault(t, err, fault.NotFound, ops.ID)
+		faulttest.Want(t, err, fault.NotFound, ops.ID)
 	})
 }

@@ -5,24 +5,21 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
-	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/flagplane/flagplane/shared/audit"
+	"github.com/flagplane/flagplane/shared/audit/audittest"
 	"github.com/flagplane/flagplane/shared/fault"
+	"github.com/flagplane/flagplane/shared/fault/faulttest"
 	"github.com/flagplane/flagplane/shared/member"
 	"github.com/flagplane/flagplane/shared/patch"
 	"github.com/flagplane/flagplane/shared/policy"
 	"github.com/flagplane/flagplane/shared/role"
 	"github.com/flagplane/flagplane/shared/semanticpatch"
 	"github.com/flagplane/flagplane/shared/store"
-	"github.com/flagplane/flagplane/shared/store/bolt"
 	"github.com/flagplane/flagplane/shared/store/storetest"
 	"github.com/flagplane/flagplane/shared/team"
 )
@@ -41,14 +38,9 @@ type rig struct {
 
 func newRig(tb testing.TB) *rig {
 	tb.Helper()
-	table, err := bolt.Open(filepath.Join(tb.TempDir(), "team.db"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { table.Close() })
-	b := &storetest.Barrier{Table: table}
 	now := func() time.Time { return time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC) }
-	log := audit.New(b, audit.Discard{}, "acct", slog.New(slog.NewTextHandler(io.Discard, nil)), now)
+	a := audittest.New(tb, now)
+	b, log := a.Table, a.Log
 	roles := role.NewService(b, log, now)
 	members := member.NewService(b, log, roles, now)
 	r := &rig{table: b, log: log, roles: roles, members: members, svc: team.NewService(b, log, roles, members, now), ids: map[string]string{}}
@@ -85,31 +77,6 @@ func (r *rig) create(tb testing.TB, in team.Input) *team.Team {
 		tb.Fatal(err)
 	}
 	return t
-}
-
-// actions lists the actions of the audit entries on teams, oldest first.
-func (r *rig) actions(tb testing.TB) []string {
-	tb.Helper()
-	res, err := r.log.List(context.Background(), audit.ListQuery{Limit: 100})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var out []string
-	for i := len(res.Entries) - 1; i >= 0; i-- {
-		if e := res.Entries[i]; e.Kind == "team" {
-			for _, a := range e.Accesses {
-				out = append(out, a.Action)
-			}
-		}
-	}
-	return out
-}
-
-func wantFault(tb testing.TB, err error, code fault.Code, part string) {
-	tb.Helper()
-	if !fault.Is(err, code) || !strings.Contains(err.Error(), part) {
-		tb.Fatalf("error %v, want %s naming %q", err, code, part)
-	}
 }
 
 func instructions(tb testing.TB, ins ...string) semanticpatch.Patch {
@@ -156,12 +123,12 @@ func TestCreate(t *testing.T) {
 	for _, c := range refused {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := r.svc.Create(context.Background(), c.in)
-			wantFault(t, err, c.code, c.part)
+			faulttest.Want(t, err, c.code, c.part)
 		})
 	}
 	t.Run("refused creates store nothing", func(t *testing.T) {
 		_, err := r.svc.Get(context.Background(), "x")
-		wantFault(t, err, fault.NotFound, `"x"`)
+		faulttest.Want(t, err, fault.NotFound, `"x"`)
 	})
 }
 
@@ -287,7 +254,7 @@ func TestSemanticPatchRefusals(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := r.svc.SemanticPatch(context.Background(), "a", instructions(t, c.ins...))
-			wantFault(t, err, c.code, c.part)
+			faulttest.Want(t, err, c.code, c.part)
 		})
 	}
 	t.Run("nothing refused was stored", func(t *testing.T) {
@@ -302,58 +269,41 @@ func TestRacingChanges(t *testing.T) {
 	t.Run("two semantic patches adding members both land: the loser runs again on the winner's team", func(t *testing.T) {
 		r := newRig(t)
 		r.create(t, team.Input{Key: ptr("a"), Name: ptr("A")})
-		r.table.Arm(2)
-		var wg sync.WaitGroup
-		for _, name := range []string{"ann", "bob"} {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				if _, err := r.svc.SemanticPatch(context.Background(), "a", instructions(t, fmt.Sprintf(`{"kind":"addMembers","values":[%q]}`, r.ids[name]))); err != nil {
-					t.Errorf("add %s: %v", name, err)
-				}
-			}()
+		names := []string{"ann", "bob"}
+		for _, err := range r.table.Race(2, func(i int) error {
+			_, err := r.svc.SemanticPatch(context.Background(), "a", instructions(t, fmt.Sprintf(`{"kind":"addMembers","values":[%q]}`, r.ids[names[i]])))
+			return err
+		}) {
+			if err != nil {
+				t.Errorf("an add failed: %v", err)
+			}
 		}
-		wg.Wait()
 		got, err := r.svc.Get(context.Background(), "a")
 		if err != nil || len(got.MemberIDs) != 2 || got.Version != 3 {
 			t.Errorf("team %+v, %v; want both members at version 3", got, err)
 		}
-		if a := r.actions(t); strings.Join(a, " ") != "createTeam updateTeamMembers updateTeamMembers" {
+		if a := audittest.Actions(t, r.log, "team"); strings.Join(a, " ") != "createTeam updateTeamMembers updateTeamMembers" {
 			t.Errorf("audit actions %v", a)
 		}
 	})
 	t.Run("two JSON patches of the name: one wins, the other is refused and nothing is half written", func(t *testing.T) {
 		r := newRig(t)
 		r.create(t, team.Input{Key: ptr("a"), Name: ptr("A")})
-		r.table.Arm(2)
-		errs := make([]error, 2)
-		var wg sync.WaitGroup
-		for i, name := range []string{"First", "Second"} {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				p, err := patch.Parse([]byte(`[{"op":"replace","path":"/name","value":"` + name + `"}]`))
-				if err != nil {
-					errs[i] = err
-					return
-				}
-				_, errs[i] = r.svc.Patch(context.Background(), "a", p)
-			}()
-		}
-		wg.Wait()
-		if (errs[0] == nil) == (errs[1] == nil) {
-			t.Fatalf("errors %v; want exactly one to fail", errs)
-		}
-		for _, err := range errs {
-			if err != nil && !fault.Is(err, fault.OptimisticLock) {
-				t.Errorf("the loser got %v, want a 409", err)
+		names := []string{"First", "Second"}
+		errs := r.table.Race(2, func(i int) error {
+			p, err := patch.Parse([]byte(`[{"op":"replace","path":"/name","value":"` + names[i] + `"}]`))
+			if err != nil {
+				return err
 			}
-		}
+			_, err = r.svc.Patch(context.Background(), "a", p)
+			return err
+		})
+		faulttest.OneWins(t, errs, fault.OptimisticLock)
 		got, err := r.svc.Get(context.Background(), "a")
 		if err != nil || got.Version != 2 || (got.Name != "First" && got.Name != "Second") {
 			t.Errorf("team %+v, %v", got, err)
 		}
-		if a := r.actions(t); strings.Join(a, " ") != "createTeam updateTeamName" {
+		if a := audittest.Actions(t, r.log, "team"); strings.Join(a, " ") != "createTeam updateTeamName" {
 			t.Errorf("audit actions %v", a)
 		}
 	})
@@ -376,7 +326,7 @@ func TestEveryChangeIsAudited(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "createTeam updateTeamCustomRoles updateTeamDescription deleteTeam"
-	if got := strings.Join(r.actions(t), " "); got != want {
+	if got := strings.Join(audittest.Actions(t, r.log, "team"), " "); got != want {
 		t.Errorf("audit actions %q, want %q", got, want)
 	}
 	t.Run("the semantic patch's entry carries its comment", func(t *testing.T) {
@@ -387,6 +337,6 @@ func TestEveryChangeIsAudited(t *testing.T) {
 	})
 	t.Run("a deleted team is not found", func(t *testing.T) {
 		_, err := r.svc.Get(ctx, "a")
-		wantFault(t, err, fault.NotFound, `"a"`)
+		faulttest.Want(t, err, fault.NotFound, `"a"`)
 	})
 }

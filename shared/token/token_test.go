@@ -3,21 +3,20 @@ package token_test
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
-	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/flagplane/flagplane/shared/audit"
+	"github.com/flagplane/flagplane/shared/audit/audittest"
 	"github.com/flagplane/flagplane/shared/fault"
+	"github.com/flagplane/flagplane/shared/fault/faulttest"
 	"github.com/flagplane/flagplane/shared/identity"
 	"github.com/flagplane/flagplane/shared/patch"
 	"github.com/flagplane/flagplane/shared/policy"
 	"github.com/flagplane/flagplane/shared/store"
-	"github.com/flagplane/flagplane/shared/store/bolt"
 	"github.com/flagplane/flagplane/shared/store/storetest"
 	"github.com/flagplane/flagplane/shared/token"
 )
@@ -58,14 +57,9 @@ type rig struct {
 
 func newRig(tb testing.TB) *rig {
 	tb.Helper()
-	table, err := bolt.Open(filepath.Join(tb.TempDir(), "token.db"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { table.Close() })
-	b := &storetest.Barrier{Table: table}
 	c := &clock{t: time.Now().Truncate(time.Millisecond)}
-	log := audit.New(b, audit.Discard{}, "acct", slog.New(slog.NewTextHandler(io.Discard, nil)), c.now)
+	a := audittest.New(tb, c.now)
+	b, log := a.Table, a.Log
 	grants := members{"boss": "owner"}
 	authn := token.NewAuthenticator(b, grants, c.now)
 	r := &rig{table: b, log: log, clock: c, authn: authn, svc: token.NewService(b, log, grants, authn, c.now)}
@@ -96,29 +90,6 @@ func (r *rig) create(tb testing.TB, ctx context.Context, in token.Input) (token.
 	return t, value
 }
 
-// actions lists the actions of the audit entries on tokens, oldest first.
-func (r *rig) actions(tb testing.TB) []string {
-	tb.Helper()
-	res, err := r.log.List(context.Background(), audit.ListQuery{Limit: 100})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var out []string
-	for i := len(res.Entries) - 1; i >= 0; i-- {
-		for _, a := range res.Entries[i].Accesses {
-			out = append(out, a.Action)
-		}
-	}
-	return out
-}
-
-func wantFault(tb testing.TB, err error, code fault.Code, part string) {
-	tb.Helper()
-	if !fault.Is(err, code) || !strings.Contains(err.Error(), part) {
-		tb.Fatalf("error %v, want %s naming %q", err, code, part)
-	}
-}
-
 func mustPatch(tb testing.TB, body string) patch.Patch {
 	tb.Helper()
 	p, err := patch.Parse([]byte(body))
@@ -147,7 +118,7 @@ func TestParseMillis(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			got, err := token.ParseMillis("expiry", json.RawMessage(c.raw))
 			if c.bad {
-				wantFault(t, err, fault.Invalid, `"expiry"`)
+				faulttest.Want(t, err, fault.Invalid, `"expiry"`)
 				return
 			}
 			if err != nil || got != c.want {
@@ -180,7 +151,7 @@ func TestCreateRefusals(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			_, _, err := r.svc.CreateFor(c.ctx, c.in)
-			wantFault(t, err, c.code, c.part)
+			faulttest.Want(t, err, c.code, c.part)
 		})
 	}
 }
@@ -215,7 +186,7 @@ func TestAuthenticate(t *testing.T) {
 	for _, c := range refused {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := r.authn.Authenticate(context.Background(), c.value)
-			wantFault(t, err, fault.Unauthorized, c.part)
+			faulttest.Want(t, err, fault.Unauthorized, c.part)
 		})
 	}
 	t.Run("the token works up to its expiry and not at it", func(t *testing.T) {
@@ -225,7 +196,7 @@ func TestAuthenticate(t *testing.T) {
 		}
 		r.clock.advance(time.Millisecond)
 		_, err := r.authn.Authenticate(context.Background(), value)
-		wantFault(t, err, fault.Unauthorized, "expired")
+		faulttest.Want(t, err, fault.Unauthorized, "expired")
 	})
 }
 
@@ -254,7 +225,7 @@ func TestAuthenticatorCache(t *testing.T) {
 	}
 	t.Run("the deleting process refuses the value at once", func(t *testing.T) {
 		_, err := r.authn.Authenticate(context.Background(), value)
-		wantFault(t, err, fault.Unauthorized, "not valid")
+		faulttest.Want(t, err, fault.Unauthorized, "not valid")
 	})
 	t.Run("another process trusts its cache for up to CacheTTL", func(t *testing.T) {
 		r.clock.advance(token.CacheTTL)
@@ -265,7 +236,7 @@ func TestAuthenticatorCache(t *testing.T) {
 	t.Run("and refuses the value once the window has passed", func(t *testing.T) {
 		r.clock.advance(time.Millisecond)
 		_, err := other.Authenticate(context.Background(), value)
-		wantFault(t, err, fault.Unauthorized, "not valid")
+		faulttest.Want(t, err, fault.Unauthorized, "not valid")
 	})
 }
 
@@ -329,11 +300,11 @@ func TestResetGracePeriod(t *testing.T) {
 		}
 		r.clock.advance(time.Hour)
 		_, err := r.authn.Authenticate(context.Background(), old)
-		wantFault(t, err, fault.Unauthorized, "expired")
+		faulttest.Want(t, err, fault.Unauthorized, "expired")
 	})
 	t.Run("a grace ending in the past is refused", func(t *testing.T) {
 		_, _, err := r.svc.Reset(r.owner, tok.ID, r.clock.now().UnixMilli())
-		wantFault(t, err, fault.Invalid, `"expiry"`)
+		faulttest.Want(t, err, fault.Invalid, `"expiry"`)
 	})
 	t.Run("a second reset ends the first one's grace at once", func(t *testing.T) {
 		if _, _, err := r.svc.Reset(r.owner, tok.ID, 0); err != nil {
@@ -351,37 +322,19 @@ func TestConcurrentPatchesOneWinsTheOtherIsRefused(t *testing.T) {
 	r := newRig(t)
 	tok, _ := r.create(t, r.owner, token.Input{Name: "contested", Role: "reader", ServiceToken: true})
 	names := []string{"first", "second"}
-	errs := make([]error, len(names))
-	r.table.Arm(len(names))
-	var wg sync.WaitGroup
-	for i, name := range names {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_, errs[i] = r.svc.Patch(r.owner, tok.ID, mustPatch(t, `[{"op":"replace","path":"/name","value":"`+name+`"}]`))
-		}()
-	}
-	wg.Wait()
-	var won string
-	conflicts := 0
-	for i, err := range errs {
-		switch {
-		case err == nil:
-			won = names[i]
-		case fault.Is(err, fault.OptimisticLock):
-			conflicts++
-		default:
-			t.Errorf("patch %s: %v", names[i], err)
-		}
-	}
+	errs := r.table.Race(len(names), func(i int) error {
+		_, err := r.svc.Patch(r.owner, tok.ID, mustPatch(t, `[{"op":"replace","path":"/name","value":"`+names[i]+`"}]`))
+		return err
+	})
+	faulttest.OneWins(t, errs, fault.OptimisticLock)
 	got, err := r.svc.Get(r.owner, tok.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if conflicts != 1 || won == "" || got.Name != won || got.Version != 2 {
-		t.Errorf("winner %q, %d conflicts, stored %q at version %d", won, conflicts, got.Name, got.Version)
+	if won := names[slices.Index(errs, nil)]; got.Name != won || got.Version != 2 {
+		t.Errorf("stored %q at version %d, want the winner's %q at 2", got.Name, got.Version, won)
 	}
-	if a := r.actions(t); strings.Count(strings.Join(a, " "), "updateTokenName") != 1 {
+	if a := audittest.Actions(t, r.log); strings.Count(strings.Join(a, " "), "updateTokenName") != 1 {
 		t.Errorf("audit actions %v, want one rename", a)
 	}
 }
@@ -404,12 +357,12 @@ func TestEveryChangeIsAudited(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "createAccessToken createAccessToken updateTokenDescription updateTokenRole resetAccessToken deleteAccessToken"
-	if got := strings.Join(r.actions(t), " "); got != want {
+	if got := strings.Join(audittest.Actions(t, r.log), " "); got != want {
 		t.Errorf("audit actions %q, want %q", got, want)
 	}
 	t.Run("a deleted token is not found", func(t *testing.T) {
 		_, err := r.svc.Get(r.owner, tok.ID)
-		wantFault(t, err, fault.NotFound, tok.ID)
+		faulttest.Want(t, err, fault.NotFound, tok.ID)
 	})
 }
 

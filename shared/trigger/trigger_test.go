@@ -2,22 +2,19 @@ package trigger_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/flagplane/flagplane/shared/audit"
+	"github.com/flagplane/flagplane/shared/audit/audittest"
 	"github.com/flagplane/flagplane/shared/environment"
 	"github.com/flagplane/flagplane/shared/fault"
+	"github.com/flagplane/flagplane/shared/fault/faulttest"
 	"github.com/flagplane/flagplane/shared/flag"
 	"github.com/flagplane/flagplane/shared/project"
 	"github.com/flagplane/flagplane/shared/semanticpatch"
 	"github.com/flagplane/flagplane/shared/store"
-	"github.com/flagplane/flagplane/shared/store/bolt"
 	"github.com/flagplane/flagplane/shared/store/storetest"
 	"github.com/flagplane/flagplane/shared/trigger"
 )
@@ -35,14 +32,9 @@ type rig struct {
 
 func newRig(tb testing.TB) *rig {
 	tb.Helper()
-	table, err := bolt.Open(filepath.Join(tb.TempDir(), "trigger.db"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { table.Close() })
-	b := &storetest.Barrier{Table: table}
 	now := func() time.Time { return t0 }
-	log := audit.New(b, audit.Discard{}, "acct", slog.New(slog.NewTextHandler(io.Discard, nil)), now)
+	a := audittest.New(tb, now)
+	b, log := a.Table, a.Log
 	projects := project.NewService(b, log, now)
 	envs := environment.NewService(b, log, projects, false, now)
 	flags := flag.NewService(b, log, now)
@@ -99,29 +91,6 @@ func (r *rig) flagOn(tb testing.TB) bool {
 	return f.EnvView("production").On
 }
 
-// actions lists the kind and actions of every audit entry, oldest first.
-func (r *rig) actions(tb testing.TB) []string {
-	tb.Helper()
-	res, err := r.log.List(context.Background(), audit.ListQuery{Limit: 100})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var out []string
-	for i := len(res.Entries) - 1; i >= 0; i-- {
-		for _, a := range res.Entries[i].Accesses {
-			out = append(out, res.Entries[i].Kind+":"+a.Action)
-		}
-	}
-	return out
-}
-
-func wantFault(tb testing.TB, err error, code fault.Code, part string) {
-	tb.Helper()
-	if !fault.Is(err, code) || !strings.Contains(err.Error(), part) {
-		tb.Fatalf("error %v, want %s naming %q", err, code, part)
-	}
-}
-
 func TestCreateRefusals(t *testing.T) {
 	r := newRig(t)
 	with := func(change func(*trigger.Input)) trigger.Input {
@@ -151,12 +120,12 @@ func TestCreateRefusals(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			_, _, err := r.svc.Create(context.Background(), "p", "production", c.in)
-			wantFault(t, err, fault.Invalid, c.part)
+			faulttest.Want(t, err, fault.Invalid, c.part)
 		})
 	}
 	t.Run("an environment that does not exist is not found", func(t *testing.T) {
 		_, _, err := r.svc.Create(context.Background(), "p", "nope", valid())
-		wantFault(t, err, fault.NotFound, `"nope"`)
+		faulttest.Want(t, err, fault.NotFound, `"nope"`)
 	})
 	t.Run("nothing refused was stored", func(t *testing.T) {
 		all, err := r.svc.List(context.Background(), "p", "production")
@@ -192,7 +161,7 @@ func TestAuthenticate(t *testing.T) {
 	for _, c := range refused {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := r.svc.Authenticate(context.Background(), c.id, c.tok)
-			wantFault(t, err, fault.Unauthorized, "does not match")
+			faulttest.Want(t, err, fault.Unauthorized, "does not match")
 		})
 	}
 }
@@ -212,7 +181,7 @@ func TestFire(t *testing.T) {
 	for _, c := range refused {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := r.svc.Fire(ctx, r.load(t, created.ID, tok), c.event)
-			wantFault(t, err, c.code, c.part)
+			faulttest.Want(t, err, c.code, c.part)
 		})
 	}
 	t.Run("a firing runs the instructions and records the event and the firing", func(t *testing.T) {
@@ -229,17 +198,17 @@ func TestFire(t *testing.T) {
 		}
 	})
 	t.Run("the same event again is a duplicate and runs nothing", func(t *testing.T) {
-		before := len(r.actions(t))
+		before := len(audittest.Actions(t, r.log))
 		got, err := r.svc.Fire(ctx, r.load(t, created.ID, tok), "evt-1")
-		if err != nil || got.Status != trigger.StatusDuplicate || len(r.actions(t)) != before {
-			t.Errorf("firing %+v, %v; %d audit entries from %d", got, err, len(r.actions(t)), before)
+		if err != nil || got.Status != trigger.StatusDuplicate || len(audittest.Actions(t, r.log)) != before {
+			t.Errorf("firing %+v, %v; %d audit entries from %d", got, err, len(audittest.Actions(t, r.log)), before)
 		}
 	})
 	t.Run("a disabled trigger does not fire", func(t *testing.T) {
 		off := r.load(t, created.ID, tok)
 		off.Enabled = false
 		_, err := r.svc.Fire(ctx, off, "evt-2")
-		wantFault(t, err, fault.Conflict, "disabled")
+		faulttest.Want(t, err, fault.Conflict, "disabled")
 	})
 }
 
@@ -251,7 +220,7 @@ func TestConcurrentFirings(t *testing.T) {
 		if strings.Join(statuses, " ") != "applied duplicate" && strings.Join(statuses, " ") != "duplicate applied" {
 			t.Errorf("statuses %v, want one applied and one duplicate", statuses)
 		}
-		if n := strings.Count(strings.Join(r.actions(t), " "), "flag:updateOn"); n != 1 {
+		if n := strings.Count(strings.Join(audittest.Actions(t, r.log, "flag"), " "), "updateOn"); n != 1 {
 			t.Errorf("%d flag changes, want 1", n)
 		}
 	})
@@ -273,26 +242,24 @@ func TestConcurrentFirings(t *testing.T) {
 	})
 }
 
-// fireTogether fires the trigger once per event, the flag writes of the
-// first two held until both are ready, and returns each outcome's status.
+// fireTogether fires the trigger once per event, at once, each firing's
+// writes held until all are ready, and returns each outcome's status.
 func fireTogether(tb testing.TB, r *rig, id, tok string, events ...string) []string {
 	tb.Helper()
 	statuses := make([]string, len(events))
-	r.table.Arm(len(events))
-	var wg sync.WaitGroup
-	for i, e := range events {
-		t := r.load(tb, id, tok)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			f, err := r.svc.Fire(context.Background(), t, e)
-			if err != nil {
-				tb.Errorf("fire %s: %v", e, err)
-			}
-			statuses[i] = f.Status
-		}()
+	loaded := make([]*trigger.Trigger, len(events))
+	for i := range events {
+		loaded[i] = r.load(tb, id, tok)
 	}
-	wg.Wait()
+	for i, err := range r.table.Race(len(events), func(i int) error {
+		f, err := r.svc.Fire(context.Background(), loaded[i], events[i])
+		statuses[i] = f.Status
+		return err
+	}) {
+		if err != nil {
+			tb.Errorf("fire %s: %v", events[i], err)
+		}
+	}
 	return statuses
 }
 
@@ -305,7 +272,7 @@ func TestAFiringTheFlagRefusesIsRecordedOnce(t *testing.T) {
 	}
 	got, err := r.svc.Fire(ctx, r.load(t, created.ID, tok), "evt")
 	t.Run("the flag service's refusal is returned as it gave it", func(t *testing.T) {
-		wantFault(t, err, fault.NotFound, `"f"`)
+		faulttest.Want(t, err, fault.NotFound, `"f"`)
 	})
 	t.Run("the trigger records the failed firing with its code", func(t *testing.T) {
 		last := r.load(t, created.ID, tok).LastFiring
@@ -314,7 +281,7 @@ func TestAFiringTheFlagRefusesIsRecordedOnce(t *testing.T) {
 		}
 	})
 	t.Run("the failure has its audit entry", func(t *testing.T) {
-		if a := r.actions(t); a[len(a)-1] != "adaptiveTrigger:fireAdaptiveTrigger" {
+		if a := audittest.Actions(t, r.log); a[len(a)-1] != "fireAdaptiveTrigger" {
 			t.Errorf("audit actions %v", a)
 		}
 	})

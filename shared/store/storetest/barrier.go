@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/flagplane/flagplane/shared/store"
 )
@@ -18,6 +19,9 @@ type Barrier struct {
 	waiting int
 	release chan struct{}
 }
+
+// roundTimeout is how long a transaction waits for the rest of its round.
+const roundTimeout = 5 * time.Second
 
 // Arm makes the next n transactions wait for each other.
 func (b *Barrier) Arm(n int) {
@@ -42,9 +46,29 @@ func (b *Barrier) Transact(ctx context.Context, ws []store.Write) error {
 	if release != nil {
 		select {
 		case <-release:
+		case <-time.After(roundTimeout):
+			// A writer that never came (it failed before writing): go ahead,
+			// so the test fails on its outcome rather than hanging.
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 	}
 	return b.Table.Transact(ctx, ws)
+}
+
+// Race arms the barrier for n and runs f(0) to f(n-1) at once, each a
+// writer whose transaction waits for the others'; it returns their errors.
+func (b *Barrier) Race(n int, f func(i int) error) []error {
+	b.Arm(n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = f(i)
+		}()
+	}
+	wg.Wait()
+	return errs
 }
