@@ -269,4 +269,3 @@ func resourceOf(r *http.Request, op catalog.Operation, body []byte) policy.Resou
 	}
 	return res
 }
-
