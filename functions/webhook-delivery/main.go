@@ -11,7 +11,7 @@ import (
 
 func main() {
 	lambdafn.ServeWebhookDelivery(
-		featurestoreapi.Delivery, // delivery configurations: flag changes written to feature stores
-		integrationapi.New,       // integration configurations: audit log events to their event hooks
+		featurestoreapi.Consumer, // delivery configurations: flag changes written to feature stores
+		integrationapi.Consumer,  // integration configurations: audit log events to their event hooks
 	)
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/app"
+	"github.com/flagplane/flagplane/shared/webhook"
 )
 
 // Serve wires group's routes over the DynamoDB table and hands them to the
@@ -28,9 +29,10 @@ func Serve(group app.NewGroup) {
 }
 
 // ServeWebhookDelivery runs the SQS-triggered webhook delivery function,
-// with the outbox consumers of the groups it names.
-func ServeWebhookDelivery(consumers ...app.NewGroup) {
-	a, queue, err := app.FromEnv(context.Background(), consumers...)
+// with the outbox consumers it names (each group's Consumer: the
+// consumer alone, without the group's handlers).
+func ServeWebhookDelivery(consumers ...func(*app.App) webhook.Consumer) {
+	a, queue, err := app.FromEnv(context.Background())
 	if err != nil {
 		log.Fatalf("flagplane webhook-delivery: %v", err)
 	}
@@ -38,7 +40,11 @@ func ServeWebhookDelivery(consumers ...app.NewGroup) {
 		log.Fatalf("flagplane webhook-delivery: %s is not set", app.EnvWebhookQueueURL)
 	}
 	s, _ := app.SettingsFromEnv()
-	lambda.Start(queue.Handler(a.Dispatcher(queue, s.AllowPrivateWebhooks)))
+	d := a.Dispatcher(queue, s.AllowPrivateWebhooks)
+	for _, c := range consumers {
+		d.AddConsumer(c(a))
+	}
+	lambda.Start(queue.Handler(d))
 }
 
 // SweepAge is how old an outbox record must be before the sweep re-sends

@@ -39,6 +39,15 @@ func Service(a *app.App) *featurestore.Service {
 	return featurestore.NewService(a.Table, a.Services.Audit, a.Services.Environments, a.SDK, open, guard.CheckHost, a.Logger, a.Now)
 }
 
+// Consumer is the outbox consumer that writes flag changes to the stores:
+// the delivery-configurations group's, which the webhook-delivery function
+// runs without linking the group's handlers.
+func Consumer(a *app.App) webhook.Consumer { return consumerOf(Service(a)) }
+
+func consumerOf(s *featurestore.Service) webhook.Consumer {
+	return webhook.Consumer{Name: "featurestores", Handle: s.Consume, Wants: featurestore.Wants}
+}
+
 // Delivery is the delivery-configurations group over a, with the outbox
 // consumer that writes flag changes to the stores.
 func Delivery(a *app.App) app.Group {
@@ -58,7 +67,7 @@ func Delivery(a *app.App) app.Group {
 		Needs:     needs("patchIntegrationDeliveryConfiguration"),
 		Examples:  deliveryExamples(),
 		Answers:   deliveryAnswers,
-		Consumers: []webhook.Consumer{{Name: "featurestores", Handle: s.Consume, Wants: featurestore.Wants}},
+		Consumers: []webhook.Consumer{consumerOf(s)},
 	}
 }
 

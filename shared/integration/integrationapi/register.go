@@ -16,10 +16,19 @@ import (
 	"github.com/flagplane/flagplane/shared/webhook"
 )
 
+// Consumer is the outbox consumer that hands audit log entries to the
+// configurations' event hooks: the integrations group's, which the
+// webhook-delivery function runs without linking the group's handlers.
+func Consumer(a *app.App) webhook.Consumer { return service(a).Consumer() }
+
+func service(a *app.App) *integration.Service {
+	return integration.NewService(a.Table, a.Services.Audit, a.WebhookGuard(), reps.EntryPayload, a.Logger, a.Now)
+}
+
 // New is the integrations group over a: the handlers and the event-hook
 // consumer share one service (and its HTTP client).
 func New(a *app.App) app.Group {
-	s := integration.NewService(a.Table, a.Services.Audit, a.WebhookGuard(), reps.EntryPayload, a.Logger, a.Now)
+	s := service(a)
 	h, n := handlers{svc: s}, needs{svc: s}
 	return app.Group{
 		Name: "integrations",
