@@ -116,25 +116,27 @@ func (a *App) RunWorkers(ctx context.Context, logger *slog.Logger) {
 
 // CheckWorker fails unless a group of the app has the named worker.
 func (a *App) CheckWorker(name string) error {
-	for _, g := range a.Groups() {
-		for _, w := range g.Workers {
-			if w.Name == name {
-				return nil
-			}
-		}
-	}
-	return fmt.Errorf("no group of this function has the worker %q", name)
+	_, err := a.worker(name)
+	return err
 }
 
 // RunWorker runs the named worker of any group once (tests: as if its
 // time had come).
 func (a *App) RunWorker(ctx context.Context, name string, logger *slog.Logger) error {
+	w, err := a.worker(name)
+	if err != nil {
+		return err
+	}
+	return w.Run(ctx, logger)
+}
+
+func (a *App) worker(name string) (Worker, error) {
 	for _, g := range a.Groups() {
 		for _, w := range g.Workers {
 			if w.Name == name {
-				return w.Run(ctx, logger)
+				return w, nil
 			}
 		}
 	}
-	return fmt.Errorf("no worker %q", name)
+	return Worker{}, fmt.Errorf("no group of this app has the worker %q", name)
 }

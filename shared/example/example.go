@@ -126,3 +126,32 @@ func EnvsPath(p string) string    { return ProjectPath(p) + "/environments" }
 func EnvPath(p, e string) string  { return EnvsPath(p) + "/" + e }
 func FlagsPath(p string) string   { return API + "/flags/" + p }
 func FlagPath(p, f string) string { return FlagsPath(p) + "/" + f }
+
+// Paths several groups' examples and tests reach.
+func AIConfigsPath(p string) string         { return ProjectPath(p) + "/ai-configs" }
+func AIConfigPath(p, c string) string       { return AIConfigsPath(p) + "/" + c }
+func AIModelsPath(p string) string          { return AIConfigsPath(p) + "/model-configs" }
+func AIVariationPath(p, c, v string) string { return AIConfigPath(p, c) + "/variations/" + v }
+func ApprovalPath(id string) string         { return ApprovalsPath + "/" + id }
+func AuditEntryPath(id string) string       { return API + "/auditlog/" + id }
+func PipelinesPath(p string) string         { return ProjectPath(p) + "/release-pipelines" }
+func FlagReleasePath(p, f string) string    { return ProjectPath(p) + "/flags/" + f + "/release" }
+func FlagExpiringPath(p, f, env string) string {
+	return FlagPath(p, f) + "/expiring-user-targets/" + env
+}
+func UserExpiringPath(p, user, env string) string {
+	return API + "/users/" + p + "/" + user + "/expiring-user-targets/" + env
+}
+
+// ApprovalsPath is the path of the approval requests.
+const ApprovalsPath = API + "/approval-requests"
+
+// PipelineBody is a release pipeline's create (and replace) body with one
+// phase per environment.
+func PipelineBody(key string, envs ...string) map[string]any {
+	var phases []map[string]any
+	for _, e := range envs {
+		phases = append(phases, map[string]any{"name": "Phase " + e, "audiences": []map[string]any{{"environmentKey": e, "name": "All of " + e}}})
+	}
+	return map[string]any{"key": key, "name": "Pipeline " + key, "description": "ships " + key, "phases": phases, "tags": []string{"ops"}}
+}

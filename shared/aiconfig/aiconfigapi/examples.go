@@ -13,57 +13,49 @@ func examples() example.Set {
 		Calls: map[string]example.Example{
 			"deleteAIConfig": func(w *example.World) example.Call {
 				key := w.Unique("ai")
-				w.Must(http.StatusCreated, http.MethodPost, aiConfigsPath(w.Project), map[string]any{"key": key, "name": "Doomed"})
-				return example.Call{Path: aiConfigPath(w.Project, key)}
+				w.Must(http.StatusCreated, http.MethodPost, example.AIConfigsPath(w.Project), map[string]any{"key": key, "name": "Doomed"})
+				return example.Call{Path: example.AIConfigPath(w.Project, key)}
 			},
 			"deleteAIConfigVariation": func(w *example.World) example.Call {
 				key := w.Unique("v")
-				w.Must(http.StatusCreated, http.MethodPost, aiConfigPath(w.Project, "world")+"/variations", map[string]any{"key": key, "name": "Doomed"})
-				return example.Call{Path: aiVariationPath(w.Project, "world", key)}
+				w.Must(http.StatusCreated, http.MethodPost, example.AIConfigPath(w.Project, "world")+"/variations", map[string]any{"key": key, "name": "Doomed"})
+				return example.Call{Path: example.AIVariationPath(w.Project, "world", key)}
 			},
 			"deleteModelConfig": func(w *example.World) example.Call {
 				key := w.Unique("model")
-				w.Must(http.StatusOK, http.MethodPost, aiModelsPath(w.Project), map[string]any{"key": key, "name": "Doomed", "id": "doomed-1"})
-				return example.Call{Path: aiModelsPath(w.Project) + "/" + key}
+				w.Must(http.StatusOK, http.MethodPost, example.AIModelsPath(w.Project), map[string]any{"key": key, "name": "Doomed", "id": "doomed-1"})
+				return example.Call{Path: example.AIModelsPath(w.Project) + "/" + key}
 			},
 			"getAIConfig": func(w *example.World) example.Call {
-				return example.Call{Path: aiConfigPath(w.Project, "world")}
+				return example.Call{Path: example.AIConfigPath(w.Project, "world")}
 			},
 			"getAIConfigVariation": func(w *example.World) example.Call {
-				return example.Call{Path: aiVariationPath(w.Project, "world", "v")}
+				return example.Call{Path: example.AIVariationPath(w.Project, "world", "v")}
 			},
 			"getAIConfigs": func(w *example.World) example.Call {
-				return example.Call{Path: aiConfigsPath(w.Project)}
+				return example.Call{Path: example.AIConfigsPath(w.Project)}
 			},
 			"getModelConfig": func(w *example.World) example.Call {
-				return example.Call{Path: aiModelsPath(w.Project) + "/world"}
+				return example.Call{Path: example.AIModelsPath(w.Project) + "/world"}
 			},
 			"listModelConfigs": func(w *example.World) example.Call {
-				return example.Call{Path: aiModelsPath(w.Project)}
+				return example.Call{Path: example.AIModelsPath(w.Project)}
 			},
 			"patchAIConfig": func(w *example.World) example.Call {
-				return example.Call{Path: aiConfigPath(w.Project, "world"), Body: map[string]any{"description": "patched"}}
+				return example.Call{Path: example.AIConfigPath(w.Project, "world"), Body: map[string]any{"description": "patched"}}
 			},
 			"patchAIConfigVariation": func(w *example.World) example.Call {
-				return example.Call{Path: aiVariationPath(w.Project, "world", "v"), Body: map[string]any{"comment": "again", "modelConfigVersion": 1}}
+				return example.Call{Path: example.AIVariationPath(w.Project, "world", "v"), Body: map[string]any{"comment": "again", "modelConfigVersion": 1}}
 			},
 			"postAIConfig": func(w *example.World) example.Call {
-				return example.Post(aiConfigsPath(w.Project), map[string]any{"key": w.Unique("ai"), "name": "New", "defaultVariation": map[string]any{"key": "d", "name": "D"}})
+				return example.Post(example.AIConfigsPath(w.Project), map[string]any{"key": w.Unique("ai"), "name": "New", "defaultVariation": map[string]any{"key": "d", "name": "D"}})
 			},
 			"postAIConfigVariation": func(w *example.World) example.Call {
-				return example.Post(aiConfigPath(w.Project, "world")+"/variations", map[string]any{"key": w.Unique("v"), "name": "New", "modelConfigKey": "world"})
+				return example.Post(example.AIConfigPath(w.Project, "world")+"/variations", map[string]any{"key": w.Unique("v"), "name": "New", "modelConfigKey": "world"})
 			},
 			"postModelConfig": func(w *example.World) example.Call {
-				return example.Post(aiModelsPath(w.Project), map[string]any{"key": w.Unique("model"), "name": "New", "id": "new-1"})
+				return example.Post(example.AIModelsPath(w.Project), map[string]any{"key": w.Unique("model"), "name": "New", "id": "new-1"})
 			},
 		},
 	}
 }
-
-func aiConfigsPath(p string) string { return example.ProjectPath(p) + "/ai-configs" }
-
-func aiConfigPath(p, c string) string { return aiConfigsPath(p) + "/" + c }
-
-func aiModelsPath(p string) string { return aiConfigsPath(p) + "/model-configs" }
-
-func aiVariationPath(p, c, v string) string { return aiConfigPath(p, c) + "/variations/" + v }

@@ -3,22 +3,19 @@ package apptest
 import (
 	"net/http"
 	"testing"
+
+	"github.com/flagplane/flagplane/shared/example"
 )
 
 // Paths and a project of AI Configs, which the tests of AI Configs and of
 // their approval requests share.
 
-// AIConfigsPath is the path of project p's AI Configs.
-func AIConfigsPath(p string) string { return ProjectPath(p) + "/ai-configs" }
-
-// AIConfigPath is the path of AI Config c of project p.
-func AIConfigPath(p, c string) string { return AIConfigsPath(p) + "/" + c }
-
-// AIModelsPath is the path of project p's model configs.
-func AIModelsPath(p string) string { return AIConfigsPath(p) + "/model-configs" }
-
-// AIVariationPath is the path of variation v of AI Config c of project p.
-func AIVariationPath(p, c, v string) string { return AIConfigPath(p, c) + "/variations/" + v }
+var (
+	AIConfigsPath   = example.AIConfigsPath
+	AIConfigPath    = example.AIConfigPath
+	AIModelsPath    = example.AIModelsPath
+	AIVariationPath = example.AIVariationPath
+)
 
 // AIProject creates a project without environments holding two model
 // configs ("gpt" and "claude") and an AI Config "chat" with the variation

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/flagplane/flagplane/shared/example"
 	"github.com/flagplane/flagplane/shared/identity"
 	"github.com/flagplane/flagplane/shared/token"
 )
@@ -11,11 +12,10 @@ import (
 // Approval requests as the tests of approvals, AI Config approvals and the
 // answer tables read them, and the calls they share.
 
-// ApprovalsPath is the path of the approval requests.
-const ApprovalsPath = API + "/approval-requests"
+// ApprovalsPath and ApprovalPath are the approval requests' paths.
+const ApprovalsPath = example.ApprovalsPath
 
-// ApprovalPath is the path of approval request id.
-func ApprovalPath(id string) string { return ApprovalsPath + "/" + id }
+var ApprovalPath = example.ApprovalPath
 
 // ApprovalReview is one review of an approval request answer.
 type ApprovalReview struct {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/flagplane/flagplane/shared/example"
 )
 
 // A flag as the tests of flags, approvals, expiring targets and adaptive
@@ -217,12 +219,8 @@ func Concurrently(t *testing.T, n int, call func(i int) *Response) []int {
 	return won
 }
 
-// UserExpiringPath is the path of user's expiring targets in environment env of project p.
-func UserExpiringPath(p, user, env string) string {
-	return API + "/users/" + p + "/" + user + "/expiring-user-targets/" + env
-}
-
-// FlagExpiringPath is the path of flag f's expiring targets in environment env of project p.
-func FlagExpiringPath(p, f, env string) string {
-	return FlagPath(p, f) + "/expiring-user-targets/" + env
-}
+// UserExpiringPath and FlagExpiringPath are the paths of expiring targets.
+var (
+	UserExpiringPath = example.UserExpiringPath
+	FlagExpiringPath = example.FlagExpiringPath
+)

@@ -17,7 +17,6 @@ var (
 	EnvPath     = example.EnvPath
 	FlagsPath   = example.FlagsPath
 	FlagPath    = example.FlagPath
-)
 
-// AuditEntryPath is the path of the audit entry id.
-func AuditEntryPath(id string) string { return API + "/auditlog/" + id }
+	AuditEntryPath = example.AuditEntryPath
+)

@@ -185,16 +185,6 @@ func (w *World) For(tb testing.TB) *example.World {
 	}
 }
 
-// PipelineBody is a release pipeline's create (and replace) body with one
-// phase per environment.
-func PipelineBody(key string, envs ...string) map[string]any {
-	var phases []map[string]any
-	for _, e := range envs {
-		phases = append(phases, map[string]any{"name": "Phase " + e, "audiences": []map[string]any{{"environmentKey": e, "name": "All of " + e}}})
-	}
-	return map[string]any{"key": key, "name": "Pipeline " + key, "description": "ships " + key, "phases": phases, "tags": []string{"ops"}}
-}
-
 // SeenContext posts, with the production SDK key and the tags of the
 // application "world", an index event for the user key (with an org beside
 // it in a feature event) and returns the user's context instance id.
@@ -214,28 +204,4 @@ func (w *World) SeenContextFrom(tb testing.TB, key, appKey string) string {
 		tb.Fatalf("post events: status %d: %s", res.Status, res.Body)
 	}
 	return sdkcontext.InstanceID(key)
-}
-
-// ThrowawayProject is a new project without environments, for a delete.
-func (w *World) ThrowawayProject(tb testing.TB) string {
-	tb.Helper()
-	key := w.Unique("doomed")
-	w.Must(tb, http.StatusCreated, http.MethodPost, "/api/v2/projects", map[string]any{"key": key, "name": "Doomed", "environments": []any{}})
-	return key
-}
-
-// ThrowawayEnvironment is a new environment of the world's project.
-func (w *World) ThrowawayEnvironment(tb testing.TB) string {
-	tb.Helper()
-	key := w.Unique("doomed")
-	w.Srv.MustCreateEnvironment(tb, w.Project, key, nil)
-	return key
-}
-
-// PendingApproval is a new pending approval request on the flag in test.
-func (w *World) PendingApproval(tb testing.TB) string {
-	tb.Helper()
-	return Str(tb, w.Must(tb, http.StatusCreated, http.MethodPost, "/api/v2/approval-requests", map[string]any{
-		"resourceId": "proj/" + w.Project + ":env/test:flag/" + w.Flag, "description": "pending",
-		"instructions": []any{Instr("addUserTargets", "values", []string{w.Unique("user")}, "variationId", w.Variations[0])}}), "_id")
 }

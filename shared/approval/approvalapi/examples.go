@@ -12,27 +12,27 @@ func examples() example.Set {
 	return example.Set{
 		Calls: map[string]example.Example{
 			"deleteApprovalRequest": func(w *example.World) example.Call {
-				return example.Call{Path: approvalPath(pendingApproval(w))}
+				return example.Call{Path: example.ApprovalPath(pendingApproval(w))}
 			},
 			"getApprovalRequest": func(w *example.World) example.Call {
-				return example.Call{Path: approvalPath(w.AppliedID)}
+				return example.Call{Path: example.ApprovalPath(w.AppliedID)}
 			},
-			"getApprovalRequests": func(*example.World) example.Call { return example.Call{Path: approvalsPath} },
+			"getApprovalRequests": func(*example.World) example.Call { return example.Call{Path: example.ApprovalsPath} },
 			"patchApprovalRequest": func(w *example.World) example.Call {
-				return example.Call{Path: approvalPath(pendingApproval(w)), Headers: []string{"SVC-API-Version", "beta"},
+				return example.Call{Path: example.ApprovalPath(pendingApproval(w)), Headers: []string{"SVC-API-Version", "beta"},
 					Body: map[string]any{"instructions": []any{example.Instr("updateDescription", "value", "New description")}}}
 			},
 			"postApprovalRequest": func(w *example.World) example.Call {
-				return example.Post(approvalsPath, map[string]any{"resourceId": "proj/" + w.Project + ":env/test:flag/" + w.Flag,
+				return example.Post(example.ApprovalsPath, map[string]any{"resourceId": "proj/" + w.Project + ":env/test:flag/" + w.Flag,
 					"description": "turn on", "instructions": []any{example.Instr("turnFlagOn")}})
 			},
 			"postApprovalRequestApply": func(w *example.World) example.Call {
 				id := pendingApproval(w)
-				w.Must(http.StatusOK, http.MethodPost, approvalPath(id)+"/reviews", map[string]any{"kind": "approve"}, "Authorization", w.ReviewerToken)
-				return example.Post(approvalPath(id)+"/apply", map[string]any{"comment": "go"})
+				w.Must(http.StatusOK, http.MethodPost, example.ApprovalPath(id)+"/reviews", map[string]any{"kind": "approve"}, "Authorization", w.ReviewerToken)
+				return example.Post(example.ApprovalPath(id)+"/apply", map[string]any{"comment": "go"})
 			},
 			"postApprovalRequestReview": func(w *example.World) example.Call {
-				r := example.Post(approvalPath(pendingApproval(w))+"/reviews", map[string]any{"kind": "approve", "comment": "ok"})
+				r := example.Post(example.ApprovalPath(pendingApproval(w))+"/reviews", map[string]any{"kind": "approve", "comment": "ok"})
 				r.Headers = []string{"Authorization", w.ReviewerToken}
 				return r
 			},
@@ -57,13 +57,9 @@ func examples() example.Set {
 	}
 }
 
-func approvalPath(id string) string { return approvalsPath + "/" + id }
-
-const approvalsPath = example.API + "/approval-requests"
-
 // pendingApproval is a new pending approval request on the flag in test.
 func pendingApproval(w *example.World) string {
-	return example.Str(w.Must(http.StatusCreated, http.MethodPost, approvalsPath, map[string]any{
+	return example.Str(w.Must(http.StatusCreated, http.MethodPost, example.ApprovalsPath, map[string]any{
 		"resourceId": "proj/" + w.Project + ":env/test:flag/" + w.Flag, "description": "pending",
 		"instructions": []any{example.Instr("addUserTargets", "values", []string{w.Unique("user")}, "variationId", w.Variations[0])}}), "_id")
 }

@@ -14,7 +14,7 @@ func examples() example.Set {
 		Calls: map[string]example.Example{
 			"getAuditLogEntries": func(*example.World) example.Call { return example.Call{Path: example.API + "/auditlog"} },
 			"getAuditLogEntry": func(w *example.World) example.Call {
-				return example.Call{Path: exampleAuditEntryPath(w.AuditID)}
+				return example.Call{Path: example.AuditEntryPath(w.AuditID)}
 			},
 			"postAuditLogEntries": func(w *example.World) example.Call {
 				return example.Post(example.API+"/auditlog?limit=5", []any{map[string]any{"effect": "allow", "resources": []string{"proj/" + w.Project + ":env/*:flag/*"}, "actions": []string{"*"}}})
@@ -29,5 +29,3 @@ func examples() example.Set {
 		Dated:     map[string][]string{"AuditLogEntryRep": {"date"}, "AuditLogEntryListingRep": {"date"}},
 	}
 }
-
-func exampleAuditEntryPath(id string) string { return example.API + "/auditlog/" + id }

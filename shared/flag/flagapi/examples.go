@@ -18,10 +18,10 @@ func examples() example.Set {
 				return example.Call{Path: example.FlagPath(w.Project, key)}
 			},
 			"getExpiringFlagsForUser": func(w *example.World) example.Call {
-				return example.Call{Path: userExpiringPath(w.Project, w.User, "production")}
+				return example.Call{Path: example.UserExpiringPath(w.Project, w.User, "production")}
 			},
 			"getExpiringUserTargets": func(w *example.World) example.Call {
-				return example.Call{Path: flagExpiringPath(w.Project, w.Flag, "production")}
+				return example.Call{Path: example.FlagExpiringPath(w.Project, w.Flag, "production")}
 			},
 			"getFeatureFlag": func(w *example.World) example.Call {
 				return example.Call{Path: example.FlagPath(w.Project, w.Flag)}
@@ -30,11 +30,11 @@ func examples() example.Set {
 				return example.Call{Path: example.FlagsPath(w.Project)}
 			},
 			"patchExpiringFlagsForUser": func(w *example.World) example.Call {
-				return example.Semantic(userExpiringPath(w.Project, w.User, "production"), example.Instr("updateExpireUserTargetDate",
+				return example.Semantic(example.UserExpiringPath(w.Project, w.User, "production"), example.Instr("updateExpireUserTargetDate",
 					"flagKey", w.Flag, "variationId", w.Variations[1], "value", time.Now().Add(72*time.Hour).UnixMilli()))
 			},
 			"patchExpiringUserTargets": func(w *example.World) example.Call {
-				return example.Semantic(flagExpiringPath(w.Project, w.Flag, "production"), example.Instr("updateExpireUserTargetDate",
+				return example.Semantic(example.FlagExpiringPath(w.Project, w.Flag, "production"), example.Instr("updateExpireUserTargetDate",
 					"userKey", w.User, "variationId", w.Variations[1], "value", time.Now().Add(48*time.Hour).UnixMilli()))
 			},
 			"patchFeatureFlag": func(w *example.World) example.Call {
@@ -49,12 +49,4 @@ func examples() example.Set {
 			"getFeatureFlags": {"?summary=0", "?env=production"},
 		},
 	}
-}
-
-func flagExpiringPath(p, f, env string) string {
-	return example.FlagPath(p, f) + "/expiring-user-targets/" + env
-}
-
-func userExpiringPath(p, user, env string) string {
-	return example.API + "/users/" + p + "/" + user + "/expiring-user-targets/" + env
 }

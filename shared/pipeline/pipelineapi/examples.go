@@ -13,7 +13,7 @@ func examples() example.Set {
 		Calls: map[string]example.Example{
 			"updatePhaseStatus": func(w *example.World) example.Call {
 				key, ids := exampleRelease(w)
-				return example.Call{Path: flagReleasePath(w.Project, key) + "/phases/" + ids[0], Body: map[string]any{"status": "active"}, Headers: example.BetaHeader}
+				return example.Call{Path: example.FlagReleasePath(w.Project, key) + "/phases/" + ids[0], Body: map[string]any{"status": "active"}, Headers: example.BetaHeader}
 			},
 			"patchReleaseByFlagKey": func(w *example.World) example.Call {
 				key, _ := exampleRelease(w)
@@ -26,46 +26,33 @@ func examples() example.Set {
 			"createReleaseForFlag": func(w *example.World) example.Call {
 				key := w.Unique("flag")
 				w.Must(http.StatusCreated, http.MethodPost, example.FlagsPath(w.Project), map[string]any{"key": key, "name": key})
-				return example.Call{Path: flagReleasePath(w.Project, key), Body: map[string]any{"releasePipelineKey": "world"}, Headers: example.BetaHeader}
+				return example.Call{Path: example.FlagReleasePath(w.Project, key), Body: map[string]any{"releasePipelineKey": "world"}, Headers: example.BetaHeader}
 			},
 			"deleteReleasePipeline": func(w *example.World) example.Call {
 				key := w.Unique("doomed-pipe")
-				w.Must(http.StatusCreated, http.MethodPost, pipelinesPath(w.Project), pipelineBody(key, "test"), example.BetaHeader...)
-				return example.Call{Path: pipelinesPath(w.Project) + "/" + key, Headers: example.BetaHeader}
+				w.Must(http.StatusCreated, http.MethodPost, example.PipelinesPath(w.Project), example.PipelineBody(key, "test"), example.BetaHeader...)
+				return example.Call{Path: example.PipelinesPath(w.Project) + "/" + key, Headers: example.BetaHeader}
 			},
 			"getAllReleasePipelines": func(w *example.World) example.Call {
-				return example.Call{Path: pipelinesPath(w.Project), Headers: example.BetaHeader}
+				return example.Call{Path: example.PipelinesPath(w.Project), Headers: example.BetaHeader}
 			},
 			"getAllReleaseProgressionsForReleasePipeline": func(w *example.World) example.Call {
-				return example.Call{Path: pipelinesPath(w.Project) + "/world/releases", Headers: example.BetaHeader}
+				return example.Call{Path: example.PipelinesPath(w.Project) + "/world/releases", Headers: example.BetaHeader}
 			},
 			"getReleaseByFlagKey": func(w *example.World) example.Call {
 				return example.Call{Path: example.API + "/flags/" + w.Project + "/" + w.Flag + "/release", Headers: example.BetaHeader}
 			},
 			"getReleasePipelineByKey": func(w *example.World) example.Call {
-				return example.Call{Path: pipelinesPath(w.Project) + "/world", Headers: example.BetaHeader}
+				return example.Call{Path: example.PipelinesPath(w.Project) + "/world", Headers: example.BetaHeader}
 			},
 			"postReleasePipeline": func(w *example.World) example.Call {
-				return example.Call{Path: pipelinesPath(w.Project), Body: pipelineBody(w.Unique("pipe"), "production"), Headers: example.BetaHeader}
+				return example.Call{Path: example.PipelinesPath(w.Project), Body: example.PipelineBody(w.Unique("pipe"), "production"), Headers: example.BetaHeader}
 			},
 			"putReleasePipeline": func(w *example.World) example.Call {
-				return example.Call{Path: pipelinesPath(w.Project) + "/world", Body: pipelineBody("world", "test", "production"), Headers: example.BetaHeader}
+				return example.Call{Path: example.PipelinesPath(w.Project) + "/world", Body: example.PipelineBody("world", "test", "production"), Headers: example.BetaHeader}
 			},
 		},
 	}
-}
-
-func pipelinesPath(p string) string { return example.ProjectPath(p) + "/release-pipelines" }
-
-func flagReleasePath(p, f string) string { return example.ProjectPath(p) + "/flags/" + f + "/release" }
-
-// pipelineBody is a create (and replace) body with one phase per environment.
-func pipelineBody(key string, envs ...string) map[string]any {
-	var phases []map[string]any
-	for _, e := range envs {
-		phases = append(phases, map[string]any{"name": "Phase " + e, "audiences": []map[string]any{{"environmentKey": e, "name": "All of " + e}}})
-	}
-	return map[string]any{"key": key, "name": "Pipeline " + key, "description": "ships " + key, "phases": phases, "tags": []string{"ops"}}
 }
 
 // exampleRelease creates a flag, adds it to the world's pipeline and
@@ -73,7 +60,7 @@ func pipelineBody(key string, envs ...string) map[string]any {
 func exampleRelease(w *example.World) (string, []string) {
 	key := w.Unique("released")
 	w.Must(http.StatusCreated, http.MethodPost, example.FlagsPath(w.Project), map[string]any{"key": key, "name": key})
-	rel := w.Must(http.StatusOK, http.MethodPut, flagReleasePath(w.Project, key), map[string]any{"releasePipelineKey": "world"}, example.BetaHeader...)
+	rel := w.Must(http.StatusOK, http.MethodPut, example.FlagReleasePath(w.Project, key), map[string]any{"releasePipelineKey": "world"}, example.BetaHeader...)
 	var ids []string
 	for _, p := range rel["phases"].([]any) {
 		ids = append(ids, p.(map[string]any)["_id"].(string))
