@@ -378,8 +378,6 @@ func FromEnv(ctx context.Context, groups ...NewGroup) (*App, *sqsqueue.Queue, er
 		queue = sqsqueue.New(sqs.NewFromConfig(cfg, func(o *sqs.Options) { o.BaseEndpoint = awsenv.Endpoint("SQS") }), url)
 		publisher = webhook.Publisher{Queue: queue}
 	}
-	// On DynamoDB each aggregate is its own conditional put: half the cost of a transaction's write.
-	s.Ingest = ingest.Direct{Agg: ingest.NewAggregator(table, logger, time.Now).PerItemWrites()}
 	// With an ingest queue, SDK event payloads go to it and the ingest worker aggregates them.
 	if url := os.Getenv(EnvIngestQueueURL); url != "" {
 		cfg, err := awsenv.Config()
@@ -387,6 +385,9 @@ func FromEnv(ctx context.Context, groups ...NewGroup) (*App, *sqsqueue.Queue, er
 			return nil, nil, fmt.Errorf("aws config: %w", err)
 		}
 		s.Ingest = sqsingest.New(sqs.NewFromConfig(cfg, func(o *sqs.Options) { o.BaseEndpoint = awsenv.Endpoint("SQS") }), url)
+	} else {
+		// On DynamoDB each aggregate is its own conditional put: half the cost of a transaction's write.
+		s.Ingest = ingest.Direct{Agg: ingest.NewAggregator(table, logger, time.Now).PerItemWrites()}
 	}
 	return New(table, publisher, s, logger, groups...), queue, nil
 }
