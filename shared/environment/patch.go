@@ -10,7 +10,6 @@ import (
 	"github.com/flagplane/flagplane/shared/audit"
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/patch"
-	"github.com/flagplane/flagplane/shared/resource"
 	"github.com/flagplane/flagplane/shared/store"
 )
 
@@ -188,12 +187,25 @@ func (s *Service) Patch(ctx context.Context, projectKey, envKey string, p patch.
 	if err := next.validate(""); err != nil {
 		return nil, err
 	}
-	actions := kind.Changed(old, &next)
+	actions := patch.ChangedFields(old, &next, patchable)
 	if len(actions) == 0 {
 		return old, nil
 	}
-	return s.envs.Update(ctx, ref(projectKey, envKey), old, &next, resource.Change{
-		Actions: actions, Comment: p.Comment, Delta: p.Raw, Parent: parent(projectKey)})
+	next.Version = old.Version + 1
+	put, err := next.Put(store.IfVersion(old.Version))
+	if err != nil {
+		return nil, err
+	}
+	_, err = s.log.Commit(ctx, audit.Change{
+		Writes: []store.Write{put}, Kind: "environment", Resource: next.Resource(), Actions: actions,
+		Name: next.Name, Href: next.Href(), TitleVerb: "updated the environment", Comment: p.Comment,
+		Parent: parent(projectKey), Previous: old.redacted(), Current: next.redacted(), Delta: p.Raw,
+		Conflict: fmt.Sprintf("environment %q was changed by another request; read it again and retry", envKey),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &next, nil
 }
 
 // KeyKind names one of an environment's two SDK credentials.

@@ -12,7 +12,6 @@ import (
 	"github.com/flagplane/flagplane/shared/audit"
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/listing"
-	"github.com/flagplane/flagplane/shared/resource"
 	"github.com/flagplane/flagplane/shared/store"
 )
 
@@ -54,36 +53,12 @@ type Service struct {
 	// approvals is whether the approvals feature is on; off, approval
 	// settings are neither shown nor patchable.
 	approvals bool
-	envs      resource.Kit[Environment]
 	now       func() time.Time
-}
-
-// kind describes environments to the resource kit, which reads and
-// patches them; audit entries show them without their secrets.
-var kind = resource.Kind[Environment]{
-	Audit: "environment", Noun: "environment", Patchable: patchable, Called: "an environment",
-	Item: func(e *Environment) (store.Item, error) {
-		data, err := json.Marshal(e)
-		return store.Item{Data: data}, err
-	},
-	Decode:  decode,
-	Version: func(e *Environment) int64 { return e.Version },
-	Name:    func(e *Environment) string { return e.Name },
-	Shown:   func(e *Environment) any { return e.redacted() },
-}
-
-// ref names environment envKey of project projectKey; keys of the wrong
-// form name none, and answering so keeps odd input away from the store.
-func ref(projectKey, envKey string) resource.Ref {
-	e := &Environment{ProjectKey: projectKey, Key: envKey}
-	return resource.Ref{Key: store.EnvironmentKey(projectKey, envKey), What: fmt.Sprintf("environment %q", envKey),
-		Missing:  fmt.Sprintf("environment %q not found in project %q", envKey, projectKey),
-		Resource: e.Resource(), Href: e.Href(), Malformed: ValidKey("projectKey", projectKey) != nil || ValidKey("environmentKey", envKey) != nil}
 }
 
 // NewService returns the environment service.
 func NewService(table store.Table, log *audit.Log, projects Projects, approvals bool, now func() time.Time) *Service {
-	return &Service{table: table, log: log, projects: projects, approvals: approvals, envs: resource.New(&kind, table, log), now: now}
+	return &Service{table: table, log: log, projects: projects, approvals: approvals, now: now}
 }
 
 // ApprovalsEnabled reports whether approval settings are part of environments.
@@ -215,7 +190,18 @@ func (s *Service) Create(ctx context.Context, projectKey string, in Input) (*Env
 
 // Get returns one environment in one read.
 func (s *Service) Get(ctx context.Context, projectKey, envKey string) (*Environment, error) {
-	return s.envs.Get(ctx, ref(projectKey, envKey))
+	if ValidKey("projectKey", projectKey) != nil || ValidKey("environmentKey", envKey) != nil {
+		// No such key can exist; answering here keeps odd input away from the store.
+		return nil, fault.New(fault.NotFound, "environment %q not found in project %q", envKey, projectKey)
+	}
+	it, err := s.table.Get(ctx, store.EnvironmentKey(projectKey, envKey))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fault.Wrap(err, fault.NotFound, "environment %q not found in project %q", envKey, projectKey)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load environment %q of project %q: %w", envKey, projectKey, err)
+	}
+	return decode(it)
 }
 
 func decode(it store.Item) (*Environment, error) {
