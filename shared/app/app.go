@@ -40,6 +40,7 @@ import (
 	"github.com/flagplane/flagplane/shared/role"
 	"github.com/flagplane/flagplane/shared/sdkcontext"
 	"github.com/flagplane/flagplane/shared/sdkdata"
+	"github.com/flagplane/flagplane/shared/segment"
 	"github.com/flagplane/flagplane/shared/store"
 	"github.com/flagplane/flagplane/shared/store/dynamo"
 	"github.com/flagplane/flagplane/shared/team"
@@ -152,6 +153,7 @@ func New(table store.Table, publisher audit.Publisher, s Settings, logger *slog.
 			AIConfigs:       aiconfigs,
 			Triggers:        trigger.NewService(table, log, flags, envs, now),
 			Pipelines:       pipeline.NewService(table, log, projects, envs, flags, now),
+			Segments:        segment.NewService(table, log, envs, now),
 		},
 		Authn:     authn,
 		Publisher: publisher,

@@ -17,6 +17,7 @@ import (
 	"github.com/flagplane/flagplane/shared/releasepolicy"
 	"github.com/flagplane/flagplane/shared/role"
 	"github.com/flagplane/flagplane/shared/sdkcontext"
+	"github.com/flagplane/flagplane/shared/segment"
 	"github.com/flagplane/flagplane/shared/team"
 	"github.com/flagplane/flagplane/shared/token"
 	"github.com/flagplane/flagplane/shared/trigger"
@@ -51,4 +52,6 @@ type Services struct {
 	Pipelines *pipeline.Service
 	// AIConfigs are AI Configs, their variations and model configs.
 	AIConfigs *aiconfig.Service
+	// Segments are the environments' segments, which flag rules match.
+	Segments *segment.Service
 }

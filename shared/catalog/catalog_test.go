@@ -313,6 +313,9 @@ func TestScopeAndBetaDecisions(t *testing.T) {
 	readPosts := []string{
 		"searchContexts", "searchContextInstances", "evaluateContextInstance",
 		"postAuditLogEntries", "postAuditLogEntryCounts",
+		// A membership evaluation stores nothing; an export copies members
+		// out and changes no segment.
+		"getContextInstanceSegmentsMembershipByEnv", "createBigSegmentExport",
 	}
 	for _, id := range readPosts {
 		t.Run(id+" stores nothing so it needs only read scope", func(t *testing.T) {

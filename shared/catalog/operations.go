@@ -82,6 +82,29 @@ var operations = []Operation{
 	{ID: "getExpiringFlagsForUser", Group: "flags", Method: "GET", Path: "/api/v2/users/{projectKey}/{userKey}/expiring-user-targets/{environmentKey}", Scope: Read, Resource: "proj/{projectKey}:env/{environmentKey}", Action: "viewProject"},
 	{ID: "patchExpiringFlagsForUser", Group: "flags", Method: "PATCH", Path: "/api/v2/users/{projectKey}/{userKey}/expiring-user-targets/{environmentKey}", Scope: Write, Resource: "proj/{projectKey}:env/{environmentKey}:flag/*", Action: "updateExpiringTargets", BodyActions: true},
 
+	// segments: the reference's Segments tag (the spec shows none). Segments are per
+	// environment; big segment targets, imports and exports change or read membership
+	// (updateIncluded, or updateExcluded when the body excludes: the group's needs say). An export writes no
+	// segment, and a membership evaluation stores nothing: read scope, like search.
+	{ID: "getSegments", Group: "segments", Method: "GET", Path: "/api/v2/segments/{projectKey}/{environmentKey}", Scope: Read, Resource: "proj/{projectKey}:env/{environmentKey}", Action: "viewProject"},
+	{ID: "postSegment", Group: "segments", Method: "POST", Path: "/api/v2/segments/{projectKey}/{environmentKey}", Scope: Write, Resource: "proj/{projectKey}:env/{environmentKey}:segment/*", Action: "createSegment"},
+	{ID: "getSegment", Group: "segments", Method: "GET", Path: "/api/v2/segments/{projectKey}/{environmentKey}/{segmentKey}", Scope: Read, Resource: "proj/{projectKey}:env/{environmentKey}", Action: "viewProject"},
+	{ID: "patchSegment", Group: "segments", Method: "PATCH", Path: "/api/v2/segments/{projectKey}/{environmentKey}/{segmentKey}", Scope: Write, Resource: "proj/{projectKey}:env/{environmentKey}:segment/{segmentKey}", Action: "updateRules", BodyActions: true},
+	{ID: "deleteSegment", Group: "segments", Method: "DELETE", Path: "/api/v2/segments/{projectKey}/{environmentKey}/{segmentKey}", Scope: Write, Resource: "proj/{projectKey}:env/{environmentKey}:segment/{segmentKey}", Action: "deleteSegment"},
+	{ID: "updateBigSegmentContextTargets", Group: "segments", Method: "POST", Path: "/api/v2/segments/{projectKey}/{environmentKey}/{segmentKey}/contexts", Scope: Write, Resource: "proj/{projectKey}:env/{environmentKey}:segment/{segmentKey}", Action: "updateIncluded"},
+	{ID: "getSegmentMembershipForContext", Group: "segments", Method: "GET", Path: "/api/v2/segments/{projectKey}/{environmentKey}/{segmentKey}/contexts/{contextKey}", Scope: Read, Resource: "proj/{projectKey}:env/{environmentKey}", Action: "viewProject"},
+	{ID: "createBigSegmentExport", Group: "segments", Method: "POST", Path: "/api/v2/segments/{projectKey}/{environmentKey}/{segmentKey}/exports", Scope: Read, Resource: "proj/{projectKey}:env/{environmentKey}", Action: "viewProject"},
+	{ID: "getBigSegmentExport", Group: "segments", Method: "GET", Path: "/api/v2/segments/{projectKey}/{environmentKey}/{segmentKey}/exports/{exportID}", Scope: Read, Resource: "proj/{projectKey}:env/{environmentKey}", Action: "viewProject"},
+	{ID: "createBigSegmentImport", Group: "segments", Method: "POST", Path: "/api/v2/segments/{projectKey}/{environmentKey}/{segmentKey}/imports", Scope: Write, Resource: "proj/{projectKey}:env/{environmentKey}:segment/{segmentKey}", Action: "updateIncluded"},
+	{ID: "getBigSegmentImport", Group: "segments", Method: "GET", Path: "/api/v2/segments/{projectKey}/{environmentKey}/{segmentKey}/imports/{importID}", Scope: Read, Resource: "proj/{projectKey}:env/{environmentKey}", Action: "viewProject"},
+	{ID: "updateBigSegmentTargets", Group: "segments", Method: "POST", Path: "/api/v2/segments/{projectKey}/{environmentKey}/{segmentKey}/users", Scope: Write, Resource: "proj/{projectKey}:env/{environmentKey}:segment/{segmentKey}", Action: "updateIncluded"},
+	{ID: "getSegmentMembershipForUser", Group: "segments", Method: "GET", Path: "/api/v2/segments/{projectKey}/{environmentKey}/{segmentKey}/users/{userKey}", Scope: Read, Resource: "proj/{projectKey}:env/{environmentKey}", Action: "viewProject"},
+	{ID: "getExpiringTargetsForSegment", Group: "segments", Method: "GET", Path: "/api/v2/segments/{projectKey}/{segmentKey}/expiring-targets/{environmentKey}", Scope: Read, Resource: "proj/{projectKey}:env/{environmentKey}", Action: "viewProject"},
+	{ID: "patchExpiringTargetsForSegment", Group: "segments", Method: "PATCH", Path: "/api/v2/segments/{projectKey}/{segmentKey}/expiring-targets/{environmentKey}", Scope: Write, Resource: "proj/{projectKey}:env/{environmentKey}:segment/{segmentKey}", Action: "updateExpiringTargets", BodyActions: true},
+	{ID: "getExpiringUserTargetsForSegment", Group: "segments", Method: "GET", Path: "/api/v2/segments/{projectKey}/{segmentKey}/expiring-user-targets/{environmentKey}", Scope: Read, Resource: "proj/{projectKey}:env/{environmentKey}", Action: "viewProject"},
+	{ID: "patchExpiringUserTargetsForSegment", Group: "segments", Method: "PATCH", Path: "/api/v2/segments/{projectKey}/{segmentKey}/expiring-user-targets/{environmentKey}", Scope: Write, Resource: "proj/{projectKey}:env/{environmentKey}:segment/{segmentKey}", Action: "updateExpiringTargets", BodyActions: true},
+	{ID: "getContextInstanceSegmentsMembershipByEnv", Group: "segments", Method: "POST", Path: "/api/v2/projects/{projectKey}/environments/{environmentKey}/segments/evaluate", Scope: Read, Resource: "proj/{projectKey}:env/{environmentKey}", Action: "viewProject"},
+
 	// approvals: spec 4.6 and 4.23 "List approval requests", "Get approval request".
 	// Judgement call: only patchApprovalRequest is beta, because the reference tags it
 	// "Approvals (beta)" while the rest of the family is tagged "Approvals".

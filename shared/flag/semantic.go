@@ -370,7 +370,7 @@ func (r *runner) stringValue(p *params) (string, error) {
 }
 
 func (r *runner) contextKind(kind string) (string, error) {
-	if err := validContextKind(semanticpatch.Field(r.i, "contextKind"), kind); err != nil {
+	if err := ValidContextKind(semanticpatch.Field(r.i, "contextKind"), kind); err != nil {
 		return "", semanticpatch.At(err, r.i, r.kind, false)
 	}
 	return normalKind(kind), nil
@@ -395,7 +395,7 @@ func (r *runner) clause(c clauseParam, field, id string) (Clause, error) {
 	for k, v := range c.Values {
 		values[k] = compact(v)
 	}
-	if err := checkClause(field, c.Attribute, c.Op, c.ContextKind, values); err != nil {
+	if err := CheckClause(field, c.Attribute, c.Op, c.ContextKind, values); err != nil {
 		return Clause{}, semanticpatch.At(err, r.i, r.kind, false)
 	}
 	return Clause{ID: id, Attribute: c.Attribute, Op: c.Op, Values: values, ContextKind: c.ContextKind, Negate: c.Negate}, nil
@@ -419,7 +419,7 @@ func (r *runner) serve(variationID *string, weights map[string]int, bucketBy, co
 	if len(weights) == 0 {
 		return VariationOrRoll{}, r.invalid("field %q must map at least one variation id to a weight", at+"rolloutWeights")
 	}
-	if err := validContextKind(at+"rolloutContextKind", contextKind); err != nil {
+	if err := ValidContextKind(at+"rolloutContextKind", contextKind); err != nil {
 		return VariationOrRoll{}, semanticpatch.At(err, r.i, r.kind, false)
 	}
 	total := 0

@@ -27,8 +27,8 @@ const (
 	MaxItemBytes = 380 * 1024
 )
 
-// validContextKind checks a context kind; empty means user.
-func validContextKind(field, kind string) error {
+// ValidContextKind checks a context kind; empty means user.
+func ValidContextKind(field, kind string) error {
 	if kind == "" {
 		return nil
 	}
@@ -212,7 +212,7 @@ func (c *EnvConfig) check(prefix, flagKey string, n int) error {
 				return err
 			}
 			kind := normalKind(t.ContextKind)
-			if err := validContextKind(field+".contextKind", t.ContextKind); err != nil {
+			if err := ValidContextKind(field+".contextKind", t.ContextKind); err != nil {
 				return err
 			}
 			if list.name == "targets" && kind != UserKind {
@@ -256,7 +256,7 @@ func (c *EnvConfig) check(prefix, flagKey string, n int) error {
 				return fault.New(fault.Invalid, "field %q: clause _id %q appears twice in the rule", cf+"._id", cl.ID)
 			}
 			clauseIDs[cl.ID] = true
-			if err := checkClause(cf, cl.Attribute, cl.Op, cl.ContextKind, cl.Values); err != nil {
+			if err := CheckClause(cf, cl.Attribute, cl.Op, cl.ContextKind, cl.Values); err != nil {
 				return err
 			}
 		}
@@ -292,15 +292,15 @@ func (c *EnvConfig) check(prefix, flagKey string, n int) error {
 	return nil
 }
 
-// checkClause verifies one clause's attribute, operator, kind and values.
-func checkClause(field, attribute, op, contextKind string, values []json.RawMessage) error {
+// CheckClause verifies one clause's attribute, operator, kind and values.
+func CheckClause(field, attribute, op, contextKind string, values []json.RawMessage) error {
 	if !validOp(op) {
 		return fault.New(fault.Invalid, "field %q: operator %q is not one of %v", field+".op", op, Operators)
 	}
 	if attribute == "" && op != "segmentMatch" {
 		return fault.New(fault.Invalid, "field %q is required", field+".attribute")
 	}
-	if err := validContextKind(field+".contextKind", contextKind); err != nil {
+	if err := ValidContextKind(field+".contextKind", contextKind); err != nil {
 		return err
 	}
 	if len(values) == 0 {
@@ -333,7 +333,7 @@ func checkRollout(field string, r *Rollout, n int) error {
 	if len(r.Variations) == 0 {
 		return fault.New(fault.Invalid, "field %q must hold at least one weighted variation", field+".variations")
 	}
-	if err := validContextKind(field+".contextKind", r.ContextKind); err != nil {
+	if err := ValidContextKind(field+".contextKind", r.ContextKind); err != nil {
 		return err
 	}
 	total := 0

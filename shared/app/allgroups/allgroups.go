@@ -25,6 +25,7 @@ import (
 	"github.com/flagplane/flagplane/shared/role/roleapi"
 	"github.com/flagplane/flagplane/shared/sdkapi"
 	"github.com/flagplane/flagplane/shared/sdkcontext/contextapi"
+	"github.com/flagplane/flagplane/shared/segment/segmentapi"
 	"github.com/flagplane/flagplane/shared/team/teamapi"
 	"github.com/flagplane/flagplane/shared/token/tokenapi"
 	"github.com/flagplane/flagplane/shared/trigger/triggerapi"
@@ -58,6 +59,7 @@ func List() []app.NewGroup {
 		releasepolicyapi.New,
 		roleapi.New,
 		sdkapi.New,
+		segmentapi.New,
 		teamapi.New,
 		tokenapi.New,
 		usageapi.New,
