@@ -10,6 +10,7 @@ import (
 	"github.com/launchdarkly/go-server-sdk-evaluation/v3/ldmodel"
 
 	"github.com/flagplane/flagplane/shared/flag"
+	"github.com/flagplane/flagplane/shared/segment"
 )
 
 // Model turns a flag and its targeting in envKey into the SDKs' flag
@@ -58,26 +59,75 @@ func Model(f *flag.Flag, envKey string) (*ldmodel.FeatureFlag, error) {
 	}
 	for i, r := range env.Rules {
 		rule := ldmodel.FlagRule{ID: r.ID, TrackEvents: r.TrackEvents, VariationOrRollout: variationOrRollout(r.VariationOrRoll)}
-		for j, c := range r.Clauses {
-			clause := ldmodel.Clause{
-				ContextKind: ldcontext.Kind(c.ContextKind),
-				Attribute:   attrRef(c.Attribute, c.ContextKind),
-				Op:          ldmodel.Operator(c.Op),
-				Negate:      c.Negate,
-			}
-			for k, raw := range c.Values {
-				val, err := value(raw)
-				if err != nil {
-					return nil, fmt.Errorf("rule %d clause %d value %d: %w", i, j, k, err)
-				}
-				clause.Values = append(clause.Values, val)
-			}
-			rule.Clauses = append(rule.Clauses, clause)
+		clauses, err := clauses(r.Clauses)
+		if err != nil {
+			return nil, fmt.Errorf("rule %d: %w", i, err)
 		}
+		rule.Clauses = clauses
 		m.Rules = append(m.Rules, rule)
 	}
 	m.Fallthrough = variationOrRollout(env.Fallthrough)
 	ldmodel.PreprocessFlag(m)
+	return m, nil
+}
+
+// clauses converts a rule's clauses.
+func clauses(cs []flag.Clause) ([]ldmodel.Clause, error) {
+	var out []ldmodel.Clause
+	for j, c := range cs {
+		clause := ldmodel.Clause{
+			ContextKind: ldcontext.Kind(c.ContextKind),
+			Attribute:   attrRef(c.Attribute, c.ContextKind),
+			Op:          ldmodel.Operator(c.Op),
+			Negate:      c.Negate,
+		}
+		for k, raw := range c.Values {
+			val, err := value(raw)
+			if err != nil {
+				return nil, fmt.Errorf("clause %d value %d: %w", j, k, err)
+			}
+			clause.Values = append(clause.Values, val)
+		}
+		out = append(out, clause)
+	}
+	return out, nil
+}
+
+// SegmentModel turns a segment into the SDKs' segment model, ready to
+// evaluate (preprocessed). User keys (included, excluded) are the user
+// kind's; other kinds' keys are in the contexts lists, as SDKs read them.
+// A big segment carries no keys: SDKs ask their big segment store.
+func SegmentModel(s *segment.Segment) (*ldmodel.Segment, error) {
+	m := &ldmodel.Segment{
+		Key:      s.Key,
+		Included: append([]string(nil), s.Included...),
+		Excluded: append([]string(nil), s.Excluded...),
+		Salt:     s.Salt,
+		Version:  s.Version,
+		Deleted:  s.Deleted,
+	}
+	for _, t := range s.IncludedContexts {
+		m.IncludedContexts = append(m.IncludedContexts, ldmodel.SegmentTarget{ContextKind: ldcontext.Kind(t.ContextKind), Values: append([]string(nil), t.Values...)})
+	}
+	for _, t := range s.ExcludedContexts {
+		m.ExcludedContexts = append(m.ExcludedContexts, ldmodel.SegmentTarget{ContextKind: ldcontext.Kind(t.ContextKind), Values: append([]string(nil), t.Values...)})
+	}
+	if s.Unbounded {
+		m.Unbounded = true
+		m.UnboundedContextKind = ldcontext.Kind(s.UnboundedContextKind)
+		m.Generation = ldvalue.NewOptionalInt(s.Generation)
+	}
+	for i, r := range s.Rules {
+		cs, err := clauses(r.Clauses)
+		if err != nil {
+			return nil, fmt.Errorf("rule %d: %w", i, err)
+		}
+		m.Rules = append(m.Rules, ldmodel.SegmentRule{
+			ID: r.ID, Clauses: cs, Weight: optInt(r.Weight),
+			BucketBy: attrRef(r.BucketBy, r.RolloutContextKind), RolloutContextKind: ldcontext.Kind(r.RolloutContextKind),
+		})
+	}
+	ldmodel.PreprocessSegment(m)
 	return m, nil
 }
 
