@@ -30,6 +30,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/semanticpatch"
 )
 
@@ -227,10 +228,10 @@ type params struct {
 	RuleID             *string           `json:"ruleId"`
 	BeforeRuleID       *string           `json:"beforeRuleId"`
 	RuleIDs            []string          `json:"ruleIds"`
-	Clauses            []clauseParam     `json:"clauses"`
+	Clauses            []ClauseParam     `json:"clauses"`
 	ClauseID           *string           `json:"clauseId"`
 	ClauseIDs          []string          `json:"clauseIds"`
-	Clause             *clauseParam      `json:"clause"`
+	Clause             *ClauseParam      `json:"clause"`
 	RolloutWeights     map[string]int    `json:"rolloutWeights"`
 	RolloutBucketBy    string            `json:"rolloutBucketBy"`
 	RolloutContextKind string            `json:"rolloutContextKind"`
@@ -246,7 +247,9 @@ type params struct {
 	Rules              []ruleParam       `json:"rules"`
 }
 
-type clauseParam struct {
+// ClauseParam is a clause as instructions give it, in flag and segment
+// rules alike; Clause builds it.
+type ClauseParam struct {
 	Attribute   string            `json:"attribute"`
 	Op          string            `json:"op"`
 	Values      []json.RawMessage `json:"values"`
@@ -271,7 +274,7 @@ type ruleParam struct {
 	RolloutBucketBy    string         `json:"rolloutBucketBy"`
 	RolloutContextKind string         `json:"rolloutContextKind"`
 	Description        string         `json:"description"`
-	Clauses            []clauseParam  `json:"clauses"`
+	Clauses            []ClauseParam  `json:"clauses"`
 	TrackEvents        bool           `json:"trackEvents"`
 }
 
@@ -337,36 +340,12 @@ func (r *runner) rule(id *string) (int, error) {
 
 // strings reads a parameter that must be a non-empty array of non-empty strings.
 func (r *runner) strings(raw json.RawMessage, param string) ([]string, error) {
-	field := semanticpatch.Field(r.i, param)
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil, r.invalid("field %q is required", field)
-	}
-	var out []string
-	if err := json.Unmarshal(raw, &out); err != nil {
-		return nil, r.invalid("field %q must be an array of strings", field)
-	}
-	if len(out) == 0 {
-		return nil, r.invalid("field %q must hold at least one value", field)
-	}
-	for j, s := range out {
-		if s == "" {
-			return nil, r.invalid("field \"%s[%d]\" must not be empty", field, j)
-		}
-	}
-	return out, nil
+	return semanticpatch.Strings(r.i, r.kind, raw, param)
 }
 
 // stringValue reads the value parameter as a string.
 func (r *runner) stringValue(p *params) (string, error) {
-	field := semanticpatch.Field(r.i, "value")
-	if len(p.Value) == 0 || string(p.Value) == "null" {
-		return "", r.invalid("field %q is required", field)
-	}
-	var s string
-	if err := json.Unmarshal(p.Value, &s); err != nil {
-		return "", r.invalid("field %q must be a string", field)
-	}
-	return s, nil
+	return semanticpatch.String(r.i, r.kind, p.Value, "value")
 }
 
 func (r *runner) contextKind(kind string) (string, error) {
@@ -377,7 +356,7 @@ func (r *runner) contextKind(kind string) (string, error) {
 }
 
 // clauses builds clauses from their parameters, each with a new id.
-func (r *runner) clauses(in []clauseParam, param string) ([]Clause, error) {
+func (r *runner) clauses(in []ClauseParam, param string) ([]Clause, error) {
 	out := make([]Clause, 0, len(in))
 	for j, c := range in {
 		field := fmt.Sprintf("%s[%d]", semanticpatch.Field(r.i, param), j)
@@ -390,13 +369,20 @@ func (r *runner) clauses(in []clauseParam, param string) ([]Clause, error) {
 	return out, nil
 }
 
-func (r *runner) clause(c clauseParam, field, id string) (Clause, error) {
+func (r *runner) clause(c ClauseParam, field, id string) (Clause, error) {
+	cl, err := c.Clause(field, id)
+	return cl, semanticpatch.At(err, r.i, r.kind, false)
+}
+
+// Clause builds the clause c describes, with id and its values compacted;
+// one no rule may hold is a 400 naming field.
+func (c ClauseParam) Clause(field, id string) (Clause, error) {
 	values := make([]json.RawMessage, len(c.Values))
 	for k, v := range c.Values {
 		values[k] = compact(v)
 	}
 	if err := CheckClause(field, c.Attribute, c.Op, c.ContextKind, values); err != nil {
-		return Clause{}, semanticpatch.At(err, r.i, r.kind, false)
+		return Clause{}, err
 	}
 	return Clause{ID: id, Attribute: c.Attribute, Op: c.Op, Values: values, ContextKind: c.ContextKind, Negate: c.Negate}, nil
 }
@@ -758,14 +744,21 @@ func (r *runner) updateClause(p *params) error {
 }
 
 func (r *runner) clauseValues(p *params) ([]json.RawMessage, error) {
-	field := semanticpatch.Field(r.i, "values")
+	values, err := ClauseValues(p.Values, semanticpatch.Field(r.i, "values"))
+	return values, semanticpatch.At(err, r.i, r.kind, false)
+}
+
+// ClauseValues reads the values an instruction adds to or removes from a
+// clause: a non-empty array of JSON values other than null, compacted; a
+// 400 naming field otherwise.
+func ClauseValues(raw json.RawMessage, field string) ([]json.RawMessage, error) {
 	var values []json.RawMessage
-	if len(p.Values) == 0 || string(p.Values) == "null" || json.Unmarshal(p.Values, &values) != nil || len(values) == 0 {
-		return nil, r.invalid("field %q is required and must be a non-empty array", field)
+	if len(raw) == 0 || string(raw) == "null" || json.Unmarshal(raw, &values) != nil || len(values) == 0 {
+		return nil, fault.New(fault.Invalid, "field %q is required and must be a non-empty array", field)
 	}
 	for k, v := range values {
 		if t := jsonType(v); t == "" || t == "null" {
-			return nil, r.invalid("field \"%s[%d]\" must be a JSON value other than null", field, k)
+			return nil, fault.New(fault.Invalid, "field \"%s[%d]\" must be a JSON value other than null", field, k)
 		}
 		values[k] = compact(v)
 	}
@@ -782,7 +775,7 @@ func (r *runner) addValuesToClause(p *params) error {
 		return err
 	}
 	for _, v := range values {
-		if !containsValue(c.Values, v) {
+		if !ContainsValue(c.Values, v) {
 			c.Values = append(c.Values, v)
 		}
 	}
@@ -812,14 +805,15 @@ func (r *runner) removeValuesFromClause(p *params) error {
 		return nil
 	}
 	c := &rule.Clauses[j]
-	c.Values = slices.DeleteFunc(c.Values, func(v json.RawMessage) bool { return containsValue(values, v) })
+	c.Values = slices.DeleteFunc(c.Values, func(v json.RawMessage) bool { return ContainsValue(values, v) })
 	if len(c.Values) == 0 {
 		return r.failed("clause %q would be left without values; remove the clause instead", c.ID)
 	}
 	return nil
 }
 
-func containsValue(list []json.RawMessage, v json.RawMessage) bool {
+// ContainsValue reports whether list holds v, however either is encoded.
+func ContainsValue(list []json.RawMessage, v json.RawMessage) bool {
 	want, _ := canonical(v)
 	return slices.ContainsFunc(list, func(x json.RawMessage) bool {
 		got, _ := canonical(x)

@@ -139,6 +139,43 @@ func Decode(in Instruction, index int, v any) error {
 	return newError(fault.CodeOf(err), index, in.Kind, "%s", fault.MessageOf(err))
 }
 
+// Strings reads the parameter param of the instruction at index, which
+// must be a non-empty array of non-empty strings (keys, tags): a 400
+// naming it otherwise.
+func Strings(index int, kind string, raw json.RawMessage, param string) ([]string, error) {
+	field := Field(index, param)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, Invalid(index, kind, "field %q is required", field)
+	}
+	var out []string
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return nil, Invalid(index, kind, "field %q must be an array of strings", field)
+	}
+	if len(out) == 0 {
+		return nil, Invalid(index, kind, "field %q must hold at least one value", field)
+	}
+	for j, s := range out {
+		if s == "" {
+			return nil, Invalid(index, kind, "field \"%s[%d]\" must not be empty", field, j)
+		}
+	}
+	return out, nil
+}
+
+// String reads the parameter param of the instruction at index, which
+// must be a string: a 400 naming it otherwise.
+func String(index int, kind string, raw json.RawMessage, param string) (string, error) {
+	field := Field(index, param)
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", Invalid(index, kind, "field %q is required", field)
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", Invalid(index, kind, "field %q must be a string", field)
+	}
+	return s, nil
+}
+
 // Field names a parameter of the instruction at index, as error messages
 // name it: instructions[2].variationId.
 func Field(index int, param string) string {
