@@ -4,9 +4,9 @@
 // evaluation library (github.com/launchdarkly/go-server-sdk-evaluation).
 //
 // It only reads: no context is stored, no event is recorded, nothing is
-// written. Segments are not modelled by flagplane, so the evaluator sees
-// none: a segmentMatch clause never matches (negated, it always does),
-// which is what an SDK does for a segment it does not know.
+// written. The evaluator sees the environment's segments as SDKs receive
+// them, and, when memberships are set (SetMemberships), matches big
+// segments from them as an SDK with a big segment store does.
 package evaluation
 
 import (
@@ -17,7 +17,6 @@ import (
 	"sort"
 	"strings"
 
-	ldeval "github.com/launchdarkly/go-server-sdk-evaluation/v3"
 	"github.com/launchdarkly/go-server-sdk-evaluation/v3/ldmodel"
 
 	"github.com/launchdarkly/go-sdk-common/v3/ldcontext"
@@ -29,6 +28,7 @@ import (
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/flag"
 	"github.com/flagplane/flagplane/shared/listing"
+	"github.com/flagplane/flagplane/shared/segment"
 	"github.com/flagplane/flagplane/shared/store"
 )
 
@@ -37,14 +37,23 @@ type Service struct {
 	table   store.Table
 	decoded *flag.Decoded
 	models  modelCache
+	// segments and segmentModels keep the environments' segments decoded
+	// and converted; members reads big segments' members (nil: none match).
+	segments      *segment.Decoded
+	segmentModels *SegmentModels
+	members       Memberships
 }
 
 // NewService returns the evaluation service over table.
 func NewService(table store.Table) *Service {
-	s := &Service{table: table, decoded: &flag.Decoded{}}
+	s := &Service{table: table, decoded: &flag.Decoded{}, segments: segment.NewDecoded(), segmentModels: NewSegmentModels()}
 	s.models.c.Max = maxModels
 	return s
 }
+
+// SetMemberships gives evaluation the big segments' members. Call it
+// while wiring.
+func (s *Service) SetMemberships(m Memberships) { s.members = m }
 
 // Query selects, orders and pages the flags evaluated.
 type Query struct {
@@ -114,9 +123,14 @@ func (s *Service) Evaluate(ctx context.Context, projectKey, envKey string, c ldc
 		return Result{}, err
 	}
 
+	segs, err := segment.Shared(ctx, s.table, s.segments, projectKey, envKey)
+	if err != nil {
+		return Result{}, err
+	}
+
 	// Every live flag is in the data provider (prerequisites may name any
 	// of them); those the filter keeps are the result.
-	provider := dataProvider{}
+	provider := map[string]*ldmodel.FeatureFlag{}
 	var kept []*flag.Flag
 	for _, f := range flags {
 		if archived(f, envKey) {
@@ -138,7 +152,8 @@ func (s *Service) Evaluate(ctx context.Context, projectKey, envKey string, c ldc
 	}
 	page := listing.Window(kept, q.Offset, limit)
 
-	evaluator := ldeval.NewEvaluator(provider)
+	evaluator := NewEvaluator(ctx, func(key string) *ldmodel.FeatureFlag { return provider[key] },
+		SegmentsOf(s.segmentModels, segs), s.members, projectKey, envKey)
 	out := Result{TotalCount: int64(len(kept)), Items: make([]Evaluation, 0, len(page))}
 	for _, f := range page {
 		var detail ldreason.EvaluationDetail
@@ -230,14 +245,6 @@ func newEvaluation(f *flag.Flag, d ldreason.EvaluationDetail) Evaluation {
 	}
 	return e
 }
-
-// dataProvider gives the evaluator the project's flags (for prerequisites)
-// and no segments.
-type dataProvider map[string]*ldmodel.FeatureFlag
-
-func (p dataProvider) GetFeatureFlag(key string) *ldmodel.FeatureFlag { return p[key] }
-
-func (p dataProvider) GetSegment(string) *ldmodel.Segment { return nil }
 
 // modelCache keeps each flag's SDK model per environment, keyed by the
 // shared decoded flag (a new pointer when the stored flag changes), so an

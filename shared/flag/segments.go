@@ -72,3 +72,26 @@ func SegmentGuards(ctx context.Context, table store.Table, projectKey, envKey st
 	}
 	return out, nil
 }
+
+// addedSegmentGuards are the SegmentGuards of every environment whose
+// targeting in next matches segments old did not: every change to a
+// flag goes through commit, which adds them, so no caller can start using
+// a segment that does not exist or is being deleted.
+func addedSegmentGuards(ctx context.Context, table store.Table, old, next *Flag) ([]store.Write, error) {
+	var out []store.Write
+	for _, envKey := range sortedKeys(next.Environments) {
+		var added []string
+		before := SegmentsUsed(old, envKey)
+		for _, key := range SegmentsUsed(next, envKey) {
+			if !slices.Contains(before, key) {
+				added = append(added, key)
+			}
+		}
+		guards, err := SegmentGuards(ctx, table, next.ProjectKey, envKey, added)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, guards...)
+	}
+	return out, nil
+}

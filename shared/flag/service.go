@@ -487,13 +487,17 @@ func (s *Service) commit(ctx context.Context, old, next *Flag, envs []*environme
 	if err := s.checkApprovals(ctx, old, next, envs); err != nil {
 		return nil, err
 	}
+	segGuards, err := addedSegmentGuards(ctx, s.table, old, next)
+	if err != nil {
+		return nil, err
+	}
 	next.Version = old.Version + 1
 	next.ItemVersion = old.ItemVersion + 1
 	put, err := next.put(store.IfVersion(old.ItemVersion))
 	if err != nil {
 		return nil, err
 	}
-	writes := append(append(append([]store.Write(nil), guards...), put), extra...)
+	writes := append(append(append(append([]store.Write(nil), guards...), segGuards...), put), extra...)
 	_, err = s.log.Commit(ctx, audit.Change{
 		Writes: writes, Kind: "flag", Resource: next.Resource(envKey), Actions: actions,
 		Name: next.Name, Href: next.Href(), TitleVerb: "updated the flag", Comment: comment,
@@ -502,6 +506,11 @@ func (s *Service) commit(ctx context.Context, old, next *Flag, envs []*environme
 	var txErr *store.TxError
 	if errors.As(err, &txErr) && slices.ContainsFunc(extra, func(w store.Write) bool { return w.Item.Key() == txErr.Key }) {
 		return nil, fault.Wrap(err, fault.Conflict, "the change to flag %q was not made: a write joined to it (%s) no longer holds", next.Key, txErr.Key.SK)
+	}
+	if errors.As(err, &txErr) && slices.ContainsFunc(segGuards, func(w store.Write) bool { return w.Item.Key() == txErr.Key }) {
+		// A segment the change starts using was deleted, or another change
+		// started using it, meanwhile: read again, the change may hold.
+		return nil, fault.Wrap(err, fault.OptimisticLock, "a segment flag %q starts using was deleted or changed by another request; read it again and retry", next.Key)
 	}
 	if errors.Is(err, store.ErrConditionFailed) {
 		return nil, fault.Wrap(err, fault.OptimisticLock, "flag %q was changed by another request; read it again and retry", next.Key)

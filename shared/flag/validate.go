@@ -310,6 +310,14 @@ func CheckClause(field, attribute, op, contextKind string, values []json.RawMess
 		if t := jsonType(v); t == "" || t == "null" {
 			return fault.New(fault.Invalid, "field \"%s.values[%d]\" must be a JSON value other than null", field, k)
 		}
+		// SDKs skip a segmentMatch value that is not a string: it could
+		// never match, so it is refused rather than kept silently.
+		if op == "segmentMatch" {
+			var key string
+			if json.Unmarshal(v, &key) != nil || key == "" {
+				return fault.New(fault.Invalid, "field \"%s.values[%d]\" must be a segment key (a string): the operator segmentMatch matches segments by key", field, k)
+			}
+		}
 	}
 	return nil
 }

@@ -1,9 +1,9 @@
 package sdkdata
 
 import (
+	"context"
 	"encoding/json"
 
-	ldeval "github.com/launchdarkly/go-server-sdk-evaluation/v3"
 	"github.com/launchdarkly/go-server-sdk-evaluation/v3/ldmodel"
 
 	"github.com/launchdarkly/go-sdk-common/v3/ldcontext"
@@ -11,6 +11,7 @@ import (
 	"github.com/launchdarkly/go-sdk-common/v3/ldvalue"
 
 	"github.com/flagplane/flagplane/shared/environment"
+	"github.com/flagplane/flagplane/shared/evaluation"
 )
 
 // ClientFlag is one flag's evaluation as client-side and mobile SDKs
@@ -35,7 +36,7 @@ type ClientFlag struct {
 // mobile SDKs (usingMobileKey), SDK keys all. Prerequisites are evaluated
 // against every live flag, as the server-side SDKs do.
 func (sn *Snapshot) Evaluate(kind environment.CredentialKind, c ldcontext.Context, withReasons bool) map[string]ClientFlag {
-	evaluator := ldeval.NewEvaluator(provider{sn})
+	evaluator := evaluation.NewEvaluator(context.Background(), sn.flagModel, sn.evalSegments, nil, sn.Ref.ProjectKey, sn.Ref.EnvKey)
 	out := make(map[string]ClientFlag, len(sn.flags))
 	for _, f := range sn.flags {
 		m := f.Model
@@ -89,15 +90,10 @@ func reasonTracked(m *ldmodel.FeatureFlag, r ldreason.EvaluationReason) bool {
 	return false
 }
 
-// provider gives the evaluator the snapshot's flags (for prerequisites)
-// and no segments.
-type provider struct{ sn *Snapshot }
-
-func (p provider) GetFeatureFlag(key string) *ldmodel.FeatureFlag {
-	if f, ok := p.sn.byKey[key]; ok {
+// flagModel gives the evaluator the snapshot's flags, for prerequisites.
+func (sn *Snapshot) flagModel(key string) *ldmodel.FeatureFlag {
+	if f, ok := sn.byKey[key]; ok {
 		return f.Model
 	}
 	return nil
 }
-
-func (p provider) GetSegment(string) *ldmodel.Segment { return nil }

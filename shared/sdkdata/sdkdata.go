@@ -4,8 +4,9 @@
 // it), the evaluations client-side and mobile SDKs ask for, and the feed of
 // changes that streaming connections follow (see Streams).
 //
-// It only reads the table. Flags are read with one Query per environment
-// request; in a process that is the store's only writer (the local server)
+// It only reads the table. Flags and segments are read with two Queries
+// per environment request (the project's flags, the environment's
+// segments); in a process that is the store's only writer (the local server)
 // what it derived is kept until a commit of this process says otherwise.
 package sdkdata
 
@@ -26,6 +27,7 @@ import (
 	"github.com/flagplane/flagplane/shared/environment"
 	"github.com/flagplane/flagplane/shared/evaluation"
 	"github.com/flagplane/flagplane/shared/flag"
+	"github.com/flagplane/flagplane/shared/segment"
 	"github.com/flagplane/flagplane/shared/store"
 )
 
@@ -47,7 +49,10 @@ type Service struct {
 	resolver Resolver
 	decoded  *flag.Decoded
 	models   modelCache
-	now      func() time.Time
+	// segDecoded and segModels are segments' decoded and SDK forms.
+	segDecoded *segment.Decoded
+	segModels  segmentCache
+	now        func() time.Time
 
 	// gen counts the commits of this process: what was derived before the
 	// latest one is not trusted.
@@ -83,8 +88,8 @@ const maxCached = 10000
 
 // NewService returns the SDK data service over table.
 func NewService(table store.Table, resolver Resolver, now func() time.Time) *Service {
-	s := &Service{table: table, resolver: resolver, decoded: &flag.Decoded{}, now: now}
-	s.creds.Max, s.snaps.Max, s.models.c.Max = maxCached, maxCached, maxModels
+	s := &Service{table: table, resolver: resolver, decoded: &flag.Decoded{}, segDecoded: segment.NewDecoded(), now: now}
+	s.creds.Max, s.snaps.Max, s.models.c.Max, s.segModels.c.Max = maxCached, maxCached, maxModels, maxModels
 	s.streams = newStreams(s)
 	return s
 }
@@ -133,17 +138,23 @@ type EnvRef struct {
 // RefOf is the environment's EnvRef.
 func RefOf(e *environment.Environment) EnvRef { return EnvRef{e.ProjectKey, e.Key} }
 
-// Snapshot is the flags one environment serves SDKs at one moment: the
-// live (not archived) flags, in the SDKs' data model. It is shared and
-// read-only.
+// Snapshot is the flag data one environment serves SDKs at one moment:
+// the live (not archived) flags and the segments, in the SDKs' data
+// model. It is shared and read-only.
 type Snapshot struct {
 	Ref EnvRef
 	// ETag is the quoted entity tag of the flag data: it changes whenever
-	// a flag of the project is created, changed or deleted.
+	// a flag of the project or a segment of the environment is created,
+	// changed or deleted.
 	ETag string
 
 	flags []*Flag          // by key
 	byKey map[string]*Flag // the same
+
+	segments []*Segment          // by key
+	segByKey map[string]*Segment // the same
+	// evalSegments are the segments as the evaluator reads them.
+	evalSegments evaluation.Segments
 
 	allOnce sync.Once
 	all     []byte
@@ -164,8 +175,9 @@ type Flag struct {
 	source *flag.Flag
 }
 
-// Flags returns the environment's live flags: one Query, or none when this
-// process is the only writer and nothing was committed since the last read.
+// Flags returns the environment's live flags and its segments: two
+// Queries, or none when this process is the only writer and nothing was
+// committed since the last read.
 func (s *Service) Flags(ctx context.Context, ref EnvRef) (*Snapshot, error) {
 	gen := s.gen.Load()
 	if s.soleWriter.Load() {
@@ -177,16 +189,21 @@ func (s *Service) Flags(ctx context.Context, ref EnvRef) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	snap := s.snapshot(ref, flags)
+	segs, err := segment.Shared(ctx, s.table, s.segDecoded, ref.ProjectKey, ref.EnvKey)
+	if err != nil {
+		return nil, err
+	}
+	snap := s.snapshot(ref, flags, segs)
 	if s.soleWriter.Load() {
 		s.snaps.Put(ref, snapEntry{snap: snap, gen: gen})
 	}
 	return snap, nil
 }
 
-// snapshot converts the project's flags for the environment.
-func (s *Service) snapshot(ref EnvRef, flags []*flag.Flag) *Snapshot {
-	snap := &Snapshot{Ref: ref, byKey: make(map[string]*Flag, len(flags))}
+// snapshot converts the project's flags and the environment's segments.
+func (s *Service) snapshot(ref EnvRef, flags []*flag.Flag, segs []*segment.Segment) *Snapshot {
+	snap := &Snapshot{Ref: ref, byKey: make(map[string]*Flag, len(flags)),
+		segByKey: make(map[string]*Segment, len(segs)), evalSegments: make(evaluation.Segments, len(segs))}
 	h := sha256.New()
 	h.Write([]byte(ref.ProjectKey + "\x00" + ref.EnvKey + "\x00"))
 	var buf [16]byte
@@ -203,6 +220,21 @@ func (s *Service) snapshot(ref EnvRef, flags []*flag.Flag) *Snapshot {
 		h.Write(buf[:])
 	}
 	sort.Slice(snap.flags, func(i, j int) bool { return snap.flags[i].Key < snap.flags[j].Key })
+	// Segments come ordered by key; a zero byte keeps their part of the
+	// hash apart from the flags'.
+	h.Write([]byte{0})
+	for _, seg := range segs {
+		ss := s.segModels.get(seg)
+		snap.segments = append(snap.segments, ss)
+		snap.segByKey[seg.Key] = ss
+		if ss.Model != nil {
+			snap.evalSegments[seg.Key] = ss.Model
+		}
+		h.Write([]byte(seg.Key))
+		binary.BigEndian.PutUint64(buf[:8], uint64(seg.ItemVersion))
+		binary.BigEndian.PutUint64(buf[8:], uint64(seg.CreationDate))
+		h.Write(buf[:])
+	}
 	snap.ETag = `"` + hex.EncodeToString(h.Sum(nil)[:16]) + `"`
 	return snap
 }
@@ -218,40 +250,48 @@ func archived(f *flag.Flag, envKey string) bool {
 }
 
 // All is the polling payload of server-side SDKs:
-// {"flags":{"<key>":<flag>,...},"segments":{}}. flagplane models no
-// segments, so there are none.
+// {"flags":{"<key>":<flag>,...},"segments":{"<key>":<segment>,...}}.
 func (sn *Snapshot) All() []byte {
 	sn.allOnce.Do(func() {
 		n := 32
 		for _, f := range sn.flags {
 			n += len(f.Key) + len(f.JSON) + 8
 		}
+		for _, s := range sn.segments {
+			n += len(s.Key) + len(s.JSON) + 8
+		}
 		b := make([]byte, 0, n)
 		b = append(b, `{"flags":`...)
-		b = sn.appendFlags(b)
-		b = append(b, `,"segments":{}}`...)
-		sn.all = b
+		b = appendObject(b, sn.flags, func(f *Flag) (string, []byte) { return f.Key, f.JSON })
+		b = append(b, `,"segments":`...)
+		b = appendObject(b, sn.segments, func(s *Segment) (string, []byte) { return s.Key, s.JSON })
+		sn.all = append(b, '}')
 	})
 	return sn.all
 }
 
 // FlagsJSON is the flags alone, {"<key>":<flag>,...}.
-func (sn *Snapshot) FlagsJSON() []byte { return sn.appendFlags(nil) }
+func (sn *Snapshot) FlagsJSON() []byte {
+	return appendObject(nil, sn.flags, func(f *Flag) (string, []byte) { return f.Key, f.JSON })
+}
 
-func (sn *Snapshot) appendFlags(b []byte) []byte {
+// appendObject appends the JSON object of items by key, leaving out
+// those without JSON.
+func appendObject[T any](b []byte, items []T, entry func(T) (string, []byte)) []byte {
 	b = append(b, '{')
 	first := true
-	for _, f := range sn.flags {
-		if f.JSON == nil {
+	for _, it := range items {
+		key, data := entry(it)
+		if data == nil {
 			continue
 		}
 		if !first {
 			b = append(b, ',')
 		}
 		first = false
-		b = appendString(b, f.Key)
+		b = appendString(b, key)
 		b = append(b, ':')
-		b = append(b, f.JSON...)
+		b = append(b, data...)
 	}
 	return append(b, '}')
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/flagplane/flagplane/shared/environment"
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/flag"
+	"github.com/flagplane/flagplane/shared/segment"
 	"github.com/flagplane/flagplane/shared/store/bolt"
 )
 
@@ -58,11 +59,17 @@ func boolFlag(key string, version int64, archived bool) *flag.Flag {
 		Variations: []flag.Variation{{Value: json.RawMessage("true")}, {Value: json.RawMessage("false")}}}
 }
 
+// userSegment is a segment including user keys, at a version.
+func userSegment(key string, version int, included ...string) *segment.Segment {
+	return &segment.Segment{Key: key, Version: version, ItemVersion: int64(version), CreationDate: 1, Salt: key, Included: included}
+}
+
 func TestSnapshot(t *testing.T) {
 	s, _ := newTestService(t, time.Now)
 	ref := EnvRef{"p", "test"}
 	base := []*flag.Flag{boolFlag("b", 2, false), boolFlag("a", 1, false), boolFlag("old", 5, true)}
-	snap := s.snapshot(ref, base)
+	segs := []*segment.Segment{userSegment("beta", 3, "u1", "u2")}
+	snap := s.snapshot(ref, base, segs)
 	tests := []struct {
 		name  string
 		check func(t *testing.T)
@@ -75,7 +82,7 @@ func TestSnapshot(t *testing.T) {
 			if err := json.Unmarshal(snap.All(), &doc); err != nil {
 				t.Fatalf("%v: %s", err, snap.All())
 			}
-			if len(doc.Flags) != 2 || doc.Flags["a"].Key != "a" || doc.Flags["b"].Key != "b" || doc.Segments == nil {
+			if len(doc.Flags) != 2 || doc.Flags["a"].Key != "a" || doc.Flags["b"].Key != "b" || len(doc.Segments) != 1 {
 				t.Fatalf("payload %s", snap.All())
 			}
 			if !strings.HasPrefix(string(snap.FlagsJSON()), `{"a":`) || snap.Len() != 2 {
@@ -87,18 +94,42 @@ func TestSnapshot(t *testing.T) {
 				t.Fatalf("flag b %+v", f)
 			}
 		}},
-		{"the ETag is the same for the same flags", func(t *testing.T) {
-			if again := s.snapshot(ref, base); again.ETag != snap.ETag {
+		{"segments are in the SDKs' model, at their version", func(t *testing.T) {
+			var doc struct {
+				Segments map[string]struct {
+					Key      string   `json:"key"`
+					Included []string `json:"included"`
+					Version  int      `json:"version"`
+					Salt     string   `json:"salt"`
+				} `json:"segments"`
+			}
+			if err := json.Unmarshal(snap.All(), &doc); err != nil {
+				t.Fatal(err)
+			}
+			if b := doc.Segments["beta"]; b.Key != "beta" || b.Version != 3 || b.Salt != "beta" || strings.Join(b.Included, ",") != "u1,u2" {
+				t.Fatalf("segments %s", snap.All())
+			}
+			if sg, ok := snap.Segment("beta"); !ok || sg.Model.Version != 3 || len(snap.Segments()) != 1 {
+				t.Fatalf("segment beta %+v", sg)
+			}
+		}},
+		{"the ETag is the same for the same flags and segments", func(t *testing.T) {
+			if again := s.snapshot(ref, base, segs); again.ETag != snap.ETag {
 				t.Fatalf("%s then %s", snap.ETag, again.ETag)
 			}
 		}},
-		{"the ETag changes with a flag's version, a flag made again, and the environment", func(t *testing.T) {
-			changed := s.snapshot(ref, []*flag.Flag{boolFlag("b", 3, false), base[1], base[2]})
+		{"the ETag changes with a flag's or a segment's version, either made again, a segment gone, and the environment", func(t *testing.T) {
+			changed := s.snapshot(ref, []*flag.Flag{boolFlag("b", 3, false), base[1], base[2]}, segs)
 			remade := boolFlag("a", 1, false)
 			remade.CreationDate = 2
-			again := s.snapshot(ref, []*flag.Flag{base[0], remade, base[2]})
-			other := s.snapshot(EnvRef{"p", "production"}, base)
-			for _, e := range []string{changed.ETag, again.ETag, other.ETag} {
+			again := s.snapshot(ref, []*flag.Flag{base[0], remade, base[2]}, segs)
+			segChanged := s.snapshot(ref, base, []*segment.Segment{userSegment("beta", 4, "u1")})
+			segRemade := userSegment("beta", 3, "u1", "u2")
+			segRemade.CreationDate = 2
+			segAgain := s.snapshot(ref, base, []*segment.Segment{segRemade})
+			segGone := s.snapshot(ref, base, nil)
+			other := s.snapshot(EnvRef{"p", "production"}, base, segs)
+			for _, e := range []string{changed.ETag, again.ETag, segChanged.ETag, segAgain.ETag, segGone.ETag, other.ETag} {
 				if e == snap.ETag {
 					t.Fatalf("ETag unchanged: %s", e)
 				}
@@ -145,7 +176,8 @@ func TestEnvironmentCache(t *testing.T) {
 func TestSubscriptionDiff(t *testing.T) {
 	s, _ := newTestService(t, time.Now)
 	ref := EnvRef{"p", "test"}
-	snap := func(flags ...*flag.Flag) *Snapshot { return s.snapshot(ref, flags) }
+	snap := func(flags ...*flag.Flag) *Snapshot { return s.snapshot(ref, flags, nil) }
+	withSegs := func(segs []*segment.Segment, flags ...*flag.Flag) *Snapshot { return s.snapshot(ref, flags, segs) }
 	a1, b1 := boolFlag("a", 1, false), boolFlag("b", 1, false)
 	sub := &Subscription{last: snap(a1, b1), tombs: map[string]int{}}
 	names := func(evs []Event) string {
@@ -166,6 +198,14 @@ func TestSubscriptionDiff(t *testing.T) {
 		{"a flag archived: a delete", snap(boolFlag("a", 3, true)), []string{`delete {"path":"/flags/a","version":3}`}},
 		{"a flag made again below its delete's version: the whole data set", snap(boolFlag("b", 1, false)), []string{`put {"path":"/","data":{"flags":{"b":`}},
 		{"a new flag: a patch", snap(boolFlag("b", 1, false), boolFlag("c", 1, false)), []string{`patch {"path":"/flags/c"`}},
+		{"a new segment: a segment patch", withSegs([]*segment.Segment{userSegment("s", 1, "u1")}, boolFlag("b", 1, false), boolFlag("c", 1, false)),
+			[]string{`patch {"path":"/segments/s","data":{`}},
+		{"a segment changed with a flag: the segment's patch comes first", withSegs([]*segment.Segment{userSegment("s", 2, "u2")}, boolFlag("b", 2, false), boolFlag("c", 1, false)),
+			[]string{`patch {"path":"/segments/s","data":{`, `patch {"path":"/flags/b"`}},
+		{"a segment gone: a segment delete one version up", snap(boolFlag("b", 2, false), boolFlag("c", 1, false)),
+			[]string{`delete {"path":"/segments/s","version":3}`}},
+		{"a segment made again below its delete's version: the whole data set", withSegs([]*segment.Segment{userSegment("s", 1)}, boolFlag("b", 2, false), boolFlag("c", 1, false)),
+			[]string{`put {"path":"/","data":{"flags":{"b":`}},
 	}
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {

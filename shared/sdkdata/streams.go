@@ -11,8 +11,8 @@ import (
 )
 
 // Event is one message of a streaming connection, as LaunchDarkly's
-// server-side SDKs read it: put (the whole data set), patch (one flag
-// created or changed) or delete (one flag gone).
+// server-side SDKs read it: put (the whole data set), patch (one flag or
+// segment created or changed) or delete (one flag or segment gone).
 type Event struct {
 	Name string
 	Data []byte
@@ -63,9 +63,10 @@ type Subscription struct {
 	why     string
 
 	last *Snapshot
-	// tombs are the versions of the deletes sent, so a flag created again
-	// with a lower version is sent as a whole new data set, not a patch
-	// the SDK would ignore.
+	// tombs are the versions of the deletes sent, by path ("/flags/<key>",
+	// "/segments/<key>"), so a flag or segment created again with a lower
+	// version is sent as a whole new data set, not a patch the SDK would
+	// ignore.
 	tombs map[string]int
 }
 
@@ -203,45 +204,88 @@ func (st *Streams) end(sub *Subscription, why string) {
 }
 
 // diff returns the events that take the subscription from its last data
-// to next, and makes next its last.
+// to next, and makes next its last. Segments come first, so a flag that
+// starts using a new segment finds it; a segment is only deleted once no
+// flag uses it.
 func (sub *Subscription) diff(next *Snapshot) []Event {
 	prev := sub.last
 	if prev == next {
 		return nil
 	}
 	sub.last = next
-	var out []Event
-	for _, f := range next.flags {
-		if f.JSON == nil {
-			continue
-		}
-		old, had := prev.Flag(f.Key)
-		if had && (old == f || old.Version == f.Version && bytes.Equal(old.JSON, f.JSON)) {
-			continue
-		}
-		floor := sub.tombs[f.Key]
-		if had {
-			floor = max(floor, old.Version)
-		}
-		if f.Version <= floor {
-			// The SDK would ignore a version it has seen: send everything.
-			clear(sub.tombs)
-			return []Event{putEvent(next)}
-		}
-		out = append(out, Event{Name: "patch", Data: patchData(f)})
+	segs, ok := sub.diffKind("/segments/", segmentEntries(prev), segmentEntries(next))
+	if !ok {
+		clear(sub.tombs)
+		return []Event{putEvent(next)}
 	}
-	for _, old := range prev.flags {
-		if old.JSON == nil {
-			continue
+	flags, ok := sub.diffKind("/flags/", flagEntries(prev), flagEntries(next))
+	if !ok {
+		clear(sub.tombs)
+		return []Event{putEvent(next)}
+	}
+	return append(segs, flags...)
+}
+
+// entry is one flag or segment as a stream compares and sends it.
+type entry struct {
+	key     string
+	version int
+	json    []byte
+}
+
+func flagEntries(sn *Snapshot) []entry {
+	out := make([]entry, 0, len(sn.flags))
+	for _, f := range sn.flags {
+		if f.JSON != nil {
+			out = append(out, entry{f.Key, f.Version, f.JSON})
 		}
-		if _, ok := next.Flag(old.Key); ok {
-			continue
-		}
-		v := max(old.Version, sub.tombs[old.Key]) + 1
-		sub.tombs[old.Key] = v
-		out = append(out, Event{Name: "delete", Data: deleteData(old.Key, v)})
 	}
 	return out
+}
+
+func segmentEntries(sn *Snapshot) []entry {
+	out := make([]entry, 0, len(sn.segments))
+	for _, s := range sn.segments {
+		if s.JSON != nil {
+			out = append(out, entry{s.Key, s.Version, s.JSON})
+		}
+	}
+	return out
+}
+
+// diffKind returns the patches and deletes of one kind (path is
+// "/flags/" or "/segments/") that take prev to next; false when an item
+// came back with a version the SDK has seen, which only a put conveys.
+func (sub *Subscription) diffKind(path string, prev, next []entry) ([]Event, bool) {
+	before := make(map[string]entry, len(prev))
+	for _, e := range prev {
+		before[e.key] = e
+	}
+	var out []Event
+	for _, e := range next {
+		old, had := before[e.key]
+		delete(before, e.key)
+		if had && old.version == e.version && bytes.Equal(old.json, e.json) {
+			continue
+		}
+		floor := sub.tombs[path+e.key]
+		if had {
+			floor = max(floor, old.version)
+		}
+		if e.version <= floor {
+			return nil, false
+		}
+		out = append(out, Event{Name: "patch", Data: patchData(path+e.key, e.json)})
+	}
+	for _, old := range prev {
+		if _, gone := before[old.key]; !gone {
+			continue
+		}
+		v := max(old.version, sub.tombs[path+old.key]) + 1
+		sub.tombs[path+old.key] = v
+		out = append(out, Event{Name: "delete", Data: deleteData(path+old.key, v)})
+	}
+	return out, true
 }
 
 func putEvent(sn *Snapshot) Event {
@@ -252,15 +296,15 @@ func putEvent(sn *Snapshot) Event {
 	return Event{Name: "put", Data: append(b, '}')}
 }
 
-func patchData(f *Flag) []byte {
-	b := append([]byte(`{"path":`), appendString(nil, "/flags/"+f.Key)...)
+func patchData(path string, data []byte) []byte {
+	b := append([]byte(`{"path":`), appendString(nil, path)...)
 	b = append(b, `,"data":`...)
-	b = append(b, f.JSON...)
+	b = append(b, data...)
 	return append(b, '}')
 }
 
-func deleteData(key string, version int) []byte {
-	b := append([]byte(`{"path":`), appendString(nil, "/flags/"+key)...)
+func deleteData(path string, version int) []byte {
+	b := append([]byte(`{"path":`), appendString(nil, path)...)
 	b = append(b, `,"version":`...)
 	b = appendInt(b, version)
 	return append(b, '}')
