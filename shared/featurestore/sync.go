@@ -137,8 +137,8 @@ func (s *Service) record(ctx context.Context, c *Config, items int, syncErr erro
 }
 
 // Sync writes the configuration's store: for a delivery configuration
-// the environment's flag data (every flag SDKs receive, absent ones
-// removed, then the initialized marker), for a big segment store the
+// the environment's flag data (every segment and flag SDKs receive,
+// absent ones removed, then the initialized marker), for a big segment store the
 // synchronized-on time. Syncs of one configuration never overlap (a lease
 // in the table), and each reads the flag data after taking the lease, so
 // a sync never writes an older state than the one before it. The outcome
@@ -184,14 +184,16 @@ func (s *Service) sync(ctx context.Context, c *Config) (int, error) {
 		if err != nil {
 			return err
 		}
+		// Segments first: a flag that starts using a segment finds it in
+		// the store (a segment goes only once no flag uses it).
+		segs := segmentItems(snap)
+		if err := write(ctx, st, KindSegments, segs); err != nil {
+			return err
+		}
 		if err := write(ctx, st, KindFeatures, want); err != nil {
 			return err
 		}
-		// flagplane models no segments: none may linger from another writer.
-		if err := write(ctx, st, KindSegments, map[string]Item{}); err != nil {
-			return err
-		}
-		items = len(want)
+		items = len(want) + len(segs)
 		return st.MarkInitialized(ctx)
 	})
 	return items, err
@@ -212,6 +214,16 @@ func flagItems(snap *sdkdata.Snapshot) (map[string]Item, error) {
 		out[key] = Item{Version: f.Version, JSON: raw}
 	}
 	return out, nil
+}
+
+// segmentItems are the snapshot's segments as store items.
+func segmentItems(snap *sdkdata.Snapshot) map[string]Item {
+	segs := snap.Segments()
+	out := make(map[string]Item, len(segs))
+	for _, sg := range segs {
+		out[sg.Key] = Item{Version: sg.Version, JSON: sg.JSON}
+	}
+	return out
 }
 
 // write makes the store's items of kind those of want. An item is written
