@@ -10,6 +10,7 @@ import (
 	"fmt"
 
 	"github.com/flagplane/flagplane/shared/flag"
+	"github.com/flagplane/flagplane/shared/patch"
 	"github.com/flagplane/flagplane/shared/resource"
 	"github.com/flagplane/flagplane/shared/store"
 )
@@ -114,6 +115,10 @@ var patchable = map[string]string{
 	"excludedContexts": "updateExcluded",
 	"rules":            "updateRules",
 }
+
+// PatchActions returns the actions a JSON patch of a segment performs,
+// refusing a path no patch may change with a 400: the rights a patch needs.
+func PatchActions(p patch.Patch) ([]string, error) { return kind.PatchActions(p) }
 
 // Clone returns a deep copy of s.
 func (s *Segment) Clone() *Segment {
