@@ -1,6 +1,7 @@
 // Package expiring schedules the removal of users from flags' individual
-// targets ("expiring user targets") and runs the job that removes them
-// when due.
+// targets ("expiring user targets"), and of contexts from segments'
+// included or excluded targets (segments.go), and runs the job that
+// removes them when due.
 //
 // Each scheduled removal is one item (store.ExpiringKey) placed in the
 // due-time index (store.ExpiringIndexKeys), so the job reads only what is
@@ -25,6 +26,7 @@ import (
 	"github.com/flagplane/flagplane/shared/jsondoc"
 	"github.com/flagplane/flagplane/shared/project"
 	"github.com/flagplane/flagplane/shared/record"
+	"github.com/flagplane/flagplane/shared/segment"
 	"github.com/flagplane/flagplane/shared/semanticpatch"
 	"github.com/flagplane/flagplane/shared/store"
 )
@@ -91,6 +93,8 @@ type Service struct {
 	flags *flag.Service
 	envs  *environment.Service
 	now   func() time.Time
+	// segments, when set, lets removals act on segments (SetSegments).
+	segments *segment.Service
 }
 
 // NewService returns the expiring-targets service.

@@ -17,10 +17,12 @@ import (
 
 // Result counts what one sweep did.
 type Result struct {
-	// Removed is how many users were taken out of a flag's individual targets.
+	// Removed is how many users were taken out of a flag's individual
+	// targets, or contexts out of a segment's targets.
 	Removed int
 	// Dropped is how many due removals were deleted without a flag change:
-	// the user was no longer targeted with that variation, or the flag is gone.
+	// the user was no longer targeted with that variation, or the flag
+	// (segment) is gone.
 	Dropped int
 }
 
@@ -51,6 +53,7 @@ func (s *Service) Sweep(ctx context.Context, now time.Time) (Result, error) {
 			res.Dropped++
 		}
 	}
+	errs = append(errs, s.sweepSegments(ctx, now.UnixMilli(), &res))
 	return res, errors.Join(errs...)
 }
 
