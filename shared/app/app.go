@@ -119,6 +119,11 @@ func New(table store.Table, publisher audit.Publisher, s Settings, logger *slog.
 	// Approval requests also carry reviewed changes to AI Config variations.
 	aiconfigs := aiconfig.NewService(table, log, aiConfigProjects{projects: projects, envs: envs}, now)
 	approvals.SetAIConfigs(aiconfigs)
+	segments := segment.NewService(table, log, envs, now)
+	// The expiry job removes targets with its own flag service: a removal scheduled by an allowed change is not held for approval.
+	// It removes segments' targets too, through their audited update without the approval check.
+	expiringTargets := expiring.NewService(table, log, flag.NewService(table, log, now), envs, now)
+	expiringTargets.SetSegments(segments)
 	sdk := sdkdata.NewService(table, envs, now)
 	if logger != nil {
 		sdk.Streams().SetLogger(logger)
@@ -143,8 +148,7 @@ func New(table store.Table, publisher audit.Publisher, s Settings, logger *slog.
 			Evaluation:   evaluation.NewService(table),
 			Flags:        flags,
 			Approvals:    approvals,
-			// The expiry job removes targets with its own flag service: a removal scheduled by an allowed change is not held for approval.
-			Expiring: expiring.NewService(table, log, flag.NewService(table, log, now), envs, now),
+			Expiring:     expiringTargets,
 			// Release policies are reordered in one transaction over all of a project's.
 			ReleasePolicies: releasepolicy.NewService(table, log, projects),
 			Ingest:          s.Ingest,
@@ -153,7 +157,7 @@ func New(table store.Table, publisher audit.Publisher, s Settings, logger *slog.
 			AIConfigs:       aiconfigs,
 			Triggers:        trigger.NewService(table, log, flags, envs, now),
 			Pipelines:       pipeline.NewService(table, log, projects, envs, flags, now),
-			Segments:        segment.NewService(table, log, envs, now),
+			Segments:        segments,
 		},
 		Authn:     authn,
 		Publisher: publisher,
