@@ -270,11 +270,11 @@ func (r *runner) addTargets(p *params, included, users bool) error {
 	opposite := r.held(!included, kind)
 	for _, key := range keys {
 		if opposite[key] {
-			other := "excluded"
+			where := "excluded from"
 			if !included {
-				other = "included"
+				where = "included in"
 			}
-			return r.invalid("%s key %q is %s from segment %q: remove it from there first, a key cannot be both included and excluded", kind, key, other, r.s.Key)
+			return r.invalid("%s key %q is %s segment %q: remove it from there first, a key cannot be both included and excluded", kind, key, where, r.s.Key)
 		}
 	}
 	userList, contexts := r.lists(included)
