@@ -280,7 +280,9 @@ func TestEachInstructionChangesTheSegmentAsTheReferenceSays(t *testing.T) {
 			}},
 		{"addValuesToClause adds the values not there yet",
 			`[{"kind": "addValuesToClause", "ruleId": "r1", "clauseId": "c1a", "values": ["team", "pro"]}]`,
-			func(tb testing.TB, s *segment.Segment) { same(tb, "values", s.Rules[1].Clauses[0].Values, `["pro", "max", "team"]`) }},
+			func(tb testing.TB, s *segment.Segment) {
+				same(tb, "values", s.Rules[1].Clauses[0].Values, `["pro", "max", "team"]`)
+			}},
 		{"removeValuesFromClause removes the values, ignoring values not there",
 			`[{"kind": "removeValuesFromClause", "ruleId": "r1", "clauseId": "c1a", "values": ["max", "none"]}]`,
 			func(tb testing.TB, s *segment.Segment) { same(tb, "values", s.Rules[1].Clauses[0].Values, `["pro"]`) }},
