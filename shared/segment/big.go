@@ -24,12 +24,6 @@ import (
 // segment's audited update, whose delta names the batch: the big segment
 // store integrations' outbox consumer writes the batch to the SDKs' stores.
 
-// Member says whether a context key is on a big segment's lists.
-type Member struct {
-	Included bool `json:"included"`
-	Excluded bool `json:"excluded"`
-}
-
 // maxContextKey bounds a context key written to a big segment: the sort
 // key of its item must stay far below DynamoDB's 1,024 bytes.
 const maxContextKey = 512
@@ -49,23 +43,22 @@ const maxChunkBytes = 256 * 1024
 const maxAlso = store.MaxWrites - 10
 
 // Membership reads whether contextKey is on the lists of generation of
-// big segment segmentKey: evaluation's big segment provider reads it.
-// A key on neither list is not an error.
-func (s *Service) Membership(ctx context.Context, projectKey, envKey, segmentKey string, generation int, contextKey string) (Member, error) {
-	var m Member
+// big segment segmentKey: evaluation's big segment provider reads it
+// (evaluation.Memberships). A key on neither list is not an error.
+func (s *Service) Membership(ctx context.Context, projectKey, envKey, segmentKey string, generation int, contextKey string) (included, excluded bool, err error) {
 	for _, l := range []struct {
 		list string
 		on   *bool
-	}{{store.BigSegmentIncluded, &m.Included}, {store.BigSegmentExcluded, &m.Excluded}} {
+	}{{store.BigSegmentIncluded, &included}, {store.BigSegmentExcluded, &excluded}} {
 		_, err := s.table.Get(ctx, store.BigSegmentMemberKey(projectKey, envKey, segmentKey, generation, l.list, contextKey))
 		switch {
 		case err == nil:
 			*l.on = true
 		case !errors.Is(err, store.ErrNotFound):
-			return Member{}, fmt.Errorf("read membership of %q in big segment %q: %w", contextKey, segmentKey, err)
+			return false, false, fmt.Errorf("read membership of %q in big segment %q: %w", contextKey, segmentKey, err)
 		}
 	}
-	return m, nil
+	return included, excluded, nil
 }
 
 // Big reads a segment that must be a big segment of contexts of kind
