@@ -390,4 +390,3 @@ func (h handlers) individually(ctx context.Context, s *segment.Segment, c ldcont
 	}
 	return false, nil
 }
-
