@@ -120,6 +120,8 @@ func New(table store.Table, publisher audit.Publisher, s Settings, logger *slog.
 	aiconfigs := aiconfig.NewService(table, log, aiConfigProjects{projects: projects, envs: envs}, now)
 	approvals.SetAIConfigs(aiconfigs)
 	segments := segment.NewService(table, log, envs, now)
+	// Approval requests act on segments too, and refuse direct changes where environments require approval for segments.
+	approvals.SetSegments(segments)
 	// The expiry job removes targets with its own flag service: a removal scheduled by an allowed change is not held for approval.
 	// It removes segments' targets too, through their audited update without the approval check.
 	expiringTargets := expiring.NewService(table, log, flag.NewService(table, log, now), envs, now)

@@ -27,23 +27,25 @@ const (
 // "name": "...", "messages": [...], "modelConfigKey": "...", ...}.
 const UpdateAIConfigVariation = "updateAIConfigVariation"
 
-// Target is what a resourceId names: a flag or an AI Config, in one
-// environment of a project.
+// Target is what a resourceId names: a flag, an AI Config or a segment,
+// in one environment of a project.
 type Target struct {
 	Kind, ProjectKey, EnvironmentKey, Key string
 }
 
-// ParseTarget reads `proj/<p>:env/<e>:flag/<f>` or
-// `proj/<p>:env/<e>:aiconfig/<configKey>`; anything else is a 400.
+// ParseTarget reads `proj/<p>:env/<e>:flag/<f>`,
+// `proj/<p>:env/<e>:aiconfig/<configKey>` or
+// `proj/<p>:env/<e>:segment/<segmentKey>`; anything else is a 400.
 func ParseTarget(id string) (Target, error) {
-	bad := fault.New(fault.Invalid, "field \"resourceId\" must name a flag or an AI Config in an environment, as "+
-		"proj/<projectKey>:env/<environmentKey>:flag/<flagKey> or proj/<projectKey>:env/<environmentKey>:aiconfig/<configKey>, not %q", id)
+	bad := fault.New(fault.Invalid, "field \"resourceId\" must name a flag, an AI Config or a segment in an environment, as "+
+		"proj/<projectKey>:env/<environmentKey>:flag/<flagKey>, proj/<projectKey>:env/<environmentKey>:aiconfig/<configKey> or "+
+		"proj/<projectKey>:env/<environmentKey>:segment/<segmentKey>, not %q", id)
 	parts := strings.Split(id, ":")
 	if len(parts) != 3 {
 		return Target{}, bad
 	}
 	kind, key, ok := strings.Cut(parts[2], "/")
-	if !ok || (kind != KindFlag && kind != KindAIConfig) || environment.ValidKey("resourceId", key) != nil {
+	if !ok || (kind != KindFlag && kind != KindAIConfig && kind != KindSegment) || environment.ValidKey("resourceId", key) != nil {
 		return Target{}, bad
 	}
 	t := Target{Kind: kind, Key: key}

@@ -26,6 +26,7 @@ import (
 	"github.com/flagplane/flagplane/shared/member"
 	"github.com/flagplane/flagplane/shared/project"
 	"github.com/flagplane/flagplane/shared/record"
+	"github.com/flagplane/flagplane/shared/segment"
 	"github.com/flagplane/flagplane/shared/semanticpatch"
 	"github.com/flagplane/flagplane/shared/store"
 	"github.com/flagplane/flagplane/shared/team"
@@ -94,10 +95,12 @@ type Request struct {
 	EnvironmentKey          string                      `json:"environmentKey"`
 	FlagKey                 string                      `json:"flagKey"`
 	// ResourceKind is aiconfig for a request on an AI Config (AIConfigKey
-	// names it, FlagKey is empty); empty for a flag, as requests made
-	// before AI Configs are stored.
+	// names it, FlagKey is empty), segment for one on a segment
+	// (SegmentKey); empty for a flag, as requests made before AI Configs
+	// are stored.
 	ResourceKind      string                       `json:"resourceKind,omitempty"`
 	AIConfigKey       string                       `json:"aiConfigKey,omitempty"`
+	SegmentKey        string                       `json:"segmentKey,omitempty"`
 	ApprovalSettings  environment.ApprovalSettings `json:"approvalSettings"`
 	IntegrationConfig json.RawMessage              `json:"integrationConfig,omitempty"`
 	// Version is the item version, shown as _version; not stored in the document.
@@ -141,8 +144,10 @@ type Service struct {
 	projects *project.Service
 	members  *member.Service
 	teams    *team.Service
-	// aiconfigs, when set, lets requests act on AI Configs.
+	// aiconfigs, when set, lets requests act on AI Configs; segments on
+	// segments (segment.go).
 	aiconfigs *aiconfig.Service
+	segments  *segment.Service
 	now       func() time.Time
 }
 
@@ -228,14 +233,22 @@ func (s *Service) Create(ctx context.Context, in Input) (*Request, error) {
 		return nil, err
 	}
 	settings := env.ApprovalSettings
-	if t.Kind == KindAIConfig {
+	switch t.Kind {
+	case KindAIConfig:
 		if err := s.checkAI(ctx, pk, t.Key, sp.Instructions); err != nil {
 			return nil, err
 		}
 		if a, ok := env.ResourceApprovalSettings[KindAIConfig]; ok {
 			settings = a
 		}
-	} else {
+	case KindSegment:
+		if err := s.checkSegment(ctx, pk, ek, t.Key, sp.Instructions); err != nil {
+			return nil, asInvalid(err)
+		}
+		if a, ok := env.ResourceApprovalSettings[KindSegment]; ok {
+			settings = a
+		}
+	default:
 		f, err := s.flags.Load(ctx, pk, fk)
 		if err != nil {
 			return nil, err
@@ -268,8 +281,11 @@ func (s *Service) Create(ctx context.Context, in Input) (*Request, error) {
 		Instructions: sp.Instructions, OperatingOnID: fk, ResourceID: *in.ResourceID, ProjectKey: pk, EnvironmentKey: ek,
 		FlagKey: fk, ApprovalSettings: settings, Version: 1,
 	}
-	if t.Kind == KindAIConfig {
+	switch t.Kind {
+	case KindAIConfig:
 		r.FlagKey, r.ResourceKind, r.AIConfigKey = "", KindAIConfig, t.Key
+	case KindSegment:
+		r.FlagKey, r.ResourceKind, r.SegmentKey = "", KindSegment, t.Key
 	}
 	if len(in.IntegrationConfig) > 0 && string(in.IntegrationConfig) != "null" {
 		r.IntegrationConfig = in.IntegrationConfig
@@ -309,18 +325,21 @@ func (s *Service) change(r *Request, writes []store.Write, action, verb, comment
 	return c
 }
 
-// Key is the key of the flag or AI Config the request acts on.
+// Key is the key of the flag, AI Config or segment the request acts on.
 func (r *Request) Key() string {
-	if r.ResourceKind == KindAIConfig {
+	switch r.ResourceKind {
+	case KindAIConfig:
 		return r.AIConfigKey
+	case KindSegment:
+		return r.SegmentKey
 	}
 	return r.FlagKey
 }
 
-// Kind is the kind of resource the request acts on: flag or aiconfig.
+// Kind is the kind of resource the request acts on: flag, aiconfig or segment.
 func (r *Request) Kind() string {
-	if r.ResourceKind == KindAIConfig {
-		return KindAIConfig
+	if r.ResourceKind == KindAIConfig || r.ResourceKind == KindSegment {
+		return r.ResourceKind
 	}
 	return KindFlag
 }
@@ -355,8 +374,11 @@ func (s *Service) Conflicts(ctx context.Context, r *Request, flags map[string]*f
 	if r.Status != StatusPending && r.Status != StatusScheduled {
 		return out, nil
 	}
-	if r.Kind() == KindAIConfig {
+	switch r.Kind() {
+	case KindAIConfig:
 		return s.aiConflicts(ctx, r)
+	case KindSegment:
+		return s.segmentConflicts(ctx, r)
 	}
 	k := r.ProjectKey + "/" + r.FlagKey
 	f, ok := flags[k]

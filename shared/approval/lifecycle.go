@@ -182,6 +182,9 @@ func (s *Service) run(ctx context.Context, r *Request, comment string) (*Request
 	if comment == "" {
 		comment = r.Description
 	}
+	if r.Kind() == KindSegment {
+		return s.runSegment(ctx, r, next, put, comment)
+	}
 	sp := semanticpatch.Patch{Comment: comment, EnvironmentKey: r.EnvironmentKey, Instructions: r.Instructions}
 	_, err = s.flags.SemanticPatchWith(flag.WithoutApprovalCheck(ctx), r.ProjectKey, r.FlagKey, sp, put)
 	var se *semanticpatch.Error

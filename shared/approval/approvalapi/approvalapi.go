@@ -17,13 +17,14 @@ import (
 	"github.com/flagplane/flagplane/shared/listing"
 	"github.com/flagplane/flagplane/shared/policy"
 	"github.com/flagplane/flagplane/shared/project"
+	"github.com/flagplane/flagplane/shared/segment"
 	"github.com/flagplane/flagplane/shared/semanticpatch"
 )
 
 // New is the approvals group over a.
 func New(a *app.App) app.Group {
 	s := a.Services
-	h := handlers{approvals: s.Approvals, flags: s.Flags, projects: s.Projects, envs: s.Environments}
+	h := handlers{approvals: s.Approvals, flags: s.Flags, segments: s.Segments, projects: s.Projects, envs: s.Environments}
 	ok := api.Answer{Status: http.StatusOK, Rep: approvalRep{}}
 	return app.Group{
 		Name:     "approvals",
@@ -58,10 +59,11 @@ func New(a *app.App) app.Group {
 }
 
 // handlers are the approvals group's operations, over the services a
-// request's answer reads: its flag, project and environment.
+// request's answer reads: its flag or segment, project and environment.
 type handlers struct {
 	approvals *approval.Service
 	flags     *flag.Service
+	segments  *segment.Service
 	projects  *project.Service
 	envs      *environment.Service
 }
@@ -211,13 +213,10 @@ func approvalNeed(kind, projectKey, envKey, key string) api.Need {
 // approvalResource is what an approval request acts on: its flag in its
 // environment (proj/<p>:env/<e>:flag/<key>, the operations' own resource
 // proj/*:env/*:flag/* narrowed), or for an AI Config
-// proj/<p>:env/<e>:aiconfig/<key>.
+// proj/<p>:env/<e>:aiconfig/<key>, for a segment
+// proj/<p>:env/<e>:segment/<key>: the resource kinds are the request's.
 func approvalResource(kind, projectKey, envKey, key string) policy.Resource {
-	kindOf := "flag"
-	if kind == approval.KindAIConfig {
-		kindOf = "aiconfig"
-	}
-	return policy.NewResource("proj", projectKey).Child("env", envKey).Child(kindOf, key)
+	return policy.NewResource("proj", projectKey).Child("env", envKey).Child(kind, key)
 }
 
 // storedNeeds authorizes reading, reviewing, applying or deleting a

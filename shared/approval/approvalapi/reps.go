@@ -12,6 +12,7 @@ import (
 	"github.com/flagplane/flagplane/shared/flag"
 	"github.com/flagplane/flagplane/shared/jsondoc"
 	"github.com/flagplane/flagplane/shared/reps"
+	"github.com/flagplane/flagplane/shared/segment"
 	"github.com/flagplane/flagplane/shared/semanticpatch"
 )
 
@@ -56,9 +57,24 @@ type approvalRep struct {
 	IntegrationConfig       any                          `json:"integrationConfig,omitempty"`
 
 	Flag         *reps.Flag         `json:"flag,omitempty"`
-	Resource     *reps.Flag         `json:"resource,omitempty"`
+	Resource     *resourceRep       `json:"resource,omitempty"`
 	Project      *reps.Project      `json:"project,omitempty"`
 	Environments []reps.Environment `json:"environments,omitempty"`
+}
+
+// resourceRep is ExpandedResourceRep: the flag or segment a request acts
+// on, under its kind.
+type resourceRep struct {
+	Kind    string      `json:"kind"`
+	Flag    *reps.Flag  `json:"flag,omitempty"`
+	Segment *segmentRep `json:"segment,omitempty"`
+}
+
+// segmentRep is the reference's UserSegment as an expanded resource: the
+// segment as stored, with its links.
+type segmentRep struct {
+	*segment.Segment
+	Links api.Links `json:"_links"`
 }
 
 type approvalsRep struct {
@@ -108,9 +124,12 @@ func (v *approvalView) rep(a *approval.Request) (approvalRep, error) {
 		return approvalRep{}, err
 	}
 	links := api.Links{"self": api.JSONLink(approval.Href(a.ID)), "parent": api.JSONLink(approval.CollectionHref)}
-	if a.Kind() == approval.KindAIConfig {
+	switch a.Kind() {
+	case approval.KindAIConfig:
 		links["aiConfig"] = api.JSONLink(aiconfig.Href(a.ProjectKey, a.AIConfigKey))
-	} else {
+	case approval.KindSegment:
+		links["segment"] = api.JSONLink(segment.Href(a.ProjectKey, a.EnvironmentKey, a.SegmentKey))
+	default:
 		links["flag"] = api.JSONLink(flag.Href(a.ProjectKey, a.FlagKey))
 	}
 	rep := approvalRep{
@@ -135,9 +154,22 @@ func (v *approvalView) rep(a *approval.Request) (approvalRep, error) {
 			continue
 		}
 		switch e {
-		case "flag", "resource":
+		case "resource":
+			if a.Kind() == approval.KindSegment {
+				seg, err := v.h.segments.Get(ctx, a.ProjectKey, a.EnvironmentKey, a.SegmentKey)
+				if err != nil && !fault.Is(err, fault.NotFound) {
+					return approvalRep{}, err
+				}
+				if seg != nil {
+					rep.Resource = &resourceRep{Kind: approval.KindSegment, Segment: &segmentRep{Segment: seg,
+						Links: api.Links{"self": api.JSONLink(seg.Href()), "parent": api.JSONLink(segment.CollectionHref(a.ProjectKey, a.EnvironmentKey))}}}
+				}
+				continue
+			}
+			fallthrough
+		case "flag":
 			if a.Kind() != approval.KindFlag {
-				continue // an AI Config request has no flag to expand
+				continue // an AI Config or segment request has no flag to expand
 			}
 			d, err := v.detail(ctx, a)
 			if err != nil {
@@ -148,7 +180,7 @@ func (v *approvalView) rep(a *approval.Request) (approvalRep, error) {
 				if e == "flag" {
 					rep.Flag = &fr
 				} else {
-					rep.Resource = &fr
+					rep.Resource = &resourceRep{Kind: approval.KindFlag, Flag: &fr}
 				}
 			}
 		case "project":
