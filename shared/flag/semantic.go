@@ -698,12 +698,18 @@ func (r *runner) clauseAt(p *params) (*Clause, error) {
 		return nil, r.invalid("field %q is required", semanticpatch.Field(r.i, "clauseId"))
 	}
 	rule := &r.env().Rules[idx]
-	for j := range rule.Clauses {
-		if rule.Clauses[j].ID == *p.ClauseID {
-			return &rule.Clauses[j], nil
-		}
+	c, err := FindClause(rule.ID, rule.Clauses, *p.ClauseID)
+	return c, semanticpatch.At(err, r.i, r.kind, true)
+}
+
+// FindClause returns the clause id of the rule ruleID's clauses; a 400
+// naming both when the rule holds none.
+func FindClause(ruleID string, clauses []Clause, id string) (*Clause, error) {
+	j := slices.IndexFunc(clauses, func(c Clause) bool { return c.ID == id })
+	if j < 0 {
+		return nil, fault.New(fault.Invalid, "clause %q does not exist in rule %q", id, ruleID)
 	}
-	return nil, r.failed("clause %q does not exist in rule %q", *p.ClauseID, rule.ID)
+	return &clauses[j], nil
 }
 
 // removeClauses removes clauses of a rule; as removeRule, clauses (or a
@@ -720,11 +726,20 @@ func (r *runner) removeClauses(p *params) error {
 		return nil
 	}
 	rule := &r.env().Rules[idx]
-	rule.Clauses = slices.DeleteFunc(rule.Clauses, func(c Clause) bool { return slices.Contains(p.ClauseIDs, c.ID) })
-	if len(rule.Clauses) == 0 {
-		return r.failed("rule %q would be left without clauses; remove the rule instead", rule.ID)
+	clauses, err := RemoveClauses(rule.ID, rule.Clauses, p.ClauseIDs)
+	rule.Clauses = clauses
+	return semanticpatch.At(err, r.i, r.kind, true)
+}
+
+// RemoveClauses returns the rule ruleID's clauses without those of ids
+// (ids it does not hold are not an error); a 400 when it would be left
+// without clauses. It reuses the array of clauses.
+func RemoveClauses(ruleID string, clauses []Clause, ids []string) ([]Clause, error) {
+	clauses = slices.DeleteFunc(clauses, func(c Clause) bool { return slices.Contains(ids, c.ID) })
+	if len(clauses) == 0 {
+		return nil, fault.New(fault.Invalid, "rule %q would be left without clauses; remove the rule instead", ruleID)
 	}
-	return nil
+	return clauses, nil
 }
 
 func (r *runner) updateClause(p *params) error {
@@ -774,12 +789,17 @@ func (r *runner) addValuesToClause(p *params) error {
 	if err != nil {
 		return err
 	}
+	c.AddValues(values)
+	return nil
+}
+
+// AddValues adds to the clause the values it does not hold yet.
+func (c *Clause) AddValues(values []json.RawMessage) {
 	for _, v := range values {
 		if !ContainsValue(c.Values, v) {
 			c.Values = append(c.Values, v)
 		}
 	}
-	return nil
 }
 
 // removeValuesFromClause removes values from a clause; values, a clause or
@@ -804,10 +824,15 @@ func (r *runner) removeValuesFromClause(p *params) error {
 	if j < 0 {
 		return nil
 	}
-	c := &rule.Clauses[j]
+	return semanticpatch.At(rule.Clauses[j].RemoveValues(values), r.i, r.kind, true)
+}
+
+// RemoveValues removes values from the clause (values it does not hold
+// are not an error); a 400 when it would be left without values.
+func (c *Clause) RemoveValues(values []json.RawMessage) error {
 	c.Values = slices.DeleteFunc(c.Values, func(v json.RawMessage) bool { return ContainsValue(values, v) })
 	if len(c.Values) == 0 {
-		return r.failed("clause %q would be left without values; remove the clause instead", c.ID)
+		return fault.New(fault.Invalid, "clause %q would be left without values; remove the clause instead", c.ID)
 	}
 	return nil
 }

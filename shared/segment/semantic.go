@@ -60,8 +60,8 @@ var instructions = map[string]instruction{
 	"removeValuesFromClause":          {action: "updateRules", run: (*runner).removeValuesFromClause},
 
 	// Details.
-	"updateName":        {action: "updateName", run: (*runner).updateName},
-	"updateDescription": {action: "updateDescription", run: (*runner).updateDescription},
+	"updateName":        {action: "updateName", run: func(r *runner, p *params) error { return r.setValue(p, &r.s.Name) }},
+	"updateDescription": {action: "updateDescription", run: func(r *runner, p *params) error { return r.setValue(p, &r.s.Description) }},
 	"addTags":           {action: "updateTags", run: (*runner).addTags},
 	"removeTags":        {action: "updateTags", run: (*runner).removeTags},
 }
@@ -325,12 +325,17 @@ func (r *runner) removeTargets(p *params, included, users bool) error {
 
 // --- Rules and clauses.
 
+// ruleIndex is the index of rule id, -1 when the segment has none.
+func (r *runner) ruleIndex(id string) int {
+	return slices.IndexFunc(r.s.Rules, func(rule Rule) bool { return rule.ID == id })
+}
+
 // rule resolves the ruleId parameter to an index.
 func (r *runner) rule(id *string) (int, error) {
 	if id == nil || *id == "" {
 		return 0, r.required("ruleId")
 	}
-	j := slices.IndexFunc(r.s.Rules, func(rule Rule) bool { return rule.ID == *id })
+	j := r.ruleIndex(*id)
 	if j < 0 {
 		return 0, r.invalid("rule %q does not exist in segment %q", *id, r.s.Key)
 	}
@@ -538,29 +543,26 @@ func (r *runner) clauseAt(p *params) (*flag.Clause, error) {
 		return nil, r.required("clauseId")
 	}
 	rule := &r.s.Rules[j]
-	k := slices.IndexFunc(rule.Clauses, func(c flag.Clause) bool { return c.ID == *p.ClauseID })
-	if k < 0 {
-		return nil, r.invalid("clause %q does not exist in rule %q", *p.ClauseID, rule.ID)
-	}
-	return &rule.Clauses[k], nil
+	return flag.FindClause(rule.ID, rule.Clauses, *p.ClauseID)
 }
 
-// removeClauses removes clauses of a rule; clause ids the rule does not
-// hold are not an error: what was asked already holds.
+// removeClauses removes clauses of a rule; as removeRule, clauses (or a
+// rule) that do not exist are not an error: what was asked already holds.
 func (r *runner) removeClauses(p *params) error {
-	j, err := r.rule(p.RuleID)
-	if err != nil {
-		return err
+	if p.RuleID == nil || *p.RuleID == "" {
+		return r.required("ruleId")
 	}
 	if len(p.ClauseIDs) == 0 {
 		return r.invalid("field %q must hold at least one clause id", semanticpatch.Field(r.i, "clauseIds"))
 	}
-	rule := &r.s.Rules[j]
-	rule.Clauses = slices.DeleteFunc(rule.Clauses, func(c flag.Clause) bool { return slices.Contains(p.ClauseIDs, c.ID) })
-	if len(rule.Clauses) == 0 {
-		return r.invalid("rule %q would be left without clauses; remove the rule instead", rule.ID)
+	j := r.ruleIndex(*p.RuleID)
+	if j < 0 {
+		return nil
 	}
-	return nil
+	rule := &r.s.Rules[j]
+	clauses, err := flag.RemoveClauses(rule.ID, rule.Clauses, p.ClauseIDs)
+	rule.Clauses = clauses
+	return err
 }
 
 func (r *runner) updateClause(p *params) error {
@@ -588,49 +590,43 @@ func (r *runner) addValuesToClause(p *params) error {
 	if err != nil {
 		return err
 	}
-	for _, v := range values {
-		if !flag.ContainsValue(c.Values, v) {
-			c.Values = append(c.Values, v)
-		}
-	}
+	c.AddValues(values)
 	return nil
 }
 
-// removeValuesFromClause removes values from a clause; values that are not
-// there are not an error.
+// removeValuesFromClause removes values from a clause; values, a clause or
+// a rule that are not there are not an error: what was asked already holds.
 func (r *runner) removeValuesFromClause(p *params) error {
-	c, err := r.clauseAt(p)
-	if err != nil {
-		return err
+	if p.RuleID == nil || *p.RuleID == "" {
+		return r.required("ruleId")
+	}
+	if p.ClauseID == nil || *p.ClauseID == "" {
+		return r.required("clauseId")
 	}
 	values, err := flag.ClauseValues(p.Values, semanticpatch.Field(r.i, "values"))
 	if err != nil {
 		return err
 	}
-	c.Values = slices.DeleteFunc(c.Values, func(v json.RawMessage) bool { return flag.ContainsValue(values, v) })
-	if len(c.Values) == 0 {
-		return r.invalid("clause %q would be left without values; remove the clause instead", c.ID)
+	j := r.ruleIndex(*p.RuleID)
+	if j < 0 {
+		return nil
 	}
-	return nil
+	c, err := flag.FindClause(r.s.Rules[j].ID, r.s.Rules[j].Clauses, *p.ClauseID)
+	if err != nil {
+		return nil
+	}
+	return c.RemoveValues(values)
 }
 
 // --- Details.
 
-func (r *runner) updateName(p *params) error {
-	name, err := semanticpatch.String(r.i, r.kind, p.Value, "value")
+// setValue sets *field to the value parameter, a string.
+func (r *runner) setValue(p *params, field *string) error {
+	v, err := semanticpatch.String(r.i, r.kind, p.Value, "value")
 	if err != nil {
 		return err
 	}
-	r.s.Name = name
-	return nil
-}
-
-func (r *runner) updateDescription(p *params) error {
-	d, err := semanticpatch.String(r.i, r.kind, p.Value, "value")
-	if err != nil {
-		return err
-	}
-	r.s.Description = d
+	*field = v
 	return nil
 }
 

@@ -433,11 +433,13 @@ func TestSemanticPatchRecordsOneAuditEntry(t *testing.T) {
 			t.Errorf("entry resource %q", e.Accesses[0].Resource)
 		}
 	})
-	t.Run("a patch that changes nothing writes nothing", func(t *testing.T) {
+	t.Run("a patch that changes nothing (removing what is not there, adding what is) writes nothing", func(t *testing.T) {
 		r := newRig(t)
 		before := r.segment(t, beta())
 		entries := len(r.entries(t))
-		got, err := r.patch("beta", "", `[{"kind": "removeIncludedUsers", "values": ["nobody"]}, {"kind": "removeRule", "ruleId": "r9"}, {"kind": "addTags", "values": ["a"]}]`)
+		got, err := r.patch("beta", "", `[{"kind": "removeIncludedUsers", "values": ["nobody"]}, {"kind": "removeRule", "ruleId": "r9"}, {"kind": "addTags", "values": ["a"]},
+			 {"kind": "removeClauses", "ruleId": "r9", "clauseIds": ["c0"]}, {"kind": "removeValuesFromClause", "ruleId": "r0", "clauseId": "c9", "values": [".edu"]},
+			 {"kind": "removeValuesFromClause", "ruleId": "r1", "clauseId": "c1a", "values": ["free"]}]`)
 		if err != nil {
 			t.Fatal(err)
 		}
