@@ -10,24 +10,28 @@ import (
 	"github.com/flagplane/flagplane/shared/flag"
 	"github.com/flagplane/flagplane/shared/policy"
 	"github.com/flagplane/flagplane/shared/project"
+	"github.com/flagplane/flagplane/shared/segment"
 )
 
-// tagger reads the stored tags of projects, environments and flags for
-// tag-selecting statements.
+// tagger reads the stored tags of projects, environments, flags and
+// segments for tag-selecting statements.
 type tagger struct{ s Services }
 
 func (t tagger) Tags(ctx context.Context, res policy.Resource) (policy.Resource, error) {
-	var projectKey string
+	var projectKey, envKey string
 	var out policy.Resource
 	for i, seg := range res.Segments() {
 		tags := seg.Tags // a create's own tags, from its body
-		stored, err := t.stored(ctx, seg, projectKey)
+		stored, err := t.stored(ctx, seg, projectKey, envKey)
 		if err != nil {
 			return res, err
 		}
 		tags = append(slices.Clip(tags), stored...)
-		if seg.Kind == "proj" {
+		switch seg.Kind {
+		case "proj":
 			projectKey = seg.Key
+		case "env":
+			envKey = seg.Key
 		}
 		if i == 0 {
 			out = policy.NewResource(seg.Kind, seg.Key, tags...)
@@ -38,9 +42,10 @@ func (t tagger) Tags(ctx context.Context, res policy.Resource) (policy.Resource,
 	return out, nil
 }
 
-// stored returns the tags of the project, environment or flag seg names,
-// none for a wildcard key, another kind, or a resource that does not exist.
-func (t tagger) stored(ctx context.Context, seg policy.ResourceSegment, projectKey string) ([]string, error) {
+// stored returns the tags of the project, environment, flag or segment
+// seg names, none for a wildcard key, another kind, or a resource that
+// does not exist.
+func (t tagger) stored(ctx context.Context, seg policy.ResourceSegment, projectKey, envKey string) ([]string, error) {
 	if seg.Key == "*" || seg.Key == "" {
 		return nil, nil
 	}
@@ -62,6 +67,11 @@ func (t tagger) stored(ctx context.Context, seg policy.ResourceSegment, projectK
 		if f, err = t.s.Flags.Load(ctx, projectKey, seg.Key); err == nil {
 			tags = f.Tags
 		}
+	case seg.Kind == "segment" && concrete(projectKey) && concrete(envKey):
+		var s *segment.Segment
+		if s, err = t.s.Segments.Get(ctx, projectKey, envKey, seg.Key); err == nil {
+			tags = s.Tags
+		}
 	default:
 		return nil, nil
 	}
@@ -70,3 +80,6 @@ func (t tagger) stored(ctx context.Context, seg policy.ResourceSegment, projectK
 	}
 	return tags, nil
 }
+
+// concrete reports whether a key of a resource names one resource.
+func concrete(key string) bool { return key != "" && key != "*" }

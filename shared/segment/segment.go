@@ -20,7 +20,9 @@ import (
 type Segment struct {
 	Key              string   `json:"key"`
 	Name             string   `json:"name"`
-	Description      string   `json:"description,omitempty"`
+	// Description is always shown, so that a JSON patch may replace it
+	// (the reference's own example does).
+	Description      string   `json:"description"`
 	Tags             []string `json:"tags"`
 	CreationDate     int64    `json:"creationDate"`
 	LastModifiedDate int64    `json:"lastModifiedDate"`

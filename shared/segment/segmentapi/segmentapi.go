@@ -9,16 +9,17 @@ import (
 
 	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/app"
+	"github.com/flagplane/flagplane/shared/environment"
 	"github.com/flagplane/flagplane/shared/segment"
 )
 
 // New is the segments group over a.
 func New(a *app.App) app.Group {
-	h := handlers{segments: a.Services.Segments}
+	h := handlers{segments: a.Services.Segments, envs: a.Services.Environments, counts: noMembers}
 	ok := func(rep any) api.Answer { return api.Answer{Status: http.StatusOK, Rep: rep} }
-	_ = ok
 	return app.Group{
-		Name: "segments",
+		Name:     "segments",
+		Examples: examples(),
 		Handlers: map[string]api.Handler{
 			// segments.go
 			"getSegments":   h.getSegments,
@@ -42,12 +43,26 @@ func New(a *app.App) app.Group {
 			"getExpiringUserTargetsForSegment":   h.getExpiringUserTargetsForSegment,
 			"patchExpiringUserTargetsForSegment": h.patchExpiringUserTargetsForSegment,
 		},
-		Needs:   map[string]api.Needs{},
-		Answers: map[string]api.Answer{},
+		Needs: map[string]api.Needs{
+			// segments.go
+			"patchSegment": patchNeeds,
+		},
+		Answers: map[string]api.Answer{
+			// segments.go
+			"getSegments":   ok(segmentsRep{}),
+			"postSegment":   {Status: http.StatusCreated, Rep: segmentRep{}},
+			"getSegment":    ok(segmentRep{}),
+			"patchSegment":  ok(segmentRep{}),
+			"deleteSegment": {Status: http.StatusNoContent},
+		},
 	}
 }
 
 // handlers serve the group's operations.
 type handlers struct {
 	segments *segment.Service
+	// envs name a missing environment, and a big segment's envId.
+	envs *environment.Service
+	// counts fills a big segment's _unboundedMetadata counts.
+	counts memberCounts
 }
