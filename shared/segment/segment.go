@@ -18,8 +18,8 @@ import (
 // Segment is one segment of one environment, as stored; its JSON is the
 // reference's segment representation less the links and access.
 type Segment struct {
-	Key              string   `json:"key"`
-	Name             string   `json:"name"`
+	Key  string `json:"key"`
+	Name string `json:"name"`
 	// Description is always shown, so that a JSON patch may replace it
 	// (the reference's own example does).
 	Description      string   `json:"description"`
