@@ -46,6 +46,10 @@ type Store interface {
 	SetSynchronizedOn(ctx context.Context, ms int64) error
 	// SynchronizedOn reads it; 0 when never written.
 	SynchronizedOn(ctx context.Context) (int64, error)
+	// WriteMembers adds the big segment ref ("<key>.g<generation>") to the
+	// included (or excluded) set of each context key (on), or removes it,
+	// as LaunchDarkly's big segment store integrations lay them out.
+	WriteMembers(ctx context.Context, ref string, included, on bool, contextKeys []string) error
 	// Probe writes a probe key, reads it back and removes it; an error
 	// is a *StepError naming the step that failed.
 	Probe(ctx context.Context) error
@@ -168,9 +172,9 @@ func (s *Service) sync(ctx context.Context, c *Config) (int, error) {
 	items := 0
 	err = s.withLease(ctx, c.ID, func() error {
 		if c.Capability == BigSegmentStore {
-			// flagplane models no segments, so the store's memberships are
-			// the empty set: synchronized as of now.
-			return st.SetSynchronizedOn(ctx, s.now().UnixMilli())
+			var err error
+			items, err = s.syncBigSegments(ctx, st, c)
+			return err
 		}
 		// A deleted environment has no flag data: its store keeps the last set.
 		if _, err := s.envs.Get(ctx, c.ProjectKey, c.EnvironmentKey); err != nil {
@@ -472,6 +476,9 @@ func (s *Service) Consume(ctx context.Context, e audit.Entry, _ int) error {
 	}
 	seen := map[string]bool{}
 	var errs []error
+	if e.Kind == "segment" {
+		errs = append(errs, s.consumeBigSegments(ctx, e))
+	}
 	for _, c := range targets {
 		if seen[c.ID] {
 			continue
@@ -531,7 +538,7 @@ func (s *Service) RefreshBigSegments(ctx context.Context) error {
 	var errs []error
 	for _, c := range list {
 		if c.On {
-			errs = append(errs, s.Sync(ctx, c))
+			errs = append(errs, s.refreshBigSegments(ctx, c))
 		}
 	}
 	return errors.Join(errs...)

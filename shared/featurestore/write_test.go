@@ -18,9 +18,34 @@ import (
 type memStore struct {
 	items map[string]map[string]Item
 	puts  int
+	// members are the big segment sets: "include:<hash>" or
+	// "exclude:<hash>" -> refs; synced the synchronized-on time.
+	members map[string]map[string]bool
+	synced  int64
 }
 
-func newMemStore() *memStore { return &memStore{items: map[string]map[string]Item{}} }
+func newMemStore() *memStore {
+	return &memStore{items: map[string]map[string]Item{}, members: map[string]map[string]bool{}}
+}
+
+func (m *memStore) WriteMembers(_ context.Context, ref string, included, on bool, keys []string) error {
+	set := "exclude:"
+	if included {
+		set = "include:"
+	}
+	for _, k := range keys {
+		name := set + HashContextKey(k)
+		if m.members[name] == nil {
+			m.members[name] = map[string]bool{}
+		}
+		if on {
+			m.members[name][ref] = true
+		} else {
+			delete(m.members[name], ref)
+		}
+	}
+	return nil
+}
 
 func (m *memStore) Items(_ context.Context, kind string) (map[string]Item, error) {
 	out := map[string]Item{}
@@ -52,11 +77,11 @@ func (m *memStore) Delete(_ context.Context, kind, key string, expect int) (bool
 	return true, nil
 }
 
-func (m *memStore) MarkInitialized(context.Context) error          { return nil }
-func (m *memStore) SetSynchronizedOn(context.Context, int64) error { return nil }
-func (m *memStore) SynchronizedOn(context.Context) (int64, error)  { return 0, nil }
-func (m *memStore) Probe(context.Context) error                    { return nil }
-func (m *memStore) Close() error                                   { return nil }
+func (m *memStore) MarkInitialized(context.Context) error               { return nil }
+func (m *memStore) SetSynchronizedOn(_ context.Context, ms int64) error { m.synced = ms; return nil }
+func (m *memStore) SynchronizedOn(context.Context) (int64, error)       { return m.synced, nil }
+func (m *memStore) Probe(context.Context) error                         { return nil }
+func (m *memStore) Close() error                                        { return nil }
 
 func item(v int, body string) Item {
 	return Item{Version: v, JSON: []byte(fmt.Sprintf(`{"version":%d,"v":%q}`, v, body))}

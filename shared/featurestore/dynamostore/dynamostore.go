@@ -203,6 +203,61 @@ func (st *Store) SynchronizedOn(ctx context.Context) (int64, error) {
 	return strconv.ParseInt(v.Value, 10, 64)
 }
 
+// writers is how many UpdateItem requests WriteMembers has in flight.
+const writers = 16
+
+// WriteMembers adds ref to, or deletes it from, the string set "included"
+// (or "excluded") of each key's item "<prefix>:big_segments_user" /
+// <hash>: one UpdateItem per key, the only write that changes a set
+// without reading it.
+func (st *Store) WriteMembers(ctx context.Context, ref string, included, on bool, contextKeys []string) error {
+	attr, op := "excluded", "DELETE"
+	if included {
+		attr = "included"
+	}
+	if on {
+		op = "ADD"
+	}
+	ns := st.namespace("big_segments_user")
+	expr := aws.String(op + " #s :ref")
+	names := map[string]string{"#s": attr}
+	values := map[string]types.AttributeValue{":ref": &types.AttributeValueMemberSS{Value: []string{ref}}}
+	keys := make(chan string)
+	errs := make(chan error, writers)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for range writers {
+		go func() {
+			var first error
+			for k := range keys {
+				if first != nil {
+					continue
+				}
+				_, err := st.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(st.table),
+					Key: key(ns, featurestore.HashContextKey(k)), UpdateExpression: expr,
+					ExpressionAttributeNames: names, ExpressionAttributeValues: values})
+				if err != nil {
+					first = fmt.Errorf("update big segment membership in table %s: %w", st.table, err)
+					cancel()
+				}
+			}
+			errs <- first
+		}()
+	}
+	for _, k := range contextKeys {
+		if ctx.Err() != nil {
+			break
+		}
+		keys <- k
+	}
+	close(keys)
+	var all []error
+	for range writers {
+		all = append(all, <-errs)
+	}
+	return errors.Join(all...)
+}
+
 // Probe writes the item "<prefix>:$flagplane_probe", reads it back and
 // deletes it.
 func (st *Store) Probe(ctx context.Context) error {

@@ -180,6 +180,47 @@ func (st *Store) SynchronizedOn(context.Context) (int64, error) {
 	return strconv.ParseInt(s, 10, 64)
 }
 
+// pipeline is how many commands WriteMembers sends before reading replies.
+const pipeline = 1000
+
+// WriteMembers adds ref to, or removes it from, the sets
+// "<prefix>:big_segment_include:<hash>" (or ..._exclude:) of the keys,
+// pipelined.
+func (st *Store) WriteMembers(ctx context.Context, ref string, included, on bool, contextKeys []string) error {
+	set, cmd := st.key("big_segment_exclude:"), "SREM"
+	if included {
+		set = st.key("big_segment_include:")
+	}
+	if on {
+		cmd = "SADD"
+	}
+	for len(contextKeys) > 0 {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		n := min(len(contextKeys), pipeline)
+		for _, k := range contextKeys[:n] {
+			if err := st.conn.Send(cmd, set+featurestore.HashContextKey(k), ref); err != nil {
+				return err
+			}
+		}
+		if err := st.conn.Flush(); err != nil {
+			return err
+		}
+		var first error
+		for range n {
+			if _, err := st.conn.Receive(); err != nil && first == nil {
+				first = err
+			}
+		}
+		if first != nil {
+			return fmt.Errorf("%s %s: %w", cmd, ref, first)
+		}
+		contextKeys = contextKeys[n:]
+	}
+	return nil
+}
+
 // Probe writes "<prefix>:$flagplane_probe" (expiring in a minute), reads
 // it back and deletes it.
 func (st *Store) Probe(context.Context) error {
