@@ -158,6 +158,12 @@ func (s *Service) Create(ctx context.Context, projectKey string, in Input) (*Env
 	if err != nil {
 		return nil, err
 	}
+	if _, err := s.Get(ctx, projectKey, e.Key); fault.Is(err, fault.NotFound) {
+		// A delete that stopped before its purge leaves segments behind.
+		if err := s.purgeSegments(ctx, projectKey, e.Key); err != nil {
+			return nil, err
+		}
+	}
 	put, err := e.Put(store.IfNotExists())
 	if err != nil {
 		return nil, err
@@ -358,5 +364,32 @@ func (s *Service) Delete(ctx context.Context, projectKey, envKey string) error {
 		Name: e.Name, Href: e.Href(), TitleVerb: "deleted the environment", Parent: parent(projectKey), Previous: e.redacted(),
 		Conflict: fmt.Sprintf("environment %q changed while it was deleted; try again", envKey),
 	})
-	return err
+	if err != nil {
+		return err
+	}
+	return s.purgeSegments(ctx, projectKey, envKey)
+}
+
+// purgeSegments deletes the segments of an environment that no longer
+// exists, by their keys in the project's partition (package segment builds
+// on this one), so that an environment created again with its key starts
+// with none. Their reference markers stay: a big segment made again counts
+// its generations on and never reads the old members.
+func (s *Service) purgeSegments(ctx context.Context, projectKey, envKey string) error {
+	for {
+		page, err := s.table.Query(ctx, store.Query{PK: store.ProjectPartition(projectKey), SKPrefix: store.SegmentEnvPrefix(envKey), Limit: store.MaxWrites})
+		if err != nil {
+			return fmt.Errorf("list segments of deleted environment %q of project %q: %w", envKey, projectKey, err)
+		}
+		if len(page.Items) == 0 {
+			return nil
+		}
+		writes := make([]store.Write, 0, len(page.Items))
+		for _, it := range page.Items {
+			writes = append(writes, store.Delete(it.Key(), store.Cond{}))
+		}
+		if err := s.table.Transact(ctx, writes); err != nil {
+			return fmt.Errorf("delete segments of deleted environment %q of project %q: %w", envKey, projectKey, err)
+		}
+	}
 }
