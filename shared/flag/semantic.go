@@ -357,10 +357,16 @@ func (r *runner) contextKind(kind string) (string, error) {
 
 // clauses builds clauses from their parameters, each with a new id.
 func (r *runner) clauses(in []ClauseParam, param string) ([]Clause, error) {
+	out, err := NewClauses(in, semanticpatch.Field(r.i, param))
+	return out, semanticpatch.At(err, r.i, r.kind, false)
+}
+
+// NewClauses builds the clauses the array field describes, each with a
+// new id (see ClauseParam.Clause).
+func NewClauses(in []ClauseParam, field string) ([]Clause, error) {
 	out := make([]Clause, 0, len(in))
 	for j, c := range in {
-		field := fmt.Sprintf("%s[%d]", semanticpatch.Field(r.i, param), j)
-		cl, err := r.clause(c, field, NewID())
+		cl, err := c.Clause(fmt.Sprintf("%s[%d]", field, j), NewID())
 		if err != nil {
 			return nil, err
 		}
@@ -614,21 +620,13 @@ func (r *runner) reorderRules(p *params) error {
 		return r.invalid("field %q is required", semanticpatch.Field(r.i, "ruleIds"))
 	}
 	env := r.env()
-	current := make([]string, len(env.Rules))
-	for j, rule := range env.Rules {
-		current[j] = rule.ID
-	}
-	given := slices.Clone(p.RuleIDs)
-	slices.Sort(given)
-	sorted := slices.Clone(current)
-	slices.Sort(sorted)
-	if !slices.Equal(given, sorted) {
+	rules, ok := semanticpatch.Reorder(env.Rules, func(rule Rule) string { return rule.ID }, p.RuleIDs)
+	if !ok {
+		current := make([]string, len(env.Rules))
+		for j, rule := range env.Rules {
+			current[j] = rule.ID
+		}
 		return r.failed("field %q must list every rule id of environment %q once: %s", semanticpatch.Field(r.i, "ruleIds"), r.envKey, strings.Join(current, ", "))
-	}
-	rules := make([]Rule, 0, len(env.Rules))
-	for _, id := range p.RuleIDs {
-		j, _ := env.ruleIndex(id)
-		rules = append(rules, env.Rules[j])
 	}
 	env.Rules = rules
 	return nil
@@ -1140,25 +1138,11 @@ func (r *runner) updateDescription(p *params) error {
 }
 
 func (r *runner) addTags(p *params) error {
-	tags, err := r.strings(p.Values, "values")
-	if err != nil {
-		return err
-	}
-	for _, t := range tags {
-		if !slices.Contains(r.f.Tags, t) {
-			r.f.Tags = append(r.f.Tags, t)
-		}
-	}
-	return nil
+	return semanticpatch.AddStrings(r.i, r.kind, p.Values, "values", &r.f.Tags)
 }
 
 func (r *runner) removeTags(p *params) error {
-	tags, err := r.strings(p.Values, "values")
-	if err != nil {
-		return err
-	}
-	r.f.Tags = slices.DeleteFunc(r.f.Tags, func(t string) bool { return slices.Contains(tags, t) })
-	return nil
+	return semanticpatch.RemoveStrings(r.i, r.kind, p.Values, "values", &r.f.Tags)
 }
 
 func (r *runner) clientSide(p *params, on bool) error {

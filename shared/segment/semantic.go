@@ -11,7 +11,6 @@ package segment
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"math/rand/v2"
 	"slices"
 	"sort"
@@ -347,15 +346,7 @@ func (r *runner) clauses(in []flag.ClauseParam) ([]flag.Clause, error) {
 	if len(in) == 0 {
 		return nil, r.invalid("field %q must hold at least one clause", semanticpatch.Field(r.i, "clauses"))
 	}
-	out := make([]flag.Clause, 0, len(in))
-	for j, c := range in {
-		cl, err := c.Clause(fmt.Sprintf("%s[%d]", semanticpatch.Field(r.i, "clauses"), j), flag.NewID())
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, cl)
-	}
-	return out, nil
+	return flag.NewClauses(in, semanticpatch.Field(r.i, "clauses"))
 }
 
 // weight reads a rollout weight given as param: a number, or a string of
@@ -457,19 +448,13 @@ func (r *runner) reorderRules(p *params) error {
 	if p.RuleIDs == nil {
 		return r.required("ruleIds")
 	}
-	current := make([]string, len(r.s.Rules))
-	for j, rule := range r.s.Rules {
-		current[j] = rule.ID
-	}
-	given, sorted := slices.Clone(p.RuleIDs), slices.Clone(current)
-	slices.Sort(given)
-	slices.Sort(sorted)
-	if !slices.Equal(given, sorted) {
+	rules, ok := semanticpatch.Reorder(r.s.Rules, func(rule Rule) string { return rule.ID }, p.RuleIDs)
+	if !ok {
+		current := make([]string, len(r.s.Rules))
+		for j, rule := range r.s.Rules {
+			current[j] = rule.ID
+		}
 		return r.invalid("field %q must list every rule id of segment %q once: %s", semanticpatch.Field(r.i, "ruleIds"), r.s.Key, strings.Join(current, ", "))
-	}
-	rules := make([]Rule, 0, len(r.s.Rules))
-	for _, id := range p.RuleIDs {
-		rules = append(rules, r.s.Rules[slices.Index(current, id)])
 	}
 	r.s.Rules = rules
 	return nil
@@ -631,23 +616,9 @@ func (r *runner) setValue(p *params, field *string) error {
 }
 
 func (r *runner) addTags(p *params) error {
-	tags, err := semanticpatch.Strings(r.i, r.kind, p.Values, "values")
-	if err != nil {
-		return err
-	}
-	for _, t := range tags {
-		if !slices.Contains(r.s.Tags, t) {
-			r.s.Tags = append(r.s.Tags, t)
-		}
-	}
-	return nil
+	return semanticpatch.AddStrings(r.i, r.kind, p.Values, "values", &r.s.Tags)
 }
 
 func (r *runner) removeTags(p *params) error {
-	tags, err := semanticpatch.Strings(r.i, r.kind, p.Values, "values")
-	if err != nil {
-		return err
-	}
-	r.s.Tags = slices.DeleteFunc(r.s.Tags, func(t string) bool { return slices.Contains(tags, t) })
-	return nil
+	return semanticpatch.RemoveStrings(r.i, r.kind, p.Values, "values", &r.s.Tags)
 }

@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/flagplane/flagplane/shared/fault"
@@ -160,6 +161,54 @@ func Strings(index int, kind string, raw json.RawMessage, param string) ([]strin
 		}
 	}
 	return out, nil
+}
+
+// AddStrings adds to *list the strings of the parameter param (as Strings
+// reads them) it does not hold yet: addTags, in every engine.
+func AddStrings(index int, kind string, raw json.RawMessage, param string, list *[]string) error {
+	values, err := Strings(index, kind, raw, param)
+	if err != nil {
+		return err
+	}
+	for _, v := range values {
+		if !slices.Contains(*list, v) {
+			*list = append(*list, v)
+		}
+	}
+	return nil
+}
+
+// RemoveStrings removes from *list the strings of the parameter param;
+// those it does not hold are not an error: removeTags, in every engine.
+func RemoveStrings(index int, kind string, raw json.RawMessage, param string, list *[]string) error {
+	values, err := Strings(index, kind, raw, param)
+	if err != nil {
+		return err
+	}
+	*list = slices.DeleteFunc(*list, func(v string) bool { return slices.Contains(values, v) })
+	return nil
+}
+
+// Reorder returns items in the order of ids, which must name every item
+// (by id) once, or false: reorderRules, in every engine.
+func Reorder[T any](items []T, id func(T) string, ids []string) ([]T, bool) {
+	if len(ids) != len(items) {
+		return nil, false
+	}
+	at := make(map[string]int, len(items))
+	for j, it := range items {
+		at[id(it)] = j
+	}
+	out := make([]T, 0, len(items))
+	for _, k := range ids {
+		j, ok := at[k]
+		if !ok {
+			return nil, false
+		}
+		delete(at, k)
+		out = append(out, items[j])
+	}
+	return out, true
 }
 
 // String reads the parameter param of the instruction at index, which
