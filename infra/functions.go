@@ -94,6 +94,10 @@ var workers = []Worker{
 	// stores' status (and a sync lease), and reaches the stores over the
 	// network, not through AWS permissions of its own.
 	{Name: "big-segments-refresh", Schedule: "rate(1 minute)", Access: ReadWrite},
+	// Runs big segment imports and exports (jobs a request recorded and
+	// staged), resuming each where the last run stopped; an import ends with
+	// the segment's audited update, whose entry it publishes.
+	{Name: "big-segment-jobs", Schedule: "rate(1 minute)", Access: ReadWrite, PublishesWebhooks: true, Timeout: UsageRollupTimeout},
 }
 
 // DestinationsGroup is the catalog group of warehouse destinations: its
