@@ -212,6 +212,38 @@ func jsonEqual(a, b json.RawMessage) bool {
 	return bytes.Equal(xa, ya)
 }
 
+// agree evaluates keys for c with the SDK and with flagplane's evaluate
+// operation (in the proof project's test environment), reports every
+// difference of value, variation or reason, and returns evaluate's
+// answers by flag key.
+func agree(tb testing.TB, srv *apptest.Server, client *ld.LDClient, c ldcontext.Context, keys []string, variations map[string][]json.RawMessage) map[string]evaluated {
+	tb.Helper()
+	want := evaluate(tb, srv, c)
+	if len(want) != len(keys) {
+		tb.Fatalf("evaluate answered %d flags, want %d", len(want), len(keys))
+	}
+	for _, k := range keys {
+		value, detail, err := client.JSONVariationDetail(k, c, ldvalue.String("default"))
+		if err != nil {
+			tb.Fatalf("%s for %s: %v", k, c.FullyQualifiedKey(), err)
+		}
+		w := want[k]
+		got, _ := value.MarshalJSON()
+		if !jsonEqual(got, w.Value) {
+			tb.Errorf("%s for %s: SDK %s, evaluate %s", k, c.FullyQualifiedKey(), got, w.Value)
+		}
+		wantIndex := indexOf(variations[k], w.Value)
+		if gotIndex := detail.VariationIndex.OrElse(-1); gotIndex != wantIndex {
+			tb.Errorf("%s for %s: SDK variation %d, evaluate's value is variation %d", k, c.FullyQualifiedKey(), gotIndex, wantIndex)
+		}
+		if r := detail.Reason; string(r.GetKind()) != w.Reason.Kind || r.GetPrerequisiteKey() != w.Reason.PrerequisiteKey ||
+			(w.Reason.RuleIndex != nil && r.GetRuleIndex() != *w.Reason.RuleIndex) {
+			tb.Errorf("%s for %s: SDK reason %s, evaluate %+v", k, c.FullyQualifiedKey(), r, w.Reason)
+		}
+	}
+	return want
+}
+
 func TestLaunchDarklyServerSDK(t *testing.T) {
 	srv := apptest.New(t)
 	keys := project(t, srv)
@@ -233,28 +265,7 @@ func TestLaunchDarklyServerSDK(t *testing.T) {
 			}
 			checked, reasons := 0, map[string]int{}
 			for _, c := range contexts() {
-				want := evaluate(t, srv, c)
-				if len(want) != len(keys) {
-					t.Fatalf("evaluate answered %d flags, want %d", len(want), len(keys))
-				}
-				for _, k := range keys {
-					value, detail, err := client.JSONVariationDetail(k, c, ldvalue.String("default"))
-					if err != nil {
-						t.Fatalf("%s for %s: %v", k, c.FullyQualifiedKey(), err)
-					}
-					w := want[k]
-					got, _ := value.MarshalJSON()
-					if !jsonEqual(got, w.Value) {
-						t.Errorf("%s for %s: SDK %s, evaluate %s", k, c.FullyQualifiedKey(), got, w.Value)
-					}
-					wantIndex := indexOf(variations[k], w.Value)
-					if gotIndex := detail.VariationIndex.OrElse(-1); gotIndex != wantIndex {
-						t.Errorf("%s for %s: SDK variation %d, evaluate's value is variation %d", k, c.FullyQualifiedKey(), gotIndex, wantIndex)
-					}
-					if r := detail.Reason; string(r.GetKind()) != w.Reason.Kind || r.GetPrerequisiteKey() != w.Reason.PrerequisiteKey ||
-						(w.Reason.RuleIndex != nil && r.GetRuleIndex() != *w.Reason.RuleIndex) {
-						t.Errorf("%s for %s: SDK reason %s, evaluate %+v", k, c.FullyQualifiedKey(), r, w.Reason)
-					}
+				for _, w := range agree(t, srv, client, c, keys, variations) {
 					reasons[w.Reason.Kind]++
 					checked++
 				}
