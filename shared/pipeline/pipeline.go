@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 
@@ -108,9 +109,12 @@ func NewService(table store.Table, log *audit.Log, projects *project.Service, en
 }
 
 // phases checks the input phases and returns them with ids (kept by
-// position from old), plus a check that every named environment still
-// exists when the write happens; each environment is read once, however
-// many audiences name it.
+// position from old), plus the writes that keep what they name in place
+// until the commit: every named environment must still exist, and every
+// segment an audience names must exist in the audience's environment
+// (flag.SegmentGuards, which also moves the segment's reference marker, so
+// a delete of the segment racing this write fails). Each environment and
+// each segment is read once, however many audiences name it.
 func (s *Service) phases(ctx context.Context, projectKey string, in []PhaseInput, old []Phase) ([]Phase, []store.Write, error) {
 	if len(in) == 0 {
 		return nil, nil, fault.New(fault.Invalid, "field \"phases\" is required and must hold at least one phase")
@@ -139,20 +143,63 @@ func (s *Service) phases(ctx context.Context, projectKey string, in []PhaseInput
 			if a.EnvironmentKey == "" {
 				return nil, nil, fault.New(fault.Invalid, "field %q is required", af+".environmentKey")
 			}
-			if seen[a.EnvironmentKey] {
-				continue
-			}
-			if _, err := s.envs.Get(ctx, projectKey, a.EnvironmentKey); err != nil {
-				if fault.Is(err, fault.NotFound) {
-					return nil, nil, fault.New(fault.Invalid, "field %q: environment %q not found in project %q", af+".environmentKey", a.EnvironmentKey, projectKey)
+			if !seen[a.EnvironmentKey] {
+				if _, err := s.envs.Get(ctx, projectKey, a.EnvironmentKey); err != nil {
+					if fault.Is(err, fault.NotFound) {
+						return nil, nil, fault.New(fault.Invalid, "field %q: environment %q not found in project %q", af+".environmentKey", a.EnvironmentKey, projectKey)
+					}
+					return nil, nil, err
 				}
+				seen[a.EnvironmentKey] = true
+				checks = append(checks, store.Check(store.EnvironmentKey(projectKey, a.EnvironmentKey), store.IfExists()))
+			}
+			guards, err := s.audienceSegments(ctx, projectKey, af, a, seen)
+			if err != nil {
 				return nil, nil, err
 			}
-			seen[a.EnvironmentKey] = true
-			checks = append(checks, store.Check(store.EnvironmentKey(projectKey, a.EnvironmentKey), store.IfExists()))
+			checks = append(checks, guards...)
 		}
 	}
+	if len(checks) > maxChecks {
+		return nil, nil, fault.New(fault.Invalid, "field \"phases\": the audiences name %d environments and segments in all, at most %d fit the one write that keeps them in place", len(checks), maxChecks)
+	}
 	return out, checks, nil
+}
+
+// maxChecks bounds the environment and segment checks of one pipeline
+// write, which share its transaction with the pipeline, its count, the
+// project and the audit entry (a segment takes two: exists, marker).
+const maxChecks = store.MaxWrites - 10
+
+// audienceSegments checks the segments audience a (at field af) names, in
+// its environment, and returns their guards; seen, shared across the
+// pipeline, keeps a segment named twice from being guarded twice (two
+// writes to one marker in one transaction would fail it).
+func (s *Service) audienceSegments(ctx context.Context, projectKey, af string, a Audience, seen map[string]bool) ([]store.Write, error) {
+	var out []store.Write
+	for k, key := range a.SegmentKeys {
+		sf := fmt.Sprintf("%s.segmentKeys[%d]", af, k)
+		if environment.ValidKey(sf, key) != nil {
+			return nil, fault.New(fault.Invalid, "field %q: %q is not a segment key", sf, key)
+		}
+		if slices.Index(a.SegmentKeys, key) < k {
+			return nil, fault.New(fault.Invalid, "field %q repeats segment %q", sf, key)
+		}
+		id := "segment\x00" + a.EnvironmentKey + "\x00" + key
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		guards, err := flag.SegmentGuards(ctx, s.table, projectKey, a.EnvironmentKey, []string{key})
+		if fault.Is(err, fault.Invalid) {
+			return nil, fault.New(fault.Invalid, "field %q: segment %q does not exist in environment %q of project %q", sf, key, a.EnvironmentKey, projectKey)
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, guards...)
+	}
+	return out, nil
 }
 
 func (s *Service) validate(p *Pipeline) error {

@@ -15,6 +15,7 @@ import (
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/flag"
 	"github.com/flagplane/flagplane/shared/patch"
+	"github.com/flagplane/flagplane/shared/pipeline"
 	"github.com/flagplane/flagplane/shared/record"
 	"github.com/flagplane/flagplane/shared/resource"
 	"github.com/flagplane/flagplane/shared/store"
@@ -315,9 +316,10 @@ func (s *Segment) SegmentsUsed() []string {
 	return out
 }
 
-// Delete removes a segment no flag and no other segment uses: 409 naming
-// them otherwise. A flag that starts using the segment while it is
-// deleted bumps its marker, and the delete is refused.
+// Delete removes a segment no flag, no other segment and no release
+// audience (pipeline or active release) uses: 409 naming them otherwise.
+// A flag or pipeline that starts using the segment while it is deleted
+// bumps its marker, and the delete is refused.
 func (s *Service) Delete(ctx context.Context, projectKey, envKey, key string) error {
 	r := ref(projectKey, envKey, key)
 	old, err := s.kit.Get(ctx, r)
@@ -333,7 +335,13 @@ func (s *Service) Delete(ctx context.Context, projectKey, envKey, key string) er
 	if err != nil {
 		return err
 	}
-	if len(flags) > 0 || len(segs) > 0 {
+	// Release audiences name segments too: a segment they name stays, so
+	// that no audience ever names a missing segment.
+	pipelines, releases, err := pipeline.SegmentUsers(ctx, s.table, projectKey, envKey, key)
+	if err != nil {
+		return err
+	}
+	if len(flags) > 0 || len(segs) > 0 || len(pipelines) > 0 || len(releases) > 0 {
 		var names []string
 		for _, f := range flags {
 			names = append(names, fmt.Sprintf("flag %q", f.Key))
@@ -341,7 +349,13 @@ func (s *Service) Delete(ctx context.Context, projectKey, envKey, key string) er
 		for _, k := range segs {
 			names = append(names, fmt.Sprintf("segment %q", k))
 		}
-		return fault.New(fault.Conflict, "segment %q is in use in environment %q by %s: remove it from their rules first", key, envKey, strings.Join(names, ", "))
+		for _, k := range pipelines {
+			names = append(names, fmt.Sprintf("release pipeline %q", k))
+		}
+		for _, k := range releases {
+			names = append(names, fmt.Sprintf("the release of flag %q", k))
+		}
+		return fault.New(fault.Conflict, "segment %q is in use in environment %q by %s: remove it from their rules or audiences first", key, envKey, strings.Join(names, ", "))
 	}
 	if err := s.checkApproval(ctx, old); err != nil {
 		return err
