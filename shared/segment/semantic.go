@@ -11,6 +11,7 @@ package segment
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"sort"
@@ -65,14 +66,35 @@ var instructions = map[string]instruction{
 	"removeTags":        {action: "updateTags", run: (*runner).removeTags},
 }
 
+// memberInstructions are LaunchDarkly's instructions for the members of a
+// big segment, which the segment item does not hold: a patch of them is
+// one membership update (UpdateTargets) and holds nothing else, so that it
+// stays all or nothing.
+var memberInstructions = map[string]struct {
+	action        string
+	included, add bool
+}{
+	"addBigSegmentIncludedTargets":    {"updateIncluded", true, true},
+	"removeBigSegmentIncludedTargets": {"updateIncluded", true, false},
+	"addBigSegmentExcludedTargets":    {"updateExcluded", false, true},
+	"removeBigSegmentExcludedTargets": {"updateExcluded", false, false},
+	// An import is processed by the jobs worker as soon as its file is
+	// uploaded (createBigSegmentImport); the instruction checks that the
+	// import is the segment's and changes nothing more.
+	"processBigSegmentImport": {action: "updateIncluded"},
+}
+
 // MaxTargetOperations is the most keys one patch may add or remove, as
 // LaunchDarkly's batch limit on target operations.
 const MaxTargetOperations = 1500
 
 // Kinds returns the instruction kinds the engine knows, sorted.
 func Kinds() []string {
-	out := make([]string, 0, len(instructions))
+	out := make([]string, 0, len(instructions)+len(memberInstructions))
 	for k := range instructions {
+		out = append(out, k)
+	}
+	for k := range memberInstructions {
 		out = append(out, k)
 	}
 	sort.Strings(out)
@@ -84,12 +106,15 @@ func Kinds() []string {
 func InstructionActions(ins []semanticpatch.Instruction) ([]string, error) {
 	var out []string
 	for i, in := range ins {
-		h, ok := instructions[in.Kind]
-		if !ok {
+		action := instructions[in.Kind].action
+		if m, ok := memberInstructions[in.Kind]; ok {
+			action = m.action
+		}
+		if action == "" {
 			return nil, semanticpatch.Invalid(i, in.Kind, "kind %q is not a segment instruction; supported kinds: %s", in.Kind, strings.Join(Kinds(), ", "))
 		}
-		if !slices.Contains(out, h.action) {
-			out = append(out, h.action)
+		if !slices.Contains(out, action) {
+			out = append(out, action)
 		}
 	}
 	sort.Strings(out)
@@ -99,7 +124,8 @@ func InstructionActions(ins []semanticpatch.Instruction) ([]string, error) {
 // Apply runs the instructions in order on s, checking the segment after
 // each. Either every instruction applies and s holds the result, or s is
 // left as it was and the error (a 400) names the failing instruction. The
-// versions and dates are the store's to set.
+// versions and dates are the store's to set. Big segment member
+// instructions change no segment item: only SemanticPatch runs them.
 func Apply(s *Segment, ins []semanticpatch.Instruction) error {
 	if _, err := InstructionActions(ins); err != nil {
 		return err
@@ -108,7 +134,10 @@ func Apply(s *Segment, ins []semanticpatch.Instruction) error {
 	r := &runner{s: work}
 	for i, in := range ins {
 		r.i, r.kind = i, in.Kind
-		h := instructions[in.Kind]
+		h, ok := instructions[in.Kind]
+		if !ok {
+			return r.invalid("a big segment's members are changed by a semantic patch of the segment (or updateBigSegmentTargets), not here")
+		}
 		if h.targets && work.Unbounded {
 			return r.invalid("segment %q is a big segment: change its targets with updateBigSegmentTargets (POST %s/users) or updateBigSegmentContextTargets (POST %s/contexts)",
 				work.Key, work.Href(), work.Href())
@@ -147,18 +176,111 @@ func (s *Service) SemanticPatch(ctx context.Context, projectKey, envKey, key str
 	if sp.EnvironmentKey != "" && sp.EnvironmentKey != envKey {
 		return nil, fault.New(fault.Invalid, "field %q is %q, but the path names environment %q", "environmentKey", sp.EnvironmentKey, envKey)
 	}
+	members, err := memberPatch(sp.Instructions)
+	if err != nil {
+		return nil, err
+	}
 	for attempt := 0; ; attempt++ {
-		// The audit entry's actions are those of the fields that changed
-		// (the instructions' actions, less those that changed nothing),
-		// and a patch that changes nothing writes nothing.
-		seg, err := s.Change(ctx, projectKey, envKey, key, func(next *Segment) error {
-			return Apply(next, sp.Instructions)
-		}, resource.Change{Comment: sp.Comment})
+		var seg *Segment
+		if members {
+			seg, err = s.patchMembers(ctx, projectKey, envKey, key, sp.Instructions)
+		} else {
+			// The audit entry's actions are those of the fields that
+			// changed (the instructions' actions, less those that changed
+			// nothing), and a patch that changes nothing writes nothing.
+			seg, err = s.Change(ctx, projectKey, envKey, key, func(next *Segment) error {
+				return Apply(next, sp.Instructions)
+			}, resource.Change{Comment: sp.Comment})
+		}
 		if err == nil || !fault.Is(err, fault.OptimisticLock) || attempt == semanticRetries {
 			return seg, err
 		}
 		time.Sleep(time.Duration(rand.IntN(5*(attempt+1))) * time.Millisecond)
 	}
+}
+
+// memberPatch reports whether the instructions are big segment member
+// instructions, refusing a patch that mixes them with others.
+func memberPatch(ins []semanticpatch.Instruction) (bool, error) {
+	_, members := memberInstructions[ins[0].Kind]
+	for i, in := range ins {
+		if _, ok := memberInstructions[in.Kind]; ok != members {
+			return false, semanticpatch.Invalid(i, in.Kind, "big segment member instructions (%s) and other instructions cannot share a patch: send them in patches of their own",
+				strings.Join(slices.Sorted(maps.Keys(memberInstructions)), ", "))
+		}
+	}
+	return members, nil
+}
+
+// patchMembers runs big segment member instructions, in order, as one
+// membership update of segment key, which must be a big segment: of a key
+// added and removed the last instruction counts.
+func (s *Service) patchMembers(ctx context.Context, projectKey, envKey, key string, ins []semanticpatch.Instruction) (*Segment, error) {
+	seg, err := s.Get(ctx, projectKey, envKey, key)
+	if err != nil {
+		return nil, err
+	}
+	// Per list, each key's last state (on or off), in the order first seen.
+	type list struct {
+		keys []string
+		on   map[string]bool
+	}
+	lists := map[bool]*list{true: {on: map[string]bool{}}, false: {on: map[string]bool{}}}
+	for i, in := range ins {
+		if !seg.Unbounded {
+			return nil, semanticpatch.Invalid(i, in.Kind, "segment %q is not a big segment: change its targets with addIncludedTargets, removeIncludedTargets, addExcludedTargets or removeExcludedTargets", key)
+		}
+		m := memberInstructions[in.Kind]
+		var p struct {
+			Values   json.RawMessage `json:"values"`
+			ImportID *string         `json:"importId"`
+		}
+		if err := semanticpatch.Decode(in, i, &p); err != nil {
+			return nil, err
+		}
+		if in.Kind == "processBigSegmentImport" {
+			if p.ImportID == nil || *p.ImportID == "" {
+				return nil, semanticpatch.Invalid(i, in.Kind, "field %q is required", semanticpatch.Field(i, "importId"))
+			}
+			if _, err := s.Job(ctx, projectKey, envKey, key, JobImport, *p.ImportID); err != nil {
+				return nil, semanticpatch.At(err, i, in.Kind, false)
+			}
+			continue
+		}
+		keys, err := semanticpatch.Strings(i, in.Kind, p.Values, "values")
+		if err != nil {
+			return nil, err
+		}
+		l, other := lists[m.included], lists[!m.included]
+		for _, k := range keys {
+			if m.add && other.on[k] {
+				return nil, semanticpatch.Invalid(i, in.Kind, "key %q is added to both the included and the excluded members of segment %q", k, key)
+			}
+			if _, seen := l.on[k]; !seen {
+				l.keys = append(l.keys, k)
+			}
+			l.on[k] = m.add
+		}
+	}
+	changes := func(l *list) *KeyChanges {
+		c := &KeyChanges{Add: []string{}, Remove: []string{}}
+		for _, k := range l.keys {
+			if l.on[k] {
+				c.Add = append(c.Add, k)
+			} else {
+				c.Remove = append(c.Remove, k)
+			}
+		}
+		return c
+	}
+	t := TargetChanges{Included: changes(lists[true]), Excluded: changes(lists[false])}
+	if len(t.Actions()) == 0 {
+		return seg, nil
+	}
+	if err := s.UpdateTargets(ctx, projectKey, envKey, key, "", t); err != nil {
+		return nil, err
+	}
+	return s.Get(ctx, projectKey, envKey, key)
 }
 
 // params are the parameters of every instruction kind; each kind reads

@@ -558,3 +558,114 @@ func TestConcurrentSemanticPatchesBothLand(t *testing.T) {
 		t.Errorf("version %d, want %d: one per patch", after.Version, before.Version+2)
 	}
 }
+
+// member reads whether key is an included and an excluded member of the
+// big segment "big".
+func (r *rig) member(tb testing.TB, key string) string {
+	tb.Helper()
+	seg := r.get(tb, "big")
+	in, ex, err := r.svc.Membership(context.Background(), "p", "production", "big", seg.Generation, key)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return fmt.Sprintf("included=%t excluded=%t", in, ex)
+}
+
+func TestBigSegmentMemberInstructions(t *testing.T) {
+	big := segment.Input{Key: "big", Name: "Big", Unbounded: true}
+	t.Run("add and remove instructions change the members, the last instruction on a key counting", func(t *testing.T) {
+		r := newRig(t)
+		before := r.segment(t, big)
+		got, err := r.patch("big", "", `[
+			{"kind": "addBigSegmentIncludedTargets", "values": ["a", "b", "gone"]},
+			{"kind": "addBigSegmentExcludedTargets", "values": ["c"]},
+			{"kind": "removeBigSegmentIncludedTargets", "values": ["gone"]}]`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Version != before.Version+1 {
+			t.Errorf("version %d, want %d: one membership update", got.Version, before.Version+1)
+		}
+		for key, want := range map[string]string{"a": "included=true excluded=false", "b": "included=true excluded=false",
+			"c": "included=false excluded=true", "gone": "included=false excluded=false"} {
+			if m := r.member(t, key); m != want {
+				t.Errorf("%s: %s, want %s", key, m, want)
+			}
+		}
+		if _, err := r.patch("big", "", `[{"kind": "removeBigSegmentIncludedTargets", "values": ["a"]}, {"kind": "removeBigSegmentExcludedTargets", "values": ["c"]}]`); err != nil {
+			t.Fatal(err)
+		}
+		for key, want := range map[string]string{"a": "included=false excluded=false", "b": "included=true excluded=false", "c": "included=false excluded=false"} {
+			if m := r.member(t, key); m != want {
+				t.Errorf("after removal, %s: %s, want %s", key, m, want)
+			}
+		}
+		var last []string
+		for _, a := range r.entries(t)[0].Accesses {
+			last = append(last, a.Action)
+		}
+		if slices.Sort(last); !slices.Equal(last, []string{"updateExcluded", "updateIncluded"}) {
+			t.Errorf("the last entry's actions %v, want updateExcluded and updateIncluded", last)
+		}
+	})
+	cases := []struct {
+		name         string
+		segment      segment.Input
+		instructions string
+		code         fault.Code
+		want         string
+	}{
+		{"member instructions mixed with others", big,
+			`[{"kind": "updateName", "value": "x"}, {"kind": "addBigSegmentIncludedTargets", "values": ["a"]}]`, fault.Invalid,
+			`instructions[1] (addBigSegmentIncludedTargets): big segment member instructions`},
+		{"member instructions on a segment that is not big", beta(),
+			`[{"kind": "addBigSegmentIncludedTargets", "values": ["a"]}]`, fault.Invalid,
+			`segment "beta" is not a big segment: change its targets with addIncludedTargets`},
+		{"a key added to both lists", big,
+			`[{"kind": "addBigSegmentIncludedTargets", "values": ["a"]}, {"kind": "addBigSegmentExcludedTargets", "values": ["a"]}]`, fault.Invalid,
+			`instructions[1] (addBigSegmentExcludedTargets): key "a" is added to both the included and the excluded members`},
+		{"member keys that are not strings", big, `[{"kind": "addBigSegmentIncludedTargets", "values": [1]}]`, fault.Invalid,
+			`"instructions[0].values" must be an array of strings`},
+		{"processBigSegmentImport without importId", big, `[{"kind": "processBigSegmentImport"}]`, fault.Invalid,
+			`"instructions[0].importId" is required`},
+		{"processBigSegmentImport of an import the segment does not have", big,
+			`[{"kind": "addBigSegmentIncludedTargets", "values": ["a"]}, {"kind": "processBigSegmentImport", "importId": "nope"}]`, fault.NotFound,
+			`instructions[1] (processBigSegmentImport): import "nope" of segment "big"`},
+	}
+	for _, c := range cases {
+		t.Run("refuses "+c.name+", changing nothing", func(t *testing.T) {
+			r := newRig(t)
+			before := r.segment(t, c.segment)
+			_, err := r.patch(c.segment.Key, "", c.instructions)
+			faulttest.Want(t, err, c.code, c.want)
+			if after := r.get(t, c.segment.Key); after.Version != before.Version {
+				t.Errorf("version %d, want %d", after.Version, before.Version)
+			}
+			if c.segment.Unbounded {
+				if m := r.member(t, "a"); m != "included=false excluded=false" {
+					t.Errorf("a: %s, want no member", m)
+				}
+			}
+		})
+	}
+	t.Run("processBigSegmentImport of the segment's import is accepted, the worker processing it", func(t *testing.T) {
+		r := newRig(t)
+		before := r.segment(t, big)
+		ctx := context.Background()
+		up, err := r.svc.BeginImport(ctx, "p", "production", "big")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := up.ReadCSV(ctx, "keys.csv", strings.NewReader("key\nk1\nk2\n")); err != nil {
+			t.Fatal(err)
+		}
+		job, err := up.Finish(ctx, segment.ModeMerge)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := r.patch("big", "", `[{"kind": "processBigSegmentImport", "importId": "`+job.ID+`"}]`)
+		if err != nil || got.Version != before.Version {
+			t.Errorf("segment %v, %v; want it unchanged", got, err)
+		}
+	})
+}
