@@ -197,7 +197,7 @@ func (s *Service) BeginImport(ctx context.Context, projectKey, envKey, key strin
 	old, err := s.table.Get(ctx, u.lock)
 	cond := store.IfNotExists()
 	switch {
-	case err == nil && old.TTL > now.Unix():
+	case err == nil && (old.TTL == 0 || old.TTL > now.Unix()): // no TTL: a recorded import holds it
 		var holder struct{ ID string }
 		_ = json.Unmarshal(old.Data, &holder)
 		return nil, fault.New(fault.Conflict, "import %s of segment %q is still in progress: wait until it completes", holder.ID, key)
