@@ -227,11 +227,14 @@ func evaluate(tb testing.TB, srv *apptest.Server, c ldcontext.Context) map[strin
 }
 
 // mismatches compares the SDK's evaluations with flagplane's, for every
-// context; it returns the differences.
-func mismatches(tb testing.TB, srv *apptest.Server, client *ld.LDClient) []string {
+// context of cs (contexts() when none); it returns the differences.
+func mismatches(tb testing.TB, srv *apptest.Server, client *ld.LDClient, cs ...ldcontext.Context) []string {
 	tb.Helper()
+	if len(cs) == 0 {
+		cs = contexts()
+	}
 	var out []string
-	for _, c := range contexts() {
+	for _, c := range cs {
 		want := evaluate(tb, srv, c)
 		state := client.AllFlagsState(c)
 		if !state.IsValid() {
