@@ -3,17 +3,23 @@ package flagimport
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 
 	"github.com/flagplane/flagplane/shared/flag"
+	"github.com/flagplane/flagplane/shared/segment"
 )
 
 // ldSource reads a project's flags from a LaunchDarkly-compatible REST API
 // (LaunchDarkly, or another flagplane): GET /api/v2/flags/{project} with
 // summary=0, which carries every environment's targets and rules, page by
-// page.
+// page; then each segment the rules match, environment by environment
+// (GET /api/v2/segments/{project}/{environment}/{key}), and the segments
+// those match in turn.
 type ldSource struct {
 	client  *http.Client
 	base    string
@@ -48,7 +54,19 @@ type ldPage struct {
 	TotalCount int      `json:"totalCount"`
 }
 
-func (s *ldSource) Flags(ctx context.Context) ([]SourceFlag, error) {
+func (s *ldSource) Flags(ctx context.Context) ([]SourceFlag, []SourceSegment, error) {
+	flags, err := s.flags(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	segs, err := s.segments(ctx, flags)
+	if err != nil {
+		return nil, nil, err
+	}
+	return flags, segs, nil
+}
+
+func (s *ldSource) flags(ctx context.Context) ([]SourceFlag, error) {
 	headers := map[string]string{"Authorization": s.apiKey}
 	var out []SourceFlag
 	for offset := 0; ; {
@@ -90,4 +108,73 @@ func fromLD(f ldFlag) SourceFlag {
 			Fallthrough: e.Fallthrough, OffVariation: e.OffVariation, Prerequisites: e.Prerequisites}
 	}
 	return sf
+}
+
+// ldSegment is the part of LaunchDarkly's UserSegment an import reads;
+// its rules decode straight into flagplane's, which follow its names.
+type ldSegment struct {
+	Key              string           `json:"key"`
+	Name             string           `json:"name"`
+	Description      string           `json:"description"`
+	Tags             []string         `json:"tags"`
+	Included         []string         `json:"included"`
+	Excluded         []string         `json:"excluded"`
+	IncludedContexts []segment.Target `json:"includedContexts"`
+	ExcludedContexts []segment.Target `json:"excludedContexts"`
+	Rules            []segment.Rule   `json:"rules"`
+	Unbounded        bool             `json:"unbounded"`
+}
+
+// MaxSegmentsPerRun bounds the segments one run reads from a source.
+const MaxSegmentsPerRun = 1000
+
+// segments reads every segment the flags' rules match, and those their
+// rules match, once per environment. A segment the source does not have,
+// or a big segment (whose members its API does not list), is a Problem.
+func (s *ldSource) segments(ctx context.Context, flags []SourceFlag) ([]SourceSegment, error) {
+	headers := map[string]string{"Authorization": s.apiKey}
+	type ref struct{ env, key string }
+	var queue []ref
+	seen := map[ref]bool{}
+	want := func(env string, keys []string) {
+		for _, k := range keys {
+			if r := (ref{env, k}); !seen[r] {
+				seen[r] = true
+				queue = append(queue, r)
+			}
+		}
+	}
+	for _, sf := range flags {
+		for _, env := range slices.Sorted(maps.Keys(sf.Envs)) {
+			want(env, segmentsUsed(sf, env))
+		}
+	}
+	var out []SourceSegment
+	for len(queue) > 0 {
+		r := queue[0]
+		queue = queue[1:]
+		if len(out) >= MaxSegmentsPerRun {
+			return nil, &SourceError{Status: 413, Message: fmt.Sprintf("the flags of project %q of the source match more than %d segments, the most one configuration imports", s.project, MaxSegmentsPerRun)}
+		}
+		var sg ldSegment
+		path := fmt.Sprintf("/api/v2/segments/%s/%s/%s", url.PathEscape(s.project), url.PathEscape(r.env), url.PathEscape(r.key))
+		err := getJSON(ctx, s.client, s.base, path, headers, &sg)
+		var se *SourceError
+		if errors.As(err, &se) && se.Status == http.StatusNotFound {
+			out = append(out, SourceSegment{Env: r.env, Key: r.key, Problem: fmt.Sprintf("the source has no segment %q in environment %q", r.key, r.env)})
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		ss := SourceSegment{Env: r.env, Key: r.key, Name: sg.Name, Description: sg.Description, Tags: sg.Tags,
+			Included: sg.Included, Excluded: sg.Excluded, IncludedContexts: sg.IncludedContexts, ExcludedContexts: sg.ExcludedContexts, Rules: sg.Rules}
+		if sg.Unbounded {
+			ss.Problem = fmt.Sprintf("segment %q of environment %q is a big segment, whose members the source's API does not list", r.key, r.env)
+		}
+		out = append(out, ss)
+		seg := segment.Segment{Rules: sg.Rules}
+		want(r.env, seg.SegmentsUsed())
+	}
+	return out, nil
 }

@@ -21,8 +21,9 @@ import (
 
 // Trigger runs one import of a configuration, within the request: it
 // takes the configuration's lease (a second trigger while a run holds it
-// is a 409), reads the source, creates or updates each flag through the
-// flag service, and records the outcome as the run state. The run is
+// is a 409), reads the source, creates or updates the segments the flags
+// match through the segment service and then each flag through the flag
+// service, and records the outcome as the run state. The run is
 // bounded by RunBudget; flags it did not reach are reported, and a rerun
 // picks them up (flags already as the source has them are left alone, so
 // a rerun is idempotent). A crash leaves the lease to run out after
@@ -123,7 +124,7 @@ func (s *Service) importFlags(ctx context.Context, c *Configuration, resumeAfter
 		s.Logger.Error("flag import: no source reader", "integrationId", c.ID, "error", err)
 		return res
 	}
-	flags, err := src.Flags(ctx)
+	flags, segs, err := src.Flags(ctx)
 	if err != nil {
 		res.sourceFailed = true
 		var se *SourceError
@@ -156,6 +157,7 @@ func (s *Service) importFlags(ctx context.Context, c *Configuration, resumeAfter
 	for _, p := range problems {
 		res.fail(c.ID, http.StatusBadRequest, p, s.Now())
 	}
+	segmentsFailed := s.importSegments(ctx, c, segs, mapping, deadline)
 	outcomes := map[string]int{}
 	// done are the flags imported, each as its import left it.
 	type imported struct {
@@ -185,6 +187,10 @@ func (s *Service) importFlags(ctx context.Context, c *Configuration, resumeAfter
 	for i, sf := range flags {
 		if cut = stopped(i); cut {
 			break
+		}
+		if err := segmentFailure(sf, mapping, segmentsFailed); err != nil {
+			flagFailed(sf.Key, err)
+			continue
 		}
 		outcome, f, err := s.importFlag(ctx, c, sf, mapping)
 		if err != nil {

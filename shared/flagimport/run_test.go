@@ -35,7 +35,7 @@ func newService(tb testing.TB, srv *apptest.Server, now func() time.Time) *flagi
 	tb.Helper()
 	a := srv.App
 	return flagimport.NewService(flagimport.Deps{Table: a.Table, Log: a.Services.Audit, Projects: a.Services.Projects, Flags: a.Services.Flags,
-		Guard: webhook.Guard{AllowPrivate: true}, Now: now})
+		Segments: a.Services.Segments, Guard: webhook.Guard{AllowPrivate: true}, Now: now})
 }
 
 func TestARunStopsAtItsBudgetAndTheNextPicksUpTheRest(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 	"github.com/flagplane/flagplane/shared/patch"
 	"github.com/flagplane/flagplane/shared/project"
 	"github.com/flagplane/flagplane/shared/record"
+	"github.com/flagplane/flagplane/shared/segment"
 	"github.com/flagplane/flagplane/shared/store"
 	"github.com/flagplane/flagplane/shared/webhook"
 )
@@ -27,6 +28,8 @@ type Deps struct {
 	Log      *audit.Log
 	Projects *project.Service
 	Flags    *flag.Service
+	// Segments takes the segments the flags match, before the flags.
+	Segments *segment.Service
 	// Member checks that a maintainer id names a member (a 404 when not).
 	Member func(ctx context.Context, id string) error
 	// Guard decides which hosts a source URL may reach (the webhooks' SSRF guard).

@@ -34,9 +34,10 @@ type SourceFlag struct {
 	Problem string
 }
 
-// Source reads every flag a configuration selects.
+// Source reads every flag a configuration selects, and the segments
+// those flags match in each source environment.
 type Source interface {
-	Flags(ctx context.Context) ([]SourceFlag, error)
+	Flags(ctx context.Context) ([]SourceFlag, []SourceSegment, error)
 }
 
 // MaxFlagsPerRun bounds what one run reads from a source.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -13,11 +14,13 @@ import (
 
 	"github.com/flagplane/flagplane/shared/environment"
 	"github.com/flagplane/flagplane/shared/flag"
+	"github.com/flagplane/flagplane/shared/segment"
 )
 
 // unleashSource reads a project's features from Unleash's admin API: the
 // project's feature list (with tags), then each feature with its
-// environments' strategies.
+// environments' strategies, and when a strategy matches segments, every
+// segment (Unleash's segments are global, one list for all projects).
 type unleashSource struct {
 	client  *http.Client
 	base    string
@@ -66,21 +69,21 @@ type unleashConstraint struct {
 	CaseInsensitive bool     `json:"caseInsensitive"`
 }
 
-func (s *unleashSource) Flags(ctx context.Context) ([]SourceFlag, error) {
+func (s *unleashSource) Flags(ctx context.Context) ([]SourceFlag, []SourceSegment, error) {
 	headers := map[string]string{"Authorization": s.token}
 	base := "/api/admin/projects/" + url.PathEscape(s.project) + "/features"
 	var list struct {
 		Features []unleashFeature `json:"features"`
 	}
 	if err := getJSON(ctx, s.client, s.base, base, headers, &list); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(list.Features) > MaxFlagsPerRun {
-		return nil, &SourceError{Status: 413, Message: fmt.Sprintf("Unleash project %q holds %d features, more than the %d one configuration imports", s.project, len(list.Features), MaxFlagsPerRun)}
+		return nil, nil, &SourceError{Status: 413, Message: fmt.Sprintf("Unleash project %q holds %d features, more than the %d one configuration imports", s.project, len(list.Features), MaxFlagsPerRun)}
 	}
 	// One read per feature (the list has no strategies), unleashReaders at
 	// a time, so a project of hundreds of features fits in a run.
-	out := make([]SourceFlag, len(list.Features))
+	features := make([]unleashFeature, len(list.Features))
 	errs := make([]error, len(list.Features))
 	next := make(chan int)
 	var wg sync.WaitGroup
@@ -90,10 +93,9 @@ func (s *unleashSource) Flags(ctx context.Context) ([]SourceFlag, error) {
 			defer wg.Done()
 			for i := range next {
 				summary := list.Features[i]
-				var f unleashFeature
-				if errs[i] = getJSON(ctx, s.client, s.base, base+"/"+url.PathEscape(summary.Name), headers, &f); errs[i] == nil {
+				f := &features[i]
+				if errs[i] = getJSON(ctx, s.client, s.base, base+"/"+url.PathEscape(summary.Name), headers, f); errs[i] == nil {
 					f.Tags = summary.Tags // the list carries them; the single read may not
-					out[i] = fromUnleash(f)
 				}
 			}
 		}()
@@ -105,16 +107,119 @@ func (s *unleashSource) Flags(ctx context.Context) ([]SourceFlag, error) {
 	}
 	close(next)
 	wg.Wait()
-	kept := out[:0]
+	var kept []unleashFeature
 	for i, summary := range list.Features {
 		if errs[i] != nil {
-			return nil, errs[i]
+			return nil, nil, errs[i]
 		}
 		if !summary.Archived {
-			kept = append(kept, out[i])
+			kept = append(kept, features[i])
 		}
 	}
-	return kept, nil
+	segs, err := s.segments(ctx, kept)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := make([]SourceFlag, len(kept))
+	for i, f := range kept {
+		out[i] = fromUnleash(f, segs)
+	}
+	return out, unleashSourceSegments(out, segs), nil
+}
+
+// unleashSegment is one of Unleash's segments: contexts that pass all its
+// constraints.
+type unleashSegment struct {
+	ID          int                 `json:"id"`
+	Name        string              `json:"name"`
+	Description string              `json:"description"`
+	Constraints []unleashConstraint `json:"constraints"`
+}
+
+// unleashSegments are Unleash's segments by id, each with the key it has
+// in flagplane and its constraints as one rule (or why they cannot be).
+type unleashSegments map[int]*convertedSegment
+
+type convertedSegment struct {
+	unleashSegment
+	key     string
+	rule    segment.Rule
+	problem string
+}
+
+// segments reads Unleash's segments when a strategy of features matches
+// any (else none: an Unleash without segments needs no read).
+func (s *unleashSource) segments(ctx context.Context, features []unleashFeature) (unleashSegments, error) {
+	used := false
+	for _, f := range features {
+		for _, e := range f.Environments {
+			for _, st := range e.Strategies {
+				used = used || len(st.Segments) > 0
+			}
+		}
+	}
+	if !used {
+		return nil, nil
+	}
+	var list struct {
+		Segments []unleashSegment `json:"segments"`
+	}
+	if err := getJSON(ctx, s.client, s.base, "/api/admin/segments", map[string]string{"Authorization": s.token}, &list); err != nil {
+		return nil, err
+	}
+	out := unleashSegments{}
+	for _, sg := range list.Segments {
+		out[sg.ID] = convertUnleashSegment(sg)
+	}
+	return out, nil
+}
+
+// unleashSegmentKey is the key an Unleash segment has in flagplane: from
+// its id, which stays when the segment is renamed, so a rerun finds the
+// segment it made before.
+func unleashSegmentKey(id int) string { return fmt.Sprintf("unleash-segment-%d", id) }
+
+// convertUnleashSegment turns an Unleash segment's constraints into one
+// rule of clauses (all must pass, as all constraints must), converted as
+// strategy constraints are, with ids stable across runs.
+func convertUnleashSegment(sg unleashSegment) *convertedSegment {
+	key := unleashSegmentKey(sg.ID)
+	c := &convertedSegment{unleashSegment: sg, key: key, rule: segment.Rule{ID: key + "-constraints", Clauses: []flag.Clause{}}}
+	for i, k := range sg.Constraints {
+		cl, problem := unleashClause(k)
+		if problem != "" {
+			c.problem = fmt.Sprintf("segment %q (%d): constraint %d: %s", sg.Name, sg.ID, i, problem)
+			return c
+		}
+		cl.ID = fmt.Sprintf("%s-c%d", key, i)
+		c.rule.Clauses = append(c.rule.Clauses, cl)
+	}
+	return c
+}
+
+// unleashSourceSegments are the segments the flags' rules match, one per
+// source environment that matches it, as flagplane segments of one rule.
+func unleashSourceSegments(flags []SourceFlag, segs unleashSegments) []SourceSegment {
+	byKey := map[string]*convertedSegment{}
+	for _, c := range segs {
+		byKey[c.key] = c
+	}
+	var out []SourceSegment
+	seen := map[string]bool{}
+	for _, sf := range flags {
+		for _, env := range slices.Sorted(maps.Keys(sf.Envs)) {
+			for _, key := range segmentsUsed(sf, env) {
+				c := byKey[key]
+				if c == nil || seen[segmentID(env, key)] {
+					continue
+				}
+				seen[segmentID(env, key)] = true
+				out = append(out, SourceSegment{Env: env, Key: key, Name: c.Name, Description: c.Description,
+					Rules: []segment.Rule{c.rule}})
+			}
+		}
+	}
+	return out
 }
 
 // unleashReaders is how many features are read from Unleash at once.
@@ -133,9 +238,12 @@ const (
 // rollout), those serving true first, and a strategy matching everyone
 // becomes the default rule. Contexts no strategy enables it for get false,
 // and an enabled feature without strategies serves true to everyone.
-// What flagplane cannot express (segments, variants, custom strategies,
-// case-insensitive string operators, the current time) is a Problem.
-func fromUnleash(f unleashFeature) SourceFlag {
+// A strategy's segments become segmentMatch clauses, one per segment (a
+// context must be in all, as Unleash requires), naming segments imported
+// with the flag. What flagplane cannot express (variants, custom
+// strategies, case-insensitive string operators, the current time) is a
+// Problem.
+func fromUnleash(f unleashFeature, segs unleashSegments) SourceFlag {
 	temporary := f.Type == "release" || f.Type == "experiment" || f.Type == ""
 	sf := SourceFlag{Key: f.Name, Name: f.Name, Description: f.Description, Temporary: &temporary,
 		Variations: []flag.VariationInput{{Value: json.RawMessage("true"), Name: "Enabled"}, {Value: json.RawMessage("false"), Name: "Disabled"}},
@@ -155,7 +263,7 @@ func fromUnleash(f unleashFeature) SourceFlag {
 		return sf
 	}
 	for _, e := range f.Environments {
-		c, problem := unleashTargeting(e)
+		c, problem := unleashTargeting(e, segs)
 		if problem != "" {
 			sf.Problem = fmt.Sprintf("environment %q: %s", e.Name, problem)
 			return sf
@@ -165,7 +273,7 @@ func fromUnleash(f unleashFeature) SourceFlag {
 	return sf
 }
 
-func unleashTargeting(e unleashEnv) (*flag.EnvConfig, string) {
+func unleashTargeting(e unleashEnv, segs unleashSegments) (*flag.EnvConfig, string) {
 	on, off := unleashOn, unleashOff
 	c := &flag.EnvConfig{On: e.Enabled, OffVariation: &off, Rules: []flag.Rule{}, Targets: []flag.Target{}, ContextTargets: []flag.Target{}}
 	if len(e.Variants) > 0 {
@@ -184,7 +292,7 @@ func unleashTargeting(e unleashEnv) (*flag.EnvConfig, string) {
 			continue
 		}
 		active++
-		serve, clauses, p := unleashStrategyRule(st)
+		serve, clauses, p := unleashStrategyRule(st, segs)
 		switch {
 		case p != "":
 			if problem == "" {
@@ -244,10 +352,7 @@ func share(v *flag.VariationOrRoll) int {
 
 // unleashStrategyRule returns what a strategy serves (nil: nothing) and
 // to whom (no clauses: everyone).
-func unleashStrategyRule(st unleashStrategy) (*flag.VariationOrRoll, []flag.Clause, string) {
-	if len(st.Segments) > 0 {
-		return nil, nil, "segments are not imported"
-	}
+func unleashStrategyRule(st unleashStrategy, segs unleashSegments) (*flag.VariationOrRoll, []flag.Clause, string) {
 	if len(st.Variants) > 0 {
 		return nil, nil, "strategy variants are not imported; only on/off features are"
 	}
@@ -262,6 +367,23 @@ func unleashStrategyRule(st unleashStrategy) (*flag.VariationOrRoll, []flag.Clau
 		}
 		cl.ID = fmt.Sprintf("%s-c%d", st.ID, i) // stable, so a rerun changes nothing
 		clauses = append(clauses, cl)
+	}
+	for _, raw := range st.Segments {
+		id, err := strconv.Atoi(strings.TrimSpace(string(raw)))
+		if err != nil {
+			return nil, nil, fmt.Sprintf("segment %s is not a segment id", raw)
+		}
+		sg := segs[id]
+		switch {
+		case sg == nil:
+			return nil, nil, fmt.Sprintf("segment %d is not among Unleash's segments", id)
+		case sg.problem != "":
+			return nil, nil, sg.problem
+		case len(sg.rule.Clauses) == 0:
+			continue // a segment without constraints holds everyone
+		}
+		b, _ := json.Marshal(sg.key)
+		clauses = append(clauses, flag.Clause{ID: fmt.Sprintf("%s-s%d", st.ID, id), Op: "segmentMatch", Values: []json.RawMessage{b}})
 	}
 	on := unleashOn
 	list := func(attr, param string) {

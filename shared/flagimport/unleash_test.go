@@ -87,7 +87,7 @@ func TestUnleashTargetingMapsStrategiesToRules(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c, problem := unleashTargeting(tc.env)
+			c, problem := unleashTargeting(tc.env, nil)
 			if problem != "" {
 				t.Fatalf("problem %q", problem)
 			}
@@ -110,7 +110,8 @@ func TestUnleashFeaturesFlagplaneCannotExpressAreProblems(t *testing.T) {
 		strategy unleashStrategy
 		want     string
 	}{
-		{"segments", unleashStrategy{ID: "s", Name: "default", Segments: []json.RawMessage{json.RawMessage("1")}}, "segments"},
+		{"a segment Unleash does not list", unleashStrategy{ID: "s", Name: "default", Segments: []json.RawMessage{json.RawMessage("9")}}, "segment 9 is not among"},
+		{"a segment with a constraint flagplane cannot express", unleashStrategy{ID: "s", Name: "default", Segments: []json.RawMessage{json.RawMessage("2")}}, `segment "Night owls" (2): constraint 0: constraints on the current time`},
 		{"strategy variants", unleashStrategy{ID: "s", Name: "default", Variants: []json.RawMessage{json.RawMessage(`{}`)}}, "variants"},
 		{"a custom strategy", strategy("s", "myCustom", nil), "custom strategies"},
 		{"a case-insensitive string constraint", strategy("s", "default", nil, unleashConstraint{ContextName: "email", Operator: "STR_CONTAINS", Values: []string{"x"}, CaseInsensitive: true}), "case-insensitive"},
@@ -122,14 +123,16 @@ func TestUnleashFeaturesFlagplaneCannotExpressAreProblems(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name+" leave the flag out, saying why", func(t *testing.T) {
-			sf := fromUnleash(unleashFeature{Name: "f", Environments: []unleashEnv{{Name: "production", Enabled: true, Strategies: []unleashStrategy{tc.strategy}}}})
+			segs := unleashSegments{2: convertUnleashSegment(unleashSegment{ID: 2, Name: "Night owls",
+				Constraints: []unleashConstraint{{ContextName: "currentTime", Operator: "DATE_AFTER", Value: "2026-01-01T00:00:00Z"}}})}
+			sf := fromUnleash(unleashFeature{Name: "f", Environments: []unleashEnv{{Name: "production", Enabled: true, Strategies: []unleashStrategy{tc.strategy}}}}, segs)
 			if !strings.Contains(sf.Problem, tc.want) || !strings.Contains(sf.Problem, "production") {
 				t.Errorf("problem %q, want it to name %q and the environment", sf.Problem, tc.want)
 			}
 		})
 	}
 	t.Run("feature variants leave the flag out too", func(t *testing.T) {
-		if sf := fromUnleash(unleashFeature{Name: "f", Variants: []json.RawMessage{json.RawMessage(`{}`)}}); !strings.Contains(sf.Problem, "variants") {
+		if sf := fromUnleash(unleashFeature{Name: "f", Variants: []json.RawMessage{json.RawMessage(`{}`)}}, nil); !strings.Contains(sf.Problem, "variants") {
 			t.Errorf("problem %q", sf.Problem)
 		}
 	})
@@ -147,7 +150,7 @@ func TestUnleashFeatureSettings(t *testing.T) {
 		Type  string `json:"type"`
 		Value string `json:"value"`
 	}{"simple", "has space"})
-	sf := fromUnleash(f)
+	sf := fromUnleash(f, nil)
 	t.Run("a feature is a boolean flag serving true when on and false when off", func(t *testing.T) {
 		if len(sf.Variations) != 2 || string(sf.Variations[0].Value) != "true" || string(sf.Variations[1].Value) != "false" ||
 			sf.Defaults.OnVariation != 0 || sf.Defaults.OffVariation != 1 {
@@ -158,13 +161,70 @@ func TestUnleashFeatureSettings(t *testing.T) {
 		if *sf.Temporary {
 			t.Error("a kill switch is temporary")
 		}
-		if !*fromUnleash(unleashFeature{Name: "x", Type: "release"}).Temporary {
+		if !*fromUnleash(unleashFeature{Name: "x", Type: "release"}, nil).Temporary {
 			t.Error("a release feature is permanent")
 		}
 	})
 	t.Run("simple tags keep their value, others are type:value, and ones flagplane cannot hold are left out", func(t *testing.T) {
 		if got := strings.Join(sf.Tags, ","); got != "web,team:payments" {
 			t.Errorf("tags %q", got)
+		}
+	})
+}
+
+func TestUnleashSegmentsComeAlongWithTheFlagsMatchingThem(t *testing.T) {
+	segs := unleashSegments{}
+	for _, sg := range []unleashSegment{
+		{ID: 3, Name: "Nordics", Description: "Nordic countries", Constraints: []unleashConstraint{
+			{ContextName: "country", Operator: "IN", Values: []string{"NO", "SE"}},
+			{ContextName: "age", Operator: "NUM_GTE", Value: "18"},
+		}},
+		{ID: 4, Name: "Staff", Constraints: []unleashConstraint{{ContextName: "email", Operator: "STR_ENDS_WITH", Values: []string{"@example.com"}}}},
+		{ID: 5, Name: "Everyone"},
+		{ID: 6, Name: "Unused", Constraints: []unleashConstraint{{ContextName: "plan", Operator: "IN", Values: []string{"pro"}}}},
+	} {
+		segs[sg.ID] = convertUnleashSegment(sg)
+	}
+	withSegments := func(id string, ids ...string) unleashStrategy {
+		st := strategy(id, "default", nil, unleashConstraint{ContextName: "plan", Operator: "NOT_IN", Values: []string{"free"}})
+		for _, s := range ids {
+			st.Segments = append(st.Segments, json.RawMessage(s))
+		}
+		return st
+	}
+	f := unleashFeature{Name: "checkout", Environments: []unleashEnv{
+		{Name: "production", Enabled: true, Strategies: []unleashStrategy{withSegments("p", "3", "4", "5")}},
+		{Name: "development", Enabled: true, Strategies: []unleashStrategy{withSegments("d", "3")}},
+	}}
+	sf := fromUnleash(f, segs)
+	if sf.Problem != "" {
+		t.Fatalf("problem %q", sf.Problem)
+	}
+	t.Run("a strategy's segments are segmentMatch clauses after its constraints, one per segment since a context must be in all, and none for a segment holding everyone", func(t *testing.T) {
+		want := `[{"_id":"p","description":"default","clauses":[{"_id":"p-c0","attribute":"plan","op":"in","values":["free"],"negate":true},` +
+			`{"_id":"p-s3","attribute":"","op":"segmentMatch","values":["unleash-segment-3"],"negate":false},` +
+			`{"_id":"p-s4","attribute":"","op":"segmentMatch","values":["unleash-segment-4"],"negate":false}],"trackEvents":false,"variation":0}]`
+		if got := encode(t, sf.Envs["production"].Rules); got != want {
+			t.Errorf("rules\n got %s\nwant %s", got, want)
+		}
+	})
+	t.Run("each segment a flag matches comes once per environment, keyed by its Unleash id, its constraints one rule", func(t *testing.T) {
+		got := unleashSourceSegments([]SourceFlag{sf, sf}, segs)
+		var ids []string
+		for _, ss := range got {
+			ids = append(ids, segmentID(ss.Env, ss.Key))
+		}
+		if want := "development/unleash-segment-3,production/unleash-segment-3,production/unleash-segment-4"; strings.Join(ids, ",") != want {
+			t.Fatalf("segments %v, want %s", ids, want)
+		}
+		nordics := got[0]
+		if nordics.Name != "Nordics" || nordics.Description != "Nordic countries" || len(nordics.Rules) != 1 {
+			t.Fatalf("segment %+v", nordics)
+		}
+		want := `[{"_id":"unleash-segment-3-constraints","clauses":[{"_id":"unleash-segment-3-c0","attribute":"country","op":"in","values":["NO","SE"],"negate":false},` +
+			`{"_id":"unleash-segment-3-c1","attribute":"age","op":"greaterThanOrEqual","values":[18],"negate":false}]}]`
+		if got := encode(t, nordics.Rules); got != want {
+			t.Errorf("rules\n got %s\nwant %s", got, want)
 		}
 	})
 }

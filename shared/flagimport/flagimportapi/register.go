@@ -20,6 +20,7 @@ import (
 func New(a *app.App) app.Group {
 	s := flagimport.NewService(flagimport.Deps{
 		Table: a.Table, Log: a.Services.Audit, Projects: a.Services.Projects, Flags: a.Services.Flags,
+		Segments: a.Services.Segments,
 		Member: func(ctx context.Context, id string) error {
 			_, err := a.Services.Members.Get(ctx, id)
 			return err
