@@ -26,13 +26,14 @@ var patchable = map[string]string{
 	"critical":           "updateCritical",
 	"approvalSettings":   "updateApprovalSettings",
 	// resourceApprovalSettings holds approval settings per resource kind;
-	// only aiconfig is editable (see resourceApprovalKinds).
+	// only aiconfig and segment are editable (see resourceApprovalKinds).
 	"resourceApprovalSettings": "updateApprovalSettings",
 }
 
 // resourceApprovalKinds are the resource kinds whose approval settings a
-// patch may set under /resourceApprovalSettings/<kind>.
-var resourceApprovalKinds = map[string]bool{"aiconfig": true}
+// patch may set under /resourceApprovalSettings/<kind>: AI Configs', and
+// segments' (changes to segments go through approval requests).
+var resourceApprovalKinds = map[string]bool{"aiconfig": true, "segment": true}
 
 // Actions are the actions `_access` reports on an environment.
 var Actions = []string{"deleteEnvironment", "updateName", "updateColor", "updateTtl", "updateSecureMode",
@@ -75,7 +76,7 @@ func approvalSetting(path string) (owner, setting string, err error) {
 		seg = seg[1:]
 	case "resourceApprovalSettings":
 		if len(seg) < 2 || !resourceApprovalKinds[seg[1]] {
-			return "", "", fault.New(fault.Invalid, "path %q cannot be patched: resourceApprovalSettings takes only the kind aiconfig, as /resourceApprovalSettings/aiconfig/<setting>", path)
+			return "", "", fault.New(fault.Invalid, "path %q cannot be patched: resourceApprovalSettings takes only the kinds aiconfig and segment, as /resourceApprovalSettings/<kind>/<setting>", path)
 		}
 		owner, seg = "resourceApprovalSettings."+seg[1], seg[2:]
 	default:

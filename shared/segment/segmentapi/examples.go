@@ -2,8 +2,10 @@ package segmentapi
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/flagplane/flagplane/shared/example"
+	"github.com/flagplane/flagplane/shared/expiring"
 	"github.com/flagplane/flagplane/shared/segment"
 )
 
@@ -38,6 +40,21 @@ func examples() example.Set {
 			"deleteSegment": func(w *example.World) example.Call {
 				return example.Get(segment.Href(w.Project, "production", exampleSegment(w, "doomed", false)))
 			},
+			// expiring.go
+			"getExpiringTargetsForSegment": func(w *example.World) example.Call {
+				return example.Get(expiring.SegmentHref(w.Project, "production", expiringSegment(w)))
+			},
+			"getExpiringUserTargetsForSegment": func(w *example.World) example.Call {
+				return example.Get(expiringUserPath(w.Project, "production", expiringSegment(w)))
+			},
+			"patchExpiringTargetsForSegment": func(w *example.World) example.Call {
+				return example.Semantic(expiring.SegmentHref(w.Project, "production", exampleSegment(w, "expiring", false)),
+					example.Instr("addExpiringTarget", "targetType", "included", "contextKind", "user", "contextKey", "user-1", "value", inAnHour()))
+			},
+			"patchExpiringUserTargetsForSegment": func(w *example.World) example.Call {
+				return example.Semantic(expiringUserPath(w.Project, "production", expiringSegment(w)),
+					example.Instr("updateExpireUserTargetDate", "targetType", "included", "userKey", "user-1", "value", inAnHour()+1))
+			},
 		},
 	}
 }
@@ -60,3 +77,15 @@ func exampleSegment(w *example.World, prefix string, big bool) string {
 	}
 	return key
 }
+
+// expiringSegment is an exampleSegment whose included user-1 is
+// scheduled for removal in an hour.
+func expiringSegment(w *example.World) string {
+	key := exampleSegment(w, "expiring", false)
+	w.Must(http.StatusOK, http.MethodPatch, expiring.SegmentHref(w.Project, "production", key), map[string]any{"instructions": []any{
+		example.Instr("addExpiringTarget", "targetType", "included", "contextKind", "user", "contextKey", "user-1", "value", inAnHour())}},
+		"Content-Type", example.SemanticType)
+	return key
+}
+
+func inAnHour() int64 { return time.Now().Add(time.Hour).UnixMilli() }

@@ -10,14 +10,16 @@ import (
 	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/app"
 	"github.com/flagplane/flagplane/shared/environment"
+	"github.com/flagplane/flagplane/shared/expiring"
 	"github.com/flagplane/flagplane/shared/segment"
 )
 
 // New is the segments group over a.
 func New(a *app.App) app.Group {
-	h := handlers{segments: a.Services.Segments, envs: a.Services.Environments, counts: noMembers}
+	h := handlers{segments: a.Services.Segments, envs: a.Services.Environments, counts: noMembers, expiring: a.Services.Expiring}
 	ok := func(rep any) api.Answer { return api.Answer{Status: http.StatusOK, Rep: rep} }
-	return app.Group{
+	// withBig: the big segment operations' entries (bigexamples.go).
+	return withBig(app.Group{
 		Name:     "segments",
 		Examples: examples(),
 		Handlers: map[string]api.Handler{
@@ -54,8 +56,13 @@ func New(a *app.App) app.Group {
 			"getSegment":    ok(segmentRep{}),
 			"patchSegment":  ok(segmentRep{}),
 			"deleteSegment": {Status: http.StatusNoContent},
+			// expiring.go
+			"getExpiringTargetsForSegment":       ok(expiringTargetsRep{}),
+			"patchExpiringTargetsForSegment":     ok(expiringTargetsPatchRep{}),
+			"getExpiringUserTargetsForSegment":   ok(expiringUserTargetsRep{}),
+			"patchExpiringUserTargetsForSegment": ok(expiringUserTargetsPatchRep{}),
 		},
-	}
+	}, a.Services.Segments)
 }
 
 // handlers serve the group's operations.
@@ -65,4 +72,6 @@ type handlers struct {
 	envs *environment.Service
 	// counts fills a big segment's _unboundedMetadata counts.
 	counts memberCounts
+	// expiring schedules removals from segments' targets.
+	expiring *expiring.Service
 }
