@@ -215,7 +215,7 @@ test-smoke: build-local
 # logged by the test server; only the figures are worth showing.
 FIGURES_TEST := $(GO) test -count=1 -run '^TestREADMEFigures$$' ./shared/figures/
 
-## openapi: rewrite shared/openapi/openapi.json from the catalog and the groups' answers
+## openapi: rewrite shared/openapi/openapi.json (and its gzipped copy) from the catalog and the groups' answers
 # test-unit fails while the committed document is not the one they make
 # now (TestCommittedDocumentIsCurrent); this target writes it instead.
 .PHONY: openapi
