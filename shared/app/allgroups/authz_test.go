@@ -107,6 +107,8 @@ var azBodies = map[string]func(f *azFixture) any{
 		return map[string]any{"name": f.unique("client"), "redirectUri": "https://example.com/cb"}
 	},
 	"patchOAuthClient": func(*azFixture) any { return azPatch("name") },
+	"postSegment":      func(f *azFixture) any { return map[string]any{"key": f.unique("segment"), "name": "Matrix segment"} },
+	"patchSegment":     func(*azFixture) any { return azPatch("name") },
 }
 
 // azReadsKnown are the reads whose request here is known to succeed.
@@ -115,13 +117,14 @@ var azReadsKnown = map[string]bool{
 	"getAuditLogEntries": true, "getAuditLogEntry": true, "getTokens": true, "getToken": true,
 	"getMembers": true, "getMember": true, "getCustomRoles": true, "getCustomRole": true,
 	"getTeams": true, "getTeam": true, "getOAuthClients": true, "getOAuthClientById": true,
+	"getSegments": true, "getSegment": true,
 }
 
 // azWritesKnown are the writes without a body whose request here is known to succeed.
 var azWritesKnown = map[string]bool{
 	"deleteProject": true, "deleteEnvironment": true, "resetEnvironmentSDKKey": true, "resetEnvironmentMobileKey": true,
 	"deleteToken": true, "resetToken": true, "deleteCustomRole": true, "deleteMember": true, "deleteTeam": true,
-	"deleteOAuthClient": true,
+	"deleteOAuthClient": true, "deleteSegment": true,
 }
 
 func azKnown(op catalog.Operation) bool {
@@ -149,6 +152,9 @@ func newAZFixture(t *testing.T, srv *apptest.Server) *azFixture {
 	f := &azFixture{srv: srv, teamKey: "does-not-exist", clientID: "does-not-exist"}
 	srv.MustCreateProject(t, "a")
 	srv.MustCreateProject(t, "b")
+	for _, p := range []string{"a", "b"} {
+		apptest.WantStatus(t, srv.Do(t, http.MethodPost, api+"/segments/"+p+"/test", map[string]any{"key": "victim", "name": "Victim"}), http.StatusCreated)
+	}
 	f.tokenID, _ = srv.MustCreateToken(t, map[string]any{"name": "victim", "role": "reader"})
 	f.memberID = f.invite(t, "victim@example.com", "reader")
 	f.roleKey = f.role(t, "victim-role", map[string]any{"effect": "allow", "resources": []string{"proj/*"}, "actions": []string{"viewProject"}})
@@ -221,7 +227,7 @@ func (f *azFixture) request(t *testing.T, op catalog.Operation, project string, 
 	case "auditlog":
 		params["id"] = f.auditID
 	}
-	params["customRoleKey"], params["teamKey"], params["clientId"] = f.roleKey, f.teamKey, f.clientID
+	params["customRoleKey"], params["teamKey"], params["clientId"], params["segmentKey"] = f.roleKey, f.teamKey, f.clientID, "victim"
 	if fresh {
 		switch op.ID {
 		case "deleteProject":
@@ -249,6 +255,10 @@ func (f *azFixture) request(t *testing.T, op catalog.Operation, project string, 
 			res := srv.Do(t, http.MethodPost, api+"/oauth/clients", map[string]any{"name": "doomed", "redirectUri": "https://example.com/cb"})
 			apptest.WantStatus(t, res, http.StatusCreated)
 			params["clientId"], _ = res.Map(t)["_clientId"].(string)
+		case "deleteSegment":
+			key := f.unique("doomed")
+			apptest.WantStatus(t, srv.Do(t, http.MethodPost, api+"/segments/"+params["projectKey"]+"/test", map[string]any{"key": key, "name": "Doomed"}), http.StatusCreated)
+			params["segmentKey"] = key
 		}
 	}
 	path := azPathParam.ReplaceAllStringFunc(op.Path, func(m string) string {
@@ -328,7 +338,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 	_, reader := srv.MustCreateToken(t, map[string]any{"name": "reader", "role": "reader"})
 	_, writer := srv.MustCreateToken(t, map[string]any{"name": "writer", "role": "writer"})
 	_, noAccess := srv.MustCreateToken(t, map[string]any{"name": "no access", "role": "no_access"})
-	f.role(t, "only-a", map[string]any{"effect": "allow", "resources": []string{"proj/a", "proj/a:env/*", "proj/a:env/*:flag/*", "proj/a:env/*:adaptive-trigger/*", "proj/a:env/*:destination/*", "proj/a:env/*:integration/*", "proj/a:integration/*", "proj/a:context-kind/*", "proj/a:release-pipeline/*", "proj/a:release-policy/*", "proj/a:insight-repository/*"}, "actions": []string{"*"}})
+	f.role(t, "only-a", map[string]any{"effect": "allow", "resources": []string{"proj/a", "proj/a:env/*", "proj/a:env/*:flag/*", "proj/a:env/*:adaptive-trigger/*", "proj/a:env/*:segment/*", "proj/a:env/*:destination/*", "proj/a:env/*:integration/*", "proj/a:integration/*", "proj/a:context-kind/*", "proj/a:release-pipeline/*", "proj/a:release-policy/*", "proj/a:insight-repository/*"}, "actions": []string{"*"}})
 	_, onlyA := srv.MustCreateToken(t, map[string]any{"name": "only a", "customRoleIds": []string{"only-a"}})
 	// The AI Configs and model configs of project a too.
 	apptest.WantStatus(t, srv.Do(t, http.MethodPatch, api+"/roles/only-a", []apptest.PatchOp{apptest.Add("/policy/-", map[string]any{"effect": "allow",

@@ -171,6 +171,13 @@ var timestampTable = []timestampRow{
 			tsList(func(w *apptest.World) string { return envPath(w.Project, "production") + "/adaptive-triggers" }),
 		},
 		fields: []timestampField{tsInteger("createdAt"), tsInteger("updatedAt"), tsWhenSet(tsInteger("_lastFiring.at"))}},
+	{resource: "segments", source: "the reference's UserSegment and SegmentMetadata",
+		reads: []timestampRead{
+			tsGet(func(w *apptest.World) string { return api + "/segments/" + w.Project + "/production/world" }),
+			tsGet(func(w *apptest.World) string { return api + "/segments/" + w.Project + "/production/world-big" }),
+			tsList(func(w *apptest.World) string { return api + "/segments/" + w.Project + "/production" }),
+		},
+		fields: []timestampField{tsInteger("creationDate"), tsInteger("lastModifiedDate"), tsInteger("_unboundedMetadata.lastModified")}},
 	{resource: "expiring user targets", source: "the reference's ExpiringUserTargetItem",
 		reads: []timestampRead{
 			tsList(func(w *apptest.World) string { return apptest.UserExpiringPath(w.Project, w.User, "production") }),
@@ -266,6 +273,9 @@ func tsDescribe(fields []timestampField) string {
 
 func TestTimestampFieldTypes(t *testing.T) {
 	w := apptest.NewWorld(t)
+	// The world holds no segment: the segments row reads these.
+	w.Must(t, http.StatusCreated, http.MethodPost, api+"/segments/"+w.Project+"/production", map[string]any{"key": "world", "name": "World"})
+	w.Must(t, http.StatusCreated, http.MethodPost, api+"/segments/"+w.Project+"/production", map[string]any{"key": "world-big", "name": "World big", "unbounded": true})
 	for _, row := range timestampTable {
 		t.Run(fmt.Sprintf("%s carry %s (%s)", row.resource, tsDescribe(row.fields), row.source), func(t *testing.T) {
 			seen := map[string]bool{}
