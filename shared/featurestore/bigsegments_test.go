@@ -77,7 +77,9 @@ func (b bigRig) consumeLast(tb testing.TB) error {
 	return b.svc.Consume(context.Background(), res.Entries[0], 1)
 }
 
-func (m *memStore) holds(set, key, ref string) bool { return m.members[set+":"+HashContextKey(key)][ref] }
+func (m *memStore) holds(set, key, ref string) bool {
+	return m.members[set+":"+HashContextKey(key)][ref]
+}
 
 func TestMembershipChangesReachTheBigSegmentStore(t *testing.T) {
 	ctx := context.Background()
