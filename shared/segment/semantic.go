@@ -136,10 +136,10 @@ func Apply(s *Segment, ins []semanticpatch.Instruction) error {
 		r.i, r.kind = i, in.Kind
 		h, ok := instructions[in.Kind]
 		if !ok {
-			return r.invalid("a big segment's members are changed by a semantic patch of the segment (or updateBigSegmentTargets), not here")
+			return r.invalid("%s changes a big segment's members, not the segment: send it in a semantic patch of its own (PATCH %s)", in.Kind, work.Href())
 		}
 		if h.targets && work.Unbounded {
-			return r.invalid("segment %q is a big segment: change its targets with updateBigSegmentTargets (POST %s/users) or updateBigSegmentContextTargets (POST %s/contexts)",
+			return r.invalid("segment %q is a big segment: change its members with the big segment instructions (addBigSegmentIncludedTargets and the like), updateBigSegmentTargets (POST %s/users) or updateBigSegmentContextTargets (POST %s/contexts)",
 				work.Key, work.Href(), work.Href())
 		}
 		var p params
@@ -202,6 +202,9 @@ func (s *Service) SemanticPatch(ctx context.Context, projectKey, envKey, key str
 // memberPatch reports whether the instructions are big segment member
 // instructions, refusing a patch that mixes them with others.
 func memberPatch(ins []semanticpatch.Instruction) (bool, error) {
+	if len(ins) == 0 {
+		return false, nil
+	}
 	_, members := memberInstructions[ins[0].Kind]
 	for i, in := range ins {
 		if _, ok := memberInstructions[in.Kind]; ok != members {

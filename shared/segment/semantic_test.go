@@ -455,7 +455,7 @@ func TestSemanticPatchRefusals(t *testing.T) {
 		r.segment(t, segment.Input{Key: "big", Name: "Big", Unbounded: true})
 		for _, kind := range []string{"addIncludedUsers", "removeExcludedUsers"} {
 			_, err := r.patch("big", "", `[{"kind": "`+kind+`", "values": ["u1"]}]`)
-			faulttest.Want(t, err, fault.Invalid, "is a big segment: change its targets with updateBigSegmentTargets (POST /api/v2/segments/p/production/big/users)")
+			faulttest.Want(t, err, fault.Invalid, "is a big segment: change its members with the big segment instructions (addBigSegmentIncludedTargets and the like), updateBigSegmentTargets (POST /api/v2/segments/p/production/big/users)")
 		}
 		_, err := r.patch("big", "", `[{"kind": "addIncludedTargets", "contextKind": "org", "values": ["o1"]}]`)
 		faulttest.Want(t, err, fault.Invalid, "updateBigSegmentContextTargets (POST /api/v2/segments/p/production/big/contexts)")
@@ -668,4 +668,45 @@ func TestBigSegmentMemberInstructions(t *testing.T) {
 			t.Errorf("segment %v, %v; want it unchanged", got, err)
 		}
 	})
+}
+
+// Apply is what approval requests check instructions with, on a copy, and
+// apply them by.
+func TestApplyChangesTheSegmentGivenOrNothing(t *testing.T) {
+	cases := []struct {
+		name string
+		ins  []semanticpatch.Instruction
+		want string // the error's part, "" when the instructions apply
+	}{
+		{"instructions that apply change the segment given", []semanticpatch.Instruction{
+			semanticpatch.New("updateName", map[string]any{"value": "Applied"}),
+			semanticpatch.New("addIncludedUsers", map[string]any{"values": []string{"u9"}})}, ""},
+		{"a failing instruction leaves it as it was", []semanticpatch.Instruction{
+			semanticpatch.New("updateName", map[string]any{"value": "Applied"}),
+			semanticpatch.New("removeRule", nil)}, `"instructions[1].ruleId" is required`},
+		{"a big segment member instruction is refused: it changes no segment item", []semanticpatch.Instruction{
+			semanticpatch.New("addBigSegmentIncludedTargets", map[string]any{"values": []string{"u9"}})},
+			"instructions[0] (addBigSegmentIncludedTargets): addBigSegmentIncludedTargets changes a big segment's members, not the segment"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := newRig(t)
+			seg := r.segment(t, beta())
+			before := asJSON(t, seg)
+			err := segment.Apply(seg, c.ins)
+			if c.want != "" {
+				faulttest.Want(t, err, fault.Invalid, c.want)
+				if asJSON(t, seg) != before {
+					t.Errorf("segment changed to %s", asJSON(t, seg))
+				}
+				return
+			}
+			if err != nil || seg.Name != "Applied" || !slices.Equal(seg.Included, []string{"u1", "u9"}) {
+				t.Errorf("segment %s, %v", asJSON(t, seg), err)
+			}
+			if stored := r.get(t, "beta"); asJSON(t, stored) != before {
+				t.Errorf("Apply wrote: stored %s", asJSON(t, stored))
+			}
+		})
+	}
 }
