@@ -52,7 +52,7 @@ func TestAIConfigApprovalSettings(t *testing.T) {
 		{"required is set by its path", []apptest.PatchOp{apptest.Replace("/resourceApprovalSettings/aiconfig/required", true)}, http.StatusOK, nil},
 		{"a minimum outside 1 to 5 is refused naming the field", []apptest.PatchOp{apptest.Replace("/resourceApprovalSettings/aiconfig/minNumApprovals", 6)}, http.StatusBadRequest, []string{"resourceApprovalSettings.aiconfig.minNumApprovals"}},
 		{"a setting that is not editable is refused naming the path", []apptest.PatchOp{apptest.Replace("/resourceApprovalSettings/aiconfig/serviceKind", "x")}, http.StatusBadRequest, []string{"/resourceApprovalSettings/aiconfig/serviceKind"}},
-		{"a kind other than aiconfig is refused", []apptest.PatchOp{apptest.Add("/resourceApprovalSettings/segment/required", true)}, http.StatusBadRequest, []string{"aiconfig"}},
+		{"a kind other than aiconfig and segment is refused", []apptest.PatchOp{apptest.Add("/resourceApprovalSettings/experiment/required", true)}, http.StatusBadRequest, []string{"aiconfig", "segment"}},
 		{"required with requiredApprovalTags in one request is refused", []apptest.PatchOp{apptest.Replace("/resourceApprovalSettings/aiconfig/required", false), apptest.Replace("/resourceApprovalSettings/aiconfig/requiredApprovalTags", []string{"x"})}, http.StatusBadRequest, []string{"requiredApprovalTags"}},
 	}
 	for _, tc := range cases {
