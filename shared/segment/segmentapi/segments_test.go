@@ -155,6 +155,14 @@ func TestSegmentCreateReadPatchDelete(t *testing.T) {
 		})
 	}
 
+	t.Run("a semantic patch naming another environment than the path's is refused naming environmentKey", func(t *testing.T) {
+		body := map[string]any{"environmentKey": "test", "instructions": []map[string]any{apptest.Instr("updateName", "value", "Elsewhere")}}
+		apptest.WantError(t, srv.Do(t, http.MethodPatch, segPath("p", "production", "beta"), body, "Content-Type", apptest.SemanticType),
+			http.StatusBadRequest, "invalid_request", `"environmentKey"`, `"test"`, `"production"`)
+		if d := decodeSeg(t, srv.Do(t, http.MethodGet, segPath("p", "production", "beta"), nil), http.StatusOK); d.Name != "Beta" {
+			t.Errorf("name %q after the refused patch", d.Name)
+		}
+	})
 	t.Run("a JSON patch with a passing test changes the fields and the version", func(t *testing.T) {
 		d := decodeSeg(t, srv.Do(t, http.MethodPatch, segPath("p", "production", "beta"), map[string]any{"comment": "add u1", "patch": []apptest.PatchOp{
 			{Op: "test", Path: "/version", Value: 1}, apptest.Replace("/name", "Beta testers"), apptest.Add("/included/-", "u1"),
