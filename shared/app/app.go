@@ -126,7 +126,11 @@ func New(table store.Table, publisher audit.Publisher, s Settings, logger *slog.
 	// It removes segments' targets too, through their audited update without the approval check.
 	expiringTargets := expiring.NewService(table, log, flag.NewService(table, log, now), envs, now)
 	expiringTargets.SetSegments(segments)
+	// Evaluation matches big segments from their members, as an SDK with a big segment store does.
+	evaluations := evaluation.NewService(table)
+	evaluations.SetMemberships(segments)
 	sdk := sdkdata.NewService(table, envs, now)
+	sdk.SetMemberships(segments)
 	if logger != nil {
 		sdk.Streams().SetLogger(logger)
 	}
@@ -147,7 +151,7 @@ func New(table store.Table, publisher audit.Publisher, s Settings, logger *slog.
 			Teams:        teams,
 			Webhooks:     webhook.NewService(table, log, webhook.Guard{AllowPrivate: s.AllowPrivateWebhooks}, now),
 			OAuth:        oauth.NewService(table, log, members, now),
-			Evaluation:   evaluation.NewService(table),
+			Evaluation:   evaluations,
 			Flags:        flags,
 			Approvals:    approvals,
 			Expiring:     expiringTargets,

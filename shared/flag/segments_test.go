@@ -5,13 +5,11 @@ import (
 	"encoding/json"
 	"net/http"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/flagplane/flagplane/shared/app/apptest"
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/patch"
-	"github.com/flagplane/flagplane/shared/segment"
 	"github.com/flagplane/flagplane/shared/store/bolt"
 	"github.com/flagplane/flagplane/shared/store/storetest"
 )
@@ -35,8 +33,8 @@ func segmentServer(tb testing.TB) (*apptest.Server, *storetest.Barrier) {
 	if res := srv.Do(tb, http.MethodPost, "/api/v2/flags/p", map[string]any{"key": "f", "name": "F"}); res.Status != http.StatusCreated {
 		tb.Fatalf("create flag: %d %s", res.Status, res.Body)
 	}
-	if _, err := srv.App.Services.Segments.Create(context.Background(), "p", "test", segment.Input{Key: "beta", Name: "Beta"}); err != nil {
-		tb.Fatalf("create segment: %v", err)
+	if res := srv.Do(tb, http.MethodPost, "/api/v2/segments/p/test", map[string]any{"key": "beta", "name": "Beta"}); res.Status != http.StatusCreated {
+		tb.Fatalf("create segment: %d %s", res.Status, res.Body)
 	}
 	return srv, b
 }
@@ -105,10 +103,7 @@ func TestFlagsUseOnlySegmentsThatExist(t *testing.T) {
 	}
 
 	t.Run("the segment the flag uses cannot be deleted, and the refusal names the flag", func(t *testing.T) {
-		err := srv.App.Services.Segments.Delete(context.Background(), "p", "test", "beta")
-		if !fault.Is(err, fault.Conflict) || !strings.Contains(err.Error(), `flag "f"`) {
-			t.Fatalf("delete: %v", err)
-		}
+		apptest.WantError(t, srv.Do(t, http.MethodDelete, "/api/v2/segments/p/test/beta", nil), http.StatusConflict, "conflict", `flag "f"`)
 	})
 }
 

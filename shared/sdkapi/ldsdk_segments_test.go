@@ -8,7 +8,6 @@ package sdkapi_test
 // streaming, and a segment change reaches a streaming SDK.
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -18,37 +17,30 @@ import (
 	"github.com/launchdarkly/go-sdk-common/v3/ldcontext"
 
 	"github.com/flagplane/flagplane/shared/app/apptest"
-	"github.com/flagplane/flagplane/shared/patch"
-	"github.com/flagplane/flagplane/shared/segment"
 )
 
-// mustSegment creates a segment of the environment and gives it fields
-// (included, excluded, includedContexts, excludedContexts, rules).
+// mustSegment creates a segment of the environment through the API and
+// gives it fields (included, excluded, includedContexts, excludedContexts,
+// rules).
 func mustSegment(tb testing.TB, srv *apptest.Server, project, envKey, key string, fields map[string]any) {
 	tb.Helper()
-	ctx := context.Background()
-	if _, err := srv.App.Services.Segments.Create(ctx, project, envKey, segment.Input{Key: key, Name: "Segment " + key}); err != nil {
-		tb.Fatalf("create segment %q: %v", key, err)
+	if res := srv.Do(tb, http.MethodPost, "/api/v2/segments/"+project+"/"+envKey, map[string]any{"key": key, "name": "Segment " + key}); res.Status != http.StatusCreated {
+		tb.Fatalf("create segment %q: %d %s", key, res.Status, res.Body)
 	}
 	if len(fields) > 0 {
 		mustPatchSegment(tb, srv, project, envKey, key, fields)
 	}
 }
 
-// mustPatchSegment replaces fields of a segment by JSON patch.
+// mustPatchSegment replaces fields of a segment by JSON patch, through the API.
 func mustPatchSegment(tb testing.TB, srv *apptest.Server, project, envKey, key string, fields map[string]any) {
 	tb.Helper()
 	var ops []map[string]any
 	for path, v := range fields {
 		ops = append(ops, map[string]any{"op": "replace", "path": "/" + path, "value": v})
 	}
-	raw, _ := json.Marshal(ops)
-	p, err := patch.Parse(raw)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if _, err := srv.App.Services.Segments.Patch(context.Background(), project, envKey, key, p); err != nil {
-		tb.Fatalf("patch segment %q: %v", key, err)
+	if res := srv.Do(tb, http.MethodPatch, "/api/v2/segments/"+project+"/"+envKey+"/"+key, ops); res.Status != http.StatusOK {
+		tb.Fatalf("patch segment %q: %d %s", key, res.Status, res.Body)
 	}
 }
 
@@ -244,4 +236,50 @@ func TestLaunchDarklyServerSDKWithSegments(t *testing.T) {
 			t.Fatalf("beta %+v", b)
 		}
 	})
+}
+
+// TestBigSegmentMembersInEvaluations: a flag matching a big segment serves
+// its rule to the segment's members, in /flags/evaluate and in client-side
+// evaluations, as LaunchDarkly's do (server-side SDKs read members from
+// their big segment store: see the featurestores tier).
+func TestBigSegmentMembersInEvaluations(t *testing.T) {
+	srv := apptest.New(t)
+	srv.MustCreateProject(t, "proof")
+	apptest.WantStatus(t, srv.Do(t, http.MethodPost, "/api/v2/segments/proof/test", map[string]any{"key": "big", "name": "Big", "unbounded": true}), http.StatusCreated)
+	apptest.WantStatus(t, srv.Do(t, http.MethodPost, "/api/v2/segments/proof/test/big/users", map[string]any{
+		"included": map[string]any{"add": []string{"member", "both"}},
+		"excluded": map[string]any{"add": []string{"excluded", "both"}},
+	}), http.StatusNoContent)
+	mustFlag(t, srv, "proof", "gate", map[string]any{"clientSideAvailability": map[string]any{"usingEnvironmentId": true, "usingMobileKey": true}})
+	mustPatch(t, srv, "proof", "gate", on("test", true),
+		map[string]any{"op": "replace", "path": "/environments/test/fallthrough", "value": map[string]any{"variation": 1}},
+		map[string]any{"op": "replace", "path": "/environments/test/rules", "value": []map[string]any{
+			{"variation": 0, "clauses": []map[string]any{{"attribute": "", "op": "segmentMatch", "values": []string{"big"}}}}}})
+	e := mustEnv(t, srv, "proof", "test")
+	for _, c := range []struct {
+		name, key string
+		want      bool
+	}{
+		{"a member is matched", "member", true},
+		{"an excluded key is not", "excluded", false},
+		{"a key on both lists is matched, inclusion first", "both", true},
+		{"a key on neither is not", "stranger", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := ldcontext.New(c.key)
+			w := evaluate(t, srv, ctx)["gate"]
+			if got := string(w.Value) == "true"; got != c.want {
+				t.Errorf("evaluate serves %s (%s), want %v", w.Value, w.Reason.Kind, c.want)
+			}
+			body, _ := json.Marshal(ctx)
+			res := srv.Do(t, "REPORT", "/sdk/evalx/"+e.ClientSideID+"/context", body)
+			var flags map[string]struct {
+				Value bool `json:"value"`
+			}
+			res.JSON(t, &flags)
+			if flags["gate"].Value != c.want {
+				t.Errorf("client-side evaluation serves %v, want %v: %s", flags["gate"].Value, c.want, res.Body)
+			}
+		})
+	}
 }

@@ -215,7 +215,7 @@ func (h handlers) evaluate(w http.ResponseWriter, r *http.Request, kind environm
 	if err != nil {
 		return err
 	}
-	body, err := snap.EvaluateJSON(kind, c, r.URL.Query().Get("withReasons") == "true")
+	body, err := snap.EvaluateJSON(r.Context(), kind, c, r.URL.Query().Get("withReasons") == "true")
 	if err != nil {
 		return err
 	}

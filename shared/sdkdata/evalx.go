@@ -34,9 +34,10 @@ type ClientFlag struct {
 // credential kind may see: client-side ids see the flags available to
 // client-side SDKs (usingEnvironmentId), mobile keys those available to
 // mobile SDKs (usingMobileKey), SDK keys all. Prerequisites are evaluated
-// against every live flag, as the server-side SDKs do.
-func (sn *Snapshot) Evaluate(kind environment.CredentialKind, c ldcontext.Context, withReasons bool) map[string]ClientFlag {
-	evaluator := evaluation.NewEvaluator(context.Background(), sn.flagModel, sn.evalSegments, nil, sn.Ref.ProjectKey, sn.Ref.EnvKey)
+// against every live flag, as the server-side SDKs do; big segments match
+// their members (read through ctx), as LaunchDarkly's evaluations do.
+func (sn *Snapshot) Evaluate(ctx context.Context, kind environment.CredentialKind, c ldcontext.Context, withReasons bool) map[string]ClientFlag {
+	evaluator := evaluation.NewEvaluator(ctx, sn.flagModel, sn.evalSegments, sn.members, sn.Ref.ProjectKey, sn.Ref.EnvKey)
 	out := make(map[string]ClientFlag, len(sn.flags))
 	for _, f := range sn.flags {
 		m := f.Model
@@ -62,8 +63,8 @@ func (sn *Snapshot) Evaluate(kind environment.CredentialKind, c ldcontext.Contex
 }
 
 // EvaluateJSON is Evaluate written as the SDKs read it.
-func (sn *Snapshot) EvaluateJSON(kind environment.CredentialKind, c ldcontext.Context, withReasons bool) ([]byte, error) {
-	return json.Marshal(sn.Evaluate(kind, c, withReasons))
+func (sn *Snapshot) EvaluateJSON(ctx context.Context, kind environment.CredentialKind, c ldcontext.Context, withReasons bool) ([]byte, error) {
+	return json.Marshal(sn.Evaluate(ctx, kind, c, withReasons))
 }
 
 // visible reports whether SDKs of the credential kind may see the flag.

@@ -49,9 +49,11 @@ type Service struct {
 	resolver Resolver
 	decoded  *flag.Decoded
 	models   modelCache
-	// segDecoded and segModels are segments' decoded and SDK forms.
+	// segDecoded and segModels are segments' decoded and SDK forms;
+	// members reads big segments' members for client-side evaluations.
 	segDecoded *segment.Decoded
 	segModels  segmentCache
+	members    evaluation.Memberships
 	now        func() time.Time
 
 	// gen counts the commits of this process: what was derived before the
@@ -93,6 +95,10 @@ func NewService(table store.Table, resolver Resolver, now func() time.Time) *Ser
 	s.streams = newStreams(s)
 	return s
 }
+
+// SetMemberships gives client-side evaluations the big segments' members.
+// Call it while wiring.
+func (s *Service) SetMemberships(m evaluation.Memberships) { s.members = m }
 
 // SetSoleWriter says whether this process is the only writer of the table
 // (the local server, which holds the data file's lock). Then flag data is
@@ -153,8 +159,10 @@ type Snapshot struct {
 
 	segments []*Segment          // by key
 	segByKey map[string]*Segment // the same
-	// evalSegments are the segments as the evaluator reads them.
+	// evalSegments are the segments as the evaluator reads them, and
+	// members the big segments' members.
 	evalSegments evaluation.Segments
+	members      evaluation.Memberships
 
 	allOnce sync.Once
 	all     []byte
@@ -203,7 +211,7 @@ func (s *Service) Flags(ctx context.Context, ref EnvRef) (*Snapshot, error) {
 // snapshot converts the project's flags and the environment's segments.
 func (s *Service) snapshot(ref EnvRef, flags []*flag.Flag, segs []*segment.Segment) *Snapshot {
 	snap := &Snapshot{Ref: ref, byKey: make(map[string]*Flag, len(flags)),
-		segByKey: make(map[string]*Segment, len(segs)), evalSegments: make(evaluation.Segments, len(segs))}
+		segByKey: make(map[string]*Segment, len(segs)), evalSegments: make(evaluation.Segments, len(segs)), members: s.members}
 	h := sha256.New()
 	h.Write([]byte(ref.ProjectKey + "\x00" + ref.EnvKey + "\x00"))
 	var buf [16]byte

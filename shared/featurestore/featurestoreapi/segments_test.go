@@ -7,8 +7,6 @@ package featurestoreapi_test
 // the store.
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"testing"
@@ -17,32 +15,20 @@ import (
 	"github.com/launchdarkly/go-sdk-common/v3/ldcontext"
 
 	"github.com/flagplane/flagplane/shared/app/apptest"
-	"github.com/flagplane/flagplane/shared/patch"
-	"github.com/flagplane/flagplane/shared/segment"
 )
 
 // patchSegment replaces fields of a segment of fs/test by JSON patch,
-// creating it first when create is set.
+// creating it first when create is set, through the API.
 func patchSegment(tb testing.TB, srv *apptest.Server, key string, create bool, fields map[string]any) {
 	tb.Helper()
-	ctx := context.Background()
 	if create {
-		if _, err := srv.App.Services.Segments.Create(ctx, "fs", "test", segment.Input{Key: key, Name: key}); err != nil {
-			tb.Fatalf("create segment %q: %v", key, err)
-		}
+		mustOK(tb, beta(tb, srv, http.MethodPost, "/api/v2/segments/fs/test", map[string]any{"key": key, "name": key}), http.StatusCreated)
 	}
 	var ops []map[string]any
 	for path, v := range fields {
 		ops = append(ops, map[string]any{"op": "replace", "path": "/" + path, "value": v})
 	}
-	raw, _ := json.Marshal(ops)
-	p, err := patch.Parse(raw)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if _, err := srv.App.Services.Segments.Patch(ctx, "fs", "test", key, p); err != nil {
-		tb.Fatalf("patch segment %q: %v", key, err)
-	}
+	mustOK(tb, beta(tb, srv, http.MethodPatch, "/api/v2/segments/fs/test/"+key, ops), http.StatusOK)
 }
 
 // segmentFlags makes project fs with segments of listed keys by kind,
@@ -135,9 +121,7 @@ func TestTheSDKInDaemonModeMatchesSegments(t *testing.T) {
 			t.Run("a deleted segment leaves the store", func(t *testing.T) {
 				mustOK(t, beta(t, srv, http.MethodPatch, "/api/v2/flags/fs/seg-flag-1", []map[string]any{
 					{"op": "replace", "path": "/environments/test/rules/0/clauses/0/values", "value": []string{"nested"}}}), http.StatusOK)
-				if err := srv.App.Services.Segments.Delete(context.Background(), "fs", "test", "orgs"); err != nil {
-					t.Fatal(err)
-				}
+				mustOK(t, beta(t, srv, http.MethodDelete, "/api/v2/segments/fs/test/orgs", nil), http.StatusNoContent)
 				eventually(t, "the store after the delete", func() []string {
 					if n := status(); n != 5 {
 						return []string{fmt.Sprintf("the status counts %d items, want 5", n)}
