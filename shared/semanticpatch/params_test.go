@@ -3,10 +3,10 @@ package semanticpatch_test
 import (
 	"encoding/json"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/flagplane/flagplane/shared/fault"
+	"github.com/flagplane/flagplane/shared/fault/faulttest"
 	"github.com/flagplane/flagplane/shared/semanticpatch"
 )
 
@@ -92,7 +92,5 @@ func check(tb testing.TB, err error, want string) {
 		}
 		return
 	}
-	if !fault.Is(err, fault.Invalid) || !strings.Contains(err.Error(), want) {
-		tb.Fatalf("error %v, want a 400 saying %s", err, want)
-	}
+	faulttest.Want(tb, err, fault.Invalid, want)
 }
