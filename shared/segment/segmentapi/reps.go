@@ -92,10 +92,11 @@ func (h handlers) newSegmentRep(r *http.Request, s *segment.Segment, envID strin
 			"parent": api.JSONLink(segment.CollectionHref(s.ProjectKey, s.EnvironmentKey)),
 			"site":   site(s),
 		},
-		Key: s.Key, Name: s.Name, Description: s.Description, Tags: nonNil(s.Tags),
+		// Lists are never nil: the segment package normalizes every segment it returns.
+		Key: s.Key, Name: s.Name, Description: s.Description, Tags: s.Tags,
 		CreationDate: s.CreationDate, LastModifiedDate: s.LastModifiedDate,
-		Included: nonNil(s.Included), Excluded: nonNil(s.Excluded),
-		IncludedContexts: nonNil(s.IncludedContexts), ExcludedContexts: nonNil(s.ExcludedContexts), Rules: nonNil(s.Rules),
+		Included: s.Included, Excluded: s.Excluded,
+		IncludedContexts: s.IncludedContexts, ExcludedContexts: s.ExcludedContexts, Rules: s.Rules,
 		Version: s.Version, Deleted: s.Deleted, Unbounded: s.Unbounded, UnboundedContextKind: s.UnboundedContextKind,
 		Generation: s.Generation,
 		Access:     reps.Access(r, segmentResource(r, s), segment.Actions),
@@ -127,11 +128,4 @@ func withFlags(rep *segmentRep, s *segment.Segment, users []segment.FlagRef) {
 		})
 	}
 	rep.Flags = &out
-}
-
-func nonNil[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
 }
