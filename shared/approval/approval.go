@@ -164,24 +164,39 @@ func NewService(table store.Table, log *audit.Log, flags *flag.Service, envs *en
 // environment requires approvals, for every flag or for flags carrying
 // one of its requiredApprovalTags (405 method_not_allowed).
 func (s *Service) Check(ctx context.Context, projectKey, envKey string, f *flag.Flag) error {
-	if !s.envs.ApprovalsEnabled() {
-		return nil
-	}
-	e, err := s.envs.Get(ctx, projectKey, envKey)
-	if fault.Is(err, fault.NotFound) {
-		return nil
-	}
-	if err != nil {
+	required, err := s.requires(ctx, projectKey, envKey, f.Tags, func(e *environment.Environment) (environment.ApprovalSettings, bool) {
+		return e.ApprovalSettings, true
+	})
+	if err != nil || !required {
 		return err
-	}
-	a := e.ApprovalSettings
-	tagged := slices.ContainsFunc(f.Tags, func(t string) bool { return slices.Contains(a.RequiredApprovalTags, t) })
-	if !a.Required && !tagged {
-		return nil
 	}
 	return fault.New(fault.MethodNotAllowed,
 		"environment %q of project %q requires approval for changes to flag %q: an approval request is needed; create one with POST %s",
 		envKey, projectKey, f.Key, CollectionHref)
+}
+
+// requires reports whether the settings settingsOf picks from envKey's
+// environment require approval of a resource carrying tags: for every
+// one, or for those carrying one of requiredApprovalTags. Never with the
+// approvals feature off, nor when the environment is gone (the change
+// answers its own 404).
+func (s *Service) requires(ctx context.Context, projectKey, envKey string, tags []string,
+	settingsOf func(*environment.Environment) (environment.ApprovalSettings, bool)) (bool, error) {
+	if !s.envs.ApprovalsEnabled() {
+		return false, nil
+	}
+	e, err := s.envs.Get(ctx, projectKey, envKey)
+	if fault.Is(err, fault.NotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	a, ok := settingsOf(e)
+	if !ok {
+		return false, nil
+	}
+	return a.Required || slices.ContainsFunc(tags, func(t string) bool { return slices.Contains(a.RequiredApprovalTags, t) }), nil
 }
 
 // Input is the body of a create request.

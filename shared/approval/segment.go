@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"time"
 
+	"github.com/flagplane/flagplane/shared/environment"
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/resource"
 	"github.com/flagplane/flagplane/shared/segment"
@@ -37,23 +37,15 @@ func (s *Service) SetSegments(segments *segment.Service) {
 // segment, or for those carrying one of requiredApprovalTags. Creating a
 // segment needs none: a request acts on a segment that exists.
 func (s *Service) CheckSegment(ctx context.Context, projectKey, envKey string, seg *segment.Segment) error {
-	if !s.envs.ApprovalsEnabled() || seg.ItemVersion == 0 {
-		return nil
+	if seg.ItemVersion == 0 {
+		return nil // not stored yet: being created
 	}
-	e, err := s.envs.Get(ctx, projectKey, envKey)
-	if fault.Is(err, fault.NotFound) {
-		return nil
-	}
-	if err != nil {
+	required, err := s.requires(ctx, projectKey, envKey, seg.Tags, func(e *environment.Environment) (environment.ApprovalSettings, bool) {
+		a, ok := e.ResourceApprovalSettings[KindSegment]
+		return a, ok
+	})
+	if err != nil || !required {
 		return err
-	}
-	a, ok := e.ResourceApprovalSettings[KindSegment]
-	if !ok {
-		return nil
-	}
-	tagged := slices.ContainsFunc(seg.Tags, func(t string) bool { return slices.Contains(a.RequiredApprovalTags, t) })
-	if !a.Required && !tagged {
-		return nil
 	}
 	return fault.New(fault.Forbidden,
 		"environment %q of project %q requires approval for changes to segment %q: create an approval request with POST %s and resourceId %q",
