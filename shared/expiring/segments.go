@@ -375,44 +375,18 @@ func (s *Service) sweepSegments(ctx context.Context, nowMs int64, res *Result) e
 	if s.segments == nil {
 		return nil
 	}
-	due, err := record.All(ctx, s.table, store.Query{Index: store.IndexGSI1, PK: store.ExpiringSegmentIndexPK, SKTo: store.ExpiringDueTo(nowMs)},
-		"due expiring targets of segments", decodeSegmentTarget)
-	if err != nil {
-		return err
-	}
-	var errs []error
-	for _, t := range due {
-		removed, dropped, err := s.expireSegment(ctx, t, nowMs)
-		if err != nil {
+	return sweepDue(ctx, s.table, store.ExpiringSegmentIndexPK, nowMs, "due expiring targets of segments", decodeSegmentTarget, res,
+		func(t *SegmentTarget) (bool, bool, error) { return s.expireSegment(ctx, t, nowMs) },
+		func(t *SegmentTarget) string {
 			r := t.ResourceID
-			errs = append(errs, fmt.Errorf("expire %s %q on segment %q in %s/%s: %w", t.ContextKind, t.ContextKey, r.Key, r.ProjectKey, r.EnvironmentKey, err))
-			continue
-		}
-		if removed {
-			res.Removed++
-		}
-		if dropped {
-			res.Dropped++
-		}
-	}
-	return errors.Join(errs...)
+			return fmt.Sprintf("expire %s %q on segment %q in %s/%s", t.ContextKind, t.ContextKey, r.Key, r.ProjectKey, r.EnvironmentKey)
+		})
 }
 
 func (s *Service) expireSegment(ctx context.Context, seen *SegmentTarget, nowMs int64) (removed, dropped bool, err error) {
-	// The index may lag (DynamoDB's is eventually consistent): read the item itself.
-	it, err := s.table.Get(ctx, seen.key())
-	if errors.Is(err, store.ErrNotFound) {
-		return false, false, nil
-	}
-	if err != nil {
-		return false, false, err
-	}
-	t, err := decodeSegmentTarget(it)
-	if err != nil {
-		return false, false, err
-	}
-	if t.ExpirationDate > nowMs {
-		return false, false, nil // rescheduled later
+	t, ok, err := reread(ctx, s.table, seen.key(), decodeSegmentTarget)
+	if !ok || t.ExpirationDate > nowMs {
+		return false, false, err // gone, or rescheduled later
 	}
 	r := t.ResourceID
 	del := store.Delete(t.key(), store.IfVersion(t.Version))

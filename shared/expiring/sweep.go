@@ -32,18 +32,31 @@ type Result struct {
 // removal's version. So a second run, or a concurrent one, finds nothing
 // left to do, and a removal rescheduled meanwhile is not applied early.
 // It reads due removals from the due-time index, never scanning.
+// Segments' removals (segments.go) are swept the same way.
 func (s *Service) Sweep(ctx context.Context, now time.Time) (Result, error) {
 	var res Result
-	due, err := record.All(ctx, s.table, store.Query{Index: store.IndexGSI1, PK: store.ExpiringIndexPK, SKTo: store.ExpiringDueTo(now.UnixMilli())},
-		"due expiring targets", decode)
+	err := sweepDue(ctx, s.table, store.ExpiringIndexPK, now.UnixMilli(), "due expiring targets", decode, &res,
+		func(t *Target) (bool, bool, error) { return s.expire(ctx, t, now) },
+		func(t *Target) string {
+			return fmt.Sprintf("expire user %q on flag %q in %s/%s", t.UserKey, t.ResourceID.FlagKey, t.ResourceID.ProjectKey, t.ResourceID.EnvironmentKey)
+		})
+	return res, errors.Join(err, s.sweepSegments(ctx, now.UnixMilli(), &res))
+}
+
+// sweepDue runs expire on every removal of the due-time index partition
+// pk due at or before nowMs, counting what it did in res; a failure,
+// which what names, leaves that removal to the next run.
+func sweepDue[T any](ctx context.Context, table store.Table, pk string, nowMs int64, what string, decode func(store.Item) (T, error), res *Result,
+	expire func(T) (removed, dropped bool, err error), describe func(T) string) error {
+	due, err := record.All(ctx, table, store.Query{Index: store.IndexGSI1, PK: pk, SKTo: store.ExpiringDueTo(nowMs)}, what, decode)
 	if err != nil {
-		return res, err
+		return err
 	}
 	var errs []error
 	for _, t := range due {
-		removed, dropped, err := s.expire(ctx, t, now)
+		removed, dropped, err := expire(t)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("expire user %q on flag %q in %s/%s: %w", t.UserKey, t.ResourceID.FlagKey, t.ResourceID.ProjectKey, t.ResourceID.EnvironmentKey, err))
+			errs = append(errs, fmt.Errorf("%s: %w", describe(t), err))
 			continue
 		}
 		if removed {
@@ -53,25 +66,29 @@ func (s *Service) Sweep(ctx context.Context, now time.Time) (Result, error) {
 			res.Dropped++
 		}
 	}
-	errs = append(errs, s.sweepSegments(ctx, now.UnixMilli(), &res))
-	return res, errors.Join(errs...)
+	return errors.Join(errs...)
+}
+
+// reread reads a removal the index listed from its item: the index may
+// lag (DynamoDB's is eventually consistent). Gone (false) when another
+// run deleted it.
+func reread[T any](ctx context.Context, table store.Table, k store.Key, decode func(store.Item) (T, error)) (T, bool, error) {
+	var zero T
+	it, err := table.Get(ctx, k)
+	if errors.Is(err, store.ErrNotFound) {
+		return zero, false, nil
+	}
+	if err != nil {
+		return zero, false, err
+	}
+	t, err := decode(it)
+	return t, err == nil, err
 }
 
 func (s *Service) expire(ctx context.Context, seen *Target, now time.Time) (removed, dropped bool, err error) {
-	// The index may lag (DynamoDB's is eventually consistent): read the item itself.
-	it, err := s.table.Get(ctx, seen.key())
-	if errors.Is(err, store.ErrNotFound) {
-		return false, false, nil
-	}
-	if err != nil {
-		return false, false, err
-	}
-	t, err := decode(it)
-	if err != nil {
-		return false, false, err
-	}
-	if t.ExpirationDate > now.UnixMilli() {
-		return false, false, nil // rescheduled later
+	t, ok, err := reread(ctx, s.table, seen.key(), decode)
+	if !ok || t.ExpirationDate > now.UnixMilli() {
+		return false, false, err // gone, or rescheduled later
 	}
 	r := t.ResourceID
 	del := store.Delete(t.key(), store.IfVersion(t.Version))
