@@ -425,26 +425,31 @@ func (s *Service) Delete(ctx context.Context, key string) error {
 	return s.purge(ctx, key)
 }
 
-// purge deletes every item of the project's partition, the project item last.
+// purge deletes every item of the project's partition, the project item
+// last, but for segment reference markers: they count the generations of
+// each segment key, so a big segment of a project made again with the key
+// never reads the members of the old one (members are kept by generation).
 func (s *Service) purge(ctx context.Context, key string) error {
 	pk := store.ProjectPartition(key)
 	self := store.ProjectKey(key)
-	for {
-		page, err := s.table.Query(ctx, store.Query{PK: pk, Limit: store.MaxWrites})
+	for cursor := ""; ; {
+		page, err := s.table.Query(ctx, store.Query{PK: pk, Limit: store.MaxWrites, Cursor: cursor})
 		if err != nil {
 			return fmt.Errorf("list contents of project %q: %w", key, err)
 		}
 		var writes []store.Write
 		for _, it := range page.Items {
-			if it.Key() != self {
+			if it.Key() != self && !store.IsSegmentRef(it.SK) {
 				writes = append(writes, store.Delete(it.Key(), store.Cond{}))
 			}
 		}
-		if len(writes) == 0 {
-			break
+		if len(writes) > 0 {
+			if err := s.table.Transact(ctx, writes); err != nil {
+				return fmt.Errorf("delete contents of project %q: %w", key, err)
+			}
 		}
-		if err := s.table.Transact(ctx, writes); err != nil {
-			return fmt.Errorf("delete contents of project %q: %w", key, err)
+		if cursor = page.Cursor; cursor == "" {
+			break
 		}
 	}
 	if err := s.table.Delete(ctx, self, store.Cond{}); err != nil {

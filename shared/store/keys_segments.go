@@ -1,5 +1,7 @@
 package store
 
+import "strings"
+
 // Segments live in their project's partition, one item each, sorted by
 // environment then key, so one Query reads an environment's segments (the
 // SDK payload) and never a flag.
@@ -24,3 +26,8 @@ func SegmentKey(projectKey, envKey, segmentKey string) Key {
 func SegmentRefKey(projectKey, envKey, segmentKey string) Key {
 	return Key{PK: ProjectPartition(projectKey), SK: segmentRefSKPrefix + envKey + "#" + segmentKey}
 }
+
+// IsSegmentRef reports whether sk is a segment reference marker's sort key:
+// markers outlive their segments, environments and projects, so that the
+// generations of a big segment made again count on.
+func IsSegmentRef(sk string) bool { return strings.HasPrefix(sk, segmentRefSKPrefix) }

@@ -361,10 +361,16 @@ func TestSegmentsGoWithTheirEnvironmentAndProject(t *testing.T) {
 	t.Run("a project created again with the key of a deleted one has none of its segments", func(t *testing.T) {
 		apptest.WantStatus(t, srv.Do(t, http.MethodDelete, apptest.ProjectPath("p"), nil), http.StatusNoContent)
 		srv.MustCreateProject(t, "p")
+		srv.MustCreateEnvironment(t, "p", "scratch", nil)
 		res := srv.Do(t, http.MethodGet, segsPath("p", "production"), nil)
 		apptest.WantStatus(t, res, http.StatusOK)
 		if keys := apptest.ItemKeys(t, res); len(keys) != 0 {
 			t.Errorf("the new project lists %v", keys)
+		}
+	})
+	t.Run("a big segment made again in the new project starts a generation of its own", func(t *testing.T) {
+		if d := createSeg(t, srv, "p", "scratch", map[string]any{"key": "old", "name": "Newer", "unbounded": true}); d.Generation != 3 {
+			t.Errorf("generation %d, want 3: the old members must not come back", d.Generation)
 		}
 	})
 }
