@@ -6,8 +6,6 @@ import (
 	"testing"
 
 	"github.com/flagplane/flagplane/shared/app/apptest"
-	"github.com/flagplane/flagplane/shared/policy"
-	"github.com/flagplane/flagplane/shared/token"
 )
 
 func aiResID(p, e, c string) string { return "proj/" + p + ":env/" + e + ":aiconfig/" + c }
@@ -252,12 +250,7 @@ func TestAIConfigApprovalRights(t *testing.T) {
 	prod := srv.Do(t, http.MethodPost, apptest.ApprovalsPath, aiRequest("ai", "production", "chat", aiUpdate("short", map[string]any{"name": "P"})))
 	apptest.WantStatus(t, prod, http.StatusCreated)
 	prodID := apptest.DecodeApproval(t, prod).ID
-	role := func(name string, resources ...string) string {
-		_, tok := srv.MustIssueToken(t, token.Spec{Name: name, InlineRole: []policy.Statement{
-			{Effect: "allow", Actions: []string{"createApprovalRequest", "reviewApprovalRequest", "applyApprovalRequest"}, Resources: resources},
-		}})
-		return tok
-	}
+	role := func(name string, resources ...string) string { return approverToken(t, srv, name, resources...) }
 	staging := role("staging AI Configs", "proj/*:env/staging:aiconfig/*")
 	flags := role("production flags", "proj/*:env/production:flag/*")
 	prodAI := role("production AI Configs", "proj/ai:env/production:aiconfig/chat")

@@ -233,6 +233,16 @@ func TestSegmentApprovalRequests(t *testing.T) {
 	})
 }
 
+// approverToken is a token whose role may create, review and apply
+// approval requests on resources only.
+func approverToken(t testing.TB, srv *apptest.Server, name string, resources ...string) string {
+	t.Helper()
+	_, tok := srv.MustIssueToken(t, token.Spec{Name: name, InlineRole: []policy.Statement{
+		{Effect: "allow", Actions: []string{"createApprovalRequest", "reviewApprovalRequest", "applyApprovalRequest"}, Resources: resources},
+	}})
+	return tok
+}
+
 func itemIDs(t testing.TB, res *apptest.Response) []string {
 	t.Helper()
 	var page struct {
@@ -251,12 +261,7 @@ func itemIDs(t testing.TB, res *apptest.Response) []string {
 func TestSegmentApprovalRights(t *testing.T) {
 	srv := segProject(t)
 	prod := segRequest(t, srv, "beta", apptest.Instr("addIncludedUsers", "values", []string{"u2"}))
-	role := func(name string, resources ...string) string {
-		_, tok := srv.MustIssueToken(t, token.Spec{Name: name, InlineRole: []policy.Statement{
-			{Effect: "allow", Actions: []string{"createApprovalRequest", "reviewApprovalRequest", "applyApprovalRequest"}, Resources: resources},
-		}})
-		return tok
-	}
+	role := func(name string, resources ...string) string { return approverToken(t, srv, name, resources...) }
 	staging := role("test segments", "proj/*:env/test:segment/*")
 	flags := role("production flags", "proj/*:env/production:flag/*")
 	prodSeg := role("production segment beta", "proj/p:env/production:segment/beta")
