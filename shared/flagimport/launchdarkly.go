@@ -110,21 +110,6 @@ func fromLD(f ldFlag) SourceFlag {
 	return sf
 }
 
-// ldSegment is the part of LaunchDarkly's UserSegment an import reads;
-// its rules decode straight into flagplane's, which follow its names.
-type ldSegment struct {
-	Key              string           `json:"key"`
-	Name             string           `json:"name"`
-	Description      string           `json:"description"`
-	Tags             []string         `json:"tags"`
-	Included         []string         `json:"included"`
-	Excluded         []string         `json:"excluded"`
-	IncludedContexts []segment.Target `json:"includedContexts"`
-	ExcludedContexts []segment.Target `json:"excludedContexts"`
-	Rules            []segment.Rule   `json:"rules"`
-	Unbounded        bool             `json:"unbounded"`
-}
-
 // MaxSegmentsPerRun bounds the segments one run reads from a source.
 const MaxSegmentsPerRun = 1000
 
@@ -156,7 +141,9 @@ func (s *ldSource) segments(ctx context.Context, flags []SourceFlag) ([]SourceSe
 		if len(out) >= MaxSegmentsPerRun {
 			return nil, &SourceError{Status: 413, Message: fmt.Sprintf("the flags of project %q of the source match more than %d segments, the most one configuration imports", s.project, MaxSegmentsPerRun)}
 		}
-		var sg ldSegment
+		// LaunchDarkly's UserSegment decodes straight into flagplane's
+		// segment, which follows its names; only the targeting is read.
+		var sg segment.Segment
 		path := fmt.Sprintf("/api/v2/segments/%s/%s/%s", url.PathEscape(s.project), url.PathEscape(r.env), url.PathEscape(r.key))
 		err := getJSON(ctx, s.client, s.base, path, headers, &sg)
 		var se *SourceError
@@ -173,8 +160,7 @@ func (s *ldSource) segments(ctx context.Context, flags []SourceFlag) ([]SourceSe
 			ss.Problem = fmt.Sprintf("segment %q of environment %q is a big segment, whose members the source's API does not list", r.key, r.env)
 		}
 		out = append(out, ss)
-		seg := segment.Segment{Rules: sg.Rules}
-		want(r.env, seg.SegmentsUsed())
+		want(r.env, sg.SegmentsUsed())
 	}
 	return out, nil
 }

@@ -359,14 +359,10 @@ const (
 	updated
 )
 
-// importFlag creates the flag when the project lacks it, then brings it
-// to what the source has with one JSON patch through the flag service,
-// which commits it (audited) only when something differs.
-func (s *Service) importFlag(ctx context.Context, c *Configuration, sf SourceFlag, envs map[string]string) (int, *flag.Flag, error) {
-	if sf.Problem != "" {
-		return 0, nil, fault.New(fault.PatchFailed, "not imported: %s", sf.Problem)
-	}
-	tags := slices.Clone(sf.Tags)
+// importedTags are what an imported flag or segment is tagged with: the
+// source's tags and the configuration's ldTag, sorted, never nil.
+func importedTags(c *Configuration, source []string) []string {
+	tags := slices.Clone(source)
 	if t := c.Config.String("ldTag"); t != "" && !slices.Contains(tags, t) {
 		tags = append(tags, t)
 	}
@@ -374,11 +370,27 @@ func (s *Service) importFlag(ctx context.Context, c *Configuration, sf SourceFla
 		tags = []string{}
 	}
 	slices.Sort(tags)
-	maintainer := c.Config.String("ldMaintainer")
-	name := sf.Name
+	return tags
+}
+
+// importedName is the source's name, or the key when it has none.
+func importedName(name, key string) string {
 	if strings.TrimSpace(name) == "" {
-		name = sf.Key
+		return key
 	}
+	return name
+}
+
+// importFlag creates the flag when the project lacks it, then brings it
+// to what the source has with one JSON patch through the flag service,
+// which commits it (audited) only when something differs.
+func (s *Service) importFlag(ctx context.Context, c *Configuration, sf SourceFlag, envs map[string]string) (int, *flag.Flag, error) {
+	if sf.Problem != "" {
+		return 0, nil, fault.New(fault.PatchFailed, "not imported: %s", sf.Problem)
+	}
+	tags := importedTags(c, sf.Tags)
+	maintainer := c.Config.String("ldMaintainer")
+	name := importedName(sf.Name, sf.Key)
 	outcome := updated
 	existing, err := s.Flags.Load(ctx, c.ProjectKey, sf.Key)
 	if fault.Is(err, fault.NotFound) {

@@ -74,17 +74,6 @@ func (s *Service) importSegments(ctx context.Context, c *Configuration, segs []S
 	slices.SortFunc(todo, func(a, b target) int {
 		return strings.Compare(segmentID(a.to, a.ss.Key), segmentID(b.to, b.ss.Key))
 	})
-	tags := func(ss SourceSegment) []string {
-		out := slices.Clone(ss.Tags)
-		if t := c.Config.String("ldTag"); t != "" && !slices.Contains(out, t) {
-			out = append(out, t)
-		}
-		if out == nil {
-			out = []string{}
-		}
-		slices.Sort(out)
-		return out
-	}
 	outOfTime := func() error {
 		if s.Now().After(deadline) || ctx.Err() != nil {
 			return fault.New(fault.Unavailable, "the run's time budget (%s) ran out before the segment was imported; trigger the import again", s.RunBudget)
@@ -99,7 +88,7 @@ func (s *Service) importSegments(ctx context.Context, c *Configuration, segs []S
 		}
 		_, err := s.Segments.Get(ctx, c.ProjectKey, t.to, t.ss.Key)
 		if fault.Is(err, fault.NotFound) {
-			_, err = s.Segments.Create(ctx, c.ProjectKey, t.to, segment.Input{Key: t.ss.Key, Name: segmentName(t.ss), Description: t.ss.Description, Tags: tags(t.ss)})
+			_, err = s.Segments.Create(ctx, c.ProjectKey, t.to, segment.Input{Key: t.ss.Key, Name: importedName(t.ss.Name, t.ss.Key), Description: t.ss.Description, Tags: importedTags(c, t.ss.Tags)})
 		}
 		if err != nil {
 			failed[segmentID(t.to, t.ss.Key)] = err
@@ -119,7 +108,7 @@ func (s *Service) importSegments(ctx context.Context, c *Configuration, segs []S
 			if next.Unbounded {
 				return fault.New(fault.Conflict, "segment %q of environment %q is a big segment here; an import brings list and rule segments only", ss.Key, t.to)
 			}
-			next.Name, next.Description, next.Tags = segmentName(ss), ss.Description, tags(ss)
+			next.Name, next.Description, next.Tags = importedName(ss.Name, ss.Key), ss.Description, importedTags(c, ss.Tags)
 			next.Included, next.Excluded = ss.Included, ss.Excluded
 			next.IncludedContexts, next.ExcludedContexts = ss.IncludedContexts, ss.ExcludedContexts
 			next.Rules = ss.Rules
@@ -130,13 +119,6 @@ func (s *Service) importSegments(ctx context.Context, c *Configuration, segs []S
 		}
 	}
 	return failed
-}
-
-func segmentName(ss SourceSegment) string {
-	if strings.TrimSpace(ss.Name) == "" {
-		return ss.Key
-	}
-	return ss.Name
 }
 
 // segmentFailure is why flag sf cannot be imported for a segment it
