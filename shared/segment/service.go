@@ -117,10 +117,19 @@ func (s *Service) Create(ctx context.Context, projectKey, envKey string, in Inpu
 	if err := s.checkApproval(ctx, seg); err != nil {
 		return nil, err
 	}
-	return s.kit.Create(ctx, ref(projectKey, envKey, in.Key), seg, resource.Change{
-		Also: []store.Write{markerWrite}, Parent: parent(projectKey, envKey),
+	// The environment must still be there when the segment lands: its
+	// delete purges the segments it sees, and would miss this one.
+	envGuard := store.Check(store.EnvironmentKey(projectKey, envKey), store.IfExists())
+	created, err := s.kit.Create(ctx, ref(projectKey, envKey, in.Key), seg, resource.Change{
+		Also: []store.Write{markerWrite, envGuard}, Parent: parent(projectKey, envKey),
 		Exists: fmt.Sprintf("segment %q already exists in environment %q", in.Key, envKey),
 	})
+	if fault.Is(err, fault.Conflict) {
+		if _, envErr := s.envs.Get(ctx, projectKey, envKey); envErr != nil {
+			return nil, envErr
+		}
+	}
+	return created, err
 }
 
 // marker reads a segment's reference marker and its version (0 when none).
