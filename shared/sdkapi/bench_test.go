@@ -69,7 +69,7 @@ func poll(b *testing.B, srv *apptest.Server, sdkKey, etag string, want int) {
 // loopback: the whole payload and the 304 answer to an SDK that holds it,
 // as the local server serves them (it is the store's only writer, so the
 // payload is read and built once per change) and as every Lambda instance
-// does (each poll reads the flags with one Query).
+// does (each poll reads the flags and the segments: two Queries).
 //
 //	go test -run '^$' -bench SDKPoll -benchtime 3s ./shared/sdkapi/
 func BenchmarkSDKPoll(b *testing.B) {
