@@ -3,6 +3,7 @@ package allgroups_test
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"testing"
 
 	"github.com/flagplane/flagplane/shared/app/apptest"
@@ -31,6 +32,29 @@ func TestSegmentRightsByEnvironment(t *testing.T) {
 		apptest.Statement("allow", []string{"proj/*:env/*:segment/*"}, []string{"*"}),
 		apptest.Statement("deny", []string{"proj/*:env/*:segment/*;vip"}, []string{"*"}))
 	_, noVIP := srv.MustCreateToken(t, map[string]any{"name": "no vip", "customRoleIds": []string{"no-vip"}})
+
+	t.Run("_access shows a role's rights on the segment's own environment", func(t *testing.T) {
+		for _, c := range []struct {
+			env     string
+			allowed bool
+		}{{"production", true}, {"test", false}} {
+			res := srv.Do(t, http.MethodGet, api+"/segments/p/"+c.env+"/plain", nil, "Authorization", prod)
+			apptest.WantStatus(t, res, http.StatusOK)
+			var doc struct {
+				Access struct {
+					Allowed, Denied []struct{ Action string }
+				} `json:"_access"`
+			}
+			res.JSON(t, &doc)
+			list := doc.Access.Denied
+			if c.allowed {
+				list = doc.Access.Allowed
+			}
+			if !slices.ContainsFunc(list, func(a struct{ Action string }) bool { return a.Action == "updateRules" }) {
+				t.Errorf("%s: _access %+v, want updateRules allowed %v", c.env, doc.Access, c.allowed)
+			}
+		}
+	})
 
 	rename := []apptest.PatchOp{apptest.Replace("/name", "Renamed")}
 	include := []apptest.PatchOp{apptest.Add("/included/-", "u-added")}

@@ -192,6 +192,15 @@ func TestSegmentCreateReadPatchDelete(t *testing.T) {
 		apptest.WantError(t, srv.Do(t, http.MethodDelete, segPath("p", "production", "beta"), nil), http.StatusConflict, "conflict", `flag "f"`)
 		decodeSeg(t, srv.Do(t, http.MethodGet, segPath("p", "production", "beta"), nil), http.StatusOK)
 	})
+	t.Run("a segment another segment's rule matches cannot be deleted, and the 409 names that segment", func(t *testing.T) {
+		createSeg(t, srv, "p", "production", map[string]any{"key": "inner", "name": "Inner"})
+		createSeg(t, srv, "p", "production", map[string]any{"key": "outer", "name": "Outer"})
+		apptest.WantStatus(t, srv.Do(t, http.MethodPatch, segPath("p", "production", "outer"), []apptest.PatchOp{apptest.Add("/rules/-",
+			map[string]any{"_id": "nested", "clauses": []map[string]any{{"attribute": "segmentMatch", "op": "segmentMatch", "values": []string{"inner"}}}})}), http.StatusOK)
+		apptest.WantError(t, srv.Do(t, http.MethodDelete, segPath("p", "production", "inner"), nil), http.StatusConflict, "conflict", `segment "outer"`)
+		apptest.WantStatus(t, srv.Do(t, http.MethodDelete, segPath("p", "production", "outer"), nil), http.StatusNoContent)
+		apptest.WantStatus(t, srv.Do(t, http.MethodDelete, segPath("p", "production", "inner"), nil), http.StatusNoContent)
+	})
 	t.Run("the list shows no _flags", func(t *testing.T) {
 		if strings.Contains(srv.Do(t, http.MethodGet, segsPath("p", "production"), nil).String(), "_flags") {
 			t.Error("the list carries _flags")
