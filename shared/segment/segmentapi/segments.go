@@ -29,7 +29,7 @@ func (h handlers) getSegments(w http.ResponseWriter, r *http.Request) error {
 	}
 	out := segmentsRep{Links: api.OffsetLinks(segment.CollectionHref(pk, ek), q, offset, limit, int64(len(all))),
 		TotalCount: len(all), Items: []segmentRep{}}
-	envID := lazyEnvID(h, r.Context(), pk, ek)
+	envID := h.envIDs(r.Context(), pk, ek)
 	for _, s := range listing.Window(all, offset, limit) {
 		id, err := envID(s)
 		if err != nil {
@@ -63,7 +63,7 @@ func (h handlers) getSegment(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return h.missing(r.Context(), pk, ek, err)
 	}
-	id, err := lazyEnvID(h, r.Context(), pk, ek)(s)
+	id, err := h.envIDs(r.Context(), pk, ek)(s)
 	if err != nil {
 		return err
 	}
@@ -125,7 +125,7 @@ func (h handlers) deleteSegment(w http.ResponseWriter, r *http.Request) error {
 
 // write answers s with status.
 func (h handlers) write(w http.ResponseWriter, r *http.Request, status int, s *segment.Segment) error {
-	id, err := lazyEnvID(h, r.Context(), s.ProjectKey, s.EnvironmentKey)(s)
+	id, err := h.envIDs(r.Context(), s.ProjectKey, s.EnvironmentKey)(s)
 	if err != nil {
 		return err
 	}
@@ -150,9 +150,9 @@ func (h handlers) missing(ctx context.Context, projectKey, envKey string, err er
 	return err
 }
 
-// lazyEnvID returns the environment's _id for the metadata of big
+// envIDs returns the environment's _id for the metadata of big
 // segments, reading the environment once, at the first big segment.
-func lazyEnvID(h handlers, ctx context.Context, projectKey, envKey string) func(*segment.Segment) (string, error) {
+func (h handlers) envIDs(ctx context.Context, projectKey, envKey string) func(*segment.Segment) (string, error) {
 	var id string
 	return func(s *segment.Segment) (string, error) {
 		if !s.Unbounded || id != "" {
