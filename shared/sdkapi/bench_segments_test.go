@@ -2,11 +2,9 @@ package sdkapi_test
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/flagplane/flagplane/shared/app/apptest"
 )
@@ -37,37 +35,6 @@ func listSegmentProject(b *testing.B) (*apptest.Server, string) {
 	return srv, mustEnv(b, srv, "proof", "test").SDKKey
 }
 
-// timedRequests sends b.N requests from parallel keep-alive clients,
-// reporting requests per second and the answer's bytes; every answer
-// must be a 200.
-func timedRequests(b *testing.B, newRequest func() *http.Request) {
-	b.Helper()
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
-	var size int64
-	b.ReportAllocs()
-	b.SetParallelism(4)
-	b.ResetTimer()
-	start := time.Now()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			res, err := client.Do(newRequest())
-			if err != nil {
-				b.Error(err)
-				return
-			}
-			n, _ := io.Copy(io.Discard, res.Body)
-			res.Body.Close()
-			if res.StatusCode != http.StatusOK {
-				b.Errorf("status %d", res.StatusCode)
-				return
-			}
-			size = n
-		}
-	})
-	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "requests/s")
-	b.ReportMetric(float64(size), "payload-bytes")
-}
-
 // BenchmarkSegmentList measures a list segment of 15,000 keys where users
 // see it: /flags/evaluate of ten flags matching it, for a listed key and
 // an unlisted one, and the /sdk/latest-all payload carrying it, as the
@@ -91,14 +58,14 @@ func BenchmarkSegmentList(b *testing.B) {
 		req.Header.Set("Authorization", sdkKey)
 		return req
 	}
-	b.Run("evaluate/listed", func(b *testing.B) { timedRequests(b, evaluate("user-14999")) })
-	b.Run("evaluate/unlisted", func(b *testing.B) { timedRequests(b, evaluate("someone-else")) })
+	b.Run("evaluate/listed", func(b *testing.B) { timedRequests(b, http.StatusOK, evaluate("user-14999")) })
+	b.Run("evaluate/unlisted", func(b *testing.B) { timedRequests(b, http.StatusOK, evaluate("someone-else")) })
 	for _, mode := range []struct {
 		name string
 		sole bool
 	}{{"local", true}, {"every-poll-reads", false}} {
 		srv.App.SDK.SetSoleWriter(mode.sole)
-		b.Run("latest-all/"+mode.name, func(b *testing.B) { timedRequests(b, latestAll) })
+		b.Run("latest-all/"+mode.name, func(b *testing.B) { timedRequests(b, http.StatusOK, latestAll) })
 	}
 }
 
@@ -124,7 +91,7 @@ func BenchmarkSDKPayloadWithSegments(b *testing.B) {
 		})
 	}
 	srv.App.SDK.SetSoleWriter(false)
-	timedRequests(b, func() *http.Request {
+	timedRequests(b, http.StatusOK, func() *http.Request {
 		req, _ := http.NewRequest(http.MethodGet, srv.URL+"/sdk/latest-all", nil)
 		req.Header.Set("Authorization", sdkKey)
 		return req

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -33,36 +34,49 @@ func benchProject(b *testing.B) (*apptest.Server, string) {
 	return srv, mustEnv(b, srv, "bench", "test").SDKKey
 }
 
-// poll sends b.N polls from parallel keep-alive clients and reports
-// requests per second; every answer must have the status want.
+// poll sends b.N polls of /sdk/latest-all (see timedRequests); every
+// answer must have the status want.
 func poll(b *testing.B, srv *apptest.Server, sdkKey, etag string, want int) {
 	b.Helper()
+	timedRequests(b, want, func() *http.Request {
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+"/sdk/latest-all", nil)
+		req.Header.Set("Authorization", sdkKey)
+		if etag != "" {
+			req.Header.Set("If-None-Match", etag)
+		}
+		return req
+	})
+}
+
+// timedRequests sends b.N requests from parallel keep-alive clients,
+// reporting requests per second and the answer's bytes; every answer
+// must have the status want.
+func timedRequests(b *testing.B, want int, newRequest func() *http.Request) {
+	b.Helper()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	var size atomic.Int64
 	b.ReportAllocs()
 	b.SetParallelism(4)
 	b.ResetTimer()
 	start := time.Now()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			req, _ := http.NewRequest(http.MethodGet, srv.URL+"/sdk/latest-all", nil)
-			req.Header.Set("Authorization", sdkKey)
-			if etag != "" {
-				req.Header.Set("If-None-Match", etag)
-			}
-			res, err := client.Do(req)
+			res, err := client.Do(newRequest())
 			if err != nil {
 				b.Error(err)
 				return
 			}
-			_, _ = io.Copy(io.Discard, res.Body)
+			n, _ := io.Copy(io.Discard, res.Body)
 			res.Body.Close()
 			if res.StatusCode != want {
 				b.Errorf("status %d, want %d", res.StatusCode, want)
 				return
 			}
+			size.Store(n)
 		}
 	})
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "requests/s")
+	b.ReportMetric(float64(size.Load()), "payload-bytes")
 }
 
 // BenchmarkSDKPoll measures GET /sdk/latest-all of 1,000 flags over

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/launchdarkly/go-sdk-common/v3/ldcontext"
+	ld "github.com/launchdarkly/go-server-sdk/v7"
 
 	"github.com/flagplane/flagplane/shared/app/apptest"
 )
@@ -153,34 +154,25 @@ func TestLaunchDarklyServerSDKWithSegments(t *testing.T) {
 	e := mustEnv(t, srv, "proof", "test")
 	variations := variationsOf(t, srv, keys)
 
-	for _, mode := range []struct {
-		name      string
-		streaming bool
-	}{{"polling", false}, {"streaming", true}} {
-		t.Run("the "+mode.name+" SDK evaluates flags matching segments for every context as the evaluate operation does", func(t *testing.T) {
-			client, err := sdkClient(t, srv, e.SDKKey, mode.streaming)
-			if err != nil || !client.Initialized() {
-				t.Fatalf("SDK did not initialize: %v", err)
-			}
-			// Every flag must both serve a segment rule and fall through,
-			// or segments would not be what decides.
-			served := map[string]map[int]int{}
-			for _, c := range segmentContexts() {
-				for k, w := range agree(t, srv, client, c, keys, variations) {
-					if served[k] == nil {
-						served[k] = map[int]int{}
-					}
-					served[k][indexOf(variations[k], w.Value)]++
+	eachDataSource(t, srv, e.SDKKey, "evaluates flags matching segments for every context as the evaluate operation does", func(t *testing.T, client *ld.LDClient) {
+		// Every flag must both serve a segment rule and fall through,
+		// or segments would not be what decides.
+		served := map[string]map[int]int{}
+		for _, c := range segmentContexts() {
+			for k, w := range agree(t, srv, client, c, keys, variations) {
+				if served[k] == nil {
+					served[k] = map[int]int{}
 				}
+				served[k][indexOf(variations[k], w.Value)]++
 			}
-			for _, k := range keys {
-				if served[k][3] == 0 || len(served[k]) < 2 {
-					t.Errorf("%s served %v: the contexts do not cover both a segment match and the fallthrough", k, served[k])
-				}
+		}
+		for _, k := range keys {
+			if served[k][3] == 0 || len(served[k]) < 2 {
+				t.Errorf("%s served %v: the contexts do not cover both a segment match and the fallthrough", k, served[k])
 			}
-			t.Logf("variations served by flag: %v", served)
-		})
-	}
+		}
+		t.Logf("variations served by flag: %v", served)
+	})
 
 	t.Run("a segment change made through the API reaches the streaming SDK within a second", func(t *testing.T) {
 		client, err := sdkClient(t, srv, e.SDKKey, true)

@@ -244,40 +244,50 @@ func agree(tb testing.TB, srv *apptest.Server, client *ld.LDClient, c ldcontext.
 	return want
 }
 
+// eachDataSource runs test with the SDK polling srv, then streaming from
+// it, in subtests named "the polling SDK <what>" and "the streaming SDK
+// <what>"; the client is initialized.
+func eachDataSource(t *testing.T, srv *apptest.Server, sdkKey, what string, test func(t *testing.T, client *ld.LDClient)) {
+	t.Helper()
+	for _, mode := range []struct {
+		name      string
+		streaming bool
+	}{{"polling", false}, {"streaming", true}} {
+		t.Run("the "+mode.name+" SDK "+what, func(t *testing.T) {
+			client, err := sdkClient(t, srv, sdkKey, mode.streaming)
+			if err != nil || !client.Initialized() {
+				t.Fatalf("SDK did not initialize: %v", err)
+			}
+			test(t, client)
+		})
+	}
+}
+
 func TestLaunchDarklyServerSDK(t *testing.T) {
 	srv := apptest.New(t)
 	keys := project(t, srv)
 	e := mustEnv(t, srv, "proof", "test")
 	variations := variationsOf(t, srv, keys)
 
-	for _, mode := range []struct {
-		name      string
-		streaming bool
-	}{{"polling", false}, {"streaming", true}} {
-		t.Run("the "+mode.name+" SDK evaluates every flag for every context as the evaluate operation does", func(t *testing.T) {
-			client, err := sdkClient(t, srv, e.SDKKey, mode.streaming)
-			if err != nil || !client.Initialized() {
-				t.Fatalf("SDK did not initialize: %v", err)
+	eachDataSource(t, srv, e.SDKKey, "evaluates every flag for every context as the evaluate operation does", func(t *testing.T, client *ld.LDClient) {
+		all := client.AllFlagsState(ldcontext.New("anyone"))
+		if n := len(all.ToValuesMap()); n != len(keys) {
+			t.Fatalf("the SDK holds %d flags, want %d (the archived one left out)", n, len(keys))
+		}
+		checked, reasons := 0, map[string]int{}
+		for _, c := range contexts() {
+			for _, w := range agree(t, srv, client, c, keys, variations) {
+				reasons[w.Reason.Kind]++
+				checked++
 			}
-			all := client.AllFlagsState(ldcontext.New("anyone"))
-			if n := len(all.ToValuesMap()); n != len(keys) {
-				t.Fatalf("the SDK holds %d flags, want %d (the archived one left out)", n, len(keys))
+		}
+		for _, kind := range []string{"OFF", "TARGET_MATCH", "RULE_MATCH", "FALLTHROUGH", "PREREQUISITE_FAILED"} {
+			if reasons[kind] == 0 {
+				t.Errorf("no evaluation had the reason %s: the project does not cover it", kind)
 			}
-			checked, reasons := 0, map[string]int{}
-			for _, c := range contexts() {
-				for _, w := range agree(t, srv, client, c, keys, variations) {
-					reasons[w.Reason.Kind]++
-					checked++
-				}
-			}
-			for _, kind := range []string{"OFF", "TARGET_MATCH", "RULE_MATCH", "FALLTHROUGH", "PREREQUISITE_FAILED"} {
-				if reasons[kind] == 0 {
-					t.Errorf("no evaluation had the reason %s: the project does not cover it", kind)
-				}
-			}
-			t.Logf("%d evaluations agree; reasons %v", checked, reasons)
-		})
-	}
+		}
+		t.Logf("%d evaluations agree; reasons %v", checked, reasons)
+	})
 
 	t.Run("a flag change made through the API reaches the streaming SDK within a second", func(t *testing.T) {
 		client, err := sdkClient(t, srv, e.SDKKey, true)

@@ -270,9 +270,9 @@ func (sn *Snapshot) All() []byte {
 		}
 		b := make([]byte, 0, n)
 		b = append(b, `{"flags":`...)
-		b = appendObject(b, sn.flags, func(f *Flag) (string, []byte) { return f.Key, f.JSON })
+		b = appendObject(b, sn.flags, flagEntry)
 		b = append(b, `,"segments":`...)
-		b = appendObject(b, sn.segments, func(s *Segment) (string, []byte) { return s.Key, s.JSON })
+		b = appendObject(b, sn.segments, segmentEntry)
 		sn.all = append(b, '}')
 	})
 	return sn.all
@@ -280,26 +280,34 @@ func (sn *Snapshot) All() []byte {
 
 // FlagsJSON is the flags alone, {"<key>":<flag>,...}.
 func (sn *Snapshot) FlagsJSON() []byte {
-	return appendObject(nil, sn.flags, func(f *Flag) (string, []byte) { return f.Key, f.JSON })
+	return appendObject(nil, sn.flags, flagEntry)
 }
 
+// entry is one flag or segment as SDKs receive it: the payload's objects
+// and the streams' patches are built from entries.
+type entry struct {
+	key     string
+	version int
+	json    []byte // nil when SDKs do not receive it
+}
+
+func flagEntry(f *Flag) entry { return entry{f.Key, f.Version, f.JSON} }
+
+func segmentEntry(s *Segment) entry { return entry{s.Key, s.Version, s.JSON} }
+
 // appendObject appends the JSON object of items by key, leaving out
-// those without JSON.
-func appendObject[T any](b []byte, items []T, entry func(T) (string, []byte)) []byte {
+// those SDKs do not receive.
+func appendObject[T any](b []byte, items []T, of func(T) entry) []byte {
 	b = append(b, '{')
 	first := true
-	for _, it := range items {
-		key, data := entry(it)
-		if data == nil {
-			continue
-		}
+	for _, e := range entries(items, of) {
 		if !first {
 			b = append(b, ',')
 		}
 		first = false
-		b = appendString(b, key)
+		b = appendString(b, e.key)
 		b = append(b, ':')
-		b = append(b, data...)
+		b = append(b, e.json...)
 	}
 	return append(b, '}')
 }

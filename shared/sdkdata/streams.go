@@ -213,12 +213,12 @@ func (sub *Subscription) diff(next *Snapshot) []Event {
 		return nil
 	}
 	sub.last = next
-	segs, ok := sub.diffKind("/segments/", segmentEntries(prev), segmentEntries(next))
+	segs, ok := sub.diffKind("/segments/", entries(prev.segments, segmentEntry), entries(next.segments, segmentEntry))
 	if !ok {
 		clear(sub.tombs)
 		return []Event{putEvent(next)}
 	}
-	flags, ok := sub.diffKind("/flags/", flagEntries(prev), flagEntries(next))
+	flags, ok := sub.diffKind("/flags/", entries(prev.flags, flagEntry), entries(next.flags, flagEntry))
 	if !ok {
 		clear(sub.tombs)
 		return []Event{putEvent(next)}
@@ -226,28 +226,12 @@ func (sub *Subscription) diff(next *Snapshot) []Event {
 	return append(segs, flags...)
 }
 
-// entry is one flag or segment as a stream compares and sends it.
-type entry struct {
-	key     string
-	version int
-	json    []byte
-}
-
-func flagEntries(sn *Snapshot) []entry {
-	out := make([]entry, 0, len(sn.flags))
-	for _, f := range sn.flags {
-		if f.JSON != nil {
-			out = append(out, entry{f.Key, f.Version, f.JSON})
-		}
-	}
-	return out
-}
-
-func segmentEntries(sn *Snapshot) []entry {
-	out := make([]entry, 0, len(sn.segments))
-	for _, s := range sn.segments {
-		if s.JSON != nil {
-			out = append(out, entry{s.Key, s.Version, s.JSON})
+// entries are the items SDKs receive (those with JSON), as entries.
+func entries[T any](items []T, of func(T) entry) []entry {
+	out := make([]entry, 0, len(items))
+	for _, it := range items {
+		if e := of(it); e.json != nil {
+			out = append(out, e)
 		}
 	}
 	return out
