@@ -175,12 +175,7 @@ func TestLaunchDarklyServerSDKWithSegments(t *testing.T) {
 	})
 
 	t.Run("a segment change made through the API reaches the streaming SDK within a second", func(t *testing.T) {
-		client, err := sdkClient(t, srv, e.SDKKey, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		updates := client.GetFlagTracker().AddFlagChangeListener()
-		defer client.GetFlagTracker().RemoveFlagChangeListener(updates)
+		client, updates := streamingUpdates(t, srv, e.SDKKey)
 		c := ldcontext.New("user-new")
 		if got, _ := client.StringVariation("seg-beta", c, ""); got != "d" {
 			t.Fatalf("before: %q, want the fallthrough d", got)

@@ -244,6 +244,19 @@ func agree(tb testing.TB, srv *apptest.Server, client *ld.LDClient, c ldcontext.
 	return want
 }
 
+// streamingUpdates starts a streaming SDK and listens to its flag changes
+// until the test ends.
+func streamingUpdates(tb testing.TB, srv *apptest.Server, sdkKey string) (*ld.LDClient, <-chan interfaces.FlagChangeEvent) {
+	tb.Helper()
+	client, err := sdkClient(tb, srv, sdkKey, true)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	updates := client.GetFlagTracker().AddFlagChangeListener()
+	tb.Cleanup(func() { client.GetFlagTracker().RemoveFlagChangeListener(updates) })
+	return client, updates
+}
+
 // eachDataSource runs test with the SDK polling srv, then streaming from
 // it, in subtests named "the polling SDK <what>" and "the streaming SDK
 // <what>"; the client is initialized.
@@ -290,12 +303,7 @@ func TestLaunchDarklyServerSDK(t *testing.T) {
 	})
 
 	t.Run("a flag change made through the API reaches the streaming SDK within a second", func(t *testing.T) {
-		client, err := sdkClient(t, srv, e.SDKKey, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		updates := client.GetFlagTracker().AddFlagChangeListener()
-		defer client.GetFlagTracker().RemoveFlagChangeListener(updates)
+		client, updates := streamingUpdates(t, srv, e.SDKKey)
 		c := ldcontext.New("nobody-targeted")
 		before, _ := client.BoolVariation("flag-00", c, false)
 		start := time.Now()
