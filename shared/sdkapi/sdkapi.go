@@ -123,7 +123,7 @@ func matches(header, etag string) bool {
 	return false
 }
 
-// latestAll is GET /sdk/latest-all: every live flag and no segments.
+// latestAll is GET /sdk/latest-all: every live flag and the environment's segments.
 func (h handlers) latestAll(w http.ResponseWriter, r *http.Request) error {
 	snap, err := h.snapshot(w, r, environment.ServerCredential, api.SDKCredential(r))
 	if err != nil {
