@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -221,6 +222,16 @@ func TestLaunchDarklyServerSDKWithSegments(t *testing.T) {
 		}
 		if b := doc.Segments["beta"]; b.Key != "beta" || b.Salt == "" || b.Version < 2 {
 			t.Fatalf("beta %+v", b)
+		}
+	})
+
+	t.Run("a segment change gives the payload a new ETag", func(t *testing.T) {
+		etag := srv.Do(t, http.MethodGet, "/sdk/latest-all", nil, "Authorization", e.SDKKey).Header.Get("ETag")
+		apptest.WantStatus(t, srv.Do(t, http.MethodGet, "/sdk/latest-all", nil, "Authorization", e.SDKKey, "If-None-Match", etag), http.StatusNotModified)
+		mustPatchSegment(t, srv, "proof", "test", "enterprise", map[string]any{"excluded": []string{"user-50"}})
+		res := srv.Do(t, http.MethodGet, "/sdk/latest-all", nil, "Authorization", e.SDKKey, "If-None-Match", etag)
+		if res.Status != http.StatusOK || res.Header.Get("ETag") == etag || !strings.Contains(string(res.Body), `"user-50"`) {
+			t.Fatalf("after the change: %d, ETag %s (was %s)", res.Status, res.Header.Get("ETag"), etag)
 		}
 	})
 }
