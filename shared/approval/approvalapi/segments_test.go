@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"path"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/flagplane/flagplane/shared/app/apptest"
@@ -203,10 +204,31 @@ func TestSegmentApprovalRequests(t *testing.T) {
 		r := segRequest(t, srv, "beta", apptest.Instr("addTags", "values", []string{"raced"}))
 		approve(t, r.ID)
 		before := getSegment(t, srv, "beta")
-		won := apptest.Concurrently(t, 4, func(int) *apptest.Response { return apptest.ApplyApproval(t, srv, r.ID) })
+		// A loser that read the request before the winner wrote gets a 409;
+		// one that read it after, a 400 saying it was applied.
+		statuses := make([]int, 4)
+		var wg sync.WaitGroup
+		for i := range statuses {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				statuses[i] = apptest.ApplyApproval(t, srv, r.ID).Status
+			}()
+		}
+		wg.Wait()
+		won := 0
+		for _, st := range statuses {
+			switch st {
+			case http.StatusOK:
+				won++
+			case http.StatusConflict, http.StatusBadRequest:
+			default:
+				t.Errorf("an apply answered %d", st)
+			}
+		}
 		after := getSegment(t, srv, "beta")
-		if len(won) != 1 || after.Version != before.Version+1 {
-			t.Errorf("%d applies won, version %d -> %d", len(won), before.Version, after.Version)
+		if won != 1 || after.Version != before.Version+1 {
+			t.Errorf("%d applies won (%v), version %d -> %d", won, statuses, before.Version, after.Version)
 		}
 		apptest.WantError(t, apptest.ApplyApproval(t, srv, r.ID), http.StatusBadRequest, "invalid_request", "already applied")
 	})
