@@ -78,7 +78,7 @@ func NewEvaluator(ctx context.Context, flags func(string) *ldmodel.FeatureFlag, 
 		return ldeval.NewEvaluator(p)
 	}
 	return ldeval.NewEvaluatorWithOptions(p, ldeval.EvaluatorOptionBigSegmentProvider(
-		bigSegments{ctx: ctx, members: members, segments: segs, projectKey: projectKey, envKey: envKey}))
+		&bigSegments{ctx: ctx, members: members, segments: segs, projectKey: projectKey, envKey: envKey}))
 }
 
 // provider gives the evaluator the flags (for prerequisites) and the
@@ -93,18 +93,37 @@ func (p provider) GetFeatureFlag(key string) *ldmodel.FeatureFlag { return p.fla
 func (p provider) GetSegment(key string) *ldmodel.Segment { return p.segments[key] }
 
 // bigSegments answers the evaluator's membership questions for one
-// evaluation request. The evaluator asks once per context key, and only
-// when it reaches a big segment; then every big segment of the
-// environment is read for that key, so that a failed read is the
-// evaluation's STORE_ERROR status, as an SDK reports it.
+// evaluation request (one goroutine). The evaluator asks per flag and
+// context key, and only when it reaches a big segment; then every big
+// segment of the environment is read for that key, so that a failed read
+// is the evaluation's STORE_ERROR status, as an SDK reports it, and the
+// answer is kept for the request's other flags.
 type bigSegments struct {
 	ctx                context.Context
 	members            Memberships
 	segments           Segments
 	projectKey, envKey string
+	read               map[string]readMembership
 }
 
-func (b bigSegments) GetMembership(contextKey string) (ldeval.BigSegmentMembership, ldreason.BigSegmentsStatus) {
+type readMembership struct {
+	m      membership
+	status ldreason.BigSegmentsStatus
+}
+
+func (b *bigSegments) GetMembership(contextKey string) (ldeval.BigSegmentMembership, ldreason.BigSegmentsStatus) {
+	if r, ok := b.read[contextKey]; ok {
+		return r.m, r.status
+	}
+	m, status := b.membership(contextKey)
+	if b.read == nil {
+		b.read = map[string]readMembership{}
+	}
+	b.read[contextKey] = readMembership{m, status}
+	return m, status
+}
+
+func (b *bigSegments) membership(contextKey string) (membership, ldreason.BigSegmentsStatus) {
 	m := membership{}
 	for _, s := range b.segments {
 		if !s.Unbounded || !s.Generation.IsDefined() {

@@ -42,8 +42,9 @@ func (m *members) Membership(_ context.Context, projectKey, envKey, segmentKey s
 }
 
 // segmentSetup stores project p with a list segment "listed" (u5 in) and
-// a big segment "big" in production, and flags "by-list" and "by-big"
-// whose one rule matches each, serving true; both fall through to false.
+// a big segment "big" in production, and flags "by-list", "by-big" and
+// "by-big-too" whose one rule matches one, serving true; all fall through
+// to false.
 func segmentSetup(tb testing.TB) store.Table {
 	tb.Helper()
 	now := func() time.Time { return time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC) }
@@ -63,7 +64,7 @@ func segmentSetup(tb testing.TB) store.Table {
 		tb.Fatal(err)
 	}
 	flags := flag.NewService(a.Table, a.Log, now)
-	for key, seg := range map[string]string{"by-list": "listed", "by-big": "big"} {
+	for key, seg := range map[string]string{"by-list": "listed", "by-big": "big", "by-big-too": "big"} {
 		if _, err := flags.Create(ctx, "p", flag.Input{Key: ptr(key), Name: ptr(key)}); err != nil {
 			tb.Fatal(err)
 		}
@@ -102,12 +103,12 @@ func TestEvaluateMatchesSegments(t *testing.T) {
 		user string
 		want string
 	}{
-		{"a listed key matches its list segment's rule", without, "u5", "by-big=false/FALLTHROUGH by-list=true/RULE_MATCH"},
-		{"a member of the big segment's generation matches", withMembers, "u1", "by-big=true/RULE_MATCH by-list=false/FALLTHROUGH"},
-		{"a member of another generation does not", withMembers, "u2", "by-big=false/FALLTHROUGH by-list=false/FALLTHROUGH"},
-		{"an excluded member does not", withMembers, "u3", "by-big=false/FALLTHROUGH by-list=false/FALLTHROUGH"},
-		{"a failed membership read matches nothing and is no error", withMembers, "broken", "by-big=false/FALLTHROUGH by-list=false/FALLTHROUGH"},
-		{"without memberships a big segment matches nobody, as an SDK without a big segment store", without, "u1", "by-big=false/FALLTHROUGH by-list=false/FALLTHROUGH"},
+		{"a listed key matches its list segment's rule", without, "u5", "by-big=false/FALLTHROUGH by-big-too=false/FALLTHROUGH by-list=true/RULE_MATCH"},
+		{"a member of the big segment's generation matches", withMembers, "u1", "by-big=true/RULE_MATCH by-big-too=true/RULE_MATCH by-list=false/FALLTHROUGH"},
+		{"a member of another generation does not", withMembers, "u2", "by-big=false/FALLTHROUGH by-big-too=false/FALLTHROUGH by-list=false/FALLTHROUGH"},
+		{"an excluded member does not", withMembers, "u3", "by-big=false/FALLTHROUGH by-big-too=false/FALLTHROUGH by-list=false/FALLTHROUGH"},
+		{"a failed membership read matches nothing and is no error", withMembers, "broken", "by-big=false/FALLTHROUGH by-big-too=false/FALLTHROUGH by-list=false/FALLTHROUGH"},
+		{"without memberships a big segment matches nobody, as an SDK without a big segment store", without, "u1", "by-big=false/FALLTHROUGH by-big-too=false/FALLTHROUGH by-list=false/FALLTHROUGH"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -128,6 +129,15 @@ func TestEvaluateMatchesSegments(t *testing.T) {
 		}
 		if len(m.asked) == 0 {
 			t.Fatal("no membership was read")
+		}
+	})
+	t.Run("a request reads a key's membership once, whatever number of flags match the big segment", func(t *testing.T) {
+		m.asked = nil
+		if _, err := withMembers.Evaluate(ctx, "p", "production", user("u1"), evaluation.Query{Limit: -1}); err != nil {
+			t.Fatal(err)
+		}
+		if len(m.asked) != 1 {
+			t.Fatalf("read %v, want one read", m.asked)
 		}
 	})
 }
