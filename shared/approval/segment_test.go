@@ -5,17 +5,19 @@ import (
 	"encoding/json"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/flagplane/flagplane/shared/approval"
 	"github.com/flagplane/flagplane/shared/fault"
 	"github.com/flagplane/flagplane/shared/fault/faulttest"
+	"github.com/flagplane/flagplane/shared/jsondoc"
 	"github.com/flagplane/flagplane/shared/resource"
 	"github.com/flagplane/flagplane/shared/segment"
 	"github.com/flagplane/flagplane/shared/store/storetest"
 )
 
 // segmentRig is the rig with production segment "s" (including u1) and
-// an approved request adding u9 to it; segments is a segment service with
+// an approved request adding u9 to it (req); segments is a segment service with
 // no approval check, as another writer's.
 type segmentRig struct {
 	*rig
@@ -38,15 +40,23 @@ func newSegmentRig(tb testing.TB) *segmentRig {
 	}, resource.Change{}); err != nil {
 		tb.Fatal(err)
 	}
-	req, err := r.svc.Create(as("requester"), approval.Input{ResourceID: ptr("proj/p:env/production:segment/s"), Description: ptr("add u9"),
-		Instructions: json.RawMessage(`[{"kind":"addIncludedUsers","values":["u9"]}]`)})
+	r.req = r.approved(tb, `[{"kind":"addIncludedUsers","values":["u9"]}]`, nil)
+	return r
+}
+
+// approved is a request on "s" with instructions (executed at execution,
+// when set), approved by a reviewer.
+func (r *segmentRig) approved(tb testing.TB, instructions string, execution *int64) *approval.Request {
+	tb.Helper()
+	req, err := r.svc.Create(as("requester"), approval.Input{ResourceID: ptr("proj/p:env/production:segment/s"), Description: ptr("change s"),
+		Instructions: json.RawMessage(instructions), ExecutionDate: (*jsondoc.Millis)(execution)})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if r.req, err = r.svc.Review(as("reviewer"), req.ID, approval.ReviewInput{Kind: approval.KindApprove}); err != nil {
+	if req, err = r.svc.Review(as("reviewer"), req.ID, approval.ReviewInput{Kind: approval.KindApprove}); err != nil {
 		tb.Fatal(err)
 	}
-	return r
+	return req
 }
 
 func (r *segmentRig) segment(tb testing.TB) *segment.Segment {
@@ -100,5 +110,20 @@ func TestSegmentRequestAppliedOnASegmentChangedMeanwhile(t *testing.T) {
 	s := r.segment(t)
 	if errs[0] != nil || errs[1] != nil || s.Version != before+2 || !slices.Contains(s.Included, "u9") || !slices.Contains(s.Tags, "touched") {
 		t.Errorf("apply %v, direct change %v: version %d -> %d, included %v", errs[0], errs[1], before, s.Version, s.Included)
+	}
+}
+
+func TestScheduledSegmentRequest(t *testing.T) {
+	r := newSegmentRig(t)
+	ctx := context.Background()
+	due := r.clock.now().Add(time.Hour).UnixMilli()
+	if req := r.approved(t, `[{"kind":"addTags","values":["later"]}]`, &due); req.Status != approval.StatusScheduled {
+		t.Fatalf("approved request %+v; want scheduled", req)
+	}
+	if n, err := r.svc.RunDue(ctx, time.UnixMilli(due-1)); err != nil || n != 0 || len(r.segment(t).Tags) != 0 {
+		t.Errorf("before its date: RunDue = %d, %v; tags %v", n, err, r.segment(t).Tags)
+	}
+	if n, err := r.svc.RunDue(ctx, time.UnixMilli(due)); err != nil || n != 1 || !slices.Equal(r.segment(t).Tags, []string{"later"}) {
+		t.Errorf("at its date: RunDue = %d, %v; tags %v", n, err, r.segment(t).Tags)
 	}
 }
