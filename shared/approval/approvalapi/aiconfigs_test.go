@@ -2,7 +2,6 @@ package approvalapi_test
 
 import (
 	"net/http"
-	"sync"
 	"testing"
 
 	"github.com/flagplane/flagplane/shared/app/apptest"
@@ -196,26 +195,7 @@ func TestAIConfigApprovalRequests(t *testing.T) {
 		apptest.WantStatus(t, res, http.StatusCreated)
 		rid := apptest.DecodeApproval(t, res).ID
 		apptest.WantStatus(t, apptest.ReviewApproval(t, srv, rid, "approve", bob), http.StatusOK)
-		statuses := make([]int, 2)
-		var wg sync.WaitGroup
-		for i := range statuses {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				statuses[i] = apptest.ApplyApproval(t, srv, rid).Status
-			}()
-		}
-		wg.Wait()
-		ok := 0
-		for _, s := range statuses {
-			switch s {
-			case http.StatusOK:
-				ok++
-			case http.StatusConflict, http.StatusBadRequest:
-			default:
-				t.Errorf("apply answered %d", s)
-			}
-		}
+		ok, statuses := racingApplies(t, srv, rid, 2)
 		n, name := aiVersions(t, srv, "ai", "chat", "short")
 		if ok != 1 || n != 3 || name != "Once" {
 			t.Errorf("statuses %v, %d versions, latest %q: want one apply and version 3 named Once", statuses, n, name)

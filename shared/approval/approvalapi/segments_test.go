@@ -204,28 +204,7 @@ func TestSegmentApprovalRequests(t *testing.T) {
 		r := segRequest(t, srv, "beta", apptest.Instr("addTags", "values", []string{"raced"}))
 		approve(t, r.ID)
 		before := getSegment(t, srv, "beta")
-		// A loser that read the request before the winner wrote gets a 409;
-		// one that read it after, a 400 saying it was applied.
-		statuses := make([]int, 4)
-		var wg sync.WaitGroup
-		for i := range statuses {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				statuses[i] = apptest.ApplyApproval(t, srv, r.ID).Status
-			}()
-		}
-		wg.Wait()
-		won := 0
-		for _, st := range statuses {
-			switch st {
-			case http.StatusOK:
-				won++
-			case http.StatusConflict, http.StatusBadRequest:
-			default:
-				t.Errorf("an apply answered %d", st)
-			}
-		}
+		won, statuses := racingApplies(t, srv, r.ID, 4)
 		after := getSegment(t, srv, "beta")
 		if won != 1 || after.Version != before.Version+1 {
 			t.Errorf("%d applies won (%v), version %d -> %d", won, statuses, before.Version, after.Version)
@@ -253,6 +232,35 @@ func TestSegmentApprovalRequests(t *testing.T) {
 			t.Errorf("a failed request changed the segment: version %d -> %d", before.Version, after.Version)
 		}
 	})
+}
+
+// racingApplies applies request id n times at once and returns how many
+// succeeded, and every status. A loser that read the request before the
+// winner wrote gets a 409; one that read it after, a 400 saying it was
+// applied; anything else fails t.
+func racingApplies(t *testing.T, srv *apptest.Server, id string, n int) (int, []int) {
+	t.Helper()
+	statuses := make([]int, n)
+	var wg sync.WaitGroup
+	for i := range statuses {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			statuses[i] = apptest.ApplyApproval(t, srv, id).Status
+		}()
+	}
+	wg.Wait()
+	won := 0
+	for _, st := range statuses {
+		switch st {
+		case http.StatusOK:
+			won++
+		case http.StatusConflict, http.StatusBadRequest:
+		default:
+			t.Errorf("an apply answered %d", st)
+		}
+	}
+	return won, statuses
 }
 
 // approverToken is a token whose role may create, review and apply
