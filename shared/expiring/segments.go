@@ -225,7 +225,7 @@ func (s *Service) PatchSegment(ctx context.Context, projectKey, envKey, segmentK
 			// Nothing scheduled: what was asked already holds.
 			c.cur = nil
 			continue
-		case !Targets(seg, targetType, kind, key):
+		case !listed(seg, targetType, kind, key):
 			return nil, semanticpatch.Failed(i, in.Kind, "%s is not in the %s targets of segment %q in environment %q", what, targetType, segmentKey, envKey)
 		case add && c.cur != nil:
 			return nil, semanticpatch.Failed(i, in.Kind, "%s already has a removal scheduled from the %s targets of segment %q; use %s", what, targetType, segmentKey, updateKind(users))
@@ -277,10 +277,10 @@ func segmentTargetOf(i int, kind string, p segmentParams, users bool) (targetTyp
 	return *p.TargetType, contextKind, *k, nil
 }
 
-// Targets reports whether seg lists the context key of kind among its
+// listed reports whether seg lists the context key of kind among its
 // included or excluded targets (targetType); user keys may sit in either
 // list of user keys or in the contexts of kind user.
-func Targets(seg *segment.Segment, targetType, kind, key string) bool {
+func listed(seg *segment.Segment, targetType, kind, key string) bool {
 	users, contexts := seg.Included, seg.IncludedContexts
 	if targetType == TargetExcluded {
 		users, contexts = seg.Excluded, seg.ExcludedContexts
@@ -391,7 +391,7 @@ func (s *Service) expireSegment(ctx context.Context, seen *SegmentTarget, nowMs 
 	r := t.ResourceID
 	del := store.Delete(t.key(), store.IfVersion(t.Version))
 	_, err = s.segments.Change(segment.WithoutApprovalCheck(ctx), r.ProjectKey, r.EnvironmentKey, r.Key, func(next *segment.Segment) error {
-		if !t.of(next) || !Targets(next, t.TargetType, t.ContextKind, t.ContextKey) {
+		if !t.of(next) || !listed(next, t.TargetType, t.ContextKind, t.ContextKey) {
 			return errUntargeted
 		}
 		untarget(next, t.TargetType, t.ContextKind, t.ContextKey)
