@@ -33,7 +33,7 @@ const (
 // document, the one the server serves, so API Gateway routes exactly what
 // it describes.
 func apiRoutes() ([]Route, error) {
-	doc, err := openapi.Parse(openapi.JSON)
+	doc, err := openapi.Parse(openapi.JSON())
 	if err != nil {
 		return nil, err
 	}
