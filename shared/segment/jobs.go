@@ -364,6 +364,13 @@ func (s *Service) RunJobs(ctx context.Context, budget time.Duration) error {
 		}
 		if err := s.runJob(ctx, j, deadline); err != nil {
 			errs = append(errs, fmt.Errorf("%s %s of segment %q: %w", j.Kind, j.ID, j.SegmentKey, err))
+			// The next run retries at once (a segment changed under the
+			// import's final update, a store that failed), from the
+			// progress saved.
+			j.LeaseUntil = 0
+			if err := s.save(context.WithoutCancel(ctx), j); err != nil && !fault.Is(err, fault.OptimisticLock) {
+				errs = append(errs, err)
+			}
 		}
 	}
 	return errors.Join(errs...)
@@ -437,11 +444,13 @@ func (s *Service) runImport(ctx context.Context, seg *Segment, j *Job, deadline 
 			return err
 		}
 	}
-	for i := range j.Files {
-		j.Files[i].Status = StatusComplete
+	done := *j
+	done.Files = make([]File, len(j.Files))
+	for i, f := range j.Files {
+		done.Files[i] = File{Filename: f.Filename, Status: StatusComplete}
 	}
-	j.Status, j.LeaseUntil = StatusComplete, 0
-	w, err := j.write()
+	done.Status, done.LeaseUntil = StatusComplete, 0
+	w, err := done.write()
 	if err != nil {
 		return err
 	}
