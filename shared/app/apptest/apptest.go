@@ -213,7 +213,11 @@ func (s *Server) Do(tb testing.TB, method, path string, body any, headers ...str
 	if err != nil {
 		tb.Fatalf("Do %s %s: read body: %v", method, path, err)
 	}
-	CheckAnswer(tb, req, res.StatusCode, data)
+	if ct := res.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/csv") {
+		// The document declares JSON answers; a file served in their
+		// place (a big segment export's CSV) is checked by its test.
+		CheckAnswer(tb, req, res.StatusCode, data)
+	}
 	return &Response{Status: res.StatusCode, Header: res.Header, Body: data}
 }
 
