@@ -16,8 +16,17 @@ import (
 	"github.com/flagplane/flagplane/shared/store"
 )
 
-// anyEnv finds every environment.
+// anyEnv finds every environment; withEnv stores the item of one, which
+// a segment's create checks in its transaction.
 type anyEnv struct{}
+
+func withEnv(tb testing.TB, t store.Table, projectKey, envKey string) {
+	tb.Helper()
+	k := store.EnvironmentKey(projectKey, envKey)
+	if err := t.Put(context.Background(), store.Item{PK: k.PK, SK: k.SK, Version: 1, Data: []byte(`{}`)}, store.Cond{}); err != nil {
+		tb.Fatal(err)
+	}
+}
 
 func (anyEnv) Get(_ context.Context, p, e string) (*environment.Environment, error) {
 	return &environment.Environment{Key: e}, nil
@@ -58,6 +67,7 @@ func BenchmarkBigSegmentImport(b *testing.B) {
 		rig := audittest.New(b, time.Now)
 		table := &countingWrites{Table: rig.Table}
 		segs := segment.NewService(table, rig.Log, anyEnv{}, time.Now)
+		withEnv(b, rig.Table, "p", "production")
 		if _, err := segs.Create(ctx, "p", "production", segment.Input{Key: "big", Name: "Big", Unbounded: true}); err != nil {
 			b.Fatal(err)
 		}
@@ -130,6 +140,7 @@ func BenchmarkBigSegmentMembership(b *testing.B) {
 	ctx := context.Background()
 	rig := audittest.New(b, time.Now)
 	segs := segment.NewService(rig.Table, rig.Log, anyEnv{}, time.Now)
+	withEnv(b, rig.Table, "p", "production")
 	if _, err := segs.Create(ctx, "p", "production", segment.Input{Key: "big", Name: "Big", Unbounded: true}); err != nil {
 		b.Fatal(err)
 	}
