@@ -11,26 +11,10 @@ import (
 
 	"github.com/flagplane/flagplane/shared/audit"
 	"github.com/flagplane/flagplane/shared/audit/audittest"
-	"github.com/flagplane/flagplane/shared/environment"
 	"github.com/flagplane/flagplane/shared/segment"
+	"github.com/flagplane/flagplane/shared/segment/segmenttest"
 	"github.com/flagplane/flagplane/shared/store"
 )
-
-// anyEnv finds every environment; withEnv stores the item of one, which
-// a segment's create checks in its transaction.
-type anyEnv struct{}
-
-func withEnv(tb testing.TB, t store.Table, projectKey, envKey string) {
-	tb.Helper()
-	k := store.EnvironmentKey(projectKey, envKey)
-	if err := t.Put(context.Background(), store.Item{PK: k.PK, SK: k.SK, Version: 1, Data: []byte(`{}`)}, store.Cond{}); err != nil {
-		tb.Fatal(err)
-	}
-}
-
-func (anyEnv) Get(_ context.Context, p, e string) (*environment.Environment, error) {
-	return &environment.Environment{Key: e}, nil
-}
 
 // failingOnce is a store whose nth WriteMembers fails, once.
 type failingOnce struct {
@@ -58,9 +42,7 @@ type bigRig struct {
 func newBigRig(tb testing.TB, st Store) bigRig {
 	tb.Helper()
 	ctx := context.Background()
-	r := audittest.New(tb, time.Now)
-	segs := segment.NewService(r.Table, r.Log, anyEnv{}, time.Now)
-	withEnv(tb, r.Table, "p", "production")
+	segs, r := segmenttest.New(tb, "p", "production")
 	if _, err := segs.Create(ctx, "p", "production", segment.Input{Key: "big", Name: "Big", Unbounded: true}); err != nil {
 		tb.Fatal(err)
 	}

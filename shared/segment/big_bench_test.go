@@ -10,27 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flagplane/flagplane/shared/audit/audittest"
-	"github.com/flagplane/flagplane/shared/environment"
 	"github.com/flagplane/flagplane/shared/segment"
+	"github.com/flagplane/flagplane/shared/segment/segmenttest"
 	"github.com/flagplane/flagplane/shared/store"
 )
-
-// anyEnv finds every environment; withEnv stores the item of one, which
-// a segment's create checks in its transaction.
-type anyEnv struct{}
-
-func withEnv(tb testing.TB, t store.Table, projectKey, envKey string) {
-	tb.Helper()
-	k := store.EnvironmentKey(projectKey, envKey)
-	if err := t.Put(context.Background(), store.Item{PK: k.PK, SK: k.SK, Version: 1, Data: []byte(`{}`)}, store.Cond{}); err != nil {
-		tb.Fatal(err)
-	}
-}
-
-func (anyEnv) Get(_ context.Context, p, e string) (*environment.Environment, error) {
-	return &environment.Environment{Key: e}, nil
-}
 
 // countingWrites counts the items written through Transact.
 type countingWrites struct {
@@ -64,10 +47,9 @@ func BenchmarkBigSegmentImport(b *testing.B) {
 	ctx := context.Background()
 	for range b.N {
 		b.StopTimer()
-		rig := audittest.New(b, time.Now)
+		_, rig := segmenttest.New(b, "p", "production")
 		table := &countingWrites{Table: rig.Table}
-		segs := segment.NewService(table, rig.Log, anyEnv{}, time.Now)
-		withEnv(b, rig.Table, "p", "production")
+		segs := segment.NewService(table, rig.Log, segmenttest.AnyEnv{}, time.Now)
 		if _, err := segs.Create(ctx, "p", "production", segment.Input{Key: "big", Name: "Big", Unbounded: true}); err != nil {
 			b.Fatal(err)
 		}
@@ -138,9 +120,7 @@ func sampleHeap() func() uint64 {
 // segment of 100,000 members (two Gets on the embedded store).
 func BenchmarkBigSegmentMembership(b *testing.B) {
 	ctx := context.Background()
-	rig := audittest.New(b, time.Now)
-	segs := segment.NewService(rig.Table, rig.Log, anyEnv{}, time.Now)
-	withEnv(b, rig.Table, "p", "production")
+	segs, _ := segmenttest.New(b, "p", "production")
 	if _, err := segs.Create(ctx, "p", "production", segment.Input{Key: "big", Name: "Big", Unbounded: true}); err != nil {
 		b.Fatal(err)
 	}
