@@ -23,9 +23,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/launchdarkly/go-sdk-common/v3/ldcontext"
-	ld "github.com/launchdarkly/go-server-sdk/v7"
-	"github.com/launchdarkly/go-server-sdk/v7/interfaces"
-	"github.com/launchdarkly/go-server-sdk/v7/ldcomponents"
 
 	"github.com/flagplane/flagplane/shared/app/apptest"
 	"github.com/flagplane/flagplane/shared/segment/segmentapi"
@@ -45,28 +42,6 @@ func bigMembers(tb testing.TB) int {
 }
 
 func memberKey(i int) string { return fmt.Sprintf("member-%08d", i) }
-
-// bigDaemonClient is the SDK in daemon mode with a big segment cache of a
-// few milliseconds, so that membership changes show at once.
-func bigDaemonClient(tb testing.TB, k storeKind, config map[string]any) *ld.LDClient {
-	tb.Helper()
-	cfg := ld.Config{
-		DataSource: ldcomponents.ExternalUpdatesOnly(),
-		DataStore:  ldcomponents.PersistentDataStore(k.data(tb, config)).NoCaching(),
-		BigSegments: ldcomponents.BigSegments(k.big(tb, config)).StatusPollInterval(100 * time.Millisecond).
-			ContextCacheTime(5 * time.Millisecond).StaleAfter(time.Minute),
-		Events:           ldcomponents.NoEvents(),
-		Logging:          ldcomponents.NoLogging(),
-		DiagnosticOptOut: true,
-		ServiceEndpoints: interfaces.ServiceEndpoints{Streaming: "http://127.0.0.1:1", Polling: "http://127.0.0.1:1", Events: "http://127.0.0.1:1"},
-	}
-	c, err := ld.MakeCustomClient("sdk-daemon", cfg, 5*time.Second)
-	if err != nil {
-		tb.Fatalf("start the SDK in daemon mode: %v", err)
-	}
-	tb.Cleanup(func() { c.Close() })
-	return c
-}
 
 // importMembers uploads a CSV of n member keys to big segment "big" and
 // runs the jobs worker until the import is complete.
@@ -116,7 +91,7 @@ func TestTheSDKInDaemonModeEvaluatesABigSegmentOfAMillionMembers(t *testing.T) {
 				mustOK(t, beta(t, srv, http.MethodPost, "/api/v2/integration-capabilities/"+capability+"/fs/test/"+k.name,
 					map[string]any{"name": capability, "on": true, "config": config}), http.StatusCreated)
 			}
-			client := bigDaemonClient(t, k, config)
+			client := daemonClient(t, k, config)
 
 			start := time.Now()
 			importMembers(t, srv, n)

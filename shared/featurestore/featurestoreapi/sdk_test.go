@@ -133,9 +133,11 @@ func dynamoKind() storeKind {
 func daemonClient(tb testing.TB, k storeKind, config map[string]any) *ld.LDClient {
 	tb.Helper()
 	cfg := ld.Config{
-		DataSource:       ldcomponents.ExternalUpdatesOnly(),
-		DataStore:        ldcomponents.PersistentDataStore(k.data(tb, config)).NoCaching(),
-		BigSegments:      ldcomponents.BigSegments(k.big(tb, config)).StatusPollInterval(100 * time.Millisecond),
+		DataSource: ldcomponents.ExternalUpdatesOnly(),
+		DataStore:  ldcomponents.PersistentDataStore(k.data(tb, config)).NoCaching(),
+		// A membership cache of milliseconds: a change shows at once.
+		BigSegments: ldcomponents.BigSegments(k.big(tb, config)).StatusPollInterval(100 * time.Millisecond).
+			ContextCacheTime(5 * time.Millisecond),
 		Events:           ldcomponents.NoEvents(),
 		Logging:          ldcomponents.NoLogging(),
 		DiagnosticOptOut: true,
