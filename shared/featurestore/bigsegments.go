@@ -7,9 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/flagplane/flagplane/shared/audit"
+	"github.com/flagplane/flagplane/shared/record"
 	"github.com/flagplane/flagplane/shared/segment"
 	"github.com/flagplane/flagplane/shared/store"
 )
@@ -32,17 +34,14 @@ func HashContextKey(key string) string {
 	return base64.StdEncoding.EncodeToString(h[:])
 }
 
-// batchBudget bounds the time one delivery of an entry spends writing a
-// batch, within the delivery worker's 30 s; the rest is left for the
-// redelivery, from the saved chunk.
+// batchBudget bounds the time one delivery of an entry, or one refresh,
+// spends writing batches, within the 30 s of the worker running it; the
+// refresh worker (every minute) carries on what is left, from the saved
+// chunk.
 const batchBudget = 20 * time.Second
 
 // memberPage is how many keys a full sync hands a store at once.
 const memberPage = 1000
-
-// errBatchUnfinished asks the queue to deliver the entry again: the batch
-// is written in part, and the progress saved.
-var errBatchUnfinished = errors.New("big segment batch written in part; the redelivery continues it")
 
 // consumeBigSegments writes the batch a big segment's audit entry names
 // to the environment's big segment stores that are on.
@@ -51,6 +50,7 @@ func (s *Service) consumeBigSegments(ctx context.Context, e audit.Entry) error {
 	if !ok {
 		return nil
 	}
+	deadline := s.now().Add(batchBudget)
 	var errs []error
 	for _, a := range e.Accesses {
 		proj, env, _ := parseResource(a.Resource)
@@ -63,7 +63,7 @@ func (s *Service) consumeBigSegments(ctx context.Context, e audit.Entry) error {
 		}
 		for _, c := range list {
 			if c.On {
-				errs = append(errs, s.syncBatch(ctx, c, b))
+				errs = append(errs, s.syncBatch(ctx, c, b, deadline))
 			}
 		}
 		break // one environment per segment entry
@@ -73,15 +73,17 @@ func (s *Service) consumeBigSegments(ctx context.Context, e audit.Entry) error {
 
 // progress is how far a store has written a batch.
 type progress struct {
-	Next int `json:"next"`
+	Batch segment.BatchRef `json:"batch"`
+	Next  int              `json:"next"`
 }
 
 // syncBatch writes batch b to c's store from the chunk last saved on,
-// then sets the synchronized-on time.
-func (s *Service) syncBatch(ctx context.Context, c *Config, b segment.BatchRef) error {
-	deadline := s.now().Add(batchBudget)
+// until deadline, then sets the synchronized-on time. A batch left
+// unfinished is listed for the refresh worker (continueBatches); that is
+// not an error: the entry's delivery is done.
+func (s *Service) syncBatch(ctx context.Context, c *Config, b segment.BatchRef, deadline time.Time) error {
 	pk := store.BigSegmentSyncKey(c.ID, b.ID)
-	var p progress
+	p := progress{Batch: b}
 	switch it, err := s.table.Get(ctx, pk); {
 	case err == nil:
 		if err := json.Unmarshal(it.Data, &p); err != nil {
@@ -99,9 +101,16 @@ func (s *Service) syncBatch(ctx context.Context, c *Config, b segment.BatchRef) 
 		return err
 	}
 	defer st.Close()
-	save := func() error {
+	save := func(done bool) error {
 		data, _ := json.Marshal(p)
-		return s.table.Put(ctx, store.Item{PK: pk.PK, SK: pk.SK, TTL: s.now().Add(7 * 24 * time.Hour).Unix(), Data: data}, store.Cond{})
+		it := store.Item{PK: pk.PK, SK: pk.SK, TTL: s.now().Add(7 * 24 * time.Hour).Unix(), Data: data}
+		if !done {
+			it.GSI1PK, it.GSI1SK = store.BigSegmentSyncsIndexPK, c.ID+"#"+b.ID
+		}
+		if err := s.table.Put(ctx, it, store.Cond{}); err != nil {
+			return fmt.Errorf("save big segment sync progress: %w", err)
+		}
+		return nil
 	}
 	errStop := errors.New("budget spent")
 	err = segment.Chunks(ctx, s.table, b.ID, p.Next, func(n int, ch segment.Chunk) error {
@@ -112,28 +121,63 @@ func (s *Service) syncBatch(ctx context.Context, c *Config, b segment.BatchRef) 
 			return fmt.Errorf("write chunk %d of batch %s: %w", n, b.ID, err)
 		}
 		p.Next = n + 1
-		if err := save(); err != nil {
-			return fmt.Errorf("save big segment sync progress: %w", err)
-		}
 		if s.now().After(deadline) {
 			return errStop
+		}
+		// Saved every few chunks, and whenever the budget ends.
+		if p.Next%4 == 0 {
+			return save(false)
 		}
 		return nil
 	})
 	if errors.Is(err, errStop) {
 		err = nil
 	}
-	if err == nil && p.Next < b.Chunks {
-		err = errBatchUnfinished
+	done := err == nil && p.Next >= b.Chunks
+	// Also after a failed write: the redelivery resumes after the chunks written.
+	if serr := save(done); err == nil {
+		err = serr
 	}
-	if err == nil {
+	if err == nil && done {
 		err = st.SetSynchronizedOn(ctx, s.now().UnixMilli())
 	}
-	if err != nil && !errors.Is(err, errBatchUnfinished) {
+	if err != nil {
 		err = fmt.Errorf("sync big segment %s to %s store %s: %w", b.Ref(), c.IntegrationKey, c.ID, err)
 		s.record(context.WithoutCancel(ctx), c, 0, err)
 	}
 	return err
+}
+
+// continueBatches carries on the unfinished batch syncs, until deadline.
+func (s *Service) continueBatches(ctx context.Context, deadline time.Time) error {
+	pending, err := record.All(ctx, s.table, store.Query{Index: store.IndexGSI1, PK: store.BigSegmentSyncsIndexPK},
+		"unfinished big segment syncs", func(it store.Item) (store.Item, error) { return it, nil })
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, it := range pending {
+		if s.now().After(deadline) {
+			break
+		}
+		var p progress
+		if err := json.Unmarshal(it.Data, &p); err != nil {
+			errs = append(errs, fmt.Errorf("decode big segment sync progress %s: %w", it.SK, err))
+			continue
+		}
+		id := strings.TrimPrefix(it.PK, store.BigSegmentSyncKey("", "").PK)
+		c, found, err := s.load(ctx, id)
+		switch {
+		case err != nil:
+			errs = append(errs, err)
+		case !found || !c.On:
+			// Gone or off: its next sync (on create, on turn-on) writes every member.
+			errs = append(errs, s.table.Delete(ctx, it.Key(), store.IfVersion(it.Version)))
+		default:
+			errs = append(errs, s.syncBatch(ctx, c, p.Batch, deadline))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // syncBigSegments writes every member of every big segment of the

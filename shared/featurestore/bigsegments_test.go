@@ -162,3 +162,47 @@ func TestABatchSyncCutShortResumesWhereItStopped(t *testing.T) {
 		}
 	})
 }
+
+func TestABatchLeftUnfinishedByItsBudgetIsCarriedOnByTheRefresh(t *testing.T) {
+	ctx := context.Background()
+	mem := newMemStore()
+	b := newBigRig(t, mem)
+	var keys []string
+	for i := range 12000 {
+		keys = append(keys, fmt.Sprintf("%060d", i))
+	}
+	if err := b.segs.UpdateTargets(ctx, "p", "production", "big", "", segment.TargetChanges{Included: &segment.KeyChanges{Add: keys}}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := b.rig.Log.List(ctx, audit.ListQuery{Limit: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, ok := segment.BatchOf(res.Entries[0])
+	if !ok || ref.Chunks != 3 {
+		t.Fatalf("batch %+v of the entry, want 3 chunks", ref)
+	}
+	// A delivery whose budget is spent after its first chunk.
+	if err := b.svc.syncBatch(ctx, b.cfg, ref, time.Now().Add(-time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("the delivery wrote a chunk and left the rest, not yet synchronized", func(t *testing.T) {
+		if !mem.holds("include", keys[0], "big.g1") || mem.holds("include", keys[11999], "big.g1") || mem.synced != 0 {
+			t.Fatalf("first key %v, last key %v, synchronized on %d", mem.holds("include", keys[0], "big.g1"), mem.holds("include", keys[11999], "big.g1"), mem.synced)
+		}
+	})
+	if err := b.svc.RefreshBigSegments(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("the refresh wrote the rest", func(t *testing.T) {
+		if !mem.holds("include", keys[11999], "big.g1") || mem.synced == 0 {
+			t.Fatalf("last key %v, synchronized on %d", mem.holds("include", keys[11999], "big.g1"), mem.synced)
+		}
+	})
+	t.Run("a finished sync is no longer listed", func(t *testing.T) {
+		page, err := b.rig.Table.Query(ctx, store.Query{Index: store.IndexGSI1, PK: store.BigSegmentSyncsIndexPK})
+		if err != nil || len(page.Items) != 0 {
+			t.Fatalf("%d unfinished syncs listed, %v", len(page.Items), err)
+		}
+	})
+}

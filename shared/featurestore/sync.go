@@ -535,7 +535,8 @@ func (s *Service) RefreshBigSegments(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var errs []error
+	// First the membership changes a sync left unfinished (bigsegments.go).
+	errs := []error{s.continueBatches(ctx, s.now().Add(batchBudget))}
 	for _, c := range list {
 		if c.On {
 			errs = append(errs, s.refreshBigSegments(ctx, c))

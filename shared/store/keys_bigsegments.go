@@ -81,3 +81,8 @@ const BigSegmentJobsIndexPK = bigSegmentJobsIndex
 func BigSegmentSyncKey(configID, batchID string) Key {
 	return Key{PK: bigSegmentSyncPrefix + configID, SK: batchID}
 }
+
+// BigSegmentSyncsIndexPK is the GSI1 partition of the unfinished batch
+// syncs of every store integration, which the refresh worker carries on;
+// a finished sync leaves it.
+const BigSegmentSyncsIndexPK = "BIGSEGSYNCS"
