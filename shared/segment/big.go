@@ -343,8 +343,21 @@ func (s *Service) UpdateTargets(ctx context.Context, projectKey, envKey, key, ki
 		// request, answered with an error, is done again identically.
 		return err
 	}
-	_, err = s.commitMembers(ctx, seg, ref, change)
-	return err
+	// Membership writes are idempotent: a change of the segment between
+	// the read and the commit (another targets update) is retried on the
+	// segment read again, unless it is a new generation.
+	for attempt := 1; ; attempt++ {
+		_, err = s.commitMembers(ctx, seg, ref, change)
+		if err == nil || !fault.Is(err, fault.OptimisticLock) || attempt == 3 {
+			return err
+		}
+		if seg, err = s.Big(ctx, projectKey, envKey, key, kind); err != nil {
+			return err
+		}
+		if seg.Generation != ref.Generation {
+			return fault.New(fault.Conflict, "segment %q was deleted and created again during the change; send it again", key)
+		}
+	}
 }
 
 // commitMembers is the audited update of a membership change: the segment's
