@@ -203,8 +203,10 @@ func (st *Store) SynchronizedOn(ctx context.Context) (int64, error) {
 	return strconv.ParseInt(v.Value, 10, 64)
 }
 
-// writers is how many UpdateItem requests WriteMembers has in flight.
-const writers = 16
+// writers is how many UpdateItem requests WriteMembers has in flight: a
+// million members are a million requests (DynamoDB updates no set in a
+// batch), so they go side by side.
+const writers = 32
 
 // WriteMembers adds ref to, or deletes it from, the string set "included"
 // (or "excluded") of each key's item "<prefix>:big_segments_user" /
