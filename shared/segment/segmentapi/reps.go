@@ -1,7 +1,6 @@
 package segmentapi
 
 import (
-	"context"
 	"net/http"
 	"strconv"
 
@@ -39,16 +38,16 @@ type segmentRep struct {
 }
 
 // unboundedMetaRep is a big segment's SegmentMetadata: which membership
-// set it reads (segmentId is the SDKs' reference "<key>.g<generation>")
-// and how many context keys the set includes and excludes.
+// set it reads (segmentId is the SDKs' reference "<key>.g<generation>").
+// It leaves out includedCount and excludedCount, which the reference does
+// not require: flagplane keeps no count, and counting a million members
+// on every read would read them all.
 type unboundedMetaRep struct {
-	EnvID         string `json:"envId"`
-	SegmentID     string `json:"segmentId"`
-	Version       int    `json:"version"`
-	IncludedCount int    `json:"includedCount"`
-	ExcludedCount int    `json:"excludedCount"`
-	LastModified  int64  `json:"lastModified"`
-	Deleted       bool   `json:"deleted"`
+	EnvID        string `json:"envId"`
+	SegmentID    string `json:"segmentId"`
+	Version      int    `json:"version"`
+	LastModified int64  `json:"lastModified"`
+	Deleted      bool   `json:"deleted"`
 }
 
 // flagListingRep names a flag that uses the segment (FlagListingRep).
@@ -65,13 +64,6 @@ type segmentsRep struct {
 	Items      []segmentRep `json:"items"`
 }
 
-// memberCounts tells how many context keys a big segment's current
-// generation includes and excludes, for _unboundedMetadata.
-type memberCounts func(ctx context.Context, s *segment.Segment) (included, excluded int, err error)
-
-// noMembers counts nothing: the counts until the membership store counts them.
-func noMembers(context.Context, *segment.Segment) (int, int, error) { return 0, 0, nil }
-
 // segmentResource is the segment's resource for `_access`, with the stored
 // tags of its project and environment for callers whose roles select by tag.
 func segmentResource(r *http.Request, s *segment.Segment) policy.Resource {
@@ -84,7 +76,7 @@ func site(s *segment.Segment) api.Link {
 	return api.Link{Href: "/" + s.ProjectKey + "/" + s.EnvironmentKey + "/segments/" + s.Key, Type: "text/html"}
 }
 
-// newSegmentRep shows s; envID and counts fill a big segment's metadata.
+// newSegmentRep shows s; envID fills a big segment's metadata.
 func (h handlers) newSegmentRep(r *http.Request, s *segment.Segment, envID string) (segmentRep, error) {
 	rep := segmentRep{
 		Links: api.Links{
@@ -102,12 +94,8 @@ func (h handlers) newSegmentRep(r *http.Request, s *segment.Segment, envID strin
 		Access:     reps.Access(r, segmentResource(r, s), segment.Actions),
 	}
 	if s.Unbounded {
-		in, ex, err := h.counts(r.Context(), s)
-		if err != nil {
-			return rep, err
-		}
 		rep.UnboundedMetadata = &unboundedMetaRep{EnvID: envID, SegmentID: segmentRef(s), Version: s.Version,
-			IncludedCount: in, ExcludedCount: ex, LastModified: s.LastModifiedDate, Deleted: s.Deleted}
+			LastModified: s.LastModifiedDate, Deleted: s.Deleted}
 	}
 	return rep, nil
 }

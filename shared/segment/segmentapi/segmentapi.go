@@ -16,7 +16,7 @@ import (
 
 // New is the segments group over a.
 func New(a *app.App) app.Group {
-	h := handlers{segments: a.Services.Segments, envs: a.Services.Environments, counts: noMembers, expiring: a.Services.Expiring}
+	h := handlers{segments: a.Services.Segments, envs: a.Services.Environments, expiring: a.Services.Expiring}
 	ok := func(rep any) api.Answer { return api.Answer{Status: http.StatusOK, Rep: rep} }
 	// withBig: the big segment operations' entries (bigexamples.go).
 	return withBig(app.Group{
@@ -70,8 +70,6 @@ type handlers struct {
 	segments *segment.Service
 	// envs name a missing environment, and a big segment's envId.
 	envs *environment.Service
-	// counts fills a big segment's _unboundedMetadata counts.
-	counts memberCounts
 	// expiring schedules removals from segments' targets.
 	expiring *expiring.Service
 }
