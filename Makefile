@@ -240,6 +240,8 @@ figures-bench: build-local
 	$(GO) test -run '^$$' -bench '^BenchmarkEvaluate$$' -benchmem ./shared/policy/ | tee $(FIGURES_BENCH_DIR)/policy.txt
 	$(GO) test -run '^$$' -bench '^BenchmarkSDKPoll$$' ./shared/sdkapi/ | tee $(FIGURES_BENCH_DIR)/sdk.txt
 	$(GO) test -run '^$$' -bench '^BenchmarkIngest$$' -benchtime 2000x ./shared/ingest/eventapi/ | tee $(FIGURES_BENCH_DIR)/ingest.txt
+	$(GO) test -run '^$$' -bench '^Benchmark(SegmentList|SDKPayloadWithSegments)$$' ./shared/sdkapi/ | tee $(FIGURES_BENCH_DIR)/segments.txt
+	$(GO) test -run '^$$' -bench '^BenchmarkBigSegmentImport$$' -benchtime 1x ./shared/segment/ | tee $(FIGURES_BENCH_DIR)/bigsegments.txt
 	$(MAKE) --no-print-directory bench-e2e | tee $(FIGURES_BENCH_DIR)/e2e.txt
 	$(MAKE) --no-print-directory figures FIGURES_BENCH=$(CURDIR)/$(FIGURES_BENCH_DIR)
 

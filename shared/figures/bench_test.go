@@ -17,13 +17,15 @@ import (
 
 // The files make figures-bench leaves in the benchmark folder.
 const (
-	benchLoopback = "loopback.txt" // Benchmark{GetEnvironment,ListFlags,Evaluate}Loopback, one run
-	benchWebhooks = "webhooks.txt" // BenchmarkWebhookDelivery
-	benchPolicy   = "policy.txt"   // BenchmarkEvaluate, with -benchmem
-	benchE2E      = "e2e.txt"      // make bench-e2e, verbose
-	benchLoad     = "uptime.txt"   // uptime when the benchmarks began
-	benchSDK      = "sdk.txt"      // BenchmarkSDKPoll
-	benchIngest   = "ingest.txt"   // BenchmarkIngest, 2000 payloads
+	benchLoopback = "loopback.txt"    // Benchmark{GetEnvironment,ListFlags,Evaluate}Loopback, one run
+	benchWebhooks = "webhooks.txt"    // BenchmarkWebhookDelivery
+	benchPolicy   = "policy.txt"      // BenchmarkEvaluate, with -benchmem
+	benchE2E      = "e2e.txt"         // make bench-e2e, verbose
+	benchLoad     = "uptime.txt"      // uptime when the benchmarks began
+	benchSDK      = "sdk.txt"         // BenchmarkSDKPoll
+	benchIngest   = "ingest.txt"      // BenchmarkIngest, 2000 payloads
+	benchSegments = "segments.txt"    // Benchmark{SegmentList,SDKPayloadWithSegments}
+	benchBig      = "bigsegments.txt" // BenchmarkBigSegmentImport, once
 )
 
 // benchNames are the figures benchFigures returns.
@@ -34,6 +36,8 @@ var benchNames = []string{
 	"cold-first-groups", "cold-first-all", "warm-requests", "warm-p50", "warm-p99",
 	"env-bytes", "list-rps", "list-p99", "list-share", "list-bytes", "eval-rps", "eval-p99",
 	"sdk-poll-rps", "sdk-304-rps", "sdk-poll-query-rps", "sdk-304-query-rps",
+	"seg-eval-rps", "seg-latest-rps", "seg-latest-query-rps", "seg-latest-bytes", "seg-payload-bytes", "seg-payload-ms",
+	"big-import-s", "big-import-items", "big-import-txs", "big-import-heap",
 	"ingest-rate", "ingest-contexts", "ingest-heap", "ingest-aws-cost", "ingest-aws-rru", "ingest-aws-wru", "ingest-aws-sqs", "ingest-aws-ms",
 	"cost-billed-ms", "cost-invoke-p50", "cost-rru", "cost-wru", "cost-lambda", "cost-dynamodb", "cost-sqs", "cost-total", "cost-peak-mib",
 }
@@ -87,7 +91,7 @@ func benchFigures(t *testing.T, dir string) []figures.Figure {
 	dollars := func(unit string) string {
 		return "$" + strconv.FormatFloat(metric(e2e, "BenchmarkTypicalMixCost", unit), 'f', 2, 64)
 	}
-	sdk, ingest := read(benchSDK), read(benchIngest)
+	sdk, ingest, segs, big := read(benchSDK), read(benchIngest), read(benchSegments), read(benchBig)
 	ingestCost := "unknown"
 	if m := regexp.MustCompile(`per million events: .*: \$([0-9.]+) in all`).FindStringSubmatch(e2e); m != nil {
 		ingestCost = "$" + m[1]
@@ -109,6 +113,16 @@ func benchFigures(t *testing.T, dir string) []figures.Figure {
 		{Name: "sdk-304-rps", Text: figures.Round(metric(sdk, "BenchmarkSDKPoll/local/not-modified", "requests/s"), 3)},
 		{Name: "sdk-poll-query-rps", Text: figures.Round(metric(sdk, "BenchmarkSDKPoll/every-poll-reads/payload", "requests/s"), 3)},
 		{Name: "sdk-304-query-rps", Text: figures.Round(metric(sdk, "BenchmarkSDKPoll/every-poll-reads/not-modified", "requests/s"), 3)},
+		{Name: "seg-eval-rps", Text: figures.Round(metric(segs, "BenchmarkSegmentList/evaluate/listed", "requests/s"), 3)},
+		{Name: "seg-latest-rps", Text: figures.Round(metric(segs, "BenchmarkSegmentList/latest-all/local", "requests/s"), 3)},
+		{Name: "seg-latest-query-rps", Text: figures.Round(metric(segs, "BenchmarkSegmentList/latest-all/every-poll-reads", "requests/s"), 3)},
+		{Name: "seg-latest-bytes", Text: figures.Round(metric(segs, "BenchmarkSegmentList/latest-all/local", "payload-bytes")/1000, 3) + " KB"},
+		{Name: "seg-payload-bytes", Text: figures.Round(metric(segs, "BenchmarkSDKPayloadWithSegments", "payload-bytes")/1000, 3) + " KB"},
+		{Name: "seg-payload-ms", Text: figures.Round(metric(segs, "BenchmarkSDKPayloadWithSegments", "ns/op")/1e6, 2) + " ms"},
+		{Name: "big-import-s", Text: figures.Round(metric(big, "BenchmarkBigSegmentImport", "ns/op")/1e9, 3) + " s"},
+		{Name: "big-import-items", Text: figures.Round(metric(big, "BenchmarkBigSegmentImport", "items-written"), 4)},
+		{Name: "big-import-txs", Text: figures.Round(metric(big, "BenchmarkBigSegmentImport", "transactions"), 3)},
+		{Name: "big-import-heap", Text: figures.Round(metric(big, "BenchmarkBigSegmentImport", "peak-heap-MB"), 2) + " MB"},
 		{Name: "ingest-rate", Text: figures.Round(metric(ingest, "BenchmarkIngest", "events/s"), 3)},
 		{Name: "ingest-contexts", Text: figures.Round(metric(ingest, "BenchmarkIngest", "contexts"), 3)},
 		{Name: "ingest-heap", Text: figures.Round(metric(ingest, "BenchmarkIngest", "heap-MB"), 2) + " MB"},
