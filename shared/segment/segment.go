@@ -221,6 +221,24 @@ func (s *Segment) shown() any {
 	}{c, len(s.Included) + countTargets(s.IncludedContexts), len(s.Excluded) + countTargets(s.ExcludedContexts)}
 }
 
+// KeyBytes is about how many bytes the segment's listed keys take in JSON.
+func (s *Segment) KeyBytes() int {
+	n := 0
+	for _, list := range [][]string{s.Included, s.Excluded} {
+		for _, k := range list {
+			n += len(k) + 3
+		}
+	}
+	for _, ts := range [][]Target{s.IncludedContexts, s.ExcludedContexts} {
+		for _, t := range ts {
+			for _, k := range t.Values {
+				n += len(k) + 3
+			}
+		}
+	}
+	return n
+}
+
 func countTargets(ts []Target) int {
 	n := 0
 	for _, t := range ts {

@@ -16,6 +16,24 @@ import (
 // carries up to segment.MaxTargets keys.
 const maxSegmentPage = 50
 
+// maxPageKeyBytes bounds the listed keys a page carries: a page stops
+// early (its links then step by the shorter page) rather than grow past
+// what Lambda may answer (6 MB) when its segments list many keys.
+const maxPageKeyBytes = 4 << 20
+
+// fitPage returns how many of page's segments fit maxPageKeyBytes of
+// listed keys, at least one.
+func fitPage(page []*segment.Segment) int {
+	total := 0
+	for i, s := range page {
+		total += s.KeyBytes()
+		if i > 0 && total > maxPageKeyBytes {
+			return i
+		}
+	}
+	return len(page)
+}
+
 func (h handlers) getSegments(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	offset, limit, err := api.OffsetParams(q, 20, maxSegmentPage)
@@ -27,10 +45,14 @@ func (h handlers) getSegments(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	page := listing.Window(all, offset, limit)
+	if n := fitPage(page); n < len(page) {
+		page, limit = page[:n], int64(n)
+	}
 	out := segmentsRep{Links: api.OffsetLinks(segment.CollectionHref(pk, ek), q, offset, limit, int64(len(all))),
 		TotalCount: len(all), Items: []segmentRep{}}
 	envID := h.envIDs(r.Context(), pk, ek)
-	for _, s := range listing.Window(all, offset, limit) {
+	for _, s := range page {
 		id, err := envID(s)
 		if err != nil {
 			return err
