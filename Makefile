@@ -172,9 +172,11 @@ bench-e2e: build-e2e node-tools
 
 ## synth: build the functions and synthesize the CloudFormation template into cdk.out/, offline
 # -trimpath (added to GOFLAGS for cdk.json's go run): the CDK app then
-# reuses the CDK bindings lint and the infra tests compiled.
+# reuses the CDK bindings lint and the infra tests compiled. CDK_ARGS
+# passes context, e.g. CDK_ARGS='-c flagplane:relay=true' (docs/streaming.md).
+CDK_ARGS ?=
 synth: build node-tools
-	GOFLAGS="$$($(GO) env GOFLAGS) -trimpath" $(CDK_ENV) $(CDK) synth --quiet
+	GOFLAGS="$$($(GO) env GOFLAGS) -trimpath" $(CDK_ENV) $(CDK) synth --quiet $(CDK_ARGS)
 	@echo "synth: cdk.out/Flagplane.template.json"
 
 # node-tools installs the pinned npm tools when missing.

@@ -44,6 +44,14 @@ const (
 	CtxRateLimitCredential = "flagplane:rateLimitCredential"
 	// CtxHTTPAPI "false" leaves out the HTTP API (see OmitHTTPAPI).
 	CtxHTTPAPI = "flagplane:httpApi"
+	// CtxRelay "true" adds the streaming relay (see RelayProps); the other
+	// relay keys need it: CtxRelayReplicas is its number of tasks,
+	// CtxRelayCertificateArn an ACM certificate for HTTPS and
+	// CtxRelayDomainName the certificate's name pointing at the relay.
+	CtxRelay               = "flagplane:relay"
+	CtxRelayReplicas       = "flagplane:relayReplicas"
+	CtxRelayCertificateArn = "flagplane:relayCertificateArn"
+	CtxRelayDomainName     = "flagplane:relayDomainName"
 )
 
 // DefaultStackName is the stack's name unless CtxStackName says otherwise.
@@ -175,7 +183,58 @@ func SettingsFromContext(lookup func(key string) (string, bool)) (AppSettings, e
 		}
 		s.Props.OmitHTTPAPI = !b
 	}
+	if err := relayFromContext(get, &s.Props); err != nil {
+		return s, err
+	}
 	return s, nil
+}
+
+// relayFromContext reads the relay's keys: CtxRelay switches it on, and
+// the others, which only mean something then, are refused without it.
+func relayFromContext(get func(string) (string, bool), p *FlagplaneStackProps) error {
+	on := false
+	if v, ok := get(CtxRelay); ok {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("context %s: %q is not true or false", CtxRelay, v)
+		}
+		on = b
+	}
+	var r RelayProps
+	for _, key := range []string{CtxRelayReplicas, CtxRelayCertificateArn, CtxRelayDomainName} {
+		v, ok := get(key)
+		if !ok {
+			continue
+		}
+		if !on {
+			return fmt.Errorf("context %s: the relay is off; add -c %s=true to deploy it", key, CtxRelay)
+		}
+		switch key {
+		case CtxRelayReplicas:
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > MaxRelayReplicas {
+				return fmt.Errorf("context %s: %q is not a whole number of tasks from 1 to %d", key, v, MaxRelayReplicas)
+			}
+			r.Replicas = n
+		case CtxRelayCertificateArn:
+			if !certificateArn.MatchString(v) {
+				return fmt.Errorf("context %s: %q is not an ACM certificate ARN (arn:aws:acm:<region>:<account>:certificate/<id>)", key, v)
+			}
+			r.CertificateArn = v
+		default:
+			if !domainName.MatchString(v) {
+				return fmt.Errorf("context %s: %q is not a lower-case DNS name such as relay.example.com", key, v)
+			}
+			r.DomainName = v
+		}
+	}
+	if r.DomainName != "" && r.CertificateArn == "" {
+		return fmt.Errorf("context %s: give %s too, the certificate that covers %s", CtxRelayDomainName, CtxRelayCertificateArn, r.DomainName)
+	}
+	if on {
+		p.Relay = &r
+	}
+	return nil
 }
 
 // parseReserved reads "N" or "name=N,...,*=N".

@@ -21,8 +21,33 @@ func TestSettingsFromContext(t *testing.T) {
 			return s.StackName == DefaultStackName && p.AssetDir == "" && p.CORSAllowOrigins == nil &&
 				!p.RemoveTableOnDelete && p.LogRetention == "" && p.DeadLetterMaxReceives == 0 &&
 				p.DefaultReservedConcurrency == 0 && p.ReservedConcurrency == nil && !p.OmitHTTPAPI &&
-				p.ThrottleRate == 0 && p.ThrottleBurst == 0 && p.RateLimits == nil
+				p.ThrottleRate == 0 && p.ThrottleBurst == 0 && p.RateLimits == nil && p.Relay == nil
 		}, ""},
+		{"GIVEN relay true THEN the relay is on with its defaults", map[string]string{CtxRelay: "true"}, func(s AppSettings) bool {
+			return s.Props.Relay != nil && *s.Props.Relay == RelayProps{}
+		}, ""},
+		{"GIVEN relay false THEN there is no relay", map[string]string{CtxRelay: "false"}, func(s AppSettings) bool {
+			return s.Props.Relay == nil
+		}, ""},
+		{"GIVEN the relay with replicas, a certificate and a domain THEN each is set", map[string]string{
+			CtxRelay: "true", CtxRelayReplicas: "4", CtxRelayDomainName: "relay.example.com",
+			CtxRelayCertificateArn: "arn:aws:acm:eu-west-1:123456789012:certificate/abcd-1234",
+		}, func(s AppSettings) bool {
+			return s.Props.Relay != nil && *s.Props.Relay == RelayProps{Replicas: 4, DomainName: "relay.example.com",
+				CertificateArn: "arn:aws:acm:eu-west-1:123456789012:certificate/abcd-1234"}
+		}, ""},
+		{"GIVEN relay replicas without the relay THEN the key is named", map[string]string{CtxRelayReplicas: "3"}, nil, CtxRelayReplicas},
+		{"GIVEN relay replicas with the relay off THEN the key is named", map[string]string{CtxRelay: "false", CtxRelayReplicas: "3"}, nil, CtxRelayReplicas},
+		{"GIVEN a word for the relay THEN the key is named", map[string]string{CtxRelay: "on"}, nil, CtxRelay},
+		{"GIVEN zero relay replicas THEN the key is named", map[string]string{CtxRelay: "true", CtxRelayReplicas: "0"}, nil, CtxRelayReplicas},
+		{"GIVEN more relay replicas than the most THEN the key is named", map[string]string{CtxRelay: "true", CtxRelayReplicas: "101"}, nil, CtxRelayReplicas},
+		{"GIVEN relay replicas that are not a number THEN the key is named", map[string]string{CtxRelay: "true", CtxRelayReplicas: "two"}, nil, CtxRelayReplicas},
+		{"GIVEN a certificate that is not an ACM ARN THEN the key is named", map[string]string{CtxRelay: "true", CtxRelayCertificateArn: "arn:aws:iam::123456789012:server-certificate/relay"}, nil, CtxRelayCertificateArn},
+		{"GIVEN a relay domain without a certificate THEN the key is named", map[string]string{CtxRelay: "true", CtxRelayDomainName: "relay.example.com"}, nil, CtxRelayDomainName},
+		{"GIVEN a relay domain that is a URL THEN the key is named", map[string]string{
+			CtxRelay: "true", CtxRelayDomainName: "https://relay.example.com",
+			CtxRelayCertificateArn: "arn:aws:acm:eu-west-1:123456789012:certificate/abcd-1234",
+		}, nil, CtxRelayDomainName},
 		{"GIVEN a global rate limit THEN it is set and the route limit keeps its default", map[string]string{CtxRateLimitGlobal: "500"}, func(s AppSettings) bool {
 			return s.Props.RateLimits != nil && *s.Props.RateLimits == api.RateLimits{Global: 500, Route: api.DefaultRateLimits.Route, Credential: api.DefaultRateLimits.Credential}
 		}, ""},

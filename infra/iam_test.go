@@ -95,6 +95,20 @@ func needs(s Spec, ids stackIDs) map[grant]bool {
 // (Deny aside, NotAction, NotResource) fails the test.
 func grantsOf(t *testing.T, tpl *template) map[string]map[grant]bool {
 	t.Helper()
+	byRole := grantsByRole(t, tpl)
+	out := map[string]map[grant]bool{}
+	for name, fn := range tpl.functions(t) {
+		role, _ := strings.CutSuffix(render(tpl.Resources[fn].Properties["Role"]), ".Arn")
+		out[name] = byRole[role]
+	}
+	return out
+}
+
+// grantsByRole reads every statement of every policy attached to each
+// role of the template, inline or separate, as grants by the role's
+// logical id; see grantsOf.
+func grantsByRole(t *testing.T, tpl *template) map[string]map[grant]bool {
+	t.Helper()
 	byRole := map[string]map[grant]bool{}
 	add := func(role string, doc any) {
 		if byRole[role] == nil {
@@ -131,12 +145,7 @@ func grantsOf(t *testing.T, tpl *template) map[string]map[grant]bool {
 			add(id, m["PolicyDocument"])
 		}
 	}
-	out := map[string]map[grant]bool{}
-	for name, fn := range tpl.functions(t) {
-		role, _ := strings.CutSuffix(render(tpl.Resources[fn].Properties["Role"]), ".Arn")
-		out[name] = byRole[role]
-	}
-	return out
+	return byRole
 }
 
 func sortedGrants(m map[grant]bool) []string {

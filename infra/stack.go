@@ -64,6 +64,9 @@ type FlagplaneStackProps struct {
 	// API Gateway v2 (LocalStack's free image); the functions can still be
 	// invoked directly.
 	OmitHTTPAPI bool
+	// Relay, when set, adds the streaming relay (see RelayProps); nil, the
+	// default, adds nothing: no VPC, no load balancer, no cost.
+	Relay *RelayProps
 
 	// workers replaces Workers() when not nil; tests prove the wiring with
 	// entries that have no function yet.
@@ -234,6 +237,13 @@ func resolve(props *FlagplaneStackProps) (config, error) {
 		}
 	}
 	c.routes = routes
+	if c.Relay != nil {
+		relay := *c.Relay // the caller's props stay as given
+		if err := resolveRelay(&relay); err != nil {
+			return c, err
+		}
+		c.Relay = &relay
+	}
 	return c, nil
 }
 
@@ -274,6 +284,10 @@ func NewFlagplaneStack(scope constructs.Construct, id string, props *FlagplaneSt
 	}
 	for _, s := range c.specs {
 		wireWorker(stack, s, fns[s.Name], queue, ingest)
+	}
+
+	if c.Relay != nil {
+		newRelay(stack, c, table, ingest)
 	}
 
 	output(stack, OutputTableName, table.TableName(), "DynamoDB table holding all data")

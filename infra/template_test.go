@@ -94,6 +94,7 @@ func synth(tb testing.TB, props FlagplaneStackProps) *template {
 		tb.Fatalf("decode template: %v", err)
 	}
 	t.size = len(raw)
+	t.outdir = out
 	return &t
 }
 
@@ -119,6 +120,8 @@ type template struct {
 		Value any `json:"Value"`
 	} `json:"Outputs"`
 	size int
+	// outdir is the cloud assembly the app wrote: manifests and assets.
+	outdir string
 }
 
 type resource struct {
