@@ -258,7 +258,8 @@ func (c config) reserved(name string) int {
 // NewFlagplaneStack builds the whole deployment: the table, the webhook
 // queues, one function per catalog group (plus the workers), the HTTP API
 // with one route per operation of the OpenAPI document (bar the local-only
-// ones), schedules and outputs. Like CDK
+// ones), schedules and outputs, and the streaming relay when Relay is set
+// (see newRelay). Like CDK
 // constructs, which throw, it panics on invalid props or missing bootstraps.
 func NewFlagplaneStack(scope constructs.Construct, id string, props *FlagplaneStackProps) awscdk.Stack {
 	c, err := resolve(props)
