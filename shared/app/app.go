@@ -273,19 +273,33 @@ func (a *App) Handler(group string) (http.Handler, error) {
 			return nil, err
 		}
 	}
-	handlers, needs := a.handlers(group)
-	routed := map[string]api.Handler{}
+	h, err := a.HandlerFor(ops)
+	if err != nil {
+		return nil, fmt.Errorf("route group %q: %w", group, err)
+	}
+	return h, nil
+}
+
+// HandlerFor routes exactly ops, with the handlers the app's groups built
+// for them (an operation none built answers 501): a process serving a few
+// operations of several groups, such as the relay.
+func (a *App) HandlerFor(ops []catalog.Operation) (http.Handler, error) {
+	handlers, needs := a.handlers("")
+	routed, routedNeeds := map[string]api.Handler{}, map[string]api.Needs{}
 	for _, op := range ops {
 		if h, ok := handlers[op.ID]; ok {
 			routed[op.ID] = h
 		}
+		if n, ok := needs[op.ID]; ok {
+			routedNeeds[op.ID] = n
+		}
 	}
 	h, err := api.NewRouter(ops, api.Routes{
-		Handlers: routed, Needs: needs, Authn: a.Authn, Tags: tagger{a.Services},
+		Handlers: routed, Needs: routedNeeds, Authn: a.Authn, Tags: tagger{a.Services},
 		Limits: a.settings.RateLimits, CORSOrigins: a.settings.CORSOrigins,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("route group %q: %w", group, err)
+		return nil, err
 	}
 	logger := a.Logger
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -375,11 +389,17 @@ func FromEnv(ctx context.Context, groups ...NewGroup) (*App, *sqsqueue.Queue, er
 	if err != nil {
 		return nil, nil, err
 	}
+	return FromEnvWith(ctx, s, slog.New(slog.NewJSONHandler(os.Stderr, nil)), groups...)
+}
+
+// FromEnvWith is FromEnv with settings and a logger of the caller's (the
+// relay's: SettingsFromEnv with streaming on): the table and the queues
+// still come from the environment.
+func FromEnvWith(ctx context.Context, s Settings, logger *slog.Logger, groups ...NewGroup) (*App, *sqsqueue.Queue, error) {
 	table, err := DynamoFromEnv(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	logger := slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	var publisher audit.Publisher = audit.Discard{}
 	var queue *sqsqueue.Queue
 	if url := os.Getenv(EnvWebhookQueueURL); url != "" {

@@ -114,6 +114,11 @@ type Query struct {
 	Cursor string
 	// Descending walks the sort key from high to low.
 	Descending bool
+	// Eventual lets DynamoDB answer a table Query from an eventually
+	// consistent read, at half the read units: a write may take a moment
+	// to show. For readers that read back over what they might have
+	// missed (the change feed); index reads are always eventual.
+	Eventual bool
 }
 
 // Page is one result of a Query. Cursor is empty when nothing follows. A

@@ -388,7 +388,7 @@ func queryInput(table *string, q store.Query) *dynamodb.QueryInput {
 	if q.Index != "" {
 		// Global secondary indexes only support eventually consistent reads.
 		in.IndexName = aws.String(q.Index)
-	} else {
+	} else if !q.Eventual {
 		in.ConsistentRead = aws.Bool(true)
 	}
 	return in

@@ -712,4 +712,7 @@ func TestQueryInput(t *testing.T) {
 	if in := queryInput(aws.String("t"), store.Query{PK: "p", Descending: true}); aws.ToBool(in.ScanIndexForward) {
 		t.Error("descending query scans forward")
 	}
+	if in := queryInput(aws.String("t"), store.Query{PK: "p", Eventual: true}); aws.ToBool(in.ConsistentRead) {
+		t.Error("an eventual table query asks for a consistent read")
+	}
 }
