@@ -33,14 +33,20 @@ var publicOps = map[string]bool{
 	"postMobileDiagnosticEvent":     true,
 	"postClientSideDiagnosticEvent": true,
 	// The sdk group: LaunchDarkly's SDKs send an SDK key, mobile key or client-side id, never an access token.
-	"getSDKLatestAll":                true,
-	"getSDKLatestFlags":              true,
-	"getSDKLatestFlag":               true,
-	"streamSDKAll":                   true,
-	"getSDKClientSideEvaluations":    true,
-	"reportSDKClientSideEvaluations": true,
-	"getSDKMobileEvaluations":        true,
-	"reportSDKMobileEvaluations":     true,
+	"getSDKLatestAll":                      true,
+	"getSDKLatestFlags":                    true,
+	"getSDKLatestFlag":                     true,
+	"streamSDKAll":                         true,
+	"getSDKClientSideEvaluations":          true,
+	"reportSDKClientSideEvaluations":       true,
+	"getSDKMobileEvaluations":              true,
+	"reportSDKMobileEvaluations":           true,
+	"streamSDKClientSideEvaluations":       true,
+	"streamSDKClientSideEvaluationsReport": true,
+	"streamSDKClientSidePing":              true,
+	"streamSDKMobileEvaluations":           true,
+	"streamSDKMobileEvaluationsReport":     true,
+	"streamSDKMobilePing":                  true,
 }
 
 // samplePath fills every {param} of a path with "x".

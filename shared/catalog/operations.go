@@ -259,6 +259,13 @@ var operations = []Operation{
 	{ID: "reportSDKClientSideEvaluations", Group: "sdk", Method: "REPORT", Path: "/sdk/evalx/{clientSideId}/context", Scope: Read, Public: true, LocalOnly: true},
 	{ID: "getSDKMobileEvaluations", Group: "sdk", Method: "GET", Path: "/msdk/evalx/contexts/{contextBase64}", Scope: Read, Public: true},
 	{ID: "reportSDKMobileEvaluations", Group: "sdk", Method: "REPORT", Path: "/msdk/evalx/context", Scope: Read, Public: true, LocalOnly: true},
+	// The client-side and mobile streams (LaunchDarkly's clientstream), and the ping streams of SDKs that cannot stream a REPORT.
+	{ID: "streamSDKClientSideEvaluations", Group: "sdk", Method: "GET", Path: "/eval/{clientSideId}/{contextBase64}", Scope: Read, Public: true, LocalOnly: true},
+	{ID: "streamSDKClientSideEvaluationsReport", Group: "sdk", Method: "REPORT", Path: "/eval/{clientSideId}", Scope: Read, Public: true, LocalOnly: true},
+	{ID: "streamSDKClientSidePing", Group: "sdk", Method: "GET", Path: "/ping/{clientSideId}", Scope: Read, Public: true, LocalOnly: true},
+	{ID: "streamSDKMobileEvaluations", Group: "sdk", Method: "GET", Path: "/meval/{contextBase64}", Scope: Read, Public: true, LocalOnly: true},
+	{ID: "streamSDKMobileEvaluationsReport", Group: "sdk", Method: "REPORT", Path: "/meval", Scope: Read, Public: true, LocalOnly: true},
+	{ID: "streamSDKMobilePing", Group: "sdk", Method: "GET", Path: "/mping", Scope: Read, Public: true, LocalOnly: true},
 
 	// members: account members named by approval notify lists and token owners; reference CRUD.
 	{ID: "getMembers", Group: "members", Method: "GET", Path: "/api/v2/members", Scope: Read, Resource: "member/*"},

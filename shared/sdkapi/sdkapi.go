@@ -1,13 +1,17 @@
 // Package sdkapi serves LaunchDarkly's SDKs: the flag data server-side SDKs
-// poll (/sdk/latest-all) or stream (/all, local server only), and the
-// evaluations client-side (/sdk/evalx/{clientSideId}/...) and mobile
-// (/msdk/evalx/...) SDKs ask for. These routes are the catalog's sdk
-// group; they take no access token: each checks the SDK credential it is
-// sent (the SDK key, mobile key or client-side id) itself.
+// poll (/sdk/latest-all) or stream (/all), and the evaluations client-side
+// (/sdk/evalx/{clientSideId}/...) and mobile (/msdk/evalx/...) SDKs poll
+// or stream (/eval/{clientSideId}/..., /meval/...); the streams are served
+// by the local server only. These routes are the catalog's sdk group; they
+// take no access token: each checks the SDK credential it is sent (the SDK
+// key, mobile key or client-side id) itself.
 package sdkapi
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"net/http"
 	"strings"
 	"time"
@@ -30,6 +34,13 @@ const (
 	OpClientEvalReport = "reportSDKClientSideEvaluations"
 	OpMobileEvalGet    = "getSDKMobileEvaluations"
 	OpMobileEvalReport = "reportSDKMobileEvaluations"
+	// The client-side and mobile streams.
+	OpClientStreamGet    = "streamSDKClientSideEvaluations"
+	OpClientStreamReport = "streamSDKClientSideEvaluationsReport"
+	OpClientPing         = "streamSDKClientSidePing"
+	OpMobileStreamGet    = "streamSDKMobileEvaluations"
+	OpMobileStreamReport = "streamSDKMobileEvaluationsReport"
+	OpMobilePing         = "streamSDKMobilePing"
 )
 
 // DefaultHeartbeat is how often an idle stream gets a comment line, so
@@ -40,8 +51,9 @@ const DefaultHeartbeat = 3 * time.Minute
 type Options struct {
 	// Heartbeat is the interval of stream heartbeats; DefaultHeartbeat when zero.
 	Heartbeat time.Duration
-	// NoStreaming answers /all with a 404 telling the SDK to poll: in AWS,
-	// where API Gateway and Lambda hold no long-lived connection.
+	// NoStreaming answers the streams (/all, /eval, /meval, /ping, /mping)
+	// with a 404 telling the SDK to poll: in AWS, where API Gateway and
+	// Lambda hold no long-lived connection.
 	NoStreaming bool
 }
 
@@ -60,6 +72,13 @@ func Handlers(s *sdkdata.Service, o Options) map[string]api.Handler {
 		OpClientEvalReport: h.clientEvalReport,
 		OpMobileEvalGet:    h.mobileEvalGet,
 		OpMobileEvalReport: h.mobileEvalReport,
+
+		OpClientStreamGet:    h.clientStreamGet,
+		OpClientStreamReport: h.clientStreamReport,
+		OpClientPing:         h.clientPing,
+		OpMobileStreamGet:    h.mobileStreamGet,
+		OpMobileStreamReport: h.mobileStreamReport,
+		OpMobilePing:         h.mobilePing,
 	}
 }
 
@@ -182,40 +201,22 @@ func (h handlers) mobileEvalReport(w http.ResponseWriter, r *http.Request) error
 // values for a context: in the path (GET, base64url JSON) or the body
 // (REPORT).
 func (h handlers) evaluate(w http.ResponseWriter, r *http.Request, kind environment.CredentialKind, inBody bool) error {
-	cred := r.PathValue("clientSideId")
-	if kind == environment.MobileCredential {
-		cred = api.SDKCredential(r)
-		if cred == "" {
-			return fault.New(fault.Unauthorized, "the Authorization header must carry the environment's mobile key")
-		}
-	}
-	if cred == "" {
-		return fault.New(fault.Unauthorized, "the path must carry the environment's client-side id")
-	}
-	env, err := h.s.Environment(r.Context(), kind, cred)
+	env, _, err := h.clientEnvironment(w, r, kind)
 	if err != nil {
 		return err
 	}
-	if err := api.LimitCredential(w, r, environment.CredentialName(kind, env.ID)); err != nil {
+	c, err := readContext(w, r, inBody)
+	if err != nil {
 		return err
 	}
-	var raw []byte
-	if inBody {
-		if raw, err = api.ReadBody(w, r); err != nil {
-			return err
-		}
-	} else if raw, err = decodeBase64(r.PathValue("contextBase64")); err != nil {
-		return fault.Wrap(err, fault.Invalid, "the context in the path is not base64url-encoded JSON")
-	}
-	var c ldcontext.Context
-	if err := c.UnmarshalJSON(raw); err != nil {
-		return fault.Wrap(err, fault.Invalid, "invalid context: %s", err.Error())
+	if err := checkSecureMode(env, kind, c, r); err != nil {
+		return err
 	}
 	snap, err := h.s.Flags(r.Context(), sdkdata.RefOf(env))
 	if err != nil {
 		return err
 	}
-	body, err := snap.EvaluateJSON(r.Context(), kind, c, r.URL.Query().Get("withReasons") == "true")
+	body, err := snap.EvaluateJSON(r.Context(), kind, c, withReasons(r))
 	if err != nil {
 		return err
 	}
@@ -223,6 +224,76 @@ func (h handlers) evaluate(w http.ResponseWriter, r *http.Request, kind environm
 	w.Header().Set("Cache-Control", "private, no-store")
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(body)
+	return nil
+}
+
+// clientEnvironment resolves a client-side or mobile SDK's credential (the
+// client-side id in the path, the mobile key in Authorization) and counts
+// it against its rate limit. An unknown client-side id is a 404, as
+// LaunchDarkly answers it (its browser SDK then says the environment was
+// not found); an unknown mobile key a 401.
+func (h handlers) clientEnvironment(w http.ResponseWriter, r *http.Request, kind environment.CredentialKind) (*environment.Environment, string, error) {
+	cred := r.PathValue("clientSideId")
+	if kind == environment.MobileCredential {
+		cred = api.SDKCredential(r)
+		if cred == "" {
+			return nil, "", fault.New(fault.Unauthorized, "the Authorization header must carry the environment's mobile key")
+		}
+	}
+	if cred == "" {
+		return nil, "", fault.New(fault.NotFound, "the path must carry the environment's client-side id")
+	}
+	env, err := h.s.Environment(r.Context(), kind, cred)
+	if kind == environment.ClientSideCredential && fault.Is(err, fault.Unauthorized) {
+		return nil, "", fault.New(fault.NotFound, "no environment has the client-side id %q", cred)
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	if err := api.LimitCredential(w, r, environment.CredentialName(kind, env.ID)); err != nil {
+		return nil, "", err
+	}
+	return env, cred, nil
+}
+
+// readContext reads the evaluation context of a client SDK's request:
+// base64url JSON in the path (GET) or JSON in the body (REPORT).
+func readContext(w http.ResponseWriter, r *http.Request, inBody bool) (ldcontext.Context, error) {
+	var c ldcontext.Context
+	var raw []byte
+	var err error
+	if inBody {
+		if raw, err = api.ReadBody(w, r); err != nil {
+			return c, err
+		}
+	} else if raw, err = decodeBase64(r.PathValue("contextBase64")); err != nil {
+		return c, fault.Wrap(err, fault.Invalid, "the context in the path is not base64url-encoded JSON")
+	}
+	if err := c.UnmarshalJSON(raw); err != nil {
+		return c, fault.Wrap(err, fault.Invalid, "invalid context: %s", err.Error())
+	}
+	return c, nil
+}
+
+// withReasons reports whether the SDK asks for evaluation reasons.
+func withReasons(r *http.Request) bool { return r.URL.Query().Get("withReasons") == "true" }
+
+// checkSecureMode refuses, in an environment with secure mode on, a
+// client-side request whose h parameter is not the context's secure mode
+// hash: the hex HMAC-SHA256 of its fully qualified key with the
+// environment's SDK key, as LaunchDarkly's server-side SDKs compute it
+// (SecureModeHash). Mobile SDKs are not asked for one.
+func checkSecureMode(env *environment.Environment, kind environment.CredentialKind, c ldcontext.Context, r *http.Request) error {
+	if !env.SecureMode || kind != environment.ClientSideCredential {
+		return nil
+	}
+	got, err := hex.DecodeString(r.URL.Query().Get("h"))
+	mac := hmac.New(sha256.New, []byte(env.APIKey))
+	mac.Write([]byte(c.FullyQualifiedKey()))
+	if err != nil || !hmac.Equal(got, mac.Sum(nil)) {
+		return fault.New(fault.Forbidden, "secure mode is on for this environment: the h query parameter must be the context's secure mode hash "+
+			"(the hex HMAC-SHA256 of its fully qualified key with the environment's SDK key, as the server-side SDKs' SecureModeHash computes it)")
+	}
 	return nil
 }
 

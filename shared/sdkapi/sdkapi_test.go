@@ -192,29 +192,45 @@ func TestServerSidePolling(t *testing.T) {
 func TestSDKCredentials(t *testing.T) {
 	srv, e := fixture(t)
 	b64 := base64.RawURLEncoding.EncodeToString([]byte(`{"kind":"user","key":"u1"}`))
-	// every SDK endpoint with the credential it takes
-	endpoints := func(e env) []struct{ method, path, auth, body string } {
-		return []struct{ method, path, auth, body string }{
-			{http.MethodGet, "/sdk/latest-all", e.SDKKey, ""},
-			{http.MethodGet, "/sdk/latest-flags", e.SDKKey, ""},
-			{http.MethodGet, "/sdk/latest-flags/browser", e.SDKKey, ""},
-			{http.MethodGet, "/all", e.SDKKey, ""},
-			{http.MethodGet, "/sdk/evalx/" + e.ClientSideID + "/contexts/" + b64, "", ""},
-			{"REPORT", "/sdk/evalx/" + e.ClientSideID + "/context", "", `{"kind":"user","key":"u1"}`},
-			{http.MethodGet, "/msdk/evalx/contexts/" + b64, "api_key " + e.MobileKey, ""},
-			{"REPORT", "/msdk/evalx/context", "api_key " + e.MobileKey, `{"kind":"user","key":"u1"}`},
+	// every SDK endpoint with the credential it takes; byID when that is
+	// the client-side id in the path, stream when it answers a stream
+	type endpoint struct {
+		method, path, auth, body string
+		byID, stream             bool
+	}
+	ctx := `{"kind":"user","key":"u1"}`
+	endpoints := func(e env) []endpoint {
+		return []endpoint{
+			{method: http.MethodGet, path: "/sdk/latest-all", auth: e.SDKKey},
+			{method: http.MethodGet, path: "/sdk/latest-flags", auth: e.SDKKey},
+			{method: http.MethodGet, path: "/sdk/latest-flags/browser", auth: e.SDKKey},
+			{method: http.MethodGet, path: "/all", auth: e.SDKKey, stream: true},
+			{method: http.MethodGet, path: "/sdk/evalx/" + e.ClientSideID + "/contexts/" + b64, byID: true},
+			{method: "REPORT", path: "/sdk/evalx/" + e.ClientSideID + "/context", body: ctx, byID: true},
+			{method: http.MethodGet, path: "/msdk/evalx/contexts/" + b64, auth: "api_key " + e.MobileKey},
+			{method: "REPORT", path: "/msdk/evalx/context", auth: "api_key " + e.MobileKey, body: ctx},
+			{method: http.MethodGet, path: "/eval/" + e.ClientSideID + "/" + b64, byID: true, stream: true},
+			{method: "REPORT", path: "/eval/" + e.ClientSideID, body: ctx, byID: true, stream: true},
+			{method: http.MethodGet, path: "/ping/" + e.ClientSideID, byID: true, stream: true},
+			{method: http.MethodGet, path: "/meval/" + b64, auth: "api_key " + e.MobileKey, stream: true},
+			{method: "REPORT", path: "/meval", auth: "api_key " + e.MobileKey, body: ctx, stream: true},
+			{method: http.MethodGet, path: "/mping", auth: "api_key " + e.MobileKey, stream: true},
 		}
 	}
 	wrong := env{SDKKey: "sdk-00000000-0000-4000-8000-000000000000", MobileKey: "mob-00000000-0000-4000-8000-000000000000", ClientSideID: "000000000000000000000000"}
-	t.Run("a wrong credential gets 401 on every SDK endpoint", func(t *testing.T) {
+	t.Run("a wrong key gets 401 and an unknown client-side id 404 on every SDK endpoint, as LaunchDarkly answers", func(t *testing.T) {
 		for _, c := range endpoints(wrong) {
 			var body any
 			if c.body != "" {
 				body = c.body
 			}
+			want, code := http.StatusUnauthorized, "unauthorized"
+			if c.byID {
+				want, code = http.StatusNotFound, "not_found"
+			}
 			res := srv.Do(t, c.method, c.path, body, "Authorization", c.auth)
-			if res.Status != http.StatusUnauthorized || res.Map(t)["code"] != "unauthorized" {
-				t.Errorf("%s %s: status %d: %s", c.method, c.path, res.Status, res.Body)
+			if res.Status != want || res.Map(t)["code"] != code {
+				t.Errorf("%s %s: status %d, want %d: %s", c.method, c.path, res.Status, want, res.Body)
 			}
 		}
 	})
@@ -238,7 +254,7 @@ func TestSDKCredentials(t *testing.T) {
 		}
 		old := env{SDKKey: e.SDKKey, MobileKey: e.MobileKey, ClientSideID: "000000000000000000000000"}
 		for _, c := range endpoints(old) {
-			if strings.HasPrefix(c.path, "/sdk/evalx/") {
+			if c.byID {
 				continue // the client-side id is not reset
 			}
 			var body any
@@ -259,8 +275,8 @@ func TestSDKCredentials(t *testing.T) {
 			if c.body != "" {
 				body = c.body
 			}
-			if c.path == "/all" {
-				continue // a stream does not end; TestStreaming covers it
+			if c.stream {
+				continue // a stream does not end; TestStreaming and TestClientStreaming cover them
 			}
 			if res := srv.Do(t, c.method, c.path, body, "Authorization", c.auth); res.Status != http.StatusOK {
 				t.Errorf("%s %s with the new key: status %d: %s", c.method, c.path, res.Status, res.Body)
@@ -301,8 +317,8 @@ func TestClientSideEvaluation(t *testing.T) {
 			path: "/sdk/evalx/" + e.ClientSideID + "/context", body: "{", wantStatus: 400, wantCode: "invalid_request"},
 		{name: "an SDK key is not a mobile key", method: "GET",
 			path: "/msdk/evalx/contexts/" + b64, auth: e.SDKKey, wantStatus: 401, wantCode: "unauthorized"},
-		{name: "an SDK key is not a client-side id", method: "GET",
-			path: "/sdk/evalx/" + e.SDKKey + "/contexts/" + b64, wantStatus: 401, wantCode: "unauthorized"},
+		{name: "an SDK key is not a client-side id: no environment is found, as LaunchDarkly answers", method: "GET",
+			path: "/sdk/evalx/" + e.SDKKey + "/contexts/" + b64, wantStatus: 404, wantCode: "not_found"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

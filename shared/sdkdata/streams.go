@@ -10,9 +10,12 @@ import (
 	"github.com/flagplane/flagplane/shared/fault"
 )
 
-// Event is one message of a streaming connection, as LaunchDarkly's
+// Event is one message of a streaming connection. As LaunchDarkly's
 // server-side SDKs read it: put (the whole data set), patch (one flag or
-// segment created or changed) or delete (one flag or segment gone).
+// segment created or changed) or delete (one flag or segment gone). As
+// its client-side and mobile SDKs read it: put (every visible flag
+// evaluated), patch (one flag evaluated again), delete (one flag gone or
+// no longer visible) or ping (poll).
 type Event struct {
 	Name string
 	Data []byte
@@ -23,9 +26,10 @@ type Event struct {
 const streamBuffer = 256
 
 // Streams follows the commits of this process and tells every open
-// streaming connection what changed in its environment. It works in one
-// process only: in AWS, where every request may land on another instance,
-// SDKs poll instead.
+// streaming connection what changed in its environment: server-side
+// streams the flag data, client-side and mobile streams the evaluations
+// of their context. It works in one process only: in AWS, where every
+// request may land on another instance, SDKs poll instead.
 type Streams struct {
 	s *Service
 
@@ -63,6 +67,8 @@ type Subscription struct {
 	why     string
 
 	last *Snapshot
+	// view is a client-side or mobile stream's (nil for server-side).
+	view *clientView
 	// tombs are the versions of the deletes sent, by path ("/flags/<key>",
 	// "/segments/<key>"), so a flag or segment created again with a lower
 	// version is sent as a whole new data set, not a patch the SDK would
@@ -91,6 +97,11 @@ func (sub *Subscription) stop(why string) {
 // its first event: a put of every live flag. Close the subscription with
 // Unsubscribe.
 func (st *Streams) Subscribe(ctx context.Context, kind environment.CredentialKind, secret string) (*Subscription, Event, error) {
+	return st.subscribe(ctx, kind, secret, nil)
+}
+
+// subscribe opens a server-side stream (view nil) or a client one.
+func (st *Streams) subscribe(ctx context.Context, kind environment.CredentialKind, secret string, view *clientView) (*Subscription, Event, error) {
 	env, err := st.s.Environment(ctx, kind, secret)
 	if err != nil {
 		return nil, Event{}, err
@@ -106,13 +117,20 @@ func (st *Streams) Subscribe(ctx context.Context, kind environment.CredentialKin
 		return nil, Event{}, err
 	}
 	sub := &Subscription{ref: ref, kind: kind, secret: secret, events: make(chan Event, streamBuffer),
-		end: make(chan struct{}), last: snap, tombs: map[string]int{}}
+		end: make(chan struct{}), last: snap, view: view}
+	var first Event
+	if view == nil {
+		sub.tombs = map[string]int{}
+		first = putEvent(snap)
+	} else {
+		first = view.first(ctx, snap)
+	}
 	st.subs[sub] = struct{}{}
 	if !st.started {
 		st.started = true
 		go st.run()
 	}
-	return sub, putEvent(snap), nil
+	return sub, first, nil
 }
 
 // Unsubscribe forgets a subscription whose connection closed.
@@ -165,11 +183,13 @@ func (st *Streams) run() {
 }
 
 // refresh reads each subscribed environment once and sends every
-// subscription what changed since its last data.
+// subscription what changed since its last data; client streams of the
+// same environment, kind and context share one evaluation.
 func (st *Streams) refresh(ctx context.Context) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	snaps := map[EnvRef]*Snapshot{}
+	evals := map[evalRef]map[string]ClientFlag{}
 	for sub := range st.subs {
 		env, err := st.s.Environment(ctx, sub.kind, sub.secret)
 		if fault.Is(err, fault.Unauthorized) || (err == nil && RefOf(env) != sub.ref) {
@@ -188,7 +208,7 @@ func (st *Streams) refresh(ctx context.Context) {
 			}
 			snaps[sub.ref] = snap
 		}
-		for _, ev := range sub.diff(snap) {
+		for _, ev := range sub.changes(ctx, snap, evals) {
 			select {
 			case sub.events <- ev:
 			default:
@@ -203,8 +223,22 @@ func (st *Streams) end(sub *Subscription, why string) {
 	sub.stop(why)
 }
 
-// diff returns the events that take the subscription from its last data
-// to next, and makes next its last. Segments come first, so a flag that
+// changes returns the events that take the subscription from its last
+// data to next, and makes next its last.
+func (sub *Subscription) changes(ctx context.Context, next *Snapshot, evals map[evalRef]map[string]ClientFlag) []Event {
+	if sub.view == nil {
+		return sub.diff(next)
+	}
+	prev := sub.last
+	if prev == next {
+		return nil
+	}
+	sub.last = next
+	return sub.view.changes(ctx, prev, next, evals)
+}
+
+// diff returns the flag data events that take a server-side subscription
+// from its last data to next, and makes next its last. Segments come first, so a flag that
 // starts using a new segment finds it; a segment is only deleted once no
 // flag uses it.
 func (sub *Subscription) diff(next *Snapshot) []Event {
