@@ -34,6 +34,7 @@ const usage = `flagplane runs the flagplane control API on this machine, and adm
 
 Usage:
   flagplane serve [flags]                    serve every API route, with the data in one file
+  flagplane relay [flags]                    serve the SDK routes with streaming over the DynamoDB table (AWS)
   flagplane token create -name NAME [flags]  make an access token on the data file or the DynamoDB table
   flagplane table create -name NAME          create the DynamoDB table as the AWS stack does
   flagplane credentials backfill [flags]     index the SDK keys of environments made before this release
@@ -93,6 +94,8 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return errHelp
 	case "serve":
 		return serve(ctx, rest, stdout, stderr)
+	case "relay":
+		return relayCommand(ctx, rest, stdout, stderr)
 	case "token":
 		return tokenCommand(ctx, rest, stdout, stderr)
 	case "table":

@@ -134,6 +134,15 @@ func TestCommandLine(t *testing.T) {
 			stderr: []string{"-cors-origins", "scheme://host"}, quietOut: true},
 		{name: "-webhooks-allow-private takes true or false only", args: []string{"serve", "-webhooks-allow-private=maybe"}, code: 2,
 			stderr: []string{"-webhooks-allow-private"}, quietOut: true},
+		{name: "the usage names the relay", args: []string{"help"}, code: 0, stdout: []string{"flagplane relay [flags]"}, quietError: true},
+		{name: "relay -h prints its flags and exits 0 without serving", args: []string{"relay", "-h"}, code: 0,
+			stdout: []string{"-addr", "-poll", "-resync", "-margin", "-sdk-heartbeat", "-cors-origins", "-shutdown-grace"}, quietError: true},
+		{name: "a relay poll under 10ms is refused with exit 2", args: []string{"relay", "-poll", "1ms"}, code: 2,
+			stderr: []string{"-poll must be at least 10ms"}, quietOut: true},
+		{name: "a relay resync under a second is refused with exit 2", args: []string{"relay", "-resync", "100ms"}, code: 2,
+			stderr: []string{"-resync must be at least 1s"}, quietOut: true},
+		{name: "a relay without FLAGPLANE_TABLE fails with exit 1 naming it", args: []string{"relay", "-addr", "127.0.0.1:0"}, code: 1,
+			stderr: []string{"FLAGPLANE_TABLE is not set"}, quietOut: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
