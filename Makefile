@@ -133,6 +133,17 @@ test-featurestores: node-tools
 	DYNAMODB_LOCAL_PORT=$(DYNAMODB_PORT) localstack/with-emulators.sh redis dynamodb -- \
 		env FLAGPLANE_REQUIRE_FEATURESTORES=1 $(GOTEST) -run '^(TestTheSDKInDaemonMode|TestStoresHoldTheSDKsConditions)' ./shared/featurestore/...
 
+## test-browser: LaunchDarkly's browser SDK (npm @launchdarkly/js-client-sdk, pinned in localstack/browser) in headless Chromium (Debian's chromium, driven by chromedp) streams from a local server
+# localstack/with-browser.sh installs chromium with apt-get when it is
+# missing (localstack/chromium.sh), runs npm ci in localstack/browser when
+# its node_modules is not the lockfile's, bundles localstack/browser/src/*.js
+# with the pinned esbuild into localstack/browser/dist, and sets
+# FLAGPLANE_REQUIRE_BROWSER=1: the tests fail, never skip, when the browser
+# cannot start. Browser tests are named TestBrowser*.
+.PHONY: test-browser
+test-browser:
+	localstack/with-browser.sh -- $(GOTEST) -run '^TestBrowser' ./shared/browsertest/ ./shared/sdkapi/
+
 ## test-emulators: the emulator scripts: two runs side by side, busy ports refused, stop kills only its own
 test-emulators: node-tools
 	localstack/emulators-test.sh

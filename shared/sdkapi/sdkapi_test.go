@@ -390,9 +390,27 @@ type sse struct{ name, data string }
 // openStream connects to /all with the SDK key; the connection closes when the test ends.
 func openStream(tb testing.TB, baseURL, sdkKey string) (*http.Response, chan sse) {
 	tb.Helper()
+	return openSSE(tb, http.MethodGet, baseURL+"/all", "", "Authorization", sdkKey)
+}
+
+// openSSE sends a request (with body, when not empty, and headers as name,
+// value pairs) and reads its answer's server-sent events; the connection
+// closes when the test ends. A failed answer's body is left to read.
+func openSSE(tb testing.TB, method, url, body string, headers ...string) (*http.Response, chan sse) {
+	tb.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, baseURL+"/all", nil)
-	req.Header.Set("Authorization", sdkKey)
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, rd)
+	if err != nil {
+		cancel()
+		tb.Fatalf("stream request: %v", err)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		cancel()
