@@ -32,6 +32,7 @@ CDK     := npx --no-install cdk
 CDK_ENV := CDK_DISABLE_VERSION_CHECK=1 CDK_DISABLE_CLI_TELEMETRY=1 AWS_EC2_METADATA_DISABLED=true
 
 .PHONY: run build build-local test lint test-unit test-fuzz test-coderefs test-emulators test-dynamodb test-e2e bench-e2e build-e2e check-lambdas \
+	build-e2e-relay test-relay-scale \
 	synth node-tools localstack-up localstack-deploy localstack-down bench clean
 
 ## run: build and start the local all-in-one server on the embedded store
@@ -171,11 +172,25 @@ e2e-bootstrap-%:
 # and the tier's variables set; both stop afterwards whatever happens.
 with-e2e-emulators = DYNAMODB_LOCAL_PORT=$(E2E_DYNAMODB_PORT) GOAWS_PORT=$(GOAWS_PORT) \
 	localstack/with-emulators.sh dynamodb goaws -- \
-	env FLAGPLANE_E2E=1 FLAGPLANE_E2E_BOOTSTRAPS=$(CURDIR)/$(E2E_BIN) $(1)
+	env FLAGPLANE_E2E=1 FLAGPLANE_E2E_BOOTSTRAPS=$(CURDIR)/$(E2E_BIN) FLAGPLANE_E2E_RELAY=$(CURDIR)/$(E2E_BIN)/flagplane $(1)
+
+# The flagplane binary the end-to-end tier runs as `flagplane relay`, as its container image builds it.
+build-e2e-relay:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o $(E2E_BIN)/flagplane ./functions/flagplane
 
 ## test-e2e: the real bootstraps under the Runtime API harness behind the API Gateway front, on DynamoDB Local and goaws
-test-e2e: build-e2e node-tools
+test-e2e: build-e2e build-e2e-relay node-tools
 	$(call with-e2e-emulators,$(GOTEST) ./shared/e2e/)
+
+## test-relay-scale: the streaming relay's figures: RELAY_STREAMS /all streams on one relay process (memory per stream, one change to all), latency p50/p95, failover, key reset, SIGTERM, feed cost
+# The whole output (the functions' logs too) goes to .run/relay-scale.log; the figures to the terminal.
+RELAY_STREAMS ?= 10000
+test-relay-scale: build-e2e build-e2e-relay node-tools
+	@mkdir -p .run
+	@echo "make test-relay-scale: $(RELAY_STREAMS) streams; the whole output goes to .run/relay-scale.log"
+	@$(call with-e2e-emulators,env FLAGPLANE_RELAY_STREAMS=$(RELAY_STREAMS) $(GOTEST) -v -run '^TestRelay' ./shared/e2e/) >.run/relay-scale.log 2>&1 \
+		|| { tail -n 60 .run/relay-scale.log; echo "make test-relay-scale: FAILED (see .run/relay-scale.log)"; exit 1; }
+	@grep -E 'relay (latency|failover|key reset|SIGTERM|feed cost|scale):|^(--- |ok |FAIL)' .run/relay-scale.log
 
 ## bench-e2e: the cold-start table (every bootstrap), the warm GET latency and the cost of a typical mix quoted in the README
 bench-e2e: build-e2e node-tools
