@@ -3,6 +3,7 @@ package sdkdata
 import (
 	"context"
 	"encoding/json"
+	"maps"
 
 	"github.com/launchdarkly/go-sdk-common/v3/ldcontext"
 
@@ -19,9 +20,11 @@ type clientView struct {
 	key  evalKey
 	ping bool
 
-	// flags are the evaluations last sent; the map is shared with every
-	// view of the same evaluation in that refresh, and never written.
+	// flags are the evaluations last sent, and eval the evaluation they
+	// are: shared with every view of the same evaluation key since the same
+	// refresh, and never written.
 	flags map[string]ClientFlag
+	eval  *evaluated
 	// held are the versions the SDK holds where they are above the
 	// evaluation's: LaunchDarkly's client SDKs drop a patch or delete whose
 	// version is not above the one they hold, so a value that changed with
@@ -44,6 +47,30 @@ type evalKey struct {
 type evalRef struct {
 	env EnvRef
 	key evalKey
+}
+
+// evaluated is the flags evaluated for one evalRef at one moment.
+type evaluated struct {
+	flags map[string]ClientFlag
+}
+
+// clientRefresh is what the client streams of one refresh share: the
+// evaluations made, and the diffs computed from one evaluation to the
+// next (views that held the same evaluation, and no versions of their
+// own, get the same events).
+type clientRefresh struct {
+	evals map[evalRef]*evaluated
+	diffs map[[2]*evaluated]clientDiff
+}
+
+// clientDiff is the events of one step and the versions the SDK then holds.
+type clientDiff struct {
+	events []Event
+	held   map[string]int
+}
+
+func newClientRefresh() *clientRefresh {
+	return &clientRefresh{evals: map[evalRef]*evaluated{}, diffs: map[[2]*evaluated]clientDiff{}}
 }
 
 // SubscribeClient opens a stream of the evaluations of c for a client-side
@@ -81,14 +108,15 @@ func (v *clientView) first(ctx context.Context, snap *Snapshot) Event {
 	if v.ping {
 		return pingEvent
 	}
-	v.flags = snap.Evaluate(ctx, v.key.kind, v.c, v.key.withReasons)
+	v.eval = &evaluated{flags: snap.Evaluate(ctx, v.key.kind, v.c, v.key.withReasons)}
+	v.flags = v.eval.flags
 	return clientPutEvent(v.flags)
 }
 
 // changes returns the view's events from prev to next, evaluating next
-// for its context at most once per refresh (evals holds the refresh's
-// evaluations).
-func (v *clientView) changes(ctx context.Context, prev, next *Snapshot, evals map[evalRef]map[string]ClientFlag) []Event {
+// for its context, and diffing, at most once per refresh (r; nil shares
+// nothing).
+func (v *clientView) changes(ctx context.Context, prev, next *Snapshot, r *clientRefresh) []Event {
 	// The evaluations change with the flag data (the ETag), and, in an
 	// environment with big segments, with their members too, which the
 	// ETag does not cover.
@@ -98,20 +126,33 @@ func (v *clientView) changes(ctx context.Context, prev, next *Snapshot, evals ma
 	if v.ping {
 		return []Event{pingEvent}
 	}
-	ref := evalRef{next.Ref, v.key}
-	flags, ok := evals[ref]
-	if !ok {
-		flags = next.Evaluate(ctx, v.key.kind, v.c, v.key.withReasons)
-		evals[ref] = flags
+	if r == nil {
+		r = newClientRefresh()
 	}
-	return v.diff(flags)
+	ref := evalRef{next.Ref, v.key}
+	e, ok := r.evals[ref]
+	if !ok {
+		e = &evaluated{flags: next.Evaluate(ctx, v.key.kind, v.c, v.key.withReasons)}
+		r.evals[ref] = e
+	}
+	if len(v.held) > 0 {
+		return v.diff(e)
+	}
+	step := [2]*evaluated{v.eval, e}
+	if d, ok := r.diffs[step]; ok {
+		v.eval, v.flags, v.held = e, e.flags, maps.Clone(d.held)
+		return d.events
+	}
+	events := v.diff(e)
+	r.diffs[step] = clientDiff{events: events, held: maps.Clone(v.held)}
+	return events
 }
 
 // diff returns the patches and deletes that take the SDK from the view's
 // last evaluations to next, and makes next the last.
-func (v *clientView) diff(next map[string]ClientFlag) []Event {
-	prev := v.flags
-	v.flags = next
+func (v *clientView) diff(e *evaluated) []Event {
+	prev, next := v.flags, e.flags
+	v.eval, v.flags = e, e.flags
 	var out []Event
 	for key, f := range next {
 		old, had := prev[key]

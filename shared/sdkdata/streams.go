@@ -189,7 +189,7 @@ func (st *Streams) refresh(ctx context.Context) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	snaps := map[EnvRef]*Snapshot{}
-	evals := map[evalRef]map[string]ClientFlag{}
+	evals := newClientRefresh()
 	for sub := range st.subs {
 		env, err := st.s.Environment(ctx, sub.kind, sub.secret)
 		if fault.Is(err, fault.Unauthorized) || (err == nil && RefOf(env) != sub.ref) {
@@ -225,7 +225,7 @@ func (st *Streams) end(sub *Subscription, why string) {
 
 // changes returns the events that take the subscription from its last
 // data to next, and makes next its last.
-func (sub *Subscription) changes(ctx context.Context, next *Snapshot, evals map[evalRef]map[string]ClientFlag) []Event {
+func (sub *Subscription) changes(ctx context.Context, next *Snapshot, evals *clientRefresh) []Event {
 	if sub.view == nil {
 		return sub.diff(next)
 	}
