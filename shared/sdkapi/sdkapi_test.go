@@ -558,6 +558,26 @@ func TestStreamHeartbeatAndLimits(t *testing.T) {
 			}
 		}
 	})
+	t.Run("client-side and mobile streams get heartbeats too", func(t *testing.T) {
+		url := serve(t, app.Settings{SDKHeartbeat: 30 * time.Millisecond})
+		ctx := base64.RawURLEncoding.EncodeToString([]byte(`{"kind":"user","key":"u1"}`))
+		for path, auth := range map[string]string{"/eval/" + e.ClientSideID + "/" + ctx: "", "/meval/" + ctx: e.MobileKey, "/mping": e.MobileKey} {
+			_, events := openSSE(t, http.MethodGet, url+path, "", "Authorization", auth)
+			if ev := next(t, events, false); ev.name != "put" && ev.name != "ping" {
+				t.Fatalf("%s: first event %q", path, ev.name)
+			}
+			if ev := next(t, events, false); ev.name != "comment" {
+				t.Fatalf("%s: event %q, want a heartbeat comment", path, ev.name)
+			}
+		}
+	})
+	t.Run("without streaming (the Lambda functions) the client streams tell the SDK to poll", func(t *testing.T) {
+		res, _ := openSSE(t, http.MethodGet, serve(t, app.Settings{NoSDKStreaming: true})+"/eval/"+e.ClientSideID+"/e30", "")
+		body, _ := io.ReadAll(res.Body)
+		if res.StatusCode != http.StatusNotFound || !strings.Contains(string(body), "/sdk/evalx") {
+			t.Fatalf("status %d: %s", res.StatusCode, body)
+		}
+	})
 	t.Run("a stream outlives the server's read and write timeouts", func(t *testing.T) {
 		a := app.New(srv.Table, audit.Discard{}, app.Settings{SDKHeartbeat: 50 * time.Millisecond}, logger, allgroups.List()...)
 		h, err := a.Handler("")
