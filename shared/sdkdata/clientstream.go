@@ -113,6 +113,17 @@ func (v *clientView) first(ctx context.Context, snap *Snapshot) Event {
 	return clientPutEvent(v.flags)
 }
 
+// whole is the event that gives the SDK the view's last evaluations: a
+// put, which replaces every flag the SDK holds, versions included; a ping
+// for a ping stream.
+func (v *clientView) whole() Event {
+	if v.ping {
+		return pingEvent
+	}
+	v.held = nil
+	return clientPutEvent(v.flags)
+}
+
 // changes returns the view's events from prev to next, evaluating next
 // for its context, and diffing, at most once per refresh (r; nil shares
 // nothing).

@@ -21,9 +21,12 @@ type Event struct {
 	Data []byte
 }
 
-// streamBuffer is how many events a connection may have waiting; one that
-// falls further behind is ended, and its SDK reconnects and gets a put.
-const streamBuffer = 256
+// streamBuffer is how many events a connection may have waiting. A
+// change whose events do not fit is sent as one put of the whole data
+// instead (see deliver); a connection that cannot take even that is ended,
+// and its SDK reconnects and gets a put. Every open stream holds its
+// buffer: 16 events are 640 bytes, where 256 were 10 KB of each stream.
+const streamBuffer = 16
 
 // Streams follows the commits of this process and tells every open
 // streaming connection what changed in its environment: server-side
@@ -208,14 +211,38 @@ func (st *Streams) refresh(ctx context.Context) {
 			}
 			snaps[sub.ref] = snap
 		}
-		for _, ev := range sub.changes(ctx, snap, evals) {
-			select {
-			case sub.events <- ev:
-			default:
-				st.end(sub, "the connection fell behind")
-			}
+		if !sub.deliver(sub.changes(ctx, snap, evals)) {
+			st.end(sub, "the connection fell behind")
 		}
 	}
+}
+
+// deliver queues evs for the connection. When they do not fit in what its
+// buffer has free (a change of many flags at once, or a slow reader), one
+// put of the subscription's last data takes their place; false when not
+// even that fits.
+func (sub *Subscription) deliver(evs []Event) bool {
+	if len(evs) > cap(sub.events)-len(sub.events) {
+		evs = []Event{sub.whole()}
+	}
+	for _, ev := range evs {
+		select {
+		case sub.events <- ev:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// whole is the put that gives the SDK the subscription's last data: it
+// replaces all the SDK holds, so no delete's or patch's version is kept.
+func (sub *Subscription) whole() Event {
+	if sub.view != nil {
+		return sub.view.whole()
+	}
+	clear(sub.tombs)
+	return putEvent(sub.last)
 }
 
 func (st *Streams) end(sub *Subscription, why string) {
