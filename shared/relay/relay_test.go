@@ -3,6 +3,7 @@ package relay_test
 import (
 	"bufio"
 	"context"
+	"encoding/base64"
 	"io"
 	"log/slog"
 	"net/http"
@@ -62,7 +63,7 @@ type running struct {
 func startRelay(tb testing.TB) *running {
 	tb.Helper()
 	srv := apptest.New(tb)
-	a := app.New(srv.Table, audit.Discard{}, app.Settings{AccountID: srv.AccountID}, quiet, relay.Groups()...)
+	a := app.New(srv.Table, audit.Discard{}, app.Settings{AccountID: srv.AccountID, CORSOrigins: []string{"*"}}, quiet, relay.Groups()...)
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)
 	r := &running{api: srv, stop: cancel, done: make(chan error, 1)}
@@ -159,6 +160,44 @@ func TestRelay(t *testing.T) {
 	}
 }
 
+// TestRelayClientStreams: the client-side streams of the sdk group are
+// served by the relay too, woken by the same feed, with CORS for browsers.
+func TestRelayClientStreams(t *testing.T) {
+	r := startRelay(t)
+	srv := r.api
+	srv.MustCreateProject(t, "p")
+	mustFlag(t, srv, "p", "web", map[string]any{"clientSideAvailability": map[string]any{"usingEnvironmentId": true, "usingMobileKey": false}})
+	var env struct {
+		ID string `json:"_id"`
+	}
+	srv.Do(t, http.MethodGet, "/api/v2/projects/p/environments/test", nil).JSON(t, &env)
+	ctxPath := base64.RawURLEncoding.EncodeToString([]byte(`{"kind":"user","key":"u1"}`))
+	t.Run("a browser's preflight of the stream is answered for any origin", func(t *testing.T) {
+		req, _ := http.NewRequest(http.MethodOptions, r.url+"/eval/"+env.ID+"/"+ctxPath, nil)
+		req.Header.Set("Origin", "https://shop.example.com")
+		req.Header.Set("Access-Control-Request-Method", "GET")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if got := res.Header.Get("Access-Control-Allow-Origin"); got != "https://shop.example.com" && got != "*" {
+			t.Errorf("status %d, Access-Control-Allow-Origin %q", res.StatusCode, got)
+		}
+	})
+	events := openSSE(t, r.url+"/eval/"+env.ID+"/"+ctxPath, "")
+	if ev := next(t, events); ev.name != "put" || !strings.Contains(ev.data, `"web":{`) {
+		t.Fatalf("first event %q %s, want a put of the evaluations", ev.name, ev.data)
+	}
+	t.Run("a change made through the API reaches a client-side stream as a patch", func(t *testing.T) {
+		mustPatch(t, srv, "p", "web", on("test", true))
+		ev := next(t, events)
+		if ev.name != "patch" || !strings.Contains(ev.data, `"key":"web"`) || !strings.Contains(ev.data, `"value":true`) {
+			t.Errorf("event %q %s, want the flag's patch with its new value", ev.name, ev.data)
+		}
+	})
+}
+
 func TestStop(t *testing.T) {
 	r := startRelay(t)
 	r.api.MustCreateProject(t, "p")
@@ -232,13 +271,22 @@ func on(envKey string, v bool) map[string]any {
 
 type sse struct{ name, data string }
 
-// openStream connects to /all with the SDK key and reads its events
-// (comments left out); the channel closes with the connection.
+// openStream connects to /all with the SDK key and reads its events.
 func openStream(tb testing.TB, baseURL, sdkKey string) chan sse {
 	tb.Helper()
+	return openSSE(tb, baseURL+"/all", sdkKey)
+}
+
+// openSSE opens a stream (with the credential in Authorization, when
+// given) and reads its events (comments left out); the channel closes
+// with the connection, which closes when the test ends.
+func openSSE(tb testing.TB, url, credential string) chan sse {
+	tb.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, baseURL+"/all", nil)
-	req.Header.Set("Authorization", sdkKey)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if credential != "" {
+		req.Header.Set("Authorization", credential)
+	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		cancel()
