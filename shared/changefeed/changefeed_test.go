@@ -276,10 +276,11 @@ func TestAuditLog(t *testing.T) {
 		{"an entry of the very millisecond is visited", base.Add(14990*time.Millisecond + 500*time.Microsecond), want[len(want)-1:]},
 		{"nothing is visited after the last entry", base.Add(time.Hour), nil},
 	}
+	paged := &pagedTable{Table: table}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []string
-			if err := (changefeed.AuditLog{Table: table}).Since(ctx, tc.from, func(id string) { got = append(got, id) }); err != nil {
+			if err := (changefeed.AuditLog{Table: paged}).Since(ctx, tc.from, func(id string) { got = append(got, id) }); err != nil {
 				t.Fatal(err)
 			}
 			if !slices.Equal(got, tc.want) {
@@ -287,6 +288,28 @@ func TestAuditLog(t *testing.T) {
 			}
 		})
 	}
+	t.Run("the entries are read a page at a time, eventually consistent", func(t *testing.T) {
+		if paged.queries < 10 || !paged.eventual {
+			t.Errorf("%d Queries (eventual: %v) for 1,000 entries in pages of 100", paged.queries, paged.eventual)
+		}
+	})
+}
+
+// pagedTable answers Queries a hundred items at a time, as DynamoDB
+// answers a megabyte at a time, and notes how it was asked.
+type pagedTable struct {
+	store.Table
+	queries  int
+	eventual bool
+}
+
+func (p *pagedTable) Query(ctx context.Context, q store.Query) (store.Page, error) {
+	p.queries++
+	p.eventual = q.Eventual
+	if q.Limit == 0 || q.Limit > 100 {
+		q.Limit = 100
+	}
+	return p.Table.Query(ctx, q)
 }
 
 func ends(ids []string) string {
