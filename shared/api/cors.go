@@ -23,12 +23,16 @@ var CORSAllowHeaders = []string{
 	// LaunchDarkly's client-side SDKs send these to the sdk group's routes.
 	"X-LaunchDarkly-User-Agent", "X-LaunchDarkly-Wrapper", "X-LaunchDarkly-Tags",
 	"X-LaunchDarkly-Event-Schema", "X-LaunchDarkly-Payload-ID",
+	// OpenFeature's OFREP providers: OFREP's API key header, and the ETag
+	// of the last bulk evaluation when they poll.
+	"X-API-Key", "If-None-Match",
 }
 
 // CORSExposeHeaders are the answer headers a browser script may read:
-// the rate-limit state and the request id.
+// the rate-limit state, the request id, and the ETag OFREP's web provider
+// sends back in If-None-Match when it polls.
 var CORSExposeHeaders = []string{
-	HeaderGlobalRemaining, HeaderRouteRemaining, HeaderReset, HeaderRetryAfter, RequestIDHeader,
+	HeaderGlobalRemaining, HeaderRouteRemaining, HeaderReset, HeaderRetryAfter, RequestIDHeader, "ETag",
 }
 
 // corsMaxAge is how long a browser may keep a preflight answer, in seconds.

@@ -47,6 +47,9 @@ var publicOps = map[string]bool{
 	"streamSDKMobileEvaluations":           true,
 	"streamSDKMobileEvaluationsReport":     true,
 	"streamSDKMobilePing":                  true,
+	// OpenFeature's remote evaluation: the same SDK credentials.
+	"evaluateOFREPFlag":  true,
+	"evaluateOFREPFlags": true,
 }
 
 // samplePath fills every {param} of a path with "x".
@@ -322,6 +325,8 @@ func TestScopeAndBetaDecisions(t *testing.T) {
 		// A membership evaluation stores nothing; an export copies members
 		// out and changes no segment.
 		"getContextInstanceSegmentsMembershipByEnv", "createBigSegmentExport",
+		// OpenFeature's remote evaluations evaluate and store nothing.
+		"evaluateOFREPFlag", "evaluateOFREPFlags",
 	}
 	for _, id := range readPosts {
 		t.Run(id+" stores nothing so it needs only read scope", func(t *testing.T) {

@@ -266,6 +266,11 @@ var operations = []Operation{
 	{ID: "streamSDKMobileEvaluations", Group: "sdk", Method: "GET", Path: "/meval/{contextBase64}", Scope: Read, Public: true, LocalOnly: true},
 	{ID: "streamSDKMobileEvaluationsReport", Group: "sdk", Method: "REPORT", Path: "/meval", Scope: Read, Public: true, LocalOnly: true},
 	{ID: "streamSDKMobilePing", Group: "sdk", Method: "GET", Path: "/mping", Scope: Read, Public: true, LocalOnly: true},
+	// OpenFeature's Remote Evaluation Protocol (OFREP, github.com/open-feature/protocol): one flag
+	// or every flag evaluated for an OpenFeature context, authenticated by an SDK key, mobile key or
+	// client-side id in Authorization. Plain request and answer, so served in AWS too.
+	{ID: "evaluateOFREPFlag", Group: "sdk", Method: "POST", Path: "/ofrep/v1/evaluate/flags/{key}", Scope: Read, Public: true},
+	{ID: "evaluateOFREPFlags", Group: "sdk", Method: "POST", Path: "/ofrep/v1/evaluate/flags", Scope: Read, Public: true},
 
 	// members: account members named by approval notify lists and token owners; reference CRUD.
 	{ID: "getMembers", Group: "members", Method: "GET", Path: "/api/v2/members", Scope: Read, Resource: "member/*"},

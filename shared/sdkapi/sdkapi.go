@@ -2,9 +2,11 @@
 // poll (/sdk/latest-all) or stream (/all), and the evaluations client-side
 // (/sdk/evalx/{clientSideId}/...) and mobile (/msdk/evalx/...) SDKs poll
 // or stream (/eval/{clientSideId}/..., /meval/...); the streams are served
-// by the local server only. These routes are the catalog's sdk group; they
-// take no access token: each checks the SDK credential it is sent (the SDK
-// key, mobile key or client-side id) itself.
+// by the local server only. It also serves OpenFeature's remote evaluation
+// protocol (/ofrep/v1/evaluate/flags, see ofrep.go) to OpenFeature SDKs.
+// These routes are the catalog's sdk group; they take no access token:
+// each checks the SDK credential it is sent (the SDK key, mobile key or
+// client-side id) itself.
 package sdkapi
 
 import (
@@ -79,6 +81,9 @@ func Handlers(s *sdkdata.Service, o Options) map[string]api.Handler {
 		OpMobileStreamGet:    h.mobileStreamGet,
 		OpMobileStreamReport: h.mobileStreamReport,
 		OpMobilePing:         h.mobilePing,
+
+		OpOFREPFlag:  h.ofrepFlag,
+		OpOFREPFlags: h.ofrepFlags,
 	}
 }
 
