@@ -145,6 +145,14 @@ test-featurestores: node-tools
 test-browser:
 	localstack/with-browser.sh -- $(GOTEST) -run '^TestBrowser' ./shared/browsertest/ ./shared/sdkapi/
 
+## test-ofrep: OpenFeature's Node server SDK with its OFREP provider (npm, pinned in localstack/ofrep) evaluates a local server's flags as /flags/evaluate does
+# localstack/with-ofrep.sh runs npm ci in localstack/ofrep when its
+# node_modules is not the lockfile's and sets FLAGPLANE_REQUIRE_OFREP=1:
+# the test fails, never skips, when node or the packages are missing.
+.PHONY: test-ofrep
+test-ofrep:
+	localstack/with-ofrep.sh -- $(GOTEST) -run '^TestOFREPNode' ./shared/sdkapi/
+
 ## test-emulators: the emulator scripts: two runs side by side, busy ports refused, stop kills only its own
 test-emulators: node-tools
 	localstack/emulators-test.sh
