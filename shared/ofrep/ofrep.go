@@ -126,7 +126,10 @@ func Answer(f Flag, d ldreason.EvaluationDetail) (Evaluation, *Failure) {
 	}}
 	if d.VariationIndex.IsDefined() {
 		i := d.VariationIndex.IntValue()
-		value, err := d.Value.MarshalJSON()
+		// Through Go values, so an object's members come in key order:
+		// ldvalue writes them in map order, which would change the bulk
+		// answer's ETag from one request to the next.
+		value, err := json.Marshal(d.Value.AsArbitraryValue())
 		if err != nil {
 			return Evaluation{}, &Failure{Key: f.Key, ErrorCode: ParseError, ErrorDetails: "the flag's value is not JSON"}
 		}

@@ -133,6 +133,23 @@ func TestAnswer(t *testing.T) {
 	}
 }
 
+func TestAnswerWritesObjectsTheSameWayEveryTime(t *testing.T) {
+	obj := ldvalue.ObjectBuild()
+	for _, k := range []string{"k", "d", "x", "a", "q", "m", "b", "z"} {
+		obj.Set(k, ldvalue.String(k))
+	}
+	d := ldreason.NewEvaluationDetail(obj.Build(), 0, ldreason.NewEvalReasonFallthrough())
+	first, _ := ofrep.Answer(ofrep.Flag{Key: "f"}, d)
+	for range 50 {
+		if e, _ := ofrep.Answer(ofrep.Flag{Key: "f"}, d); string(e.Value) != string(first.Value) {
+			t.Fatalf("value written as %s, then as %s", first.Value, e.Value)
+		}
+	}
+	if want := `{"a":"a","b":"b","d":"d","k":"k","m":"m","q":"q","x":"x","z":"z"}`; string(first.Value) != want {
+		t.Errorf("value %s, want its members in key order", first.Value)
+	}
+}
+
 func sameJSON(tb testing.TB, a, b []byte) bool {
 	tb.Helper()
 	var x, y any

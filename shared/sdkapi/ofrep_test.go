@@ -452,7 +452,8 @@ func TestOFREPBulkETag(t *testing.T) {
 	srv.MustCreateProject(t, "of")
 	apptest.OFREPFlags(t, srv.Do, "of", "test")
 	e := mustEnv(t, srv, "of", "test")
-	target := `{"context":{"targetingKey":"u-target"}}`
+	// a multi-kind context: the org gets an object of two members, which must be written the same way every time
+	target := `{"context":{"kind":"multi","user":{"targetingKey":"u-target"},"org":{"targetingKey":"acme"}}}`
 	first := ofrepPost(t, srv, ofrepFlagsPath, e.SDKKey, target)
 	apptest.WantStatus(t, first, http.StatusOK)
 	etag := first.Header.Get("ETag")
