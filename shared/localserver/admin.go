@@ -47,7 +47,7 @@ func CreateToken(ctx context.Context, cfg TokenConfig, out io.Writer, logger *sl
 		if name == "" {
 			return fmt.Errorf("%s is not set: name the DynamoDB table", app.EnvTable)
 		}
-		client, err := dynamo.NewClient(ctx)
+		client, err := dynamoClient(ctx)
 		if err != nil {
 			return err
 		}
@@ -93,7 +93,7 @@ func CreateTable(ctx context.Context, name string, out io.Writer) error {
 	if name == "" {
 		return fmt.Errorf("-name is required")
 	}
-	client, err := dynamo.NewClient(ctx)
+	client, err := dynamoClient(ctx)
 	if err != nil {
 		return err
 	}

@@ -33,7 +33,7 @@ func BackfillCredentials(ctx context.Context, cfg BackfillConfig, out io.Writer)
 			return errors.New("-table is required with -dynamo: name the DynamoDB table")
 		}
 		// The command line uses the SDK's full configuration (profiles, SSO).
-		client, err := dynamo.NewClient(ctx)
+		client, err := dynamoClient(ctx)
 		if err != nil {
 			return err
 		}

@@ -18,7 +18,6 @@ import (
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -66,19 +65,6 @@ func New(client *dynamodb.Client, tableName string, opts Options) (*Table, error
 		t.cursors = c
 	}
 	return t, nil
-}
-
-// NewClient returns a DynamoDB client configured the standard way
-// (config.LoadDefaultConfig): credentials, region and endpoint come from the
-// environment and shared config, so AWS_ENDPOINT_URL_DYNAMODB or
-// AWS_ENDPOINT_URL point it at DynamoDB Local. optFns are applied last,
-// e.g. a CallCounter's Option.
-func NewClient(ctx context.Context, optFns ...func(*dynamodb.Options)) (*dynamodb.Client, error) {
-	cfg, err := config.LoadDefaultConfig(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("dynamo: load AWS config: %w", err)
-	}
-	return dynamodb.NewFromConfig(cfg, optFns...), nil
 }
 
 // Get returns the item with key k, read consistently.

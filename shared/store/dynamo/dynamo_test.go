@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -515,7 +516,8 @@ func TestQueryResponseLimit(t *testing.T) {
 }
 
 // TestNewClientEndpointFromEnv checks that the SDK honours the standard
-// endpoint variables, so nothing of ours is needed to reach DynamoDB Local.
+// endpoint variables (the local commands load the shared config so), so
+// nothing of ours is needed to reach DynamoDB Local.
 func TestNewClientEndpointFromEnv(t *testing.T) {
 	sharedTable(t)
 	for _, v := range []string{"AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL"} {
@@ -532,10 +534,11 @@ func TestNewClientEndpointFromEnv(t *testing.T) {
 			}
 			t.Setenv(v, local.endpoint)
 			counter := NewCallCounter()
-			client, err := NewClient(t.Context(), counter.Option())
+			cfg, err := config.LoadDefaultConfig(t.Context())
 			if err != nil {
 				t.Fatal(err)
 			}
+			client := dynamodb.NewFromConfig(cfg, counter.Option())
 			if _, err := client.DescribeTable(t.Context(), &dynamodb.DescribeTableInput{TableName: aws.String(local.name)}); err != nil {
 				t.Fatal(err)
 			}
