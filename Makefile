@@ -62,7 +62,7 @@ build-%:
 ## test: every tier, then the seconds each took; fails (never skips) when an emulator cannot start
 # Each tier runs as its own make, timed; a failed tier ends the run (with
 # -k the rest still run). A new tier goes in this list.
-TEST_TIERS := lint check-lambdas synth check-figures test-unit test-smoke test-fuzz test-emulators test-dynamodb test-featurestores test-flagimports test-coderefs test-e2e
+TEST_TIERS := lint check-lambdas synth check-figures test-unit test-smoke test-fuzz test-emulators test-dynamodb test-featurestores test-flagimports test-coderefs test-e2e test-browser test-ofrep
 test:
 	@rc=0; times=""; began=$$SECONDS; \
 	for tier in $(TEST_TIERS); do \
