@@ -62,7 +62,7 @@ build-%:
 ## test: every tier, then the seconds each took; fails (never skips) when an emulator cannot start
 # Each tier runs as its own make, timed; a failed tier ends the run (with
 # -k the rest still run). A new tier goes in this list.
-TEST_TIERS := lint check-lambdas synth check-figures test-unit test-smoke test-fuzz test-emulators test-dynamodb test-featurestores test-flagimports test-coderefs test-e2e test-browser test-ofrep
+TEST_TIERS := lint check-lambdas synth check-figures test-unit test-smoke test-fuzz test-emulators test-dynamodb test-featurestores test-flagimports test-coderefs test-e2e test-browser test-console test-ofrep
 test:
 	@rc=0; times=""; began=$$SECONDS; \
 	for tier in $(TEST_TIERS); do \
@@ -144,6 +144,14 @@ test-featurestores: node-tools
 .PHONY: test-browser
 test-browser:
 	localstack/with-browser.sh -- $(GOTEST) -run '^TestBrowser' ./shared/browsertest/ ./shared/sdkapi/
+
+## test-console: the web console in headless Chromium (Debian's chromium, driven by chromedp) against a local server: sign-in, flags, approvals, audit, rights
+# The same browser set-up as test-browser (localstack/with-browser.sh);
+# console tests are named TestConsole* and fail, never skip, when the
+# browser cannot start.
+.PHONY: test-console
+test-console:
+	localstack/with-browser.sh -- $(GOTEST) -run '^TestConsole' ./shared/console/...
 
 ## test-ofrep: OpenFeature's Node server SDK with its OFREP provider (npm, pinned in localstack/ofrep) evaluates a local server's flags as /flags/evaluate does
 # localstack/with-ofrep.sh runs npm ci in localstack/ofrep when its

@@ -294,3 +294,27 @@ func Serve(tb testing.TB, files map[string][]byte) string {
 	tb.Cleanup(func() { _ = srv.Close() })
 	return "http://" + ln.Addr().String()
 }
+
+// Do runs chromedp steps in the tab (chromedp.Click, chromedp.SendKeys,
+// chromedp.SetValue, ...), failing the test when one fails or all take
+// longer than 30 s.
+func (p *Page) Do(tb testing.TB, steps ...chromedp.Action[chromedp.Void]) {
+	tb.Helper()
+	ctx, stop := context.WithTimeout(p.ctx, 30*time.Second)
+	defer stop()
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		tb.Fatalf("run in the page: %v", err)
+	}
+}
+
+// Screenshot answers a PNG of the whole page.
+func (p *Page) Screenshot(tb testing.TB) []byte {
+	tb.Helper()
+	ctx, stop := context.WithTimeout(p.ctx, 30*time.Second)
+	defer stop()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		tb.Fatalf("screenshot: %v", err)
+	}
+	return png
+}
