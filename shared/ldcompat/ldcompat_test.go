@@ -41,6 +41,9 @@ const clientModule = "github.com/launchdarkly/api-client-go/v17 v17.2.0"
 // notInClient are built operations LaunchDarkly's client has no call for.
 var notInClient = map[string]string{
 	"postOAuthToken": "the OAuth 2.0 token endpoint (/trust/oauth/token) is not part of LaunchDarkly's REST API client",
+	// OpenFeature's remote evaluation protocol: OFREP providers call it (make test-ofrep, the browser tier, the e2e tier).
+	"evaluateOFREPFlag":  "OpenFeature's remote evaluation protocol (/ofrep/v1), not part of LaunchDarkly's REST API",
+	"evaluateOFREPFlags": "OpenFeature's remote evaluation protocol (/ofrep/v1), not part of LaunchDarkly's REST API",
 	// SDK event ingestion: LaunchDarkly's SDKs post there, not its REST API client (the contexts and applications they feed are called here).
 	"postServerEvents":              "SDK event ingestion (/bulk) is the SDKs' own endpoint, not part of the REST API client",
 	"postDiagnosticEvent":           "SDK diagnostic events (/diagnostic) are the SDKs' own endpoint, not part of the REST API client",
