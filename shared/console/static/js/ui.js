@@ -63,3 +63,23 @@ export async function loading(el, work) {
     mount(el, errorBox(e));
   }
 }
+
+// secretOnce shows a secret from a create or reset answer: the only time
+// the API gives it. It lives in this element alone (never stored, never in
+// the address), so leaving the page forgets it.
+export function secretOnce(secret, { what = 'secret', id = 'secret-once' } = {}) {
+  const input = h('input', { id, type: 'text', readonly: true, value: secret, size: Math.min(60, secret.length + 2), spellcheck: 'false', autocomplete: 'off' });
+  const copy = h('button', {
+    type: 'button', class: 'secondary', id: id + '-copy',
+    onclick: async () => {
+      input.select();
+      try { await navigator.clipboard.writeText(secret); } catch { document.execCommand('copy'); }
+      const s = document.getElementById('status'); // announce(), without widening this file's imports
+      if (s) s.textContent = `The ${what} is copied.`;
+    },
+  }, 'Copy');
+  return h('div', { class: 'notice', role: 'status' },
+    h('label', { for: id }, `New ${what}`),
+    h('div', { class: 'row' }, input, copy),
+    h('p', {}, h('strong', {}, 'Copy it now: it will not be shown again.'), ' Leaving this page forgets it.'));
+}
