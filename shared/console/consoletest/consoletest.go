@@ -56,7 +56,8 @@ func serve(tb testing.TB) (string, string) {
 	go func() {
 		done <- localserver.RunLocal(ctx, localserver.LocalConfig{
 			Addr: "127.0.0.1:0", DataFile: filepath.Join(tb.TempDir(), "flagplane.db"), Out: &out,
-			Settings: app.Settings{}, Ready: func(a string) { ready <- a }, ShutdownGrace: time.Second,
+			// Approvals on, as flagplane serve has them by default.
+			Settings: app.Settings{Approvals: true}, Ready: func(a string) { ready <- a }, ShutdownGrace: time.Second,
 		}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	}()
 	select {
