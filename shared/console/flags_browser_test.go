@@ -467,3 +467,40 @@ func TestConsoleFlagList1000(t *testing.T) {
 		}
 	})
 }
+
+func TestConsoleFlagInsights(t *testing.T) {
+	c := consoletest.Start(t)
+	c.API(t, "POST", "/api/v2/projects", map[string]any{"key": "shop", "name": "Shop"}, 201)
+	createFlag(t, c, "shop", "checkout", "Checkout")
+	createFlag(t, c, "shop", "unused", "Unused")
+	c.APIAs(t, c.Token, "PATCH", "/api/v2/flags/shop/checkout",
+		`{"environmentKey":"test","comment":"first light","instructions":[{"kind":"turnFlagOn"}]}`, semanticPatchType, 200)
+	c.API(t, "POST", "/api/v2/code-refs/repositories", map[string]any{"name": "web", "sourceLink": "https://example.com/web", "type": "custom", "defaultBranch": "main"}, 200)
+	c.API(t, "PUT", "/api/v2/code-refs/repositories/web/branches/main", map[string]any{
+		"name": "main", "head": "abc123", "syncTime": time.Now().UnixMilli(),
+		"references": []map[string]any{{"path": "src/checkout.ts", "hunks": []map[string]any{
+			{"startingLineNumber": 12, "lines": "if (ld.variation('checkout')) {\n  pay()\n}", "projKey": "shop", "flagKey": "checkout"},
+		}}},
+	}, 200)
+	c.SignIn(t, c.Token)
+
+	t.Run("a referenced flag shows where, its last change with the comment, and says when there is too little data", func(t *testing.T) {
+		c.Go(t, "/projects/shop/flags/checkout?env=test")
+		wait(t, c, present("#code-refs", "src/checkout.ts"))
+		if got := c.Text(t, "#code-refs tbody tr"); !strings.Contains(got, "web") || !strings.Contains(got, "main") || !strings.Contains(got, "12") {
+			t.Errorf("code reference row: %q", got)
+		}
+		if got := c.Text(t, "#last-change"); !strings.Contains(got, "first light") {
+			t.Errorf("last change: %q", got)
+		}
+		if got := c.Text(t, "#stale"); !strings.Contains(got, "Not enough data") {
+			t.Errorf("staleness: %q", got)
+		}
+		wait(t, c, `!!document.querySelector("#insights svg[role=img]")`)
+	})
+
+	t.Run("a flag no repository names says so", func(t *testing.T) {
+		c.Go(t, "/projects/shop/flags/unused")
+		wait(t, c, present("#code-refs", "Not referenced in the default branch of 1 repository"))
+	})
+}

@@ -10,6 +10,8 @@ import { href, navigate } from '../router.js';
 import { errorBox, ask, loading } from '../ui.js';
 import { guard, denial } from '../access.js';
 import { refusal } from './flags.js';
+import { flagEnv } from '../simulate.js';
+import { evaluationsChart, usage as readUsage, totals } from './usage.js';
 
 export function register(route) {
   route('/projects/:project/flags/:flag', render, (p) => p.flag);
@@ -124,64 +126,19 @@ function lines(flag, env, section) {
   return [];
 }
 
-// ---- applying instructions locally, for the preview
+// ---- applying instructions locally, for the preview (simulate.js; the
+// server's answer is what counts)
 
-const clone = (v) => JSON.parse(JSON.stringify(v));
 const varIndex = (flag, id) => (flag.variations || []).findIndex((v) => v._id === id);
 
-function serveOf(flag, ins) {
-  if (ins.rolloutWeights) {
-    return { rollout: { variations: Object.entries(ins.rolloutWeights).map(([id, w]) => ({ variation: varIndex(flag, id), weight: w })).sort((a, b) => a.variation - b.variation), bucketBy: ins.rolloutBucketBy || undefined, contextKind: ins.rolloutContextKind || undefined } };
-  }
-  return { variation: varIndex(flag, ins.variationId) };
-}
-
-// simulate answers env after the instructions, as the server would apply
-// them; the server's answer is what counts.
 function simulate(flag, env, list) {
-  const e = clone(env);
-  e.targets = e.targets || []; e.contextTargets = e.contextTargets || []; e.rules = e.rules || []; e.prerequisites = e.prerequisites || [];
-  for (const ins of list) {
-    const rule = () => e.rules.find((r) => r._id === ins.ruleId);
-    switch (ins.kind) {
-      case 'turnFlagOn': e.on = true; break;
-      case 'turnFlagOff': e.on = false; break;
-      case 'addTargets':
-      case 'removeTargets': {
-        const kind = ins.contextKind || 'user';
-        const v = varIndex(flag, ins.variationId);
-        const listOf = kind === 'user' ? e.targets : e.contextTargets;
-        let t = listOf.find((x) => x.variation === v && (x.contextKind || 'user') === kind);
-        if (!t) { t = { variation: v, values: [], contextKind: kind }; listOf.push(t); }
-        if (ins.kind === 'addTargets') for (const k of ins.values) { if (!t.values.includes(k)) t.values.push(k); }
-        else t.values = t.values.filter((k) => !ins.values.includes(k));
-        break;
-      }
-      case 'addRule': e.rules.push({ _id: '(new)', description: ins.description, clauses: ins.clauses, ...serveOf(flag, ins) }); break;
-      case 'removeRule': e.rules = e.rules.filter((r) => r._id !== ins.ruleId); break;
-      case 'reorderRules': e.rules = ins.ruleIds.map((id) => e.rules.find((r) => r._id === id)).filter(Boolean); break;
-      case 'updateRuleVariationOrRollout': {
-        const r = rule();
-        if (r) { delete r.variation; delete r.rollout; Object.assign(r, serveOf(flag, ins)); }
-        break;
-      }
-      case 'addClauses': { const r = rule(); if (r) r.clauses = r.clauses.concat(ins.clauses); break; }
-      case 'removeClauses': { const r = rule(); if (r) r.clauses = r.clauses.filter((c) => !ins.clauseIds.includes(c._id)); break; }
-      case 'addPrerequisite':
-      case 'updatePrerequisite': {
-        const o = others.get(ins.key);
-        const p = { key: ins.key, variation: o ? varIndex(o, ins.variationId) : -1 };
-        const i = e.prerequisites.findIndex((x) => x.key === ins.key);
-        if (i >= 0) e.prerequisites[i] = p; else e.prerequisites.push(p);
-        break;
-      }
-      case 'removePrerequisite': e.prerequisites = e.prerequisites.filter((p) => p.key !== ins.key); break;
-      case 'updateFallthroughVariationOrRollout': e.fallthrough = serveOf(flag, ins); break;
-      case 'updateOffVariation': e.offVariation = varIndex(flag, ins.variationId); break;
-    }
-  }
-  return e;
+  const { after } = flagEnv({ ...flag, environments: { [ENV]: env } }, ENV, list);
+  // Prerequisites name the other flag's variation by id: its index here.
+  after.prerequisites = (after.prerequisites || []).map((p) => (typeof p.variation === 'string'
+    ? { key: p.key, variation: others.has(p.key) ? varIndex(others.get(p.key), p.variation) : -1 } : p));
+  return after;
 }
+const ENV = 'preview';
 
 // diffView shows, for each section that differs between two states, its
 // lines: removed ones struck (diff-del), added ones marked (diff-add).
@@ -487,7 +444,12 @@ function drawPanel(s) {
   comment.addEventListener('input', () => { s.draftComment = comment.value; });
   const err = h('div', { id: 'send-msg' });
   const send = h('button', { type: 'button', id: 'send', onclick: () => sendPending(s, comment, err, send) }, `Send ${list.length} change${list.length > 1 ? 's' : ''}`);
-  const after = simulate(s.flag, c, list);
+  let after;
+  let previewError = null;
+  try { after = simulate(s.flag, c, list); } catch (e) {
+    after = c;
+    previewError = h('p', { class: 'error', role: 'alert' }, `No preview: ${e.message}. The flag may have changed; discard the change that names what is gone.`);
+  }
   mount(s.panel,
     h('h2', { id: 'pending-title' }, `Pending changes in ${env.name}`),
     s.conflict || null,
@@ -496,7 +458,7 @@ function drawPanel(s) {
     h('h3', {}, 'Preview: the instructions sent'),
     h('pre', { id: 'preview-json', tabindex: 0, 'aria-label': 'Semantic patch instructions' }, JSON.stringify({ environmentKey: s.envKey, instructions: list }, null, 2)),
     h('h3', {}, 'Preview: before and after'),
-    diffView(s.flag, c, s.flag, after, 'preview-diff'),
+    previewError || diffView(s.flag, c, s.flag, after, 'preview-diff'),
     h('label', { for: 'send-comment' }, env.requireComments ? `Comment (required in ${env.name})` : 'Comment (optional)'), comment,
     err,
     h('p', { class: 'row' }, send,
@@ -582,14 +544,17 @@ async function drawInsights(s) {
     h('h2', { id: 'insights-title' }, 'Insights'),
     h('h3', {}, 'Last changed'), last,
     h('h3', {}, 'Stale?'), staleness(f, usage),
+    s.env ? [h('h3', {}, `Evaluations in ${s.env.name}, last 7 days`), await evaluationsChart(s.project, s.envKey, s.key, { variations: f.variations }).catch((e) => errorBox(e))] : null,
     h('h3', {}, 'Code references'), refs);
 }
 
 async function lastChange(s) {
   const f = s.flag;
   try {
-    const log = await get(`/api/v2/auditlog?limit=1&spec=${enc(`proj/${s.project}:env/*:flag/${f.key}`)}`);
-    const e = (log.items || [])[0];
+    // Entries about the flag include other resources' (code references
+    // uploaded, say): the last change is the flag's own.
+    const log = await get(`/api/v2/auditlog?limit=20&spec=${enc(`proj/${s.project}:env/*:flag/${f.key}`)}`);
+    const e = (log.items || []).find((x) => x.kind === 'flag');
     if (e) {
       return h('p', { id: 'last-change' }, `${when(e.date)}: ${e.title || e.description || e.kind}`,
         e.comment ? h('span', {}, ' — “', e.comment, '”') : null);
@@ -636,13 +601,8 @@ async function evaluations(s) {
   try {
     const out = {};
     await Promise.all(s.envs.map(async (e) => {
-      const u = await api('GET', `/api/v2/usage/evaluations/${enc(s.project)}/${enc(e.key)}/${enc(s.key)}`, { headers: { 'LD-API-Version': 'beta' } });
-      let n = 0;
-      for (const p of u.series || []) {
-        if (Number(p.time) < since) continue;
-        for (const [k, v] of Object.entries(p)) if (k !== 'time' && typeof v === 'number') n += v;
-      }
-      out[e.key] = n;
+      const u = await readUsage(`/api/v2/usage/evaluations/${enc(s.project)}/${enc(e.key)}/${enc(s.key)}?from=${since}&to=${Date.now()}`);
+      out[e.key] = totals(u).reduce((n, p) => n + p.value, 0);
     }));
     return out;
   } catch {
