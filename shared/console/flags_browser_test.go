@@ -10,6 +10,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/flagplane/flagplane/shared/browsertest"
 	"github.com/flagplane/flagplane/shared/console/consoletest"
 )
 
@@ -24,6 +25,20 @@ func wait(tb testing.TB, c *consoletest.Console, expr string) {
 // present is the JavaScript condition that an element exists and holds text.
 func present(selector, text string) string {
 	return fmt.Sprintf(`(() => { const e = document.querySelector(%q); return !!e && e.textContent.includes(%q); })()`, selector, text)
+}
+
+// flagsAxe runs axe-core on the page as it is and fails on a serious or
+// critical violation.
+func flagsAxe(tb testing.TB, c *consoletest.Console, what string) {
+	tb.Helper()
+	c.Page.Eval(tb, string(browsertest.Bundle(tb, "axe"))+";true", nil)
+	var found []string
+	c.Page.Eval(tb, `axe.run(document, {resultTypes: ["violations"]}).then((r) => r.violations
+		.filter((v) => v.impact === "serious" || v.impact === "critical")
+		.map((v) => v.impact + " " + v.id + ": " + v.nodes.map((n) => n.target.join(" ")).slice(0, 3).join(", ")))`, &found)
+	if len(found) > 0 {
+		tb.Errorf("axe-core on %s: %s", what, strings.Join(found, "; "))
+	}
 }
 
 func click(tb testing.TB, c *consoletest.Console, selector string) {
@@ -90,6 +105,7 @@ func TestConsoleFlagList(t *testing.T) {
 		if got := c.Text(t, "nav[aria-label=Pages]"); !strings.Contains(got, "1–50 of 58") {
 			t.Errorf("pager: %q", got)
 		}
+		flagsAxe(t, c, "the flag list")
 	})
 
 	t.Run("Next shows the last 8", func(t *testing.T) {
@@ -145,9 +161,22 @@ func TestConsoleFlagToggle(t *testing.T) {
 		}
 	})
 
+	t.Run("the switch works from the keyboard", func(t *testing.T) {
+		sel := `button.switch[data-flag="checkout"][data-env="test"]`
+		c.Page.Eval(t, fmt.Sprintf(`document.querySelector(%q).focus(), true`, sel), nil)
+		c.Page.Do(t, chromedp.KeyEvent(" "))
+		wait(t, c, fmt.Sprintf(`document.querySelector(%q).getAttribute("aria-pressed") === "false" && document.activeElement === document.querySelector(%q)`, sel, sel))
+		c.Page.Do(t, chromedp.KeyEvent("\r"))
+		wait(t, c, fmt.Sprintf(`document.querySelector(%q).getAttribute("aria-pressed") === "true"`, sel))
+		if got := c.Text(t, "#status"); !strings.Contains(got, "is on in Test") {
+			t.Errorf("announced: %q", got)
+		}
+	})
+
 	t.Run("an environment requiring comments asks for one and refuses none", func(t *testing.T) {
 		click(t, c, `button.switch[data-flag="checkout"][data-env="production"]`)
 		wait(t, c, `!!document.querySelector("dialog[open] #ask-comment")`)
+		flagsAxe(t, c, "the comment dialog")
 		click(t, c, "dialog[open] button[type=submit]")
 		// The browser's own check of the required field keeps the dialog open.
 		wait(t, c, `!!document.querySelector("dialog[open] #ask-comment")`)
@@ -219,6 +248,7 @@ func TestConsoleFlagEditRule(t *testing.T) {
 		setValue(t, c, "#new-rule-serve", variationID(t, c, "checkout", 1))
 		click(t, c, "#add-rule button[type=submit]")
 		wait(t, c, present("#preview-json", `"kind": "addRule"`))
+		flagsAxe(t, c, "the flag page with a preview")
 		if got := c.Text(t, "#preview-diff .diff-add"); !strings.Contains(got, `email endsWith "@example.com", "@example.org"`) || !strings.Contains(got, "false") {
 			t.Errorf("preview's added line: %q", got)
 		}
@@ -290,6 +320,7 @@ func TestConsoleFlagConflict(t *testing.T) {
 	t.Run("sending shows what changed and sends nothing", func(t *testing.T) {
 		click(t, c, "#send")
 		wait(t, c, present("#conflict", "Someone changed this flag"))
+		flagsAxe(t, c, "the flag page with a conflict")
 		got := c.Text(t, "#conflict-diff")
 		if !strings.Contains(got, "− Off") || !strings.Contains(got, "+ On") {
 			t.Errorf("what changed: %q", got)
@@ -363,6 +394,7 @@ func TestConsoleFlagReader(t *testing.T) {
 
 	t.Run("the flag page disables the changes the role refuses and says why", func(t *testing.T) {
 		c.Go(t, "/projects/shop/flags/checkout?env=test")
+		flagsAxe(t, c, "the flag page of a reader")
 		for _, sel := range []string{"#stage-toggle", "#add-rule button[type=submit]", "#add-targets button[type=submit]", "#delete", "#archive"} {
 			var got struct {
 				Disabled bool   `json:"disabled"`
@@ -497,6 +529,7 @@ func TestConsoleFlagInsights(t *testing.T) {
 			t.Errorf("staleness: %q", got)
 		}
 		wait(t, c, `!!document.querySelector("#insights svg[role=img]")`)
+		flagsAxe(t, c, "the flag page with its insights")
 	})
 
 	t.Run("a flag no repository names says so", func(t *testing.T) {
