@@ -31,13 +31,24 @@ const (
 
 // apiRoutes are the HTTP API's operations: those of the API's OpenAPI
 // document, the one the server serves, so API Gateway routes exactly what
-// it describes.
+// it describes; and the console's page and files, which the document
+// leaves out (they are not the API) but the console function serves.
 func apiRoutes() ([]Route, error) {
 	doc, err := openapi.Parse(openapi.JSON())
 	if err != nil {
 		return nil, err
 	}
-	return routesFromDocument(doc)
+	out, err := routesFromDocument(doc)
+	if err != nil {
+		return nil, err
+	}
+	for _, op := range catalog.All() {
+		if op.Console {
+			out = append(out, Route{Key: op.Method + " " + op.Path, Function: op.Group})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out, nil
 }
 
 // httpMethods are the OpenAPI path item keys that name operations API
@@ -56,7 +67,7 @@ var httpMethods = map[string]bool{
 func routesFromDocument(doc *openapi.Document) ([]Route, error) {
 	ops := map[string]catalog.Operation{}
 	for _, op := range catalog.All() {
-		ops[op.Pattern()] = op
+		ops[op.Method+" "+op.Path] = op
 	}
 	var out []Route
 	for path, item := range doc.Paths {
@@ -70,6 +81,8 @@ func routesFromDocument(doc *openapi.Document) ([]Route, error) {
 			switch {
 			case !ok:
 				return nil, fmt.Errorf("OpenAPI operation %q: not in the catalog, so no function serves it", key)
+			case op.Console:
+				return nil, fmt.Errorf("OpenAPI operation %q: the console's, which the API's document leaves out", key)
 			case op.LocalOnly:
 				continue
 			}

@@ -87,7 +87,7 @@ func TestAPIDefinition(t *testing.T) {
 }
 
 func TestRoutesFromDocument(t *testing.T) {
-	t.Run("GIVEN the API's OpenAPI document THEN its routes are the catalog's, bar the local-only ones", func(t *testing.T) {
+	t.Run("GIVEN the API's OpenAPI document and the console THEN the routes are the catalog's, bar the local-only ones", func(t *testing.T) {
 		got, err := apiRoutes()
 		if err != nil {
 			t.Fatal(err)
@@ -138,6 +138,11 @@ func TestRoutesFromDocument(t *testing.T) {
 			name: "an operation the catalog lacks is refused",
 			doc:  `{"paths": {"/api/v2/nowhere": {"get": {"operationId": "nowhere"}}}}`,
 			err:  `"GET /api/v2/nowhere": not in the catalog`,
+		},
+		{
+			name: "a console operation in the API's document is refused, since the console's routes come from the catalog",
+			doc:  `{"paths": {"/": {"get": {"operationId": "getConsolePage"}}}}`,
+			err:  `"GET /": the console's`,
 		},
 		{
 			name: "an operation that does not declare its path's parameters is refused",

@@ -52,10 +52,22 @@ type Operation struct {
 	// routes no request to them (API Gateway and Lambda hold no long-lived
 	// streams, and API Gateway routes no REPORT method).
 	LocalOnly bool
+	// Console operations serve the web console (its page and files), not
+	// the API: routed like every operation (locally and by API Gateway),
+	// they are Public and left out of what describes or counts the API
+	// (the OpenAPI document, API, LaunchDarkly's client coverage).
+	Console bool
 }
 
 // Pattern is the operation's http.ServeMux pattern, e.g. "GET /api/v2/projects".
-func (o Operation) Pattern() string { return o.Method + " " + o.Path }
+// The root path is the root alone ("GET /{$}"): ServeMux's "/" would match
+// every path, and unknown paths must stay the API's 404.
+func (o Operation) Pattern() string {
+	if o.Path == "/" {
+		return o.Method + " /{$}"
+	}
+	return o.Method + " " + o.Path
+}
 
 // All returns every operation, ordered by group then path then method.
 func All() []Operation {
@@ -70,6 +82,18 @@ func All() []Operation {
 		}
 		return a.Method < b.Method
 	})
+	return out
+}
+
+// API returns the operations of the API: every operation but the
+// console's, in All's order.
+func API() []Operation {
+	var out []Operation
+	for _, op := range All() {
+		if !op.Console {
+			out = append(out, op)
+		}
+	}
 	return out
 }
 

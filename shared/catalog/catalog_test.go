@@ -50,6 +50,12 @@ var publicOps = map[string]bool{
 	// OpenFeature's remote evaluation: the same SDK credentials.
 	"evaluateOFREPFlag":  true,
 	"evaluateOFREPFlags": true,
+	// The web console's page and files: static, the same for everyone; the
+	// page then calls the API with the token it is given.
+	"getConsolePage":       true,
+	"getConsoleFile":       true,
+	"getConsoleScript":     true,
+	"getConsolePageScript": true,
 }
 
 // samplePath fills every {param} of a path with "x".
@@ -118,6 +124,9 @@ func TestCatalogIsWellFormed(t *testing.T) {
 				if !strings.HasPrefix(op.Path, "/api/v2/") && !publicOps[op.ID] {
 					t.Errorf("%s: path %q does not start with /api/v2/", op.ID, op.Path)
 				}
+				if op.Path == "/" && op.Console {
+					continue // the console's page: the root alone (Pattern's "/{$}")
+				}
 				if strings.HasSuffix(op.Path, "/") {
 					t.Errorf("%s: path %q ends with a slash", op.ID, op.Path)
 				}
@@ -152,6 +161,29 @@ func TestCatalogIsWellFormed(t *testing.T) {
 				if !seen[id] {
 					t.Errorf("public operation %s is not in the catalog", id)
 				}
+			}
+		}},
+		{"the console's operations are public reads of the console group, and only they", func(t *testing.T) {
+			for _, op := range ops {
+				if op.Console != (op.Group == "console") {
+					t.Errorf("%s: Console is %v in group %s", op.ID, op.Console, op.Group)
+				}
+				if op.Console && (!op.Public || op.Method != "GET" || op.Action != "" || op.Resource != "" || op.LocalOnly) {
+					t.Errorf("%s: a console operation must be a public GET with no action or resource, served everywhere", op.ID)
+				}
+			}
+		}},
+		{"API is every operation but the console's", func(t *testing.T) {
+			n := 0
+			for _, op := range API() {
+				if op.Console {
+					t.Errorf("API lists the console's %s", op.ID)
+				}
+				n++
+			}
+			console, _ := Group("console")
+			if n+len(console) != len(ops) || len(console) == 0 {
+				t.Errorf("API has %d operations and the console %d, of %d", n, len(console), len(ops))
 			}
 		}},
 		{"every group name is lower-case kebab", func(t *testing.T) {
@@ -405,8 +437,9 @@ func TestGroupAccessors(t *testing.T) {
 	})
 
 	t.Run("the number of groups stays moderate", func(t *testing.T) {
-		if n := len(Groups()); n < 20 || n > 28 {
-			t.Errorf("catalog has %d groups, want 20 to 28", n)
+		// 20 to 28 API groups, and the console's.
+		if n := len(Groups()); n < 21 || n > 29 {
+			t.Errorf("catalog has %d groups, want 21 to 29", n)
 		}
 	})
 

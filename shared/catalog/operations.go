@@ -59,6 +59,16 @@ var operations = []Operation{
 	// health check, whose function serves it.
 	{ID: "getOpenapiSpec", Group: "projects", Method: "GET", Path: "/api/v2/openapi.json", Scope: Read, Public: true},
 
+	// console: flagplane's web console, not the API (Console: out of the OpenAPI document
+	// and the API's counts). No token: the page signs in and then calls the API as curl
+	// would. Its file tree is fixed-depth (static/: index.html, console.css, js/*.js,
+	// js/pages/*.js), so three one-segment routes serve it; the router has no greedy
+	// parameter, and API Gateway's {name+} would catch what no file answers.
+	{ID: "getConsolePage", Group: "console", Method: "GET", Path: "/", Scope: Read, Public: true, Console: true},
+	{ID: "getConsoleFile", Group: "console", Method: "GET", Path: "/console/{file}", Scope: Read, Public: true, Console: true},
+	{ID: "getConsoleScript", Group: "console", Method: "GET", Path: "/console/js/{file}", Scope: Read, Public: true, Console: true},
+	{ID: "getConsolePageScript", Group: "console", Method: "GET", Path: "/console/js/pages/{file}", Scope: Read, Public: true, Console: true},
+
 	// environments: spec 4.3 and 4.23 "Update environment"; plus delete and the SDK key resets.
 	{ID: "getEnvironmentsByProject", Group: "environments", Method: "GET", Path: "/api/v2/projects/{projectKey}/environments", Scope: Read, Resource: "proj/{projectKey}", Action: "viewProject"},
 	{ID: "postEnvironment", Group: "environments", Method: "POST", Path: "/api/v2/projects/{projectKey}/environments", Scope: Write, Resource: "proj/{projectKey}:env/*", Action: "createEnvironment"},

@@ -110,7 +110,8 @@ func codeFigures(t *testing.T) []figures.Figure {
 	}
 	return []figures.Figure{
 		{Name: "go-version", Text: must(figures.GoDirective(filepath.Join(root, "go.mod"), ""))},
-		{Name: "operations", Text: strconv.Itoa(len(catalog.All()))},
+		// The API's operations: the console's page and files are not counted.
+		{Name: "operations", Text: strconv.Itoa(len(catalog.API()))},
 		{Name: "not-implemented", Text: strconv.Itoa(notImplemented(t))},
 		{Name: "api-groups", Text: strconv.Itoa(len(catalog.Groups()))},
 		{Name: "workers", Text: strconv.Itoa(len(workers(t)))},
@@ -141,7 +142,7 @@ func notImplemented(t *testing.T) int {
 	srv := apptest.New(t)
 	param := regexp.MustCompile(`\{[^}]*\}`)
 	n := 0
-	for _, op := range catalog.All() {
+	for _, op := range catalog.API() {
 		var body any
 		if op.Method == http.MethodPost || op.Method == http.MethodPut || op.Method == http.MethodPatch {
 			body = "{}"

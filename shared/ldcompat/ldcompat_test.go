@@ -81,6 +81,11 @@ var notInClient = map[string]string{
 	"streamSDKMobileEvaluations":           "the mobile SDK streams (/meval) are the mobile SDKs' own endpoint, not part of the REST API client",
 	"streamSDKMobileEvaluationsReport":     "the mobile SDK streams (/meval) are the mobile SDKs' own endpoint, not part of the REST API client",
 	"streamSDKMobilePing":                  "the mobile SDK ping stream (/mping) is the mobile SDKs' own endpoint, not part of the REST API client",
+	// flagplane's web console: its page and files, not the REST API.
+	"getConsolePage":       "the web console's page (/) is flagplane's own, not part of LaunchDarkly's REST API",
+	"getConsoleFile":       "the web console's files (/console/...) are flagplane's own, not part of LaunchDarkly's REST API",
+	"getConsoleScript":     "the web console's files (/console/js/...) are flagplane's own, not part of LaunchDarkly's REST API",
+	"getConsolePageScript": "the web console's files (/console/js/pages/...) are flagplane's own, not part of LaunchDarkly's REST API",
 	// The client's ApiPatchApprovalRequestRequest (ApprovalsBetaApi) has no body setter: it sends the patch without instructions.
 	"patchApprovalRequest": "LaunchDarkly's client v17 sends patchApprovalRequest with no body (no instructions), so no successful call can be made through it",
 }

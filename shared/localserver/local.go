@@ -18,7 +18,6 @@ import (
 	"github.com/flagplane/flagplane/shared/account"
 	"github.com/flagplane/flagplane/shared/app"
 	"github.com/flagplane/flagplane/shared/app/allgroups"
-	"github.com/flagplane/flagplane/shared/console"
 	"github.com/flagplane/flagplane/shared/environment"
 	"github.com/flagplane/flagplane/shared/ingest"
 	"github.com/flagplane/flagplane/shared/store/bolt"
@@ -146,18 +145,11 @@ func RunLocal(ctx context.Context, cfg LocalConfig, logger *slog.Logger) (err er
 		}()
 	}
 
-	api, err := a.Handler("")
+	// Every route, the console's page and files too (its catalog group).
+	h, err := a.Handler("")
 	if err != nil {
 		return err
 	}
-	// The console's page and files; everything else is the API's.
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if name, ok := console.Lookup(r.URL.Path); ok && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
-			console.Serve(w, r, name)
-			return
-		}
-		api.ServeHTTP(w, r)
-	})
 	srv := &http.Server{
 		Handler:           h,
 		TLSConfig:         tlsConfig,

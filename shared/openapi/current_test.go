@@ -17,8 +17,9 @@ import (
 // comparing it.
 const envWrite = "FLAGPLANE_OPENAPI"
 
-// current is the document the catalog and the answers of every group of
-// the test server (the explicit list of package allgroups) make now.
+// current is the document the catalog's API (not the console's page and
+// files) and the answers of every group of the test server (the explicit
+// list of package allgroups) make now.
 func current(tb testing.TB) []byte {
 	tb.Helper()
 	srv := apptest.New(tb)
@@ -28,7 +29,7 @@ func current(tb testing.TB) []byte {
 			answers[id] = a
 		}
 	}
-	out, err := openapi.Marshal(openapi.Build(catalog.All(), answers))
+	out, err := openapi.Marshal(openapi.Build(catalog.API(), answers))
 	if err != nil {
 		tb.Fatal(err)
 	}

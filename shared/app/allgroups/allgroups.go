@@ -9,6 +9,7 @@ import (
 	"github.com/flagplane/flagplane/shared/approval/approvalapi"
 	"github.com/flagplane/flagplane/shared/audit/auditapi"
 	"github.com/flagplane/flagplane/shared/coderefs/coderefsapi"
+	"github.com/flagplane/flagplane/shared/console/consoleapi"
 	"github.com/flagplane/flagplane/shared/destination/destinationapi"
 	"github.com/flagplane/flagplane/shared/environment/environmentapi"
 	"github.com/flagplane/flagplane/shared/featurestore/featurestoreapi"
@@ -43,6 +44,7 @@ func List() []app.NewGroup {
 		auditapi.New,
 		featurestoreapi.BigSegments,
 		coderefsapi.New,
+		consoleapi.New,
 		contextapi.New,
 		featurestoreapi.Delivery,
 		destinationapi.New,
