@@ -70,7 +70,8 @@ export function sparkline(points, { label = 'Series', total = true, width = 168,
     h('caption', {}, label),
     h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, hourly ? 'Hour' : 'Day'), h('th', { scope: 'col' }, 'Value'))),
     h('tbody', {}, points.map((p) => h('tr', {}, h('th', { scope: 'row' }, fmt(p.time)), h('td', {}, num(p.value))))));
-  return h('span', { class: 'sparkline' }, chart, table);
+  // An all-zero chart is a bare baseline: say so in words too (the label already does for screen readers).
+  return h('span', { class: 'sparkline' }, chart, max === 0 ? h('span', { class: 'muted', 'aria-hidden': 'true' }, ' none in this period') : null, table);
 }
 
 // rangeOf answers from and to (Unix ms) for a range name: 24h is hourly,
