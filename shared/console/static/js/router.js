@@ -9,8 +9,12 @@ const routes = [];
 export function route(pattern, render, title) {
   const names = [];
   const re = new RegExp('^' + pattern.replace(/:([a-zA-Z]+)/g, (_, n) => { names.push(n); return '([^/]+)'; }) + '$');
-  routes.push({ re, names, render, title });
+  routes.push({ pattern, re, names, render, title });
 }
+
+// patterns lists every page's pattern, in the order added: the tests visit
+// each (a copy, so nothing outside the router changes the table).
+export function patterns() { return routes.map((r) => r.pattern); }
 
 // href builds a hash link from path segments and query values.
 export function href(path, query) {
