@@ -35,10 +35,16 @@ var patchable = map[string]string{
 // segments' (changes to segments go through approval requests).
 var resourceApprovalKinds = map[string]bool{"aiconfig": true, "segment": true}
 
-// Actions are the actions `_access` reports on an environment.
+// Actions are the actions `_access` reports on an environment, decided on
+// proj/<p>:env/<key>. It also reports CreateSegment, decided on
+// proj/<p>:env/<key>:segment/* as a segment's POST checks it (with the new
+// key in place of *).
 var Actions = []string{"deleteEnvironment", "updateName", "updateColor", "updateTtl", "updateSecureMode",
 	"updateDefaultTrackEvents", "updateRequireComments", "updateConfirmChanges", "updateTags", "updateCritical",
 	"updateApprovalSettings", "updateApiKey", "updateMobileKey"}
+
+// CreateSegment is the create inside an environment its `_access` reports.
+const CreateSegment = "createSegment"
 
 // approvalEditable are the only approval settings a client may change.
 var approvalEditable = map[string]bool{

@@ -322,9 +322,18 @@ func matcher(f listing.Filter) (func(*Project) bool, error) {
 	return listing.All(query, tags, keys), nil
 }
 
-// Actions are the actions `_access` reports on a project.
+// Actions are the actions `_access` reports on a project, decided on
+// proj/<key>. It also reports the creates inside the project, each decided
+// where its POST checks it (with the new key in place of *):
+// CreateEnvironment on proj/<key>:env/*, CreateFlag on proj/<key>:env/*:flag/*.
 var Actions = []string{"deleteProject", "updateProjectName", "updateTags", "updateIncludeInSnippetByDefault",
-	"updateClientSideAvailability", "updateDefaultReleasePipeline", "createEnvironment"}
+	"updateClientSideAvailability", "updateDefaultReleasePipeline"}
+
+// The creates a project's `_access` reports (see Actions).
+const (
+	CreateEnvironment = "createEnvironment"
+	CreateFlag        = "createFlag"
+)
 
 // patchable maps the fields a project patch may touch to their actions.
 var patchable = map[string]string{

@@ -35,8 +35,11 @@ type Environment struct {
 // NewEnvironment shows e to the request's caller, with its approval
 // settings when approvals are enabled.
 func NewEnvironment(r *http.Request, e *environment.Environment, approvals bool) Environment {
+	// The project's stored tags as the router's check has them (loaded, once
+	// per request, only for callers whose statements select by tag).
+	env := api.StoredTags(r, policy.NewResource("proj", e.ProjectKey)).Child("env", e.Key, e.Tags...)
 	rep := Environment{
-		Access: Access(r, policy.NewResource("proj", e.ProjectKey).Child("env", e.Key, e.Tags...), environment.Actions),
+		Access: AccessOn(r, On{env, environment.Actions}, On{env.Child("segment", "*"), []string{environment.CreateSegment}}),
 		Links:  api.Self(e.Href()), ID: e.ID, Key: e.Key, Name: e.Name, APIKey: e.APIKey, MobileKey: e.MobileKey,
 		Color: e.Color, DefaultTTL: e.DefaultTTL, SecureMode: e.SecureMode, DefaultTrackEvents: e.DefaultTrackEvents,
 		RequireComments: e.RequireComments, ConfirmChanges: e.ConfirmChanges, Tags: e.Tags, Critical: e.Critical,

@@ -34,7 +34,7 @@ type FlagEnv struct {
 	Site                   api.Link `json:"_site"`
 	EnvironmentName        string   `json:"_environmentName"`
 	// Access is the caller's rights on the flag in this environment,
-	// decided on proj/<p>:env/<e>:flag/<f>; a summary leaves it out.
+	// decided on proj/<p>:env/<e>:flag/<f>; left out with FlagView.NoAccess.
 	Access *policy.Access `json:"_access,omitempty"`
 }
 
@@ -59,7 +59,9 @@ type Flag struct {
 	CustomProperties       flag.CustomProperties       `json:"customProperties"`
 	Experiments            experimentsRep              `json:"experiments"`
 	Environments           map[string]FlagEnv          `json:"environments"`
-	Access                 policy.Access               `json:"_access"`
+	// Access is the caller's rights on the flag's settings, decided on
+	// proj/<p>:env/*:flag/<f>; left out with FlagView.NoAccess.
+	Access *policy.Access `json:"_access,omitempty"`
 }
 
 // experimentsRep is the reference's ExperimentInfoRep, which every flag
@@ -74,10 +76,13 @@ type experimentsRep struct {
 var noExperiments = experimentsRep{Items: []struct{}{}}
 
 // FlagView says which environments a representation shows (all when
-// Only is empty) and whether their lists are left out (Summary).
+// Only is empty), whether their lists are left out (Summary), and whether
+// every `_access` is (NoAccess: a list shows them only when asked, with
+// expand=access, since they are most of a flag's size).
 type FlagView struct {
-	Only    []string
-	Summary bool
+	Only     []string
+	Summary  bool
+	NoAccess bool
 }
 
 // NewFlag shows f, in the environments of envs that v and the caller's
@@ -96,7 +101,10 @@ func NewFlag(r *http.Request, f *flag.Flag, envs []*environment.Environment, v F
 		IncludeInSnippet: f.ClientSideAvailability.UsingEnvironmentID, ClientSideAvailability: f.ClientSideAvailability,
 		Variations: f.Variations, Defaults: f.Defaults, Tags: tags, Temporary: f.Temporary, Archived: f.Archived,
 		MaintainerID: f.MaintainerID, CustomProperties: f.CustomProperties, Experiments: noExperiments, Environments: map[string]FlagEnv{},
-		Access: Access(r, proj.Child("env", "*").Child("flag", f.Key, f.Tags...), flag.Actions),
+	}
+	if !v.NoAccess {
+		access := Access(r, proj.Child("env", "*").Child("flag", f.Key, f.Tags...), flag.Actions)
+		rep.Access = &access
 	}
 	for _, e := range envs {
 		if len(v.Only) > 0 && !slices.Contains(v.Only, e.Key) {
@@ -114,6 +122,8 @@ func NewFlag(r *http.Request, f *flag.Flag, envs []*environment.Environment, v F
 		}
 		if !v.Summary {
 			er.Targets, er.ContextTargets, er.Rules, er.Prerequisites = c.Targets, c.ContextTargets, c.Rules, c.Prerequisites
+		}
+		if !v.NoAccess {
 			access := Access(r, proj.Child("env", e.Key, e.Tags...).Child("flag", f.Key, f.Tags...), flag.EnvActions)
 			er.Access = &access
 		}

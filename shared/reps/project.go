@@ -25,8 +25,11 @@ type Project struct {
 
 // NewProject shows p to the request's caller, without its environments.
 func NewProject(r *http.Request, p *project.Project) Project {
+	proj := policy.NewResource("proj", p.Key, p.Tags...)
+	envs := proj.Child("env", "*")
 	return Project{
-		Access: Access(r, policy.NewResource("proj", p.Key, p.Tags...), project.Actions),
+		Access: AccessOn(r, On{proj, project.Actions}, On{envs, []string{project.CreateEnvironment}},
+			On{envs.Child("flag", "*"), []string{project.CreateFlag}}),
 		Links: api.Links{
 			"self":         api.JSONLink(project.Href(p.Key)),
 			"environments": api.JSONLink(project.Href(p.Key) + "/environments"),

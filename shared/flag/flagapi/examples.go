@@ -46,7 +46,7 @@ func examples() example.Set {
 		},
 		Queries: map[string][]string{
 			"getFeatureFlag":  {"?env=production"},
-			"getFeatureFlags": {"?summary=0", "?env=production"},
+			"getFeatureFlags": {"?summary=0", "?env=production", "?expand=access"},
 		},
 	}
 }

@@ -74,6 +74,13 @@ type flagsRep struct {
 // maxFlagPage is the largest page of flags: each carries every environment.
 const maxFlagPage = 100
 
+// listExpansions are the names the list's expand parameter takes: access
+// adds each flag's `_access` objects; LaunchDarkly's other three are
+// accepted, for its clients, and add nothing (flagplane keeps no
+// evaluation or migration data on a flag, and code references are read
+// from the code-refs group).
+var listExpansions = []string{"access", "codeReferences", "evaluation", "migrationSettings"}
+
 func (h handlers) getFeatureFlags(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	offset, limit, err := api.OffsetParams(q, 20, maxFlagPage)
@@ -81,6 +88,10 @@ func (h handlers) getFeatureFlags(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	summary, err := api.BoolParam(q, "summary", true)
+	if err != nil {
+		return err
+	}
+	expand, err := api.Expand(q, listExpansions...)
 	if err != nil {
 		return err
 	}
@@ -98,7 +109,7 @@ func (h handlers) getFeatureFlags(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	view := reps.FlagView{Only: q["env"], Summary: summary}
+	view := reps.FlagView{Only: q["env"], Summary: summary, NoAccess: !expand["access"]}
 	links := api.OffsetLinks(flag.CollectionHref(pk), q, offset, limit, res.TotalCount)
 	if summary {
 		body, err := h.lists.summaries(r, links, res.TotalCount, res.Items, res.Environments, view)

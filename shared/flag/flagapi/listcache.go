@@ -28,8 +28,10 @@ import (
 //   - the decoded flag, which the flag service's list cache shares between
 //     requests until the stored flag changes (then it is a new pointer);
 //   - the environments shown, by key and stored version;
-//   - the caller's rights, which decide `_access` from the flag's key and
-//     tags and the project's tags (included when the rights select by tag).
+//   - the caller's rights, which decide which environments show and
+//     `_access` from the flag's key and tags and the project's tags
+//     (included when the rights select by tag);
+//   - whether `_access` is shown at all (expand=access).
 //
 // The local server is its table's only writer, so a whole list answer
 // stays true until its next commit (audit.Log.Generation): pages keeps
@@ -54,6 +56,7 @@ type summaryKey struct {
 	envs        string
 	rights      any
 	projectTags string
+	access      bool
 }
 
 type pageKey struct {
@@ -106,7 +109,7 @@ func (c *listCache) summaries(r *http.Request, links api.Links, total int64, fla
 		if i > 0 {
 			buf.WriteByte(',')
 		}
-		k := summaryKey{f: f, envs: sig, rights: rights, projectTags: projectTags}
+		k := summaryKey{f: f, envs: sig, rights: rights, projectTags: projectTags, access: !view.NoAccess}
 		keyed := rights != nil
 		if keyed {
 			if b, ok := c.flags.Get(k); ok {

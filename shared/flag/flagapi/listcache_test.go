@@ -23,7 +23,8 @@ type listedFlag struct {
 
 func listFlags(t testing.TB, srv *apptest.Server, p string, headers ...string) map[string]listedFlag {
 	t.Helper()
-	res := srv.Do(t, http.MethodGet, apptest.FlagsPath(p), nil, headers...)
+	// expand=access: the cases check that a change of rights shows in `_access`.
+	res := srv.Do(t, http.MethodGet, apptest.FlagsPath(p)+"?expand=access", nil, headers...)
 	apptest.WantStatus(t, res, http.StatusOK)
 	var page struct {
 		Items []listedFlag `json:"items"`
