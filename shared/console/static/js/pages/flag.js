@@ -47,6 +47,7 @@ async function render({ params, query, main, stale }) {
   s.area = h('section', { id: 'env-area', 'aria-label': 'Targeting' });
   s.panel = h('section', { id: 'pending', 'aria-labelledby': 'pending-title' });
   s.msg = h('div', { id: 'flag-msg' });
+  s.jump = h('span', { id: 'pending-jump' });
   const insights = h('section', { id: 'insights', 'aria-labelledby': 'insights-title' });
   const select = h('select', { id: 'env-select', onchange: () => navigate(`/projects/${enc(s.project)}/flags/${enc(s.key)}`, { env: select.value }) },
     envs.map((e) => h('option', { value: e.key, selected: e.key === envKey }, e.name)));
@@ -58,7 +59,7 @@ async function render({ params, query, main, stale }) {
     h('p', {}, h('a', { href: href(`/projects/${enc(s.project)}/flags`) }, `← Flags of ${s.project}`)),
     s.head, s.msg,
     h('h2', {}, 'Targeting'),
-    envs.length ? h('div', { class: 'row' }, h('label', { for: 'env-select' }, 'Environment'), select, notesOf(s.env)) : h('p', {}, 'The project has no environment.'),
+    envs.length ? h('div', { class: 'row' }, h('label', { for: 'env-select' }, 'Environment'), select, notesOf(s.env), s.jump) : h('p', {}, 'The project has no environment.'),
     envs.length ? [s.area, s.panel] : null,
     insights);
   loading(insights, () => drawInsights(s));
@@ -430,6 +431,9 @@ async function prerequisiteFlags(s) {
 
 function drawPanel(s) {
   if (!s.env) return;
+  // The panel is below the forms: a link near the environment leads there.
+  mount(s.jump, s.pending.length ? h('a', { href: '#pending', onclick: (e) => { e.preventDefault(); s.panel.scrollIntoView(); const b = document.getElementById('send'); if (b) b.focus(); } },
+    `${s.pending.length} pending change${s.pending.length > 1 ? 's' : ''}: review and send`) : null);
   const c = (s.flag.environments || {})[s.envKey];
   const list = s.pending;
   const env = s.env;
