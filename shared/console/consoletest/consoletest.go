@@ -162,3 +162,44 @@ func (c *Console) WaitText(tb testing.TB, text string) {
 	tb.Helper()
 	c.Page.Wait(tb, fmt.Sprintf(`document.getElementById("main").textContent.includes(%q)`, text), 10*time.Second, nil)
 }
+
+// AxeViolation is one rule axe-core found broken, with the elements that
+// break it (their CSS selectors).
+type AxeViolation struct {
+	ID      string   `json:"id"`
+	Impact  string   `json:"impact"`
+	Help    string   `json:"help"`
+	Targets []string `json:"targets"`
+}
+
+func (v AxeViolation) String() string {
+	return fmt.Sprintf("%s %s (%s): %s", v.Impact, v.ID, v.Help, strings.Join(v.Targets, ", "))
+}
+
+// Axe runs axe-core (the browser tier's bundle, injected into the page
+// once) on the page as it is now, and fails the test on every serious or
+// critical violation, naming the rule, its impact and help and the
+// elements; minor and moderate ones are logged. It answers them all.
+func (c *Console) Axe(tb testing.TB) []AxeViolation {
+	tb.Helper()
+	var loaded bool
+	c.Page.Eval(tb, `typeof window.axe === "object"`, &loaded)
+	if !loaded {
+		c.Page.Eval(tb, string(browsertest.Bundle(tb, "axe"))+";true", nil)
+	}
+	var found []AxeViolation
+	c.Page.Eval(tb, `axe.run(document, {resultTypes: ["violations"]}).then((r) => r.violations.map((v) => ({
+		id: v.id, impact: v.impact || "", help: v.help,
+		targets: v.nodes.map((n) => n.target.join(" ")),
+	})))`, &found)
+	var where string
+	c.Page.Eval(tb, `location.hash`, &where)
+	for _, v := range found {
+		if v.Impact == "serious" || v.Impact == "critical" {
+			tb.Errorf("axe-core on %s: %s", where, v)
+		} else {
+			tb.Logf("axe-core on %s (not failing): %s", where, v)
+		}
+	}
+	return found
+}
