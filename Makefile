@@ -153,6 +153,13 @@ test-browser:
 test-console:
 	localstack/with-browser.sh -- $(GOTEST) -run '^TestConsole' ./shared/console/...
 
+## screenshots: rewrite the README's console screenshots (docs/images/console-*.png) from seeded data in headless Chromium
+# The same test runs in test-console, where it takes the pictures and
+# checks them without writing.
+.PHONY: screenshots
+screenshots:
+	FLAGPLANE_SCREENSHOTS=write localstack/with-browser.sh -- $(GO) test -count=1 -run '^TestConsoleScreenshots$$' ./shared/console/
+
 ## test-ofrep: OpenFeature's Node server SDK with its OFREP provider (npm, pinned in localstack/ofrep) evaluates a local server's flags as /flags/evaluate does
 # localstack/with-ofrep.sh runs npm ci in localstack/ofrep when its
 # node_modules is not the lockfile's and sets FLAGPLANE_REQUIRE_OFREP=1:

@@ -2,7 +2,6 @@ package console_test
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -99,12 +98,13 @@ func seedConsole(tb testing.TB, c *consoletest.Console) seeded {
 	do("POST", "/api/v2/teams", map[string]any{"key": "ops", "name": "Ops", "description": "Runs the releases", "customRoleKeys": []string{"flag-toggler"}}, 201)
 	do("POST", "/api/v2/tokens", map[string]any{"name": "ci-reader", "role": "reader"}, 201)
 	hook := do("POST", "/api/v2/webhooks", map[string]any{"name": "Chat", "url": recv.URL + "/hook", "sign": false, "on": true, "tags": []string{"ops"}}, 200)
-	log := do("GET", "/api/v2/auditlog?limit=20", nil, 200)
+	log := do("GET", "/api/v2/auditlog?limit=20&spec=proj/shop:env/*:flag/checkout", nil, 200)
 	audit := ""
 	for _, e := range log["items"].([]any) {
 		entry := e.(map[string]any)
-		// The flag change: an entry with a previous and a current version to diff.
-		if strings.Contains(fmt.Sprint(entry["description"], entry["title"], entry["name"]), "checkout") || audit == "" {
+		// The flag change commented "first light": an entry with a previous
+		// and a current version to diff.
+		if entry["comment"] == "first light" || audit == "" {
 			audit = entry["_id"].(string)
 		}
 	}
