@@ -222,7 +222,8 @@ func (s *stack) newFront(fns map[string]*lambdaemu.Function) (*lambdaemu.Front, 
 	var routes []lambdaemu.Route
 	for _, op := range catalog.All() {
 		if _, ok := fns[op.Group]; ok {
-			routes = append(routes, lambdaemu.Route{Key: op.Pattern(), Function: op.Group})
+			// The gateway's route key (the console's "GET /"), not the ServeMux pattern.
+			routes = append(routes, lambdaemu.Route{Key: op.Method + " " + op.Path, Function: op.Group})
 		}
 	}
 	return lambdaemu.NewFront(lambdaemu.FrontConfig{

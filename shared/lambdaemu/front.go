@@ -109,6 +109,10 @@ func NewFront(cfg FrontConfig) (*Front, error) {
 			fr.params = append(fr.params, name)
 			return m
 		})
+		// API Gateway's "/" is the root alone; ServeMux's would take every path.
+		if pattern == "/" {
+			pattern = "/{$}"
+		}
 		if err := handle(f.mux, method+" "+pattern, fr); err != nil {
 			return nil, fmt.Errorf("lambdaemu: route %q: %w", rt.Key, err)
 		}

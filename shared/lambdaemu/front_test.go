@@ -249,6 +249,19 @@ func TestFrontRouting(t *testing.T) {
 			t.Errorf("a function was invoked")
 		}
 	})
+
+	t.Run("a route of / takes the root alone, as API Gateway's does", func(t *testing.T) {
+		root := &recorder{}
+		srv, _ := newFront(t, map[string]lambdaemu.Invoker{"page": root}, lambdaemu.Route{Key: "GET /", Function: "page"})
+		send(t, srv, http.MethodGet, "/", nil)
+		if k := root.last(t).RouteKey; k != "GET /" {
+			t.Errorf("route key %q", k)
+		}
+		wantGatewayError(t, send(t, srv, http.MethodGet, "/elsewhere", nil), http.StatusNotFound)
+		if root.count() != 1 {
+			t.Errorf("%d invocations, want the root's one", root.count())
+		}
+	})
 }
 
 func TestFrontAnswers(t *testing.T) {
