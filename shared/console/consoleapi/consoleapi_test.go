@@ -21,7 +21,7 @@ import (
 // function serve it: no token, the page at / and its files at their three
 // depths, the console's security headers, and the API's JSON 404 for any
 // name the tree lacks.
-func TestConsoleRoutes(t *testing.T) {
+func TestThePageAndFilesAreServedWithoutAToken(t *testing.T) {
 	srv := apptest.New(t)
 	tests := []struct {
 		name, method, path string
@@ -63,7 +63,7 @@ func TestConsoleRoutes(t *testing.T) {
 // In AWS the console function answers through API Gateway: a gzipped
 // file is binary, so the adapter must send it base64-encoded, and it must
 // gunzip to the page.
-func TestConsoleThroughTheGateway(t *testing.T) {
+func TestGzippedFilesCrossTheGatewayBase64Encoded(t *testing.T) {
 	srv := apptest.New(t)
 	h, err := srv.App.Handler("console")
 	if err != nil {
