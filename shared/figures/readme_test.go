@@ -3,8 +3,10 @@ package figures_test
 import (
 	"fmt"
 	"maps"
+	"math"
 	"net/http"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -15,6 +17,7 @@ import (
 	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/app/apptest"
 	"github.com/flagplane/flagplane/shared/catalog"
+	"github.com/flagplane/flagplane/shared/console"
 	"github.com/flagplane/flagplane/shared/figures"
 	"github.com/flagplane/flagplane/shared/flag"
 )
@@ -125,7 +128,30 @@ func codeFigures(t *testing.T) []figures.Figure {
 		{Name: "rate-limit-global", Text: whole(api.DefaultRateLimits.Global)},
 		{Name: "rate-limit-route", Text: whole(api.DefaultRateLimits.Route)},
 		{Name: "rate-limit-credential", Text: whole(api.DefaultRateLimits.Credential)},
+		consoleJS(t),
 	}
+}
+
+// consoleJS is the web console's JavaScript as sent, gzipped, in KB. It
+// moves with every page edit, so a README text within a tenth of it holds.
+func consoleJS(t *testing.T) figures.Figure {
+	t.Helper()
+	sizes, err := console.Sizes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gz := 0
+	for name, s := range sizes {
+		if path.Ext(name) == ".js" {
+			gz += s[1]
+		}
+	}
+	kb := float64(gz) / 1000
+	return figures.Figure{Name: "console-js-gzip", Text: fmt.Sprintf("%.0f KB", kb), Accept: func(readme string) bool {
+		var n float64
+		_, err := fmt.Sscanf(readme, "%g KB", &n)
+		return err == nil && math.Abs(n-kb) <= kb/10
+	}}
 }
 
 // whole is n with thousands separators, all its digits kept.
