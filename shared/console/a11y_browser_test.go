@@ -206,7 +206,30 @@ func TestConsoleAccessibility(t *testing.T) {
 			check(t, path)
 		})
 	}
-	t.Logf("axe-core %s on %d pages (%d routes and the signed-out sign-in): %d serious or critical violations, %d minor or moderate",
+
+	// The dialogs every confirmation goes through (ui.ask), by keyboard.
+	t.Run("a confirmation dialog opens by Enter with the focus inside, passes axe-core, and Escape closes it and gives the focus back", func(t *testing.T) {
+		c.Go(t, "/projects/shop/flags/checkout")
+		settle(c)
+		c.Page.Eval(t, `document.getElementById("archive").focus(), true`, nil)
+		c.Page.Do(t, chromedp.KeyEvent(kb.Enter))
+		c.Page.Wait(t, `!!document.querySelector("dialog[open]")`, 5*time.Second, nil)
+		var inside bool
+		c.Page.Eval(t, `document.querySelector("dialog[open]").contains(document.activeElement)`, &inside)
+		if !inside {
+			t.Error("the dialog opened without the focus in it")
+		}
+		check(t, "the confirmation dialog")
+		c.Page.Do(t, chromedp.KeyEvent(kb.Escape))
+		c.Page.Wait(t, `!document.querySelector("dialog[open]")`, 5*time.Second, nil)
+		var back string
+		c.Page.Eval(t, `document.activeElement.id`, &back)
+		if back != "archive" {
+			t.Errorf("after Escape the focus is on %q, not the button that opened the dialog", back)
+		}
+		c.API(t, "GET", "/api/v2/flags/shop/checkout", nil, 200) // Escape archived nothing
+	})
+	t.Logf("axe-core %s on %d pages (%d routes and the signed-out sign-in) and a dialog: %d serious or critical violations, %d minor or moderate",
 		axeVersion(t, c), len(patterns)+1, len(patterns), serious, other)
 }
 
@@ -291,8 +314,8 @@ func keyboard(t *testing.T, c *consoletest.Console) {
 	}
 }
 
-// keyboardSetup lists the page's visible interactive elements in
-// document order (one per radio group: the checked one, else the first,
+// keyboardSetup lists the page's (or its modal dialog's) visible
+// interactive elements in document order (one per radio group: the checked one, else the first,
 // as Tab does), focuses the first and records, on each focus, which one
 // it is and whether it shows a focus indicator. It answers their number
 // and any element with a positive tabindex.
@@ -301,7 +324,9 @@ const keyboardSetup = `(() => {
   // checkVisibility also hides what a closed <details> holds.
   const visible = (el) => el.checkVisibility({visibilityProperty: true}) && el.getClientRects().length > 0 && !el.closest('[inert]');
   const radios = new Set();
-  const expected = [...document.querySelectorAll(sel)].filter((el) => {
+  // A modal dialog makes the rest of the page inert: the walk is the dialog's.
+  const scope = document.querySelector('dialog:modal') || document;
+  const expected = [...scope.querySelectorAll(sel)].filter((el) => {
     if (el.tabIndex < 0 || el.disabled || !visible(el)) return false;
     if (el.type === 'radio' && el.name) {
       const group = [...document.querySelectorAll('input[type=radio]')].filter((r) => r.name === el.name && r.form === el.form && visible(r) && !r.disabled);
