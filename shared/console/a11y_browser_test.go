@@ -77,6 +77,9 @@ func seedConsole(tb testing.TB, c *consoletest.Console) seeded {
 			"rolloutWeights": map[string]int{vars[0]: 25000, vars[1]: 75000}},
 		map[string]any{"kind": "addPrerequisite", "key": "new-search", "variationId": firstVariation(tb, c, "new-search")},
 	)
+	// A small change after it: its audit entry's diff is the one opened.
+	semantic("/api/v2/flags/shop/checkout", "test", "QA needs one more tester",
+		map[string]any{"kind": "addTargets", "contextKind": "user", "variationId": vars[0], "values": []string{"qa-3"}})
 	// Production asks for a comment and an approval: its pages show both.
 	do("PATCH", "/api/v2/projects/shop/environments/production", []map[string]any{
 		{"op": "replace", "path": "/requireComments", "value": true},
@@ -102,9 +105,9 @@ func seedConsole(tb testing.TB, c *consoletest.Console) seeded {
 	audit := ""
 	for _, e := range log["items"].([]any) {
 		entry := e.(map[string]any)
-		// The flag change commented "first light": an entry with a previous
-		// and a current version to diff.
-		if entry["comment"] == "first light" || audit == "" {
+		// The small flag change: an entry with a previous and a current
+		// version to diff.
+		if entry["comment"] == "QA needs one more tester" || audit == "" {
 			audit = entry["_id"].(string)
 		}
 	}
