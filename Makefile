@@ -151,7 +151,7 @@ test-browser:
 # browser cannot start.
 .PHONY: test-console
 test-console:
-	localstack/with-browser.sh -- $(GOTEST) -run '^TestConsole' ./shared/console/...
+	localstack/with-browser.sh -- $(GOTEST) -parallel 4 -run '^TestConsole' ./shared/console/...
 
 ## screenshots: rewrite the README's console screenshots (docs/images/console-*.png) from seeded data in headless Chromium
 # The same test runs in test-console, where it takes the pictures and

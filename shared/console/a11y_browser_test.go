@@ -180,6 +180,7 @@ func settle(c *consoletest.Console) {
 }
 
 func TestConsoleAccessibility(t *testing.T) {
+	t.Parallel() // each test has its own server and browser
 	c := consoletest.Start(t)
 	s := seedConsole(t, c)
 	var serious, other int

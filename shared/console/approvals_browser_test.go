@@ -10,6 +10,7 @@ import (
 )
 
 func TestConsoleApprovals(t *testing.T) {
+	t.Parallel() // each test has its own server and browser
 	c := consoletest.Start(t)
 	c.API(t, "POST", "/api/v2/projects", map[string]any{"key": "shop", "name": "Shop"}, 201)
 	flag := p2JSON(t, c, "POST", "/api/v2/flags/shop", map[string]any{"key": "checkout", "name": "New checkout"}, 201)

@@ -66,6 +66,7 @@ func p2Strings(tb testing.TB, c *consoletest.Console, expr string) []string {
 }
 
 func TestConsoleAudit(t *testing.T) {
+	t.Parallel() // each test has its own server and browser
 	c := consoletest.Start(t)
 	c.API(t, "POST", "/api/v2/projects", map[string]any{"key": "shop", "name": "Shop"}, 201)
 	c.API(t, "POST", "/api/v2/flags/shop", map[string]any{"key": "dark-mode", "name": "Dark mode"}, 201)

@@ -32,6 +32,7 @@ func p2GrantClipboard(tb testing.TB, c *consoletest.Console) {
 }
 
 func TestConsoleEnvironments(t *testing.T) {
+	t.Parallel() // each test has its own server and browser
 	c := consoletest.Start(t)
 	c.API(t, "POST", "/api/v2/projects", map[string]any{"key": "shop", "name": "Shop"}, 201)
 	c.API(t, "PATCH", "/api/v2/projects/shop/environments/production", []map[string]any{

@@ -79,6 +79,7 @@ func patchEnv(tb testing.TB, c *consoletest.Console, project, env string, ops ..
 }
 
 func TestConsoleFlagList(t *testing.T) {
+	t.Parallel() // each test has its own server and browser
 	c := consoletest.Start(t)
 	c.API(t, "POST", "/api/v2/projects", map[string]any{"key": "shop", "name": "Shop"}, 201)
 	for i := 0; i < 57; i++ {
@@ -146,6 +147,7 @@ func TestConsoleFlagList(t *testing.T) {
 }
 
 func TestConsoleFlagToggle(t *testing.T) {
+	t.Parallel() // each test has its own server and browser
 	c := consoletest.Start(t)
 	c.API(t, "POST", "/api/v2/projects", map[string]any{"key": "shop", "name": "Shop"}, 201)
 	createFlag(t, c, "shop", "checkout", "Checkout")
@@ -235,6 +237,7 @@ func TestConsoleFlagToggle(t *testing.T) {
 }
 
 func TestConsoleFlagEditRule(t *testing.T) {
+	t.Parallel() // each test has its own server and browser
 	c := consoletest.Start(t)
 	c.API(t, "POST", "/api/v2/projects", map[string]any{"key": "shop", "name": "Shop"}, 201)
 	createFlag(t, c, "shop", "checkout", "Checkout")
@@ -304,6 +307,7 @@ func variationID(tb testing.TB, c *consoletest.Console, key string, i int) strin
 }
 
 func TestConsoleFlagConflict(t *testing.T) {
+	t.Parallel() // each test has its own server and browser
 	c := consoletest.Start(t)
 	c.API(t, "POST", "/api/v2/projects", map[string]any{"key": "shop", "name": "Shop"}, 201)
 	createFlag(t, c, "shop", "checkout", "Checkout")
@@ -360,6 +364,7 @@ func TestConsoleFlagConflict(t *testing.T) {
 }
 
 func TestConsoleFlagReader(t *testing.T) {
+	t.Parallel() // each test has its own server and browser
 	c := consoletest.Start(t)
 	c.API(t, "POST", "/api/v2/projects", map[string]any{"key": "shop", "name": "Shop"}, 201)
 	createFlag(t, c, "shop", "checkout", "Checkout")
@@ -415,6 +420,7 @@ func TestConsoleFlagReader(t *testing.T) {
 }
 
 func TestConsoleFlagArchiveDelete(t *testing.T) {
+	t.Parallel() // each test has its own server and browser
 	c := consoletest.Start(t)
 	c.API(t, "POST", "/api/v2/projects", map[string]any{"key": "shop", "name": "Shop"}, 201)
 	createFlag(t, c, "shop", "old-banner", "Old banner")
@@ -504,6 +510,7 @@ func TestConsoleFlagList1000(t *testing.T) {
 }
 
 func TestConsoleFlagInsights(t *testing.T) {
+	t.Parallel() // each test has its own server and browser
 	c := consoletest.Start(t)
 	c.API(t, "POST", "/api/v2/projects", map[string]any{"key": "shop", "name": "Shop"}, 201)
 	createFlag(t, c, "shop", "checkout", "Checkout")

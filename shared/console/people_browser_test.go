@@ -44,6 +44,7 @@ func p3Status(tb testing.TB, c *consoletest.Console, token, path string) int {
 }
 
 func TestConsolePeople(t *testing.T) {
+	t.Parallel() // each test has its own server and browser
 	c := consoletest.Start(t)
 	c.SignIn(t, c.Token)
 

@@ -23,6 +23,7 @@ const envScreenshots = "FLAGPLANE_SCREENSHOTS"
 const shotWidth, shotHeight = 1280, 800
 
 func TestConsoleScreenshots(t *testing.T) {
+	t.Parallel() // each test has its own server and browser
 	c := consoletest.Start(t)
 	s := seedConsole(t, c)
 	c.SignIn(t, c.Token)

@@ -15,6 +15,7 @@ func p2Segment(tb testing.TB, c *consoletest.Console, key string) map[string]any
 }
 
 func TestConsoleSegments(t *testing.T) {
+	t.Parallel() // each test has its own server and browser
 	c := consoletest.Start(t)
 	c.API(t, "POST", "/api/v2/projects", map[string]any{"key": "shop", "name": "Shop"}, 201)
 	c.API(t, "POST", "/api/v2/segments/shop/production", map[string]any{"key": "beta", "name": "Beta testers"}, 201)

@@ -72,6 +72,7 @@ func p3ChartIn(tb testing.TB, c *consoletest.Console, selector string) p3Chart {
 }
 
 func TestConsoleUsage(t *testing.T) {
+	t.Parallel() // each test has its own server and browser
 	c := consoletest.Start(t)
 	c.API(t, "POST", "/api/v2/projects", map[string]any{"key": "shop", "name": "Shop"}, 201)
 	for _, f := range []string{"checkout", "search", "idle"} {

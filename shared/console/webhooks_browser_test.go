@@ -16,6 +16,7 @@ import (
 )
 
 func TestConsoleWebhooks(t *testing.T) {
+	t.Parallel() // each test has its own server and browser
 	// The receiver: a local endpoint (the local server on loopback may
 	// deliver to private addresses) that counts what it got.
 	var received atomic.Int64
