@@ -14,9 +14,11 @@ export function signOut() { sessionStorage.removeItem(TOKEN); sessionStorage.rem
 // API gave them, and the whole body.
 export class ApiError extends Error {
   constructor(status, body) {
-    super((body && body.message) || `HTTP ${status}`);
+    // The API's errors carry code and message; OAuth's token endpoint
+    // answers error and error_description (RFC 6749 §5.2).
+    super((body && (body.message || body.error_description)) || `HTTP ${status}`);
     this.status = status;
-    this.code = (body && body.code) || '';
+    this.code = (body && (body.code || body.error)) || '';
     this.body = body;
   }
 }
