@@ -59,6 +59,44 @@ build-%:
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w' \
 		-o $(BIN)/lambda/$*/bootstrap ./functions/$*
 
+## release: flagplane for linux/amd64, linux/arm64, darwin/amd64 and darwin/arm64 as dist/flagplane_<version>_<os>_<arch>.tar.gz and dist/SHA256SUMS (docs/release.md)
+# Reproducible: one commit and one Go give the same bytes (-trimpath, no
+# cgo, GOFLAGS cleared; archives sorted, owned by 0, dated at the commit,
+# gzip -n). VERSION defaults to git describe's; `flagplane version` prints
+# it. Needs GNU tar (gtar on macOS: TAR=gtar). The Dockerfile's go build
+# is this one (functions/flagplane/release_test.go holds them together).
+DIST            ?= dist
+RELEASE_TARGETS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
+TAR             ?= tar
+# Evaluated once, and only by the targets that use them.
+VERSION  ?= $(eval VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev))$(VERSION)
+REVISION ?= $(eval REVISION := $(shell git rev-parse HEAD 2>/dev/null))$(REVISION)
+RELEASE_BUILD = CGO_ENABLED=0 GOFLAGS= $(GO) build -trimpath -buildvcs=auto -ldflags='-s -w -X main.version=$(VERSION) -X main.revision=$(REVISION)'
+.PHONY: release image
+release:
+	@$(TAR) --version 2>/dev/null | grep -q 'GNU tar' || { echo "make release: $(TAR) is not GNU tar (on macOS: brew install gnu-tar, then TAR=gtar)"; exit 1; }
+	@mkdir -p $(DIST)
+	@stage=$$(mktemp -d); trap 'rm -rf "$$stage"' EXIT; \
+	mtime=$${SOURCE_DATE_EPOCH:-$$(git log -1 --format=%ct 2>/dev/null || echo 0)}; archives=(); \
+	for t in $(RELEASE_TARGETS); do \
+		os=$${t%/*}; arch=$${t#*/}; name=flagplane_$(VERSION)_$${os}_$${arch}; dir=$$stage/$$name; mkdir -p $$dir; \
+		echo "release: $$name.tar.gz"; \
+		GOOS=$$os GOARCH=$$arch $(RELEASE_BUILD) -o $$dir/flagplane ./functions/flagplane; \
+		files=(flagplane README.md); cp README.md $$dir/; \
+		if [ -f LICENSE ]; then cp LICENSE $$dir/; files+=(LICENSE); fi; \
+		chmod 0755 $$dir/flagplane; chmod 0644 $$dir/README.md $$([ -f $$dir/LICENSE ] && echo $$dir/LICENSE); \
+		$(TAR) --format=ustar --sort=name --mtime=@$$mtime --owner=0 --group=0 --numeric-owner \
+			-C $$dir -cf - "$${files[@]}" | gzip -n -9 >$(DIST)/$$name.tar.gz.tmp; \
+		mv -f $(DIST)/$$name.tar.gz.tmp $(DIST)/$$name.tar.gz; archives+=($$name.tar.gz); \
+	done; \
+	sum=$$(command -v sha256sum || echo 'shasum -a 256'); \
+	(cd $(DIST) && $$sum "$${archives[@]}" >SHA256SUMS); \
+	echo "release: $(DIST)/SHA256SUMS"; cat $(DIST)/SHA256SUMS
+
+## image: print the docker build command of the container image (flagplane serve by default; `relay` as its command), stamped with this tree's version
+image:
+	@echo "docker build --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) -t flagplane:$(VERSION) ."
+
 ## test: every tier, then the seconds each took; fails (never skips) when an emulator cannot start
 # Each tier runs as its own make, timed; a failed tier ends the run (with
 # -k the rest still run). A new tier goes in this list.

@@ -38,7 +38,7 @@ Usage:
   flagplane token create -name NAME [flags]  make an access token on the data file or the DynamoDB table
   flagplane table create -name NAME          create the DynamoDB table as the AWS stack does
   flagplane credentials backfill [flags]     index the SDK keys of environments made before this release
-  flagplane version                          print the module version and VCS revision of this build
+  flagplane version                          print the version and VCS revision of this build (also -version)
   flagplane help                             print this text
 
 Run "flagplane <command> -h" for the flags of a command.
@@ -102,7 +102,7 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return tableCommand(ctx, rest, stdout, stderr)
 	case "credentials":
 		return credentialsCommand(ctx, rest, stdout, stderr)
-	case "version":
+	case "version", "-version", "--version":
 		if err := parse(newFlags("version", ""), rest, stdout, stderr); err != nil {
 			return err
 		}

@@ -6,6 +6,14 @@ import (
 	"strings"
 )
 
+// version and revision are set by release builds (make release, the
+// Dockerfile) with -ldflags -X: the tag from git describe, which the
+// toolchain's own stamp cannot give for an untagged or dirty tree, and
+// the commit where the build has no .git to read (a Docker context).
+// Empty: what the toolchain recorded is shown, e.g. the tag a
+// `go install ...@vX.Y.Z` was given.
+var version, revision string
+
 // build is what the Go toolchain recorded about this binary.
 type build struct {
 	module, version, goVersion string
@@ -16,7 +24,7 @@ type build struct {
 func readBuild() build {
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
-		return build{version: "unknown"}
+		return stamped(build{version: "unknown"})
 	}
 	b := build{module: info.Main.Path, version: info.Main.Version, goVersion: info.GoVersion}
 	for _, s := range info.Settings {
@@ -28,6 +36,18 @@ func readBuild() build {
 		case "vcs.modified":
 			b.modified = s.Value == "true"
 		}
+	}
+	return stamped(b)
+}
+
+// stamped applies the -X values: the release's version always, its
+// revision only where the toolchain read none from the checkout.
+func stamped(b build) build {
+	if version != "" {
+		b.version = version
+	}
+	if b.revision == "" && revision != "" {
+		b.revision = revision
 	}
 	return b
 }
