@@ -18,6 +18,8 @@ import (
 type usageOnDynamo struct {
 	*dynamoAPI
 	now time.Time
+	// setNow moves the app's clock (and now).
+	setNow func(time.Time)
 }
 
 func newUsageOnDynamo(tb testing.TB, days int) *usageOnDynamo {
@@ -29,6 +31,7 @@ func newUsageOnDynamo(tb testing.TB, days int) *usageOnDynamo {
 	svc := usageapi.Service(api.App)
 	api.serve(tb, "")
 	u := &usageOnDynamo{dynamoAPI: api}
+	u.setNow = func(t time.Time) { now, u.now = t, t }
 	for _, p := range []string{"shop", "blog"} {
 		u.do(tb, http.MethodPost, "/api/v2/projects", "", fmt.Sprintf(`{"key":%q,"name":%q}`, p, p), http.StatusCreated)
 	}
@@ -69,26 +72,28 @@ func (u *usageOnDynamo) monthToDate(tb testing.TB, query string) ([]byte, map[st
 
 // TestUsageSeriesOnDynamoDB: the rolled-up days of a project's month sit in
 // one partition, so its month-to-date series is one Query (two for a
-// rolling window reaching into the month before), and never a Scan.
+// rolling window reaching into the month before), plus a GetItem of the
+// rollup watermark and one Query of the live cells of each hour after it
+// (here the current hour, 00:00), and never a Scan.
 func TestUsageSeriesOnDynamoDB(t *testing.T) {
 	u := newUsageOnDynamo(t, 28)
 	cases := []struct {
 		name, query     string
 		queries, points int
 	}{
-		{"month to date for one project is one Query", "projectKey=shop", 1, 29},
-		{"month to date for one environment is one Query", "projectKey=shop&environmentKey=production&groupBy=environmentId", 1, 29},
-		{"month to date for the account is one Query", "", 1, 29},
-		{"rolling 30 days from mid-month is two Queries, this month's and the last", "projectKey=shop&aggregationType=rolling_30d&from=" +
-			fmt.Sprint(time.Date(2026, 3, 15, 0, 0, 0, 0, time.UTC).UnixMilli()), 2, 15},
-		{"a year by the month reads the rolled-up months: one Query per calendar year", "projectKey=shop&granularity=monthly&from=" +
-			fmt.Sprint(time.Date(2025, 4, 1, 0, 0, 0, 0, time.UTC).UnixMilli()), 2, 12},
+		{"month to date for one project is one Query and one of the current hour", "projectKey=shop", 2, 29},
+		{"month to date for one environment is one Query and one of the current hour", "projectKey=shop&environmentKey=production&groupBy=environmentId", 2, 29},
+		{"month to date for the account is one Query and one of the current hour", "", 2, 29},
+		{"rolling 30 days from mid-month is two Queries, this month's and the last, and one of the current hour", "projectKey=shop&aggregationType=rolling_30d&from=" +
+			fmt.Sprint(time.Date(2026, 3, 15, 0, 0, 0, 0, time.UTC).UnixMilli()), 3, 15},
+		{"a year by the month reads the rolled-up months (one Query per calendar year), the days of the month not all rolled up and the current hour", "projectKey=shop&granularity=monthly&from=" +
+			fmt.Sprint(time.Date(2025, 4, 1, 0, 0, 0, 0, time.UTC).UnixMilli()), 4, 12},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			body, calls := u.monthToDate(t, c.query)
-			if calls["Query"] != c.queries || calls["Scan"] != 0 {
-				t.Errorf("calls %v, want %d Query", calls, c.queries)
+			if calls["Query"] != c.queries || calls["GetItem"] != 1 || calls["Scan"] != 0 {
+				t.Errorf("calls %v, want %d Query and 1 GetItem", calls, c.queries)
 			}
 			var got struct {
 				Series []map[string]int64 `json:"series"`
@@ -103,6 +108,39 @@ func TestUsageSeriesOnDynamoDB(t *testing.T) {
 				t.Errorf("March of 28 days of 20 new users each read %d", last["0"])
 			}
 		})
+	}
+}
+
+// TestUsageCurrentHourOnDynamoDB: events of the hour the rollup has not
+// reached count at once, from a Query of the hour's cells, and the same
+// once the rollup took the hour.
+func TestUsageCurrentHourOnDynamoDB(t *testing.T) {
+	u := newUsageOnDynamo(t, 1)
+	var keys map[string]string
+	json.Unmarshal(u.do(t, http.MethodGet, "/api/v2/projects/shop/environments/production", "", "", http.StatusOK), &keys)
+	var ev []string
+	for i := 0; i < 30; i++ {
+		ev = append(ev, fmt.Sprintf(`{"kind":"index","creationDate":1,"context":{"kind":"user","key":"now-u%d"}}`, i))
+	}
+	u.do(t, http.MethodPost, "/bulk", keys["apiKey"], "["+strings.Join(ev, ",")+"]", http.StatusAccepted, "User-Agent", "GoClient/7.14.6", "X-LaunchDarkly-Event-Schema", "4")
+	query := "projectKey=shop&aggregationType=incremental&to=" + fmt.Sprint(u.now.UnixMilli())
+	before, calls := u.monthToDate(t, query)
+	if calls["Query"] != 2 || calls["GetItem"] != 1 || calls["Scan"] != 0 {
+		t.Errorf("calls %v, want the day partition's Query, the current hour's and the watermark's GetItem", calls)
+	}
+	var got struct {
+		Series []map[string]int64 `json:"series"`
+	}
+	if err := json.Unmarshal(before, &got); err != nil || len(got.Series) != 2 || got.Series[0]["0"] != 20 || got.Series[1]["0"] != 30 {
+		t.Fatalf("the day rolled up should read 20 users and the current hour 30: %s", before)
+	}
+	svc := usageapi.Service(u.App)
+	u.setNow(u.now.Add(time.Hour))
+	if rep, err := svc.Rollup.Run(t.Context()); err != nil || rep.Through != u.now.Add(-time.Hour).Truncate(time.Hour).Format("2006010215") {
+		t.Fatalf("rollup: %+v %v", rep, err)
+	}
+	if after, _ := u.monthToDate(t, query); string(after) != string(before) {
+		t.Errorf("after the rollup of the hour:\n%s\nbefore:\n%s", after, before)
 	}
 }
 

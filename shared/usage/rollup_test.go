@@ -171,7 +171,7 @@ func TestRollup(t *testing.T) {
 		if rep.From != start.Add(time.Hour).Format("2006010215") || rep.Through != start.Add(58*time.Hour).Format("2006010215") {
 			t.Errorf("caught up %s..%s", rep.From, rep.Through)
 		}
-		s, err := usage.NewReader(table).Compute(ctx, usage.Request{Metric: usage.Events, From: start, To: now,
+		s, err := usage.NewReader(table, func() time.Time { return now }).Compute(ctx, usage.Request{Metric: usage.Events, From: start, To: now,
 			Aggregation: usage.MonthToDate, Granularity: usage.Monthly})
 		if err != nil {
 			t.Fatal(err)
@@ -227,7 +227,7 @@ func TestDistinctCountsStayWithinTheErrorBound(t *testing.T) {
 	}
 	for _, gran := range []string{usage.Daily, usage.Monthly} {
 		t.Run("the "+gran+" count of 74,000 distinct users is within three standard errors (2.43%)", func(t *testing.T) {
-			s, err := usage.NewReader(table).Compute(ctx, usage.Request{Metric: usage.MAU, From: day, To: day,
+			s, err := usage.NewReader(table, nil).Compute(ctx, usage.Request{Metric: usage.MAU, From: day, To: day,
 				Aggregation: usage.MonthToDate, Granularity: gran})
 			if err != nil {
 				t.Fatal(err)

@@ -95,13 +95,19 @@ func currentSnapshot(ctx context.Context, table store.Table) (sdkSnapshot, int64
 }
 
 // SnapshotSDKsSeen reads the rollup's latest snapshot, filtered: a Get and
-// one Query. Before the first snapshot it is empty.
-func SnapshotSDKsSeen(ctx context.Context, table store.Table, f SDKFilter) ([]SeenSDK, error) {
+// one Query. Before the first snapshot it reads the SDKs seen within
+// SDKWindow before now from the SDK partition itself (one Query), so SDKs
+// show before the first rollup ran.
+func SnapshotSDKsSeen(ctx context.Context, table store.Table, now time.Time, f SDKFilter) ([]SeenSDK, error) {
 	cur, _, err := currentSnapshot(ctx, table)
-	if err != nil || cur.Generation == "" {
-		return []SeenSDK{}, err
+	if err != nil {
+		return nil, err
 	}
 	out := []SeenSDK{}
+	if cur.Generation == "" {
+		live, err := SeenSDKs(ctx, table, now, f)
+		return append(out, live...), err
+	}
 	err = record.Each(ctx, table, store.Query{PK: store.UsageSDKsPartition, SKPrefix: cur.Generation + "#"}, "SDK snapshot "+cur.Generation, func(it store.Item) error {
 		var chunk []SeenSDK
 		if err := json.Unmarshal(it.Data, &chunk); err != nil {

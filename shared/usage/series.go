@@ -3,6 +3,7 @@ package usage
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/axiomhq/hyperloglog"
 	"github.com/flagplane/flagplane/shared/fault"
+	"github.com/flagplane/flagplane/shared/ingest"
 	"github.com/flagplane/flagplane/shared/record"
 	"github.com/flagplane/flagplane/shared/store"
 )
@@ -129,13 +131,20 @@ func (r *Request) Check(allowed map[string][]string) error {
 	return nil
 }
 
-// Reader computes series from the rolled-up days.
+// Reader computes series from the rolled-up days and the live hour
+// cells the rollup has not reached yet.
 type Reader struct {
 	table store.Table
+	now   func() time.Time
 }
 
-// NewReader reads the rolled-up days of table.
-func NewReader(table store.Table) *Reader { return &Reader{table: table} }
+// NewReader reads the usage items of table, on the clock now (time.Now when nil).
+func NewReader(table store.Table, now func() time.Time) *Reader {
+	if now == nil {
+		now = time.Now
+	}
+	return &Reader{table: table, now: now}
+}
 
 // bucket is one group's values by bucket start (Unix ms): a sketch for
 // distinct metrics, a count otherwise.
@@ -193,10 +202,21 @@ func (rd *Reader) Compute(ctx context.Context, r Request) (Series, error) {
 			prefixes = append(prefixes, store.UsageDayProjectPrefix(p))
 		}
 	}
+	// The hours after the rollup's watermark are read from their live
+	// cells (one Get, then one Query per such hour).
+	liveFrom, err := rd.liveFrom(ctx, loadFrom, to)
+	if err != nil {
+		return Series{}, err
+	}
+	// covered is the last hour each rolled-up day item holds, by its sort
+	// key: a live cell of a later hour adds to it, an earlier one is in it
+	// already (a rollup that stopped before moving the watermark).
+	covered := map[string]string{}
 	months := []time.Time{}
 	if r.Granularity == Monthly {
-		// Rolled-up months, and the days of any month to cuts short.
-		spilled, err := rd.loadMonths(ctx, r, prefixes, monthStart(from), to, add)
+		// Rolled-up months, and the days of any month to cuts short or
+		// that has hours not rolled up yet (a sketch cannot be cut either).
+		spilled, err := rd.loadMonths(ctx, r, prefixes, monthStart(from), to, monthStart(liveFrom), add)
 		if err != nil {
 			return Series{}, err
 		}
@@ -212,18 +232,106 @@ func (rd *Reader) Compute(ctx context.Context, r Request) (Series, error) {
 			err := record.Each(ctx, rd.table, q, "usage items "+q.PK, func(it store.Item) error {
 				switch r.Metric {
 				case Exported:
-					return rd.addExport(r, it, loadFrom, loadTo, add)
+					return rd.addExport(r, it, loadFrom, loadTo, covered, add)
 				case Streams:
-					return rd.addStreams(r, it, loadFrom, loadTo, add)
+					return rd.addStreams(r, it, loadFrom, loadTo, covered, add)
 				}
-				return rd.addDay(r, it, loadFrom, loadTo, add)
+				return rd.addDay(r, it, loadFrom, loadTo, covered, add)
 			})
 			if err != nil {
 				return Series{}, err
 			}
 		}
 	}
+	// Hours after now have no cells yet.
+	for h := liveFrom; !h.After(to) && !h.After(rd.now()); h = h.Add(time.Hour) {
+		if err := rd.addLiveHour(ctx, r, h, covered, add); err != nil {
+			return Series{}, err
+		}
+	}
 	return finish(r, groups, meta, first, to, unit)
+}
+
+// liveFrom is the first hour at or after loadFrom the rollup has not
+// rolled up: the hour after its watermark (before the first rollup, as
+// far back as cells are kept before to, from loadFrom).
+func (rd *Reader) liveFrom(ctx context.Context, loadFrom, to time.Time) (time.Time, error) {
+	if kept := to.Add(-ingest.CellTTL).Truncate(time.Hour); kept.After(loadFrom) {
+		loadFrom = kept
+	}
+	it, err := rd.table.Get(ctx, store.UsageRollupWatermarkKey())
+	if errors.Is(err, store.ErrNotFound) {
+		return loadFrom, nil
+	}
+	if err != nil {
+		return time.Time{}, fmt.Errorf("read usage rollup watermark: %w", err)
+	}
+	var wm Watermark
+	if err := json.Unmarshal(it.Data, &wm); err != nil {
+		return time.Time{}, fmt.Errorf("decode usage rollup watermark: %w", err)
+	}
+	t, err := time.Parse(hourLayout, wm.Hour)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("usage rollup watermark %q: %w", wm.Hour, err)
+	}
+	if next := t.Add(time.Hour); next.After(loadFrom) {
+		return next, nil
+	}
+	return loadFrom, nil
+}
+
+// addLiveHour adds the live counters of hour h the metric reads (one
+// Query of the hour's partition), shaped as the rollup would shape them,
+// except those a rolled-up day item holds already.
+func (rd *Reader) addLiveHour(ctx context.Context, r Request, h time.Time, covered map[string]string, add adder) error {
+	hour, hh := h.Format(hourLayout), h.Format("15")
+	day := h.Truncate(24 * time.Hour)
+	month, dd, at := day.Format(monthLayout), day.Format("02"), day.UnixMilli()
+	fresh := func(k store.Key) bool { return hour > covered[k.SK] }
+	switch r.Metric {
+	case Exported:
+		return record.Each(ctx, rd.table, store.Query{PK: store.DataExportHourKey(hour, "").PK}, "data export counts of "+hour, func(it store.Item) error {
+			var x exportHour
+			if err := json.Unmarshal(it.Data, &x); err != nil {
+				return fmt.Errorf("decode data export hour %s/%s: %w", it.PK, it.SK, err)
+			}
+			if !fresh(store.UsageDayExportKey(month, it.SK, dd)) {
+				return nil
+			}
+			return addExported(r, ExportDay{EnvID: it.SK, Events: x.Events, Hourly: map[string]int64{hh: x.Events}}, at, add)
+		})
+	case Streams:
+		return record.Each(ctx, rd.table, store.Query{PK: store.UsageStreamPartition(hour)}, "stream counters of "+hour, func(it store.Item) error {
+			var s StreamHour
+			if err := json.Unmarshal(it.Data, &s); err != nil {
+				return fmt.Errorf("decode stream counter %s/%s: %w", it.PK, it.SK, err)
+			}
+			sdk := it.SK[strings.LastIndexByte(it.SK, '#')+1:]
+			if !fresh(store.UsageDayStreamKey(month, s.ProjectKey, s.EnvKey, dd, sdk)) {
+				return nil
+			}
+			sd := StreamDay{ProjectKey: s.ProjectKey, EnvKey: s.EnvKey, SDKName: s.SDKName, SDKVersion: s.SDKVersion,
+				Opened: s.Opened, Hourly: map[string]int64{hh: s.Opened}}
+			return addCounts(r, sd.asDay(), at, it.SK, add)
+		})
+	}
+	return record.Each(ctx, rd.table, store.Query{PK: store.UsageCellPartition(hour)}, "usage cells of "+hour, func(it store.Item) error {
+		var c ingest.Cell
+		if err := json.Unmarshal(it.Data, &c); err != nil {
+			return fmt.Errorf("decode usage cell %s/%s: %w", it.PK, it.SK, err)
+		}
+		_, cell, _ := strings.Cut(it.SK, "#")
+		if !fresh(store.UsageDayKey(month, c.ProjectKey, c.EnvKey, dd, cell)) {
+			return nil
+		}
+		d := Day{Sender: c.Sender, Events: c.Events, AIRuns: c.AIRuns, Sketches: c.Sketches,
+			HourlyEvents: map[string]int64{}, HourlyAIRuns: map[string]int64{}}
+		for _, n := range c.Events {
+			d.HourlyEvents[hh] += n
+		}
+		d.HourlyAIRuns[hh] = c.AIRuns
+		return addCounts(r, d, at, it.PK+"/"+it.SK, add)
+	})
 }
 
 type dimValue struct {
@@ -247,11 +355,12 @@ func groupKey(dims []dimValue) (string, map[string]any) {
 	return sb.String(), md
 }
 
-func (rd *Reader) addDay(r Request, it store.Item, loadFrom, loadTo time.Time, add adder) error {
+func (rd *Reader) addDay(r Request, it store.Item, loadFrom, loadTo time.Time, covered map[string]string, add adder) error {
 	var d Day
 	if err := json.Unmarshal(it.Data, &d); err != nil {
 		return fmt.Errorf("decode usage day %s: %w", it.SK, err)
 	}
+	covered[it.SK] = d.Through
 	day, err := time.Parse(dayLayout, d.Day)
 	if err != nil || day.Before(loadFrom) || day.After(loadTo) {
 		return nil
@@ -266,7 +375,7 @@ type adder func(dims []dimValue, at int64, s *hyperloglog.Sketch, n int64) error
 // one) at bucket time at, if the filters keep it.
 func addCounts(r Request, d Day, at int64, name string, add adder) error {
 	side := sideOf(d.SDKType)
-	if (r.Side != "" && r.Side != side) || !keep(r.Envs, d.EnvKey) || !keep(r.SDKNames, d.SDKName) ||
+	if (r.Side != "" && r.Side != side) || !keep(r.Projects, d.ProjectKey) || !keep(r.Envs, d.EnvKey) || !keep(r.SDKNames, d.SDKName) ||
 		!keep(r.SDKVersions, d.SDKVersion) || !keep(r.AppIDs, d.AppID) || !keepType(r.SDKTypes, d.SDKType) {
 		return nil
 	}
@@ -311,11 +420,12 @@ func addCounts(r Request, d Day, at int64, name string, add adder) error {
 	return nil
 }
 
-func (rd *Reader) addStreams(r Request, it store.Item, loadFrom, loadTo time.Time, add adder) error {
+func (rd *Reader) addStreams(r Request, it store.Item, loadFrom, loadTo time.Time, covered map[string]string, add adder) error {
 	var sd StreamDay
 	if err := json.Unmarshal(it.Data, &sd); err != nil {
 		return fmt.Errorf("decode stream day %s: %w", it.SK, err)
 	}
+	covered[it.SK] = sd.Through
 	day, err := time.Parse(dayLayout, sd.Day)
 	if err != nil || day.Before(loadFrom) || day.After(loadTo) {
 		return nil
@@ -323,11 +433,12 @@ func (rd *Reader) addStreams(r Request, it store.Item, loadFrom, loadTo time.Tim
 	return addCounts(r, sd.asDay(), day.UnixMilli(), it.SK, add)
 }
 
-func (rd *Reader) addExport(r Request, it store.Item, loadFrom, loadTo time.Time, add adder) error {
+func (rd *Reader) addExport(r Request, it store.Item, loadFrom, loadTo time.Time, covered map[string]string, add adder) error {
 	var x ExportDay
 	if err := json.Unmarshal(it.Data, &x); err != nil {
 		return fmt.Errorf("decode export day %s: %w", it.SK, err)
 	}
+	covered[it.SK] = x.Through
 	day, err := time.Parse(dayLayout, x.Day)
 	if err != nil || day.Before(loadFrom) || day.After(loadTo) {
 		return nil
@@ -361,7 +472,7 @@ func addExported(r Request, x ExportDay, at int64, add adder) error {
 // Query per year partition and prefix. A month whose item holds hours
 // after to (to cuts it short) cannot be cut from a sketch: those months
 // are returned, to be read from their days instead.
-func (rd *Reader) loadMonths(ctx context.Context, r Request, prefixes []string, from, to time.Time, add adder) ([]time.Time, error) {
+func (rd *Reader) loadMonths(ctx context.Context, r Request, prefixes []string, from, to, live time.Time, add adder) ([]time.Time, error) {
 	type pending struct {
 		at   time.Time
 		day  *Day
@@ -388,7 +499,7 @@ func (rd *Reader) loadMonths(ctx context.Context, r Request, prefixes []string, 
 				if err != nil || at.Before(from) || at.After(to) {
 					return nil
 				}
-				if m.Through > limit {
+				if m.Through > limit || !at.Before(live) {
 					spill[at] = true
 					return nil
 				}
@@ -537,6 +648,10 @@ func monthStart(t time.Time) time.Time {
 
 // finish turns the groups' buckets into points from first to to, by the aggregation.
 func finish(r Request, groups map[string]*bucket, meta map[string]map[string]any, first, to time.Time, unit time.Duration) (Series, error) {
+	if r.Metric == Exported && len(groups) == 0 && len(r.GroupBy) == 0 {
+		// The counters are read whether or not anything was exported: none is a count of zero.
+		groups[""], meta[""] = &bucket{counts: map[int64]int64{}}, map[string]any{}
+	}
 	keys := slices.Sorted(maps.Keys(groups))
 	out := Series{Metadata: make([]map[string]any, 0, len(keys)), Points: []map[string]int64{}}
 	for _, k := range keys {

@@ -17,7 +17,7 @@ type Service struct {
 
 // NewService reads and rolls up table, on the clock now.
 func NewService(table store.Table, now func() time.Time) *Service {
-	return &Service{Table: table, Reader: NewReader(table), Rollup: NewRollup(table, now), now: now}
+	return &Service{Table: table, Reader: NewReader(table, now), Rollup: NewRollup(table, now), now: now}
 }
 
 // Now is the service's clock.

@@ -98,10 +98,6 @@ func (h handlers) getEventsUsage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if kind == "published" && len(series.Metadata) == 0 {
-		api.WriteJSON(w, http.StatusOK, notCollectedRep(r, notExported))
-		return nil
-	}
 	api.WriteJSON(w, http.StatusOK, seriesRep{Links: selfOf(r), Metadata: series.Metadata, Series: series.Points})
 	return nil
 }
@@ -307,7 +303,7 @@ func (h handlers) sdkVersions(w http.ResponseWriter, r *http.Request, highest bo
 	ctx := r.Context()
 	f := usage.SDKFilter{EnvID: q.Get("environmentId"), Name: q.Get("sdkName"), Type: q.Get("sdkType"),
 		AppID: q.Get("sdkAppId"), ConnectionType: q.Get("connectionType")}
-	list, err := usage.SnapshotSDKsSeen(ctx, h.table, f)
+	list, err := usage.SnapshotSDKsSeen(ctx, h.table, h.s.Now(), f)
 	if err != nil {
 		return err
 	}

@@ -98,10 +98,8 @@ const (
 	notObservability = "observability (sessions, errors, logs, traces, metrics): flagplane has no observability SDK ingestion"
 	notVega          = "Vega AI: flagplane has no Vega AI assistant"
 	notExperiments   = "experimentation: flagplane runs no experiments"
-	notWarehouse     = "warehouse export: flagplane has no warehouse export destinations"
 	notConnections   = "service connections: flagplane does not count SDK connections"
 	notClientStreams = "client-side streaming: browser and mobile SDKs poll flagplane, which serves them no stream"
-	notExported      = "data export: no destination exported events in this range"
 )
 
 var seriesOps = map[string]seriesOp{
@@ -121,7 +119,9 @@ var seriesOps = map[string]seriesOp{
 		groupParam: "groupBy", groupBy: set(usage.DimEnvID)},
 	"getExperimentationEventsUsage": {aggs: countAggs, defAgg: usage.MonthToDate, notCollected: notExperiments},
 	"getExperimentationKeysUsage":   {aggs: countAggs, defAgg: usage.MonthToDate, notCollected: notExperiments},
-	"getWarehouseExportUsage":       {aggs: countAggs, defAgg: usage.MonthToDate, notCollected: notWarehouse},
+	// Every destination is a warehouse destination: both count the export counters.
+	"getWarehouseExportUsage": {metric: usage.Exported, aggs: countAggs, defAgg: usage.MonthToDate, filters: set(fProject, fEnv),
+		groupParam: "groupBy", groupBy: set(usage.DimEnvID)},
 	"getServiceConnectionsUsage":    {aggs: countAggs, defAgg: usage.MonthToDate, notCollected: notConnections},
 	"getVegaAIUsage":                {aggs: contextAggs, defAgg: usage.MonthToDate, seconds: true, notCollected: notVega},
 	"getObservabilityErrorsUsage":   {aggs: contextAggs, defAgg: usage.MonthToDate, seconds: true, notCollected: notObservability},
@@ -330,6 +330,9 @@ func (h handlers) series(w http.ResponseWriter, r *http.Request, op seriesOp) er
 		if len(q["eventKind"]) > 0 {
 			return fault.New(fault.Invalid, "eventKind: the data export counters do not record event kinds")
 		}
+		if len(q["destination"]) > 0 {
+			return fault.New(fault.Invalid, "destination: the data export counters count each environment's exported events, not each destination kind's")
+		}
 		if req.EnvIDs, err = h.envIDs(r.Context(), req.Projects, req.Envs); err != nil {
 			return err
 		}
@@ -339,10 +342,6 @@ func (h handlers) series(w http.ResponseWriter, r *http.Request, op seriesOp) er
 	series, err := h.s.Reader.Compute(r.Context(), req)
 	if err != nil {
 		return err
-	}
-	if op.metric == usage.Exported && len(series.Metadata) == 0 {
-		api.WriteJSON(w, http.StatusOK, notCollectedRep(r, notExported))
-		return nil
 	}
 	api.WriteJSON(w, http.StatusOK, seriesRep{Links: selfOf(r), Metadata: series.Metadata, Series: series.Points})
 	return nil

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/flagplane/flagplane/shared/app/apptest"
+	"github.com/flagplane/flagplane/shared/destination"
 	"github.com/flagplane/flagplane/shared/store"
 	"github.com/flagplane/flagplane/shared/usage"
 	"github.com/flagplane/flagplane/shared/usage/usageapi"
@@ -363,8 +364,8 @@ func TestSourcesNotCollectedSaySo(t *testing.T) {
 	f := newFixture(t)
 	f.clock.set(mar12)
 	for _, path := range []string{"observability/errors", "observability/logs", "observability/metrics", "observability/sessions",
-		"observability/traces", "vega-ai", "experimentation-events", "experimentation-keys", "warehouse-export",
-		"service-connections", "streams/client", "streams/client/bysdkversion", "data-export-events", "events/published"} {
+		"observability/traces", "vega-ai", "experimentation-events", "experimentation-keys",
+		"service-connections", "streams/client", "streams/client/bysdkversion"} {
 		t.Run(path+" answers an empty series and a metadata entry saying the source is not collected", func(t *testing.T) {
 			a := f.series(t, "/api/v2/usage/"+path, nil)
 			if len(a.Series) != 0 || len(a.Metadata) != 1 || a.Metadata[0]["collected"] != false || a.Metadata[0]["source"] == "" {
@@ -414,12 +415,42 @@ func TestDataExportEvents(t *testing.T) {
 		{"events published", "events/published", q("from", ms(mar10), "to", ms(mar10.Add(20*time.Hour))), mar10.Add(4 * time.Hour), map[string]string{}, 2},
 	}
 	f.checkSeries(t, cases, exactly)
-	t.Run("an environment of a project that exported nothing says no destination exported", func(t *testing.T) {
-		a := f.series(t, "/api/v2/usage/data-export-events", window("projectKey", "blog", "environmentKey", "test"))
-		if len(a.Series) != 0 || a.Metadata[0]["collected"] != false {
-			t.Errorf("answer = %+v", a)
+	for _, path := range []string{"data-export-events", "warehouse-export"} {
+		t.Run(path+" of an environment that exported nothing counts zero", func(t *testing.T) {
+			a := f.series(t, "/api/v2/usage/"+path, window("projectKey", "blog", "environmentKey", "test"))
+			if len(a.Metadata) != 1 || len(a.Metadata[0]) != 0 || len(a.Series) != 2 || a.Series[0]["0"] != 0 || a.Series[1]["0"] != 0 {
+				t.Errorf("answer = %+v", a)
+			}
+		})
+	}
+	t.Run("warehouse export counts the same exports", func(t *testing.T) {
+		a := f.series(t, "/api/v2/usage/warehouse-export", window("groupBy", "environmentId", "aggregationType", "incremental"))
+		if got := a.value(t, mar10, map[string]string{"environmentId": shop.id}); got != 42 {
+			t.Errorf("shop's exports on 10 March = %d, want 42: %+v", got, a)
 		}
 	})
+	t.Run("warehouse export refuses a destination kind filter: the counters are by environment", func(t *testing.T) {
+		res := f.get(t, "/api/v2/usage/warehouse-export", window("destination", "bigquery"))
+		if res.Status != http.StatusBadRequest || !strings.Contains(res.String(), "destination") {
+			t.Errorf("%d %s", res.Status, res.Body)
+		}
+	})
+}
+
+func TestSDKVersionsBeforeTheFirstRollup(t *testing.T) {
+	f := newFixture(t)
+	f.send(t, mar10.Add(10*time.Hour), "shop/production", "server", "GoClient/7.14.6", contexts("u1"))
+	f.clock.set(mar10.Add(10*time.Hour + time.Minute))
+	for _, path := range []string{"sdk-versions/all", "sdk-versions/details"} {
+		t.Run(path+" lists an SDK seen a minute ago, read from the SDKs seen themselves", func(t *testing.T) {
+			res := f.get(t, "/api/v2/usage/"+path, nil)
+			var got []map[string]any
+			res.JSON(t, &got)
+			if res.Status != http.StatusOK || len(got) != 1 || got[0]["name"] != "GoClient" {
+				t.Errorf("%d %s", res.Status, res.Body)
+			}
+		})
+	}
 }
 
 func TestSDKVersions(t *testing.T) {
@@ -664,4 +695,87 @@ func TestStreamSeries(t *testing.T) {
 			t.Errorf("%d %s", res.Status, res.Body)
 		}
 	})
+}
+
+func TestTheHoursNotRolledUpAreReadLive(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	res := f.srv.Do(t, http.MethodPost, "/api/v2/destinations/shop/production", map[string]any{"kind": "databricks", "on": true,
+		"config": map[string]any{"host": "dbc-1234.cloud.databricks.com"}})
+	if res.Status != http.StatusCreated {
+		t.Fatalf("create destination: %d %s", res.Status, res.Body)
+	}
+	// The rollup ran at 10:05: everything up to 09:00 is rolled up, 10:00 is not.
+	f.clock.set(mar10.Add(10*time.Hour + 5*time.Minute))
+	if _, err := f.svc.Rollup.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ai := `{"kind":"custom","key":"$ld:ai:generation","creationDate":1,"context":{"kind":"user","key":"u1"}}`
+	f.send(t, mar10.Add(10*time.Hour+30*time.Minute), "shop/production", "server", "GoClient/7.14.6", append(contexts(keys("u", 1, 100)...), ai, ai, ai))
+	f.openStream(t, mar10.Add(10*time.Hour+35*time.Minute), "shop/production", "GoClient/7.14.6")
+	f.clock.set(mar10.Add(10*time.Hour + 40*time.Minute))
+	exported, err := destination.NewExporter(f.srv.Table, destination.Folder{Dir: t.TempDir()}, nil, f.srv.App.Now).Run(ctx)
+	if err != nil || exported.Events == 0 {
+		t.Fatalf("export: %+v %v", exported, err)
+	}
+	now := mar10.Add(10*time.Hour + 45*time.Minute)
+	f.clock.set(now)
+	hour := mar10.Add(10 * time.Hour)
+	day := func(pairs ...string) url.Values {
+		return q(append([]string{"from", ms(mar10), "to", ms(now)}, pairs...)...)
+	}
+	hourly := func(pairs ...string) url.Values {
+		return day(append([]string{"aggregationType", "incremental", "granularity", "hourly"}, pairs...)...)
+	}
+	user := map[string]string{"contextKind": "user"}
+	cases := []struct {
+		seriesCase
+		equal func(got, want int64) bool
+	}{
+		{seriesCase{"contexts this month count the users of the current hour", "total-contexts", day(), mar10, user, 100}, near},
+		{seriesCase{"MAU by the month count them", "total-mau", day("granularity", "monthly"), monthStart(mar10), map[string]string{}, 100}, near},
+		{seriesCase{"MAU of one project count them", "total-mau", day("projectKey", "shop"), mar10, map[string]string{}, 100}, near},
+		{seriesCase{"MAU of another project do not", "total-mau", day("projectKey", "blog"), mar10, map[string]string{}, 0}, exactly},
+		{seriesCase{"AI runs by the hour count the current hour's", "ai-runs", hourly(), hour, map[string]string{}, 3}, exactly},
+		{seriesCase{"events received count the current hour's", "events/received", q("from", ms(mar10), "to", ms(now)), hour, map[string]string{}, 103}, exactly},
+		{seriesCase{"streams count the one opened this hour", "streams/server", q("from", ms(mar10), "to", ms(now)), hour, map[string]string{}, 1}, exactly},
+		{seriesCase{"data export events count what the destination exported this hour", "data-export-events", day("aggregationType", "incremental"), mar10, map[string]string{}, exported.Events}, exactly},
+		{seriesCase{"warehouse export counts it by the hour", "warehouse-export", hourly(), hour, map[string]string{}, exported.Events}, exactly},
+		{seriesCase{"events published count it", "events/published", q("from", ms(mar10), "to", ms(now)), hour, map[string]string{}, exported.Events}, exactly},
+	}
+	before := make([]int64, len(cases))
+	for i, c := range cases {
+		t.Run(c.name+" at once, before the rollup", func(t *testing.T) {
+			a := f.series(t, "/api/v2/usage/"+c.path, c.query)
+			before[i] = a.value(t, c.at, c.group)
+			if !c.equal(before[i], c.want) {
+				t.Errorf("%v at %s = %d, want %d: %v %v", c.group, c.at.Format(time.DateTime), before[i], c.want, a.Metadata, a.Series)
+			}
+		})
+	}
+	same := func(t *testing.T, when string) {
+		t.Helper()
+		for i, c := range cases {
+			t.Run(c.name+" the same "+when, func(t *testing.T) {
+				a := f.series(t, "/api/v2/usage/"+c.path, c.query)
+				if got := a.value(t, c.at, c.group); got != before[i] {
+					t.Errorf("%v at %s = %d, was %d before the rollup: %v %v", c.group, c.at.Format(time.DateTime), got, before[i], a.Metadata, a.Series)
+				}
+			})
+		}
+	}
+	// A rollup that wrote the day through 10:00 and stopped before moving the watermark.
+	if _, err := f.svc.Rollup.RollupDay(ctx, mar10, hour); err != nil {
+		t.Fatal(err)
+	}
+	same(t, "when a rollup wrote the hour but stopped before moving the watermark")
+	f.clock.set(mar10.Add(11*time.Hour + 5*time.Minute))
+	if rep, err := f.svc.Rollup.Run(ctx); err != nil || rep.Through != hour.Format("2006010215") {
+		t.Fatalf("rollup: %+v %v", rep, err)
+	}
+	same(t, "after the rollup of that hour")
+}
+
+func monthStart(t time.Time) time.Time {
+	return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
 }
