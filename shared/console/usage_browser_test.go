@@ -124,8 +124,8 @@ func TestConsoleUsage(t *testing.T) {
 	})
 
 	t.Run("the context chart draws the API's daily distinct counts, which do not add up to a total", func(t *testing.T) {
-		// Contexts are counted from complete hours (the rollup), so this
-		// hour's two are not in yet: the chart shows what the API answers.
+		// The chart shows what the API answers, this hour's contexts
+		// included (read from the live hour cells before the rollup).
 		want := p3Usage(t, c, "/api/v2/usage/total-contexts?projectKey=shop&environmentKey=production&aggregationType=incremental&granularity=daily&"+week)
 		var high int64
 		for _, p := range want.Series {

@@ -176,7 +176,7 @@ async function render({ query, main, stale }) {
       h('h2', { id: 'usage-contexts' }, 'Contexts'),
       h('p', { id: 'contexts-month' }, `Distinct contexts in ${env.name} this month: ${num(monthTotal)}.`),
       h('div', { id: 'contexts-chart' }, sparkline(totals(contexts), { label: `Distinct contexts per day in ${env.name}`, total: false })),
-      h('p', { class: 'muted' }, 'Counted from complete hours: the current hour appears once the usage rollup ran (a few minutes after the hour locally, up to an hour in AWS).')),
+      h('p', { class: 'muted' }, 'Counted from the SDK events received, the current hour included: its events count as soon as they arrive.')),
     h('section', { 'aria-labelledby': 'usage-events' },
       h('h2', { id: 'usage-events' }, 'SDK events received'),
       h('div', { id: 'events-chart' }, sparkline(totals(events), { label: 'SDK events received, whole account' }))),
