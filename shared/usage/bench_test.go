@@ -141,3 +141,38 @@ func benchRollupDay(b *testing.B, table store.Table, counter *dynamo.CallCounter
 		b.ReportMetric(float64(c)/float64(b.N), op+"/op")
 	}
 }
+
+// BenchmarkSeriesWithLiveHours answers the account's month-to-date
+// contexts on the bench day (4,800 hour cells, the embedded store): with
+// every hour rolled up, and with the last two hours (400 cells) read live
+// from their cells because the rollup has not reached them.
+func BenchmarkSeriesWithLiveHours(b *testing.B) {
+	ctx := context.Background()
+	end := benchDay.Add(23*time.Hour + 59*time.Minute)
+	req := usage.Request{Metric: usage.Contexts, From: benchDay, To: end, Aggregation: usage.MonthToDate, Granularity: usage.Daily}
+	for _, c := range []struct {
+		name    string
+		through time.Time // the rollup's watermark
+	}{
+		{"all hours rolled up", benchDay.Add(23 * time.Hour)},
+		{"the last two hours live", benchDay.Add(21 * time.Hour)},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			table := openTable(b)
+			writeBenchDay(b, table)
+			now := c.through.Add(time.Hour + usage.Grace + time.Minute)
+			if _, err := usage.NewRollup(table, func() time.Time { return now }).Run(ctx); err != nil {
+				b.Fatal(err)
+			}
+			rd := usage.NewReader(table, func() time.Time { return end })
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				s, err := rd.Compute(ctx, req)
+				if err != nil || len(s.Points) != 1 {
+					b.Fatalf("%+v %v", s, err)
+				}
+			}
+		})
+	}
+}
