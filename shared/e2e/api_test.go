@@ -428,7 +428,9 @@ func TestErrors(t *testing.T) {
 	gateway := []struct{ name, method, path string }{
 		{"an unknown path answers API Gateway's own 404", "GET", api + "/nothing-here"},
 		{"a method no route has answers API Gateway's 404, not 405", "PUT", api + "/projects"},
-		{"a path outside the API answers API Gateway's 404", "GET", "/"},
+		// "/" is the console's page; other paths outside the API are no route.
+		{"a path outside the API answers API Gateway's 404", "GET", "/not-the-api"},
+		{"a console file that does not exist answers a 404", "GET", "/console/js/nothing/deeper.js"},
 	}
 	for _, c := range gateway {
 		t.Run(c.name, func(t *testing.T) {
