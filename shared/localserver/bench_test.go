@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"path/filepath"
 	"regexp"
@@ -185,6 +186,45 @@ func BenchmarkGetEnvironmentLoopbackLimited(b *testing.B) {
 	defer stop()
 	seedFlags(b, base, token, "bench", 0)
 	loadLoopback(b, "GET", base+"/api/v2/projects/bench/environments/production", token, "")
+}
+
+// BenchmarkGetFlagLoopback reads one flag (with its two environments) of a
+// project with 100, as an admin: issue 26 wants it at least as fast as
+// BenchmarkGetEnvironmentLoopback.
+func BenchmarkGetFlagLoopback(b *testing.B) {
+	base, token, stop := startLocal(b, filepath.Join(b.TempDir(), "bench.db"))
+	defer stop()
+	seedFlags(b, base, token, "bench", 100)
+	loadLoopback(b, "GET", base+"/api/v2/flags/bench/flag-001", token, "")
+}
+
+// BenchmarkBareHTTPLoopback is the ceiling BenchmarkGetEnvironmentLoopback
+// is compared with: a bare net/http server answering the same bytes (the
+// environment's answer, taken from the local server once) to the same
+// client, so the ratio is what flagplane's request path costs.
+func BenchmarkBareHTTPLoopback(b *testing.B) {
+	base, token, stop := startLocal(b, filepath.Join(b.TempDir(), "bench.db"))
+	seedFlags(b, base, token, "bench", 0)
+	req, _ := http.NewRequest("GET", base+"/api/v2/projects/bench/environments/production", nil)
+	req.Header.Set("Authorization", token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	stop()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(body)
+	})}
+	go srv.Serve(ln)
+	defer srv.Close()
+	loadLoopback(b, "GET", "http://"+ln.Addr().String()+"/api/v2/projects/bench/environments/production", token, "")
 }
 
 // BenchmarkListFlagsLoopback lists a page of 20 flags (the default page)

@@ -82,7 +82,7 @@ func (h handlers) postEnvironment(w http.ResponseWriter, r *http.Request) error 
 }
 
 func (h handlers) getEnvironment(w http.ResponseWriter, r *http.Request) error {
-	e, err := h.envs.Get(r.Context(), r.PathValue("projectKey"), r.PathValue("environmentKey"))
+	e, err := h.envs.Shared(r.Context(), r.PathValue("projectKey"), r.PathValue("environmentKey"))
 	if err != nil {
 		return err
 	}
