@@ -331,7 +331,7 @@ func TestFlagRightsMessagesAndAccess(t *testing.T) {
 	})
 
 	t.Run("_access on each environment reflects the decision there", func(t *testing.T) {
-		res := srv.Do(t, http.MethodGet, "/api/v2/flags/"+rightsProject+"/checkout", nil, "Authorization", tokens["staging-switch"])
+		res := srv.Do(t, http.MethodGet, "/api/v2/flags/"+rightsProject+"/checkout?expand=access", nil, "Authorization", tokens["staging-switch"])
 		var got rightsFlag
 		res.JSON(t, &got)
 		allowed := func(env string) []string {
@@ -357,7 +357,7 @@ func TestFlagRightsMessagesAndAccess(t *testing.T) {
 				Environments map[string]map[string]any `json:"environments"`
 			} `json:"items"`
 		}
-		srv.Do(t, http.MethodGet, "/api/v2/flags/"+rightsProject, nil).JSON(t, &list)
+		srv.Do(t, http.MethodGet, "/api/v2/flags/"+rightsProject+"?env=staging&env=production", nil).JSON(t, &list)
 		if len(list.Items) != 1 || len(list.Items[0].Environments) != 2 {
 			t.Fatalf("list %+v, want one flag in two environments", list)
 		}

@@ -498,7 +498,7 @@ func TestFlagsShowNoTargetingOfADeniedEnvironment(t *testing.T) {
 				var list struct {
 					Items []flagEnvs `json:"items"`
 				}
-				mustDo(t, srv, http.StatusOK, http.MethodGet, "/api/v2/flags/pa", nil, "Authorization", tt.token).JSON(t, &list)
+				mustDo(t, srv, http.StatusOK, http.MethodGet, "/api/v2/flags/pa?env=denied&env=open", nil, "Authorization", tt.token).JSON(t, &list)
 				if len(list.Items) != 1 {
 					t.Fatalf("%d flags, want 1", len(list.Items))
 				}

@@ -58,7 +58,8 @@ type Flag struct {
 	MaintainerID           string                      `json:"maintainerId,omitempty"`
 	CustomProperties       flag.CustomProperties       `json:"customProperties"`
 	Experiments            experimentsRep              `json:"experiments"`
-	Environments           map[string]FlagEnv          `json:"environments"`
+	// Environments is nil, and left out, where FlagView.NoEnvironments.
+	Environments map[string]FlagEnv `json:"environments,omitzero"`
 	// Access is the caller's rights on the flag's settings, decided on
 	// proj/<p>:env/*:flag/<f>; left out with FlagView.NoAccess.
 	Access *policy.Access `json:"_access,omitempty"`
@@ -76,13 +77,16 @@ type experimentsRep struct {
 var noExperiments = experimentsRep{Items: []struct{}{}}
 
 // FlagView says which environments a representation shows (all when
-// Only is empty), whether their lists are left out (Summary), and whether
-// every `_access` is (NoAccess: a list shows them only when asked, with
-// expand=access, since they are most of a flag's size).
+// Only is empty, none with NoEnvironments: LaunchDarkly's list since API
+// version 20240415 shows environments only when asked with env), whether
+// their lists are left out (Summary), and whether every `_access` is
+// (NoAccess: GET and list show them only when asked, with expand=access,
+// since they are most of a flag's size).
 type FlagView struct {
-	Only     []string
-	Summary  bool
-	NoAccess bool
+	Only           []string
+	Summary        bool
+	NoAccess       bool
+	NoEnvironments bool
 }
 
 // NewFlag shows f, in the environments of envs that v and the caller's
@@ -100,12 +104,16 @@ func NewFlag(r *http.Request, f *flag.Flag, envs []*environment.Environment, v F
 		Key:   f.Key, Name: f.Name, Description: f.Description, Kind: f.Kind, Version: f.Version, CreationDate: f.CreationDate,
 		IncludeInSnippet: f.ClientSideAvailability.UsingEnvironmentID, ClientSideAvailability: f.ClientSideAvailability,
 		Variations: f.Variations, Defaults: f.Defaults, Tags: tags, Temporary: f.Temporary, Archived: f.Archived,
-		MaintainerID: f.MaintainerID, CustomProperties: f.CustomProperties, Experiments: noExperiments, Environments: map[string]FlagEnv{},
+		MaintainerID: f.MaintainerID, CustomProperties: f.CustomProperties, Experiments: noExperiments,
 	}
 	if !v.NoAccess {
 		access := Access(r, proj.Child("env", "*").Child("flag", f.Key, f.Tags...), flag.Actions)
 		rep.Access = &access
 	}
+	if v.NoEnvironments {
+		return rep
+	}
+	rep.Environments = map[string]FlagEnv{}
 	for _, e := range envs {
 		if len(v.Only) > 0 && !slices.Contains(v.Only, e.Key) {
 			continue

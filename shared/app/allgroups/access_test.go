@@ -142,10 +142,10 @@ func (s accessSetup) accessShown(t *testing.T, tok string) map[string]*accessDoc
 	out["environment in the expanded project"] = item(t, expanded.Environments.Items, "production").Access
 
 	one = withAccess{}
-	s.get(t, tok, api+"/flags/shop/checkout", &one)
+	s.get(t, tok, api+"/flags/shop/checkout?expand=access", &one)
 	out["flag"] = one.Access
 	out["flag in production"] = one.Environments["production"].Access
-	listed := item(t, s.items(t, tok, api+"/flags/shop?expand=access"), "checkout")
+	listed := item(t, s.items(t, tok, api+"/flags/shop?expand=access&env=production&env=test"), "checkout")
 	out["flag in the list"] = listed.Access
 	out["flag in production in the list"] = listed.Environments["production"].Access
 
@@ -201,7 +201,7 @@ func TestAccessInAnswers(t *testing.T) {
 
 	t.Run("a role allowing updateOn in production allows it there, with its statement as reason, and not in test", func(t *testing.T) {
 		var got withAccess
-		s.get(t, s.prodOn, api+"/flags/shop/checkout", &got)
+		s.get(t, s.prodOn, api+"/flags/shop/checkout?expand=access", &got)
 		prod, test := got.Environments["production"].Access, got.Environments["test"].Access
 		if prod == nil || test == nil || got.Access == nil {
 			t.Fatalf("_access missing: %+v", got)
@@ -230,13 +230,13 @@ func TestAccessInAnswers(t *testing.T) {
 	})
 
 	t.Run("a deny statement on a tag decides by the flag's tags", func(t *testing.T) {
-		listed := s.items(t, s.notBeta, api+"/flags/shop?expand=access")
+		listed := s.items(t, s.notBeta, api+"/flags/shop?expand=access&env=production&env=test")
 		for _, c := range []struct {
 			flag    string
 			allowed bool
 		}{{"checkout", true}, {"banner", false}} {
 			var one withAccess
-			s.get(t, s.notBeta, api+"/flags/shop/"+c.flag, &one)
+			s.get(t, s.notBeta, api+"/flags/shop/"+c.flag+"?expand=access", &one)
 			for where, f := range map[string]withAccess{"read": one, "list": item(t, listed, c.flag)} {
 				for _, a := range []struct {
 					doc    *accessDoc
@@ -260,7 +260,7 @@ func TestAccessInAnswers(t *testing.T) {
 
 	t.Run("expand=access adds _access to list items and its absence leaves it out", func(t *testing.T) {
 		// Alternating, so that neither answer comes from the other's cache.
-		for i, query := range []string{"", "?expand=access", "?summary=0", "?expand=evaluation,access", "", "?summary=0&expand=access"} {
+		for i, query := range []string{"?env=production", "?env=production&expand=access", "?env=production&summary=0", "?env=production&expand=evaluation,access", "?env=production", "?env=production&summary=0&expand=access"} {
 			want := strings.Contains(query, "access")
 			for _, f := range s.items(t, "", api+"/flags/shop"+query) {
 				if (f.Access != nil) != want {

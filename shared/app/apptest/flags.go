@@ -142,10 +142,11 @@ func ABCFlag(t testing.TB, srv *Server, p, key string) FlagDoc {
 		"defaults":   map[string]any{"onVariation": 0, "offVariation": 2}})
 }
 
-// GetFlag reads flag f of project p, which must exist.
+// GetFlag reads flag f of project p, which must exist, with its `_access`
+// (expand=access), as the answers to its create and patches show it.
 func GetFlag(t testing.TB, srv *Server, p, f string) FlagDoc {
 	t.Helper()
-	res := srv.Do(t, http.MethodGet, FlagPath(p, f), nil)
+	res := srv.Do(t, http.MethodGet, FlagPath(p, f)+"?expand=access", nil)
 	WantStatus(t, res, http.StatusOK)
 	return DecodeFlag(t, res)
 }

@@ -7,6 +7,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"strconv"
+	"strings"
 
 	"github.com/flagplane/flagplane/shared/api"
 	"github.com/flagplane/flagplane/shared/app"
@@ -109,7 +111,10 @@ func (h handlers) getFeatureFlags(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	view := reps.FlagView{Only: q["env"], Summary: summary, NoAccess: !expand["access"]}
+	// As LaunchDarkly's list since API version 20240415: environments only
+	// when asked for by env (a request naming an older version sees all).
+	view := reps.FlagView{Only: q["env"], Summary: summary, NoAccess: !expand["access"],
+		NoEnvironments: len(q["env"]) == 0 && !namesVersionBefore(r, environmentsByDefaultUntil)}
 	links := api.OffsetLinks(flag.CollectionHref(pk), q, offset, limit, res.TotalCount)
 	if summary {
 		body, err := h.lists.summaries(r, links, res.TotalCount, res.Items, res.Environments, view)
@@ -143,13 +148,44 @@ func (h handlers) postFeatureFlag(w http.ResponseWriter, r *http.Request) error 
 	return nil
 }
 
+// flagExpansions are the names GET one flag's expand parameter takes:
+// access adds the flag's `_access` objects (the settings' and each
+// environment's, most of the answer's size, so only when asked, as in the
+// list); LaunchDarkly's evaluation and migrationSettings are accepted and
+// add nothing.
+var flagExpansions = []string{"access", "evaluation", "migrationSettings"}
+
 func (h handlers) getFeatureFlag(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	expand, err := api.Expand(q, flagExpansions...)
+	if err != nil {
+		return err
+	}
 	d, err := h.flags.Get(r.Context(), r.PathValue("projectKey"), r.PathValue("featureFlagKey"))
 	if err != nil {
 		return err
 	}
-	api.WriteJSON(w, http.StatusOK, reps.NewFlag(r, d.Flag, d.Environments, reps.FlagView{Only: r.URL.Query()["env"]}))
+	api.WriteJSON(w, http.StatusOK, reps.NewFlag(r, d.Flag, d.Environments, reps.FlagView{Only: q["env"], NoAccess: !expand["access"]}))
 	return nil
+}
+
+// environmentsByDefaultUntil is the API version from which LaunchDarkly's
+// flag list leaves environments out unless env names them.
+const environmentsByDefaultUntil = 20240415
+
+// namesVersionBefore reports whether the request's LD-API-Version names a
+// dated version before v (20220603, say), whose clients expect the list's
+// environments by default.
+func namesVersionBefore(r *http.Request, v int) bool {
+	for _, h := range r.Header.Values(api.LDVersionHeader) {
+		for _, part := range strings.Split(h, ",") {
+			part = strings.TrimSpace(part)
+			if n, err := strconv.Atoi(part); err == nil && len(part) == 8 && n < v {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (h handlers) patchFeatureFlag(w http.ResponseWriter, r *http.Request) error {

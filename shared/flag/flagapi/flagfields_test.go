@@ -141,7 +141,7 @@ func TestFlagCustomProperties(t *testing.T) {
 				Denied []struct{ Action string } `json:"denied"`
 			} `json:"_access"`
 		}
-		srv.Do(t, http.MethodGet, apptest.FlagPath("p", "edited"), nil, "Authorization", reader).JSON(t, &f)
+		srv.Do(t, http.MethodGet, apptest.FlagPath("p", "edited")+"?expand=access", nil, "Authorization", reader).JSON(t, &f)
 		if !slices.ContainsFunc(f.Access.Denied, func(d struct{ Action string }) bool { return d.Action == "updateFlagCustomProperties" }) {
 			t.Errorf("the reader's _access does not deny updateFlagCustomProperties: %v", f.Access.Denied)
 		}
@@ -263,7 +263,7 @@ func TestFlagReferenceFields(t *testing.T) {
 
 	t.Run("the list summary carries the same sel as the read", func(t *testing.T) {
 		want := sels(t)
-		res := srv.Do(t, http.MethodGet, apptest.FlagsPath("p"), nil)
+		res := srv.Do(t, http.MethodGet, apptest.FlagsPath("p")+"?env=production&env=test", nil)
 		apptest.WantStatus(t, res, http.StatusOK)
 		item := res.Map(t)["items"].([]any)[0].(map[string]any)
 		for env, s := range want {

@@ -216,7 +216,7 @@ func TestGetListAndDeleteFlags(t *testing.T) {
 	})
 
 	t.Run("a list shows summaries: no target, rule or prerequisite lists unless summary=0", func(t *testing.T) {
-		res, _ := list(t, "?filter="+url.QueryEscape("query:alpha"))
+		res, _ := list(t, "?env=production&filter="+url.QueryEscape("query:alpha"))
 		var page struct {
 			Items []map[string]any `json:"items"`
 		}
@@ -230,7 +230,7 @@ func TestGetListAndDeleteFlags(t *testing.T) {
 		if _, ok := prod["fallthrough"]; !ok {
 			t.Errorf("summary hides the fallthrough: %v", prod)
 		}
-		res, _ = list(t, "?summary=0&filter="+url.QueryEscape("query:alpha"))
+		res, _ = list(t, "?summary=0&env=production&filter="+url.QueryEscape("query:alpha"))
 		var full struct {
 			Items []apptest.FlagDoc `json:"items"`
 		}
@@ -1274,7 +1274,7 @@ func TestFlagAuthorization(t *testing.T) {
 	_, switcher := srv.MustCreateToken(t, map[string]any{"name": "s", "customRoleIds": []string{"flag-switcher"}})
 
 	t.Run("a reader may read a flag but not patch it", func(t *testing.T) {
-		res := srv.Do(t, http.MethodGet, apptest.FlagPath("p", "f"), nil, "Authorization", reader)
+		res := srv.Do(t, http.MethodGet, apptest.FlagPath("p", "f")+"?expand=access", nil, "Authorization", reader)
 		apptest.WantStatus(t, res, http.StatusOK)
 		d := apptest.DecodeFlag(t, res)
 		var denied []string

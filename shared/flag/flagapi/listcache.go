@@ -31,7 +31,8 @@ import (
 //   - the caller's rights, which decide which environments show and
 //     `_access` from the flag's key and tags and the project's tags
 //     (included when the rights select by tag);
-//   - whether `_access` is shown at all (expand=access).
+//   - whether `_access` is shown at all (expand=access), and whether
+//     environments are (env, or an older LD-API-Version).
 //
 // The local server is its table's only writer, so a whole list answer
 // stays true until its next commit (audit.Log.Generation): pages keeps
@@ -57,6 +58,7 @@ type summaryKey struct {
 	rights      any
 	projectTags string
 	access      bool
+	noEnvs      bool
 }
 
 type pageKey struct {
@@ -109,7 +111,7 @@ func (c *listCache) summaries(r *http.Request, links api.Links, total int64, fla
 		if i > 0 {
 			buf.WriteByte(',')
 		}
-		k := summaryKey{f: f, envs: sig, rights: rights, projectTags: projectTags, access: !view.NoAccess}
+		k := summaryKey{f: f, envs: sig, rights: rights, projectTags: projectTags, access: !view.NoAccess, noEnvs: view.NoEnvironments}
 		keyed := rights != nil
 		if keyed {
 			if b, ok := c.flags.Get(k); ok {

@@ -23,8 +23,9 @@ type listedFlag struct {
 
 func listFlags(t testing.TB, srv *apptest.Server, p string, headers ...string) map[string]listedFlag {
 	t.Helper()
-	// expand=access: the cases check that a change of rights shows in `_access`.
-	res := srv.Do(t, http.MethodGet, apptest.FlagsPath(p)+"?expand=access", nil, headers...)
+	// expand=access: the cases check that a change of rights shows in
+	// `_access`; env: that a change of targeting shows.
+	res := srv.Do(t, http.MethodGet, apptest.FlagsPath(p)+"?expand=access&env=production&env=test", nil, headers...)
 	apptest.WantStatus(t, res, http.StatusOK)
 	var page struct {
 		Items []listedFlag `json:"items"`

@@ -98,7 +98,7 @@ async function preview(r, res) {
   const open = r.status === 'pending' || r.status === 'scheduled';
   try {
     if (res.kind === 'flag') {
-      const flag = await get(`/api/v2/flags/${enc(res.project)}/${enc(res.key)}?env=${enc(res.env)}`);
+      const flag = await get(`/api/v2/flags/${enc(res.project)}/${enc(res.key)}?env=${enc(res.env)}&expand=access`);
       const before = (flag.environments || {})[res.env] || {};
       if (!open) return { node: h('p', { class: 'muted' }, `This request is ${r.status}; its change is in the audit log.`), guardOn: before };
       const { after, skipped } = flagEnv(flag, res.env, r.instructions);

@@ -37,7 +37,8 @@ function savePending(s) {
 
 async function render({ params, query, main, stale }) {
   const path = `/api/v2/flags/${enc(params.project)}/${enc(params.flag)}`;
-  const [flag, envList] = await Promise.all([get(path), get(`/api/v2/projects/${enc(params.project)}/environments?limit=1000`)]);
+  // expand=access: the page decides its controls by the flag's _access.
+  const [flag, envList] = await Promise.all([get(path + '?expand=access'), get(`/api/v2/projects/${enc(params.project)}/environments?limit=1000`)]);
   if (stale()) return;
   const envs = envList.items || [];
   const envKey = envs.some((e) => e.key === query.env) ? query.env : (envs[0] && envs[0].key);
@@ -486,7 +487,7 @@ async function sendPending(s, commentEl, err, btn) {
   try {
     // The semantic patch applies to whatever the flag is now; a flag
     // changed since this page read it is shown first, not overwritten.
-    const fresh = await get(s.path);
+    const fresh = await get(s.path + '?expand=access');
     if (fresh._version !== s.flag._version) { conflict(s, fresh); return; }
     const next = await semanticPatch(s.path, { environmentKey: s.envKey, comment, instructions: s.pending });
     s.flag = next;
@@ -499,7 +500,7 @@ async function sendPending(s, commentEl, err, btn) {
     announce(`Changes saved in ${env.name}.`);
   } catch (e) {
     if (e.status === 409) {
-      try { conflict(s, await get(s.path)); return; } catch { /* show the 409 itself */ }
+      try { conflict(s, await get(s.path + '?expand=access')); return; } catch { /* show the 409 itself */ }
     }
     mount(err, refusal(e, { project: s.project, flag: s.flag, env, instructions: s.pending, comment }));
     announce(`Not saved: ${e.message}`);

@@ -14,8 +14,9 @@ export function register(route) {
   route('/projects/:project/flags', render, (p) => `Flags of ${p.project}`);
 }
 
-// listQuery is the API's query for the page's own: filter=query:x,tags:a+b.
-function listQuery(query) {
+// listQuery is the API's query for the page's own: filter=query:x,tags:a+b,
+// each environment by env (a list shows none unless named).
+function listQuery(query, envs) {
   const filter = [];
   const q = (query.q || '').trim();
   // The filter's separators cannot be escaped: drop them from a search.
@@ -25,18 +26,18 @@ function listQuery(query) {
   const p = new URLSearchParams({ summary: 'true', limit: String(PAGE), offset: String(Number(query.offset) || 0), expand: 'access' });
   if (filter.length) p.set('filter', filter.join(','));
   if (query.sort) p.set('sort', query.sort);
+  for (const e of envs) p.append('env', e.key);
   return p.toString();
 }
 
 async function render({ params, query, main, stale }) {
   const project = params.project;
   const offset = Math.max(0, Number(query.offset) || 0);
-  const [envList, list] = await Promise.all([
-    get(`/api/v2/projects/${enc(project)}/environments?limit=1000`),
-    get(`/api/v2/flags/${enc(project)}?${listQuery(query)}`),
-  ]);
+  const envList = await get(`/api/v2/projects/${enc(project)}/environments?limit=1000`);
   if (stale()) return;
   const envs = envList.items || [];
+  const list = await get(`/api/v2/flags/${enc(project)}?${listQuery(query, envs)}`);
+  if (stale()) return;
   const byKey = new Map(envs.map((e) => [e.key, e]));
   const flags = list.items || [];
   const msg = h('div', { id: 'flags-msg' });
