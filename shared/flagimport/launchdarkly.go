@@ -15,9 +15,9 @@ import (
 )
 
 // ldSource reads a project's flags from a LaunchDarkly-compatible REST API
-// (LaunchDarkly, or another flagplane): GET /api/v2/flags/{project} with
-// summary=0, which carries every environment's targets and rules, page by
-// page; then each segment the rules match, environment by environment
+// (LaunchDarkly, or another flagplane): the project's environments, then
+// GET /api/v2/flags/{project} with summary=0 and every environment named
+// (env=...), which carries their targets and rules, page by page; then each segment the rules match, environment by environment
 // (GET /api/v2/segments/{project}/{environment}/{key}), and the segments
 // those match in turn.
 type ldSource struct {
@@ -66,12 +66,49 @@ func (s *ldSource) Flags(ctx context.Context) ([]SourceFlag, []SourceSegment, er
 	return flags, segs, nil
 }
 
+// environments lists the keys of the source project's environments
+// (GET /api/v2/projects/{project}/environments, page by page).
+func (s *ldSource) environments(ctx context.Context) ([]string, error) {
+	headers := map[string]string{"Authorization": s.apiKey}
+	var keys []string
+	for offset := 0; ; {
+		var page struct {
+			Items []struct {
+				Key string `json:"key"`
+			} `json:"items"`
+			TotalCount int `json:"totalCount"`
+		}
+		path := fmt.Sprintf("/api/v2/projects/%s/environments?limit=%d&offset=%d", url.PathEscape(s.project), ldPageSize, offset)
+		if err := getJSON(ctx, s.client, s.base, path, headers, &page); err != nil {
+			return nil, err
+		}
+		for _, e := range page.Items {
+			keys = append(keys, e.Key)
+		}
+		offset += len(page.Items)
+		if len(page.Items) == 0 || offset >= page.TotalCount {
+			return keys, nil
+		}
+	}
+}
+
 func (s *ldSource) flags(ctx context.Context) ([]SourceFlag, error) {
+	// A flag list carries environments' targeting only for the environments
+	// named with env (and summary=0), as LaunchDarkly's API answers since
+	// its version 20240415: name them all.
+	envs, err := s.environments(ctx)
+	if err != nil {
+		return nil, err
+	}
+	envQuery := ""
+	for _, k := range envs {
+		envQuery += "&env=" + url.QueryEscape(k)
+	}
 	headers := map[string]string{"Authorization": s.apiKey}
 	var out []SourceFlag
 	for offset := 0; ; {
 		var page ldPage
-		path := fmt.Sprintf("/api/v2/flags/%s?summary=0&limit=%d&offset=%d", url.PathEscape(s.project), ldPageSize, offset)
+		path := fmt.Sprintf("/api/v2/flags/%s?summary=0&limit=%d&offset=%d%s", url.PathEscape(s.project), ldPageSize, offset, envQuery)
 		if err := getJSON(ctx, s.client, s.base, path, headers, &page); err != nil {
 			return nil, err
 		}

@@ -192,6 +192,13 @@ type blockingSource struct {
 func newBlockingSource(t *testing.T) *blockingSource {
 	b := &blockingSource{entered: make(chan struct{}, 10), release: make(chan struct{})}
 	b.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// A run lists the source's environments first; only its read of
+		// the flags is held and counted.
+		if strings.HasSuffix(r.URL.Path, "/environments") {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{"items":[{"key":"production"}],"totalCount":1}`))
+			return
+		}
 		b.entered <- struct{}{}
 		<-b.release
 		w.Header().Set("Content-Type", "application/json")
