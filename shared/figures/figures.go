@@ -1,7 +1,7 @@
-// Package figures keeps the README's numbers honest. A figure in the README
-// sits between markers, <!-- fig:NAME -->TEXT<!-- /fig -->, which render as
+// Package figures keeps the numbers of the README and the docs/*.md pages
+// honest. A figure sits between markers, <!-- fig:NAME -->TEXT<!-- /fig -->, which render as
 // nothing; TestREADMEFigures computes each figure from the code, the build
-// output or the benchmark output and either checks the README against it
+// output or the benchmark output and either checks the docs against it
 // (make test) or rewrites the text between the markers (make figures).
 package figures
 
@@ -60,32 +60,75 @@ func Regions(doc []byte) []Region {
 	return out
 }
 
-// Check lists what in doc disagrees with figs: a figure whose text is no
-// longer true, a marker of no known figure, and a known figure the README
-// no longer shows (so a marker deleted by an edit does not go unnoticed).
-// Figures in optional may be missing from figs (not measured this run);
-// their markers are then left unchecked.
-func Check(doc []byte, figs []Figure, optional []string) []string {
+// Doc is one file that shows figures: its path as problems name it
+// (relative to the repository root, such as README.md or docs/costs.md) and
+// its text.
+type Doc struct {
+	Path string
+	Body []byte
+}
+
+// ReadDocs reads the files that show figures, under the repository root:
+// README.md, then every docs/*.md in name order.
+func ReadDocs(root string) ([]Doc, error) {
+	pages, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(pages)
+	paths := []string{"README.md"}
+	for _, p := range pages {
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			return nil, err
+		}
+		paths = append(paths, filepath.ToSlash(rel))
+	}
+	var docs []Doc
+	for _, p := range paths {
+		body, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(p)))
+		if err != nil {
+			return nil, err
+		}
+		docs = append(docs, Doc{Path: p, Body: body})
+	}
+	return docs, nil
+}
+
+// Check lists what in docs disagrees with figs: a figure whose text is no
+// longer true (as path:line), a marker of no known figure, and a known
+// figure no doc shows any longer (so a marker deleted by an edit, or a page
+// moved without its markers, does not go unnoticed). A figure may be shown
+// in several docs, and several times in one. Figures in optional may be
+// missing from figs (not measured this run); their markers are then left
+// unchecked.
+func Check(docs []Doc, figs []Figure, optional []string) []string {
 	byName := map[string]Figure{}
 	for _, f := range figs {
 		byName[f.Name] = f
 	}
 	var problems []string
 	seen := map[string]bool{}
-	for _, r := range Regions(doc) {
-		seen[r.Name] = true
-		f, ok := byName[r.Name]
-		switch {
-		case !ok && slices.Contains(optional, r.Name):
-		case !ok:
-			problems = append(problems, fmt.Sprintf("README.md:%d: no figure is called %q", r.Line, r.Name))
-		case !f.accepts(r.Text):
-			problems = append(problems, fmt.Sprintf("README.md:%d: %s says %q, but it is %q now", r.Line, r.Name, r.Text, f.Text))
+	for _, d := range docs {
+		for _, r := range Regions(d.Body) {
+			seen[r.Name] = true
+			f, ok := byName[r.Name]
+			switch {
+			case !ok && slices.Contains(optional, r.Name):
+			case !ok:
+				problems = append(problems, fmt.Sprintf("%s:%d: no figure is called %q", d.Path, r.Line, r.Name))
+			case !f.accepts(r.Text):
+				problems = append(problems, fmt.Sprintf("%s:%d: %s says %q, but it is %q now", d.Path, r.Line, r.Name, r.Text, f.Text))
+			}
 		}
+	}
+	var paths []string
+	for _, d := range docs {
+		paths = append(paths, d.Path)
 	}
 	for _, f := range figs {
 		if !seen[f.Name] {
-			problems = append(problems, fmt.Sprintf("README.md: figure %s (%q) has no <!-- fig:%s --> marker", f.Name, f.Text, f.Name))
+			problems = append(problems, fmt.Sprintf("figure %s (%q) has no <!-- fig:%s --> marker in %s", f.Name, f.Text, f.Name, strings.Join(paths, ", ")))
 		}
 	}
 	return problems

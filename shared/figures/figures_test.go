@@ -45,7 +45,7 @@ func TestCheck(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := Check([]byte(doc), tc.figs, tc.optional)
+			got := Check([]Doc{{Path: "README.md", Body: []byte(doc)}}, tc.figs, tc.optional)
 			if len(got) != len(tc.want) {
 				t.Fatalf("problems %q, want %d like %q", got, len(tc.want), tc.want)
 			}
@@ -56,6 +56,42 @@ func TestCheck(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestCheckSeveralDocs(t *testing.T) {
+	page := "# costs\n\nTotal <!-- fig:total -->$3.17<!-- /fig -->.\n\n| ops | <!-- fig:ops -->196<!-- /fig --> |\n"
+	docs := []Doc{{Path: "README.md", Body: []byte(doc)}, {Path: "docs/costs.md", Body: []byte(page)}}
+	t.Run("a figure shown only in a docs page counts as shown", func(t *testing.T) {
+		got := Check(docs, []Figure{{Name: "ops", Text: "196"}, {Name: "size", Text: "10.3 MB"}, {Name: "total", Text: "$3.17"}}, nil)
+		if len(got) != 0 {
+			t.Fatalf("problems %q, want none", got)
+		}
+	})
+	t.Run("a stale figure in a docs page is reported with that page's path and line", func(t *testing.T) {
+		got := Check(docs, []Figure{{Name: "ops", Text: "196"}, {Name: "size", Text: "10.3 MB"}, {Name: "total", Text: "$3.20"}}, nil)
+		want := []string{`docs/costs.md:3: total says "$3.17", but it is "$3.20" now`}
+		if !slices.Equal(got, want) {
+			t.Fatalf("problems %q, want %q", got, want)
+		}
+	})
+	t.Run("a figure shown in the README and a page is checked in both", func(t *testing.T) {
+		got := Check(docs, []Figure{{Name: "ops", Text: "197"}, {Name: "size", Text: "10.3 MB"}, {Name: "total", Text: "$3.17"}}, nil)
+		want := []string{"README.md:3: ops", "README.md:5: ops", "docs/costs.md:5: ops"}
+		if len(got) != len(want) {
+			t.Fatalf("problems %q, want %d like %q", got, len(want), want)
+		}
+		for i, w := range want {
+			if !strings.HasPrefix(got[i], w) {
+				t.Errorf("problem %d: %q does not start with %q", i, got[i], w)
+			}
+		}
+	})
+	t.Run("a figure no doc shows is reported naming every doc read", func(t *testing.T) {
+		got := Check(docs, []Figure{{Name: "ops", Text: "196"}, {Name: "size", Text: "10.3 MB"}, {Name: "total", Text: "$3.17"}, {Name: "groups", Text: "25"}}, nil)
+		if len(got) != 1 || !strings.Contains(got[0], "figure groups") || !strings.Contains(got[0], "README.md, docs/costs.md") {
+			t.Fatalf("problems %q, want one naming figure groups and both docs", got)
+		}
+	})
 }
 
 func TestRewrite(t *testing.T) {

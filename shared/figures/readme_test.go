@@ -30,7 +30,7 @@ const root = "../.."
 //   - "check" (make check-figures, in make test after the builds and synth):
 //     also the bootstrap sizes in bin/lambda and bin/e2e and the template in
 //     cdk.out (resources, outputs, throttle, log retention);
-//   - "write" (make figures): rewrites the README's figures instead.
+//   - "write" (make figures): rewrites the figures of README.md and docs/*.md instead.
 //
 // FLAGPLANE_FIGURES_BENCH names a folder of benchmark output (make
 // figures-bench writes it); its figures are then checked or written too.
@@ -65,22 +65,23 @@ func TestREADMEFigures(t *testing.T) {
 		t.Logf("%-26s %s", f.Name, f.Text)
 	}
 
-	path := filepath.Join(root, "README.md")
-	doc, err := os.ReadFile(path)
+	docs, err := figures.ReadDocs(root)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if mode == "write" {
-		if out := figures.Rewrite(doc, figs); string(out) != string(doc) {
-			if err := os.WriteFile(path, out, 0o644); err != nil {
-				t.Fatal(err)
+		for i, d := range docs {
+			if out := figures.Rewrite(d.Body, figs); string(out) != string(d.Body) {
+				if err := os.WriteFile(filepath.Join(root, filepath.FromSlash(d.Path)), out, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("rewrote the figures of %s", d.Path)
+				docs[i].Body = out
 			}
-			t.Logf("rewrote the figures of %s", path)
-			doc = out
 		}
 	}
-	if problems := figures.Check(doc, figs, optional); len(problems) > 0 {
-		t.Errorf("the README's figures do not match; run `make figures` (or `make figures-bench` for benchmark figures):\n  %s",
+	if problems := figures.Check(docs, figs, optional); len(problems) > 0 {
+		t.Errorf("the figures of README.md and docs/*.md do not match; run `make figures` (or `make figures-bench` for benchmark figures):\n  %s",
 			strings.Join(problems, "\n  "))
 	}
 }
