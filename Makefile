@@ -3,8 +3,10 @@ SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 
 GO            ?= go
-ADDR          ?= 127.0.0.1:8080
-DATA          ?= flagplane.db
+# make run's address and data file: ADDR= and DATA=, else the server's own
+# FLAGPLANE_ADDR and FLAGPLANE_DATA from the environment, else its defaults.
+ADDR          ?= $(or $(FLAGPLANE_ADDR),127.0.0.1:8080)
+DATA          ?= $(or $(FLAGPLANE_DATA),flagplane.db)
 BIN           := bin
 # One Lambda function per catalog group: every folder of functions/ but the local binary.
 LAMBDAS       := $(filter-out flagplane,$(notdir $(wildcard functions/*)))

@@ -42,7 +42,7 @@ Usage:
   flagplane help                             print this text
 
 Run "flagplane <command> -h" for the flags of a command.
-Read more in README.md of the flagplane source: Quick start, Using the API, Operations.
+Read more in the flagplane source: README.md (Quick start), docs/api.md, docs/configuration.md.
 `
 
 func main() {
@@ -180,7 +180,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if allowPrivate.set {
 		cfg.AllowPrivateWebhooks = &allowPrivate.value
 	}
-	return localserver.RunLocal(ctx, cfg, logger)
+	err = localserver.RunLocal(ctx, cfg, logger)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("%w\n  another process listens on %s: stop it, or pick a free address with -addr or FLAGPLANE_ADDR (make run ADDR=127.0.0.1:9090)", err, *addr)
+	}
+	return err
 }
 
 // Settings only the local server has.

@@ -387,6 +387,73 @@ func TestDataFileInUse(t *testing.T) {
 	}
 }
 
+func TestAddressInUse(t *testing.T) {
+	// GIVEN a port another process listens on
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	addr := ln.Addr().String()
+	// WHEN serve is asked to listen there
+	res := runCLI(t, t.TempDir(), "serve", "-addr", addr, "-data", filepath.Join(t.TempDir(), "flagplane.db"))
+	// THEN it fails at once, naming the address and every way to pick another
+	if res.code != 1 {
+		t.Errorf("exit %d, want 1: %s", res.code, res.stderr)
+	}
+	for _, w := range []string{addr, "address already in use", "-addr", "FLAGPLANE_ADDR", "make run ADDR="} {
+		if !strings.Contains(res.stderr, w) {
+			t.Errorf("stderr lacks %q: %s", w, res.stderr)
+		}
+	}
+}
+
+// TestMakeRunAddress holds make run to its address and data file: ADDR= and
+// DATA= first, then the server's own FLAGPLANE_ADDR and FLAGPLANE_DATA, then
+// the defaults.
+func TestMakeRunAddress(t *testing.T) {
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("make is not installed")
+	}
+	tests := []struct {
+		name      string
+		env, args []string
+		want      string
+	}{
+		{"with nothing set it serves 127.0.0.1:8080 on flagplane.db", nil, nil, "-addr 127.0.0.1:8080 -data flagplane.db"},
+		{"FLAGPLANE_ADDR and FLAGPLANE_DATA in the environment are used", []string{"FLAGPLANE_ADDR=127.0.0.1:9191", "FLAGPLANE_DATA=other.db"}, nil,
+			"-addr 127.0.0.1:9191 -data other.db"},
+		{"ADDR= and DATA= win over the environment", []string{"FLAGPLANE_ADDR=127.0.0.1:9191", "FLAGPLANE_DATA=other.db"},
+			[]string{"ADDR=127.0.0.1:9090", "DATA=mine.db"}, "-addr 127.0.0.1:9090 -data mine.db"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cmd := exec.Command("make", append([]string{"-n", "--no-print-directory", "-C", repoRoot(t), "run"}, tt.args...)...)
+			var env []string
+			for _, kv := range os.Environ() {
+				if !strings.HasPrefix(kv, "FLAGPLANE_ADDR=") && !strings.HasPrefix(kv, "FLAGPLANE_DATA=") &&
+					!strings.HasPrefix(kv, "ADDR=") && !strings.HasPrefix(kv, "DATA=") && !strings.HasPrefix(kv, "MAKEFLAGS=") {
+					env = append(env, kv)
+				}
+			}
+			cmd.Env = append(env, tt.env...)
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("make -n run: %v\n%s", err, out)
+			}
+			var serveLine string
+			for _, line := range strings.Split(string(out), "\n") {
+				if strings.Contains(line, "flagplane serve") {
+					serveLine = line
+				}
+			}
+			if !strings.HasSuffix(strings.TrimSpace(serveLine), "serve "+tt.want) {
+				t.Errorf("make run runs %q, want it to end in %q", serveLine, "serve "+tt.want)
+			}
+		})
+	}
+}
+
 func TestServeLogsAndHealth(t *testing.T) {
 	s := startServer(t, filepath.Join(t.TempDir(), "flagplane.db"))
 	token := s.adminToken(t)
