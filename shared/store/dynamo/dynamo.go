@@ -44,6 +44,8 @@ type Table struct {
 	// cursors nil and the next call retries.
 	mu      sync.Mutex
 	cursors *store.Cursors
+
+	inflated inflateCache
 }
 
 var _ store.Table = (*Table)(nil)
@@ -83,7 +85,7 @@ func (t *Table) Get(ctx context.Context, k store.Key) (store.Item, error) {
 	if out.Item == nil {
 		return store.Item{}, fmt.Errorf("dynamo: get %s/%s: %w", k.PK, k.SK, store.ErrNotFound)
 	}
-	it, err := itemFromAttrs(out.Item)
+	it, err := itemFromAttrs(out.Item, &t.inflated)
 	if err != nil {
 		return store.Item{}, fmt.Errorf("dynamo: get %s/%s: %w", k.PK, k.SK, err)
 	}
@@ -167,7 +169,7 @@ func (t *Table) Query(ctx context.Context, q store.Query) (store.Page, error) {
 
 	page := store.Page{Items: make([]store.Item, 0, len(out.Items))}
 	for _, av := range out.Items {
-		it, err := itemFromAttrs(av)
+		it, err := itemFromAttrs(av, &t.inflated)
 		if err != nil {
 			return store.Page{}, fmt.Errorf("dynamo: query %s: %w", describeQuery(q), err)
 		}
@@ -457,6 +459,10 @@ func itemAttrs(it store.Item) map[string]types.AttributeValue {
 	if it.TTL != 0 {
 		av[store.AttrTTL] = num(it.TTL)
 	}
+	if z := deflate(it.Data); z != nil {
+		av[attrDataDeflated] = &types.AttributeValueMemberB{Value: z}
+		return av
+	}
 	data := it.Data
 	if data == nil {
 		data = []byte{}
@@ -466,7 +472,8 @@ func itemAttrs(it store.Item) map[string]types.AttributeValue {
 }
 
 // itemFromAttrs reverses itemAttrs; attributes it does not know are ignored.
-func itemFromAttrs(av map[string]types.AttributeValue) (store.Item, error) {
+// Deflated data is inflated through cache (nil: none).
+func itemFromAttrs(av map[string]types.AttributeValue, cache *inflateCache) (store.Item, error) {
 	it, err := itemFromKey(av)
 	if err != nil {
 		return store.Item{}, err
@@ -483,6 +490,15 @@ func itemFromAttrs(av map[string]types.AttributeValue) (store.Item, error) {
 		it.Data = v.Value
 	default:
 		return store.Item{}, fmt.Errorf("item %s/%s: attribute %s is %T, want binary", it.PK, it.SK, store.AttrData, v)
+	}
+	switch v := av[attrDataDeflated].(type) {
+	case nil:
+	case *types.AttributeValueMemberB:
+		if it.Data, err = cache.inflate(v.Value); err != nil {
+			return store.Item{}, fmt.Errorf("item %s/%s: %w", it.PK, it.SK, err)
+		}
+	default:
+		return store.Item{}, fmt.Errorf("item %s/%s: attribute %s is %T, want binary", it.PK, it.SK, attrDataDeflated, v)
 	}
 	if it.Data == nil {
 		// Always non-nil, however the empty value was stored or decoded.

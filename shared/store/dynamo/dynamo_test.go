@@ -225,6 +225,131 @@ func TestItemAttributes(t *testing.T) {
 	if got, want := names(raw("bare")), []string{"PK", "SK", "data", "ver"}; !slices.Equal(got, want) {
 		t.Errorf("bare item attributes %q, want %q", got, want)
 	}
+
+	// Large, repetitive data is stored deflated and read back as written.
+	big := store.Item{PK: pk, SK: "big", Version: 1, Data: []byte(`{"items":[` + strings.Repeat(`{"key":"flag","on":true},`, 60) + `{}]}`)}
+	if err := tbl.Put(ctx, big, store.Cond{}); err != nil {
+		t.Fatal(err)
+	}
+	b := raw("big")
+	if got, want := names(b), []string{"PK", "SK", "dz", "ver"}; !slices.Equal(got, want) {
+		t.Errorf("big item attributes %q, want %q", got, want)
+	}
+	if v, ok := b[attrDataDeflated].(*types.AttributeValueMemberB); !ok || len(v.Value) >= len(big.Data)/4 {
+		t.Errorf("dz = %d bytes for %d of data, want under a quarter", len(v.Value), len(big.Data))
+	}
+	got, err := tbl.Get(ctx, big.Key())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.Data, big.Data) {
+		t.Errorf("big item read back as %q", got.Data)
+	}
+	page, err := tbl.Query(ctx, store.Query{PK: pk, SKFrom: "big", SKTo: "big"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Items) != 1 || !bytes.Equal(page.Items[0].Data, big.Data) {
+		t.Errorf("query read the big item back as %+v", page.Items)
+	}
+}
+
+func TestItemDataDeflate(t *testing.T) {
+	repetitive := []byte(`{"environments":{` + strings.Repeat(`"production":{"on":false,"targets":[],"rules":[]},`, 20) + `"x":{}}}`)
+	random := make([]byte, 2000)
+	rand.Read(random)
+	for _, tc := range []struct {
+		name     string
+		data     []byte
+		deflated bool
+	}{
+		{"GIVEN small data THEN it is stored as is", []byte(`{"key":"a"}`), false},
+		{"GIVEN repetitive JSON of a few KB THEN it is stored deflated", repetitive, true},
+		{"GIVEN data that does not shrink by a tenth THEN it is stored as is", random, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			av := itemAttrs(store.Item{PK: "p", SK: "s", Version: 1, Data: tc.data})
+			_, hasZ := av[attrDataDeflated]
+			_, hasPlain := av[store.AttrData]
+			if hasZ != tc.deflated || hasPlain == tc.deflated {
+				t.Fatalf("deflated %v, plain %v; want deflated %v", hasZ, hasPlain, tc.deflated)
+			}
+			it, err := itemFromAttrs(av, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(it.Data, tc.data) {
+				t.Errorf("read back %d bytes, want the %d written", len(it.Data), len(tc.data))
+			}
+		})
+	}
+	t.Run("GIVEN corrupt deflated data THEN reading the item fails, naming it", func(t *testing.T) {
+		av := itemAttrs(store.Item{PK: "p", SK: "s", Version: 1})
+		delete(av, store.AttrData)
+		av[attrDataDeflated] = &types.AttributeValueMemberB{Value: []byte{0xff, 0x00, 0x13}}
+		if _, err := itemFromAttrs(av, nil); err == nil || !strings.Contains(err.Error(), "p/s") {
+			t.Errorf("err = %v, want an error naming p/s", err)
+		}
+	})
+}
+
+func TestInflateCache(t *testing.T) {
+	doc := func(key string) []byte {
+		return []byte(`{"key":"` + key + `","environments":{` + strings.Repeat(`"production":{"on":false,"targets":[]},`, 20) + `"x":{}}}`)
+	}
+	var c inflateCache
+	t.Run("GIVEN the same deflated bytes twice THEN the second read is the first's data", func(t *testing.T) {
+		z := deflate(doc("a"))
+		first, err := c.inflate(z)
+		if err != nil {
+			t.Fatal(err)
+		}
+		second, err := c.inflate(bytes.Clone(z))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(first, doc("a")) || &first[0] != &second[0] {
+			t.Errorf("second read did not come from the cache")
+		}
+	})
+	t.Run("GIVEN other deflated bytes THEN their own data is read", func(t *testing.T) {
+		got, err := c.inflate(deflate(doc("b")))
+		if err != nil || !bytes.Equal(got, doc("b")) {
+			t.Errorf("got %q, %v", got, err)
+		}
+	})
+	t.Run("GIVEN the cache is full THEN it starts over", func(t *testing.T) {
+		c.bytes = inflateCacheBytes
+		if _, err := c.inflate(deflate(doc("c"))); err != nil {
+			t.Fatal(err)
+		}
+		if len(c.data) != 1 {
+			t.Errorf("cache holds %d entries after starting over, want 1", len(c.data))
+		}
+	})
+}
+
+func BenchmarkItemDataDeflate(b *testing.B) {
+	data := []byte(`{"environments":{` + strings.Repeat(`"production":{"on":false,"targets":[],"rules":[]},`, 30) + `"x":{}}}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := itemFromAttrs(itemAttrs(store.Item{PK: "p", SK: "s", Version: 1, Data: data}), nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkItemDataInflateCached is what a list pays per unchanged flag.
+func BenchmarkItemDataInflateCached(b *testing.B) {
+	data := []byte(`{"environments":{` + strings.Repeat(`"production":{"on":false,"targets":[],"rules":[]},`, 30) + `"x":{}}}`)
+	av := itemAttrs(store.Item{PK: "p", SK: "s", Version: 1, Data: data})
+	var c inflateCache
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := itemFromAttrs(av, &c); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
 
 func TestErrors(t *testing.T) {
@@ -477,7 +602,8 @@ func TestQueryResponseLimit(t *testing.T) {
 	pk := uniquePK(t)
 	const n = 8
 	for i := range n {
-		data := bytes.Repeat([]byte{byte('a' + i)}, 300*1024)
+		data := make([]byte, 300*1024) // random, so storing it deflated gains nothing
+		rand.Read(data)
 		if err := tbl.Put(ctx, store.Item{PK: pk, SK: fmt.Sprintf("%02d", i), Version: 1, Data: data}, store.Cond{}); err != nil {
 			t.Fatal(err)
 		}
