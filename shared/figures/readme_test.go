@@ -112,7 +112,7 @@ func codeFigures(t *testing.T) []figures.Figure {
 		}
 		return v
 	}
-	return []figures.Figure{
+	return append([]figures.Figure{
 		{Name: "go-version", Text: must(figures.GoDirective(filepath.Join(root, "go.mod"), ""))},
 		// The API's operations: the console's page and files are not counted.
 		{Name: "operations", Text: strconv.Itoa(len(catalog.API()))},
@@ -130,7 +130,52 @@ func codeFigures(t *testing.T) []figures.Figure {
 		{Name: "rate-limit-route", Text: whole(api.DefaultRateLimits.Route)},
 		{Name: "rate-limit-credential", Text: whole(api.DefaultRateLimits.Credential)},
 		consoleJS(t),
+	}, scheduleFigures(t)...)
+}
+
+// scheduleFigures are the stack's scheduled workers and how often they run
+// in a 30-day month, from the worker list in infra/functions.go (read as
+// text: importing infra would compile the CDK bindings into this test). An
+// idle deployment pays for these runs (docs/costs.md).
+func scheduleFigures(t *testing.T) []figures.Figure {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join(root, "infra", "functions.go"))
+	if err != nil {
+		t.Fatal(err)
 	}
+	list := regexp.MustCompile(`(?s)\nvar workers = \[\]Worker\{\n(.*?)\n\}\n`).FindSubmatch(src)
+	if list == nil {
+		t.Fatal("infra/functions.go has no worker list")
+	}
+	const month = 30 * 24 * 60 // minutes
+	var n, runs int
+	for _, m := range regexp.MustCompile(`Schedule: "([^"]*)"`).FindAllSubmatch(list[1], -1) {
+		every := scheduleMinutes(t, string(m[1]))
+		n++
+		runs += month / every
+	}
+	if n == 0 {
+		t.Fatal("infra/functions.go schedules no worker")
+	}
+	return []figures.Figure{
+		{Name: "scheduled-workers", Text: strconv.Itoa(n)},
+		{Name: "scheduled-runs", Text: whole(runs)},
+	}
+}
+
+// scheduleMinutes is the period of an EventBridge schedule in minutes:
+// rate(N minute[s]|hour[s]|day[s]), or a cron of one minute past every hour.
+func scheduleMinutes(t *testing.T, expr string) int {
+	t.Helper()
+	if m := regexp.MustCompile(`^rate\((\d+) (minute|hour|day)s?\)$`).FindStringSubmatch(expr); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		return n * map[string]int{"minute": 1, "hour": 60, "day": 24 * 60}[m[2]]
+	}
+	if regexp.MustCompile(`^cron\(\d+ \* \* \* \? \*\)$`).MatchString(expr) {
+		return 60
+	}
+	t.Fatalf("schedule %q: teach scheduleMinutes its period", expr)
+	return 0
 }
 
 // consoleJS is the web console's JavaScript as sent, gzipped, in KB. It
