@@ -102,7 +102,7 @@ image:
 ## test: every tier, then the seconds each took; fails (never skips) when an emulator cannot start
 # Each tier runs as its own make, timed; a failed tier ends the run (with
 # -k the rest still run). A new tier goes in this list.
-TEST_TIERS := lint check-lambdas synth check-figures test-unit test-smoke test-fuzz test-emulators test-dynamodb test-featurestores test-flagimports test-coderefs test-e2e test-browser test-console test-ofrep
+TEST_TIERS := lint check-lambdas synth check-figures test-unit test-smoke test-docs test-fuzz test-emulators test-dynamodb test-featurestores test-flagimports test-coderefs test-e2e test-browser test-console test-ofrep
 test:
 	@rc=0; times=""; began=$$SECONDS; \
 	for tier in $(TEST_TIERS); do \
@@ -301,6 +301,19 @@ smoke: build-local
 ## test-smoke: the quick start twice against bin/flagplane serve on a free 127.0.0.1 port and a new data file
 test-smoke: build-local
 	localstack/smoke.sh --local ./$(BIN)/flagplane
+
+## test-docs: every sh block of README.md and docs/*.md runs, in order, against a fresh local server per page (DOCS=docs/x.md runs only those pages)
+# docs/docs_test.go says how: README.md's quick start starts each page,
+# ```output blocks are compared, <!-- doc: ... --> lines mark background,
+# http-error, not-run and file blocks. The SDK snippets build with go and
+# npm (warm caches used first). Fails, never skips, when bash, curl, jq,
+# go, node or npm is missing.
+DOCS ?=
+.PHONY: test-docs
+test-docs: build-local
+	@for tool in bash curl jq node npm; do command -v $$tool >/dev/null || { echo "test-docs: $$tool is required"; exit 1; }; done
+	FLAGPLANE_DOCS_BIN=$(CURDIR)/$(BIN)/flagplane FLAGPLANE_DOCS="$(DOCS)" $(GOTEST) -v -timeout 30m -run '^TestDocs$$' ./docs/ \
+		| grep -v -e '^=== \(RUN\|PAUSE\|CONT\|NAME\)'
 
 # The README's figures (see shared/figures). The 501 count's requests are
 # logged by the test server; only the figures are worth showing.
