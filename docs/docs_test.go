@@ -30,9 +30,9 @@
 //     line of only "…" any number of lines; trailing whitespace is ignored.
 //
 // The SDK snippets (docs/sdks.md) fetch modules and npm packages with the
-// reader's commands; the session sets GOFLAGS=-mod=mod, GOSUMDB=off (the
-// modules come from the module cache or GOPROXY) and npm_config_prefer_offline
-// so warm caches are used. Without FLAGPLANE_DOCS_BIN (set by make test-docs)
+// reader's commands; the session sets GOSUMDB=off (the modules come from the
+// module cache or GOPROXY) and npm_config_prefer_offline, so warm caches
+// are used. Without FLAGPLANE_DOCS_BIN (set by make test-docs)
 // TestDocs skips: test-unit runs only the parser's and matcher's tests here.
 package docs_test
 
@@ -231,7 +231,7 @@ func newSession(t *testing.T, root, bin string) *session {
 	env := append(os.Environ(),
 		"TMPDIR="+filepath.Join(dir, "tmp"),
 		"PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"),
-		"GOFLAGS=-mod=mod", "GOSUMDB=off",
+		"GOSUMDB=off",
 		"npm_config_prefer_offline=true", "npm_config_audit=false", "npm_config_fund=false",
 		"npm_config_update_notifier=false", "npm_config_loglevel=error",
 		"NO_COLOR=1",
