@@ -26,6 +26,13 @@ GOAWS_PORT        ?=
 # build cache's keys, so another checkout (or CI with a kept GOCACHE) reuses
 # compiled packages; vet already ran in lint, so go test's own pass is off.
 GOTEST := $(GO) test -count=1 -trimpath -vet=off
+# Every Go command here but the race detector's builds without cgo, as the
+# bootstraps, the relay and the release are built (nothing in the module
+# uses cgo): lint's vet, the tiers' tests, the host bootstraps, the relay,
+# bin/flagplane and the CDK app then share one set of compiled packages
+# (cgo changes net and everything above it). test-unit's -race sets
+# CGO_ENABLED=1 itself, as the race detector needs it.
+export CGO_ENABLED ?= 0
 # The CDK CLI and cdklocal are pinned in package.json. cdk.json turns off
 # notices and telemetry; these variables turn off the rest of the CLI's
 # network use (version check, EC2 metadata probe), so synth runs offline
@@ -42,8 +49,10 @@ run: build-local
 	./$(BIN)/flagplane serve -addr $(ADDR) -data $(DATA)
 
 # -buildvcs=auto: `flagplane version` names the commit even where GOFLAGS turns stamping off.
+# -trimpath (and no cgo, above), as the release: it links the packages the
+# tiers compiled, where other flags would compile them all again.
 build-local:
-	$(GO) build -buildvcs=auto -o $(BIN)/flagplane ./functions/flagplane
+	$(GO) build -buildvcs=auto -trimpath -o $(BIN)/flagplane ./functions/flagplane
 
 ## build: every Lambda function as bin/lambda/<group>/bootstrap (linux/arm64)
 build:
@@ -107,7 +116,7 @@ test:
 	@rc=0; times=""; began=$$SECONDS; \
 	for tier in $(TEST_TIERS); do \
 		t=$$SECONDS; tier_rc=0; \
-		$(MAKE) --no-print-directory $$tier || tier_rc=$$?; \
+		$(MAKE) --no-print-directory $$tier MAKE_TEST=1 || tier_rc=$$?; \
 		note=""; [ $$tier_rc -eq 0 ] || note="  FAILED (exit $$tier_rc)"; \
 		times+="$$(printf '  %-15s %4ds%s' $$tier $$((SECONDS - t)) "$$note")"$$'\n'; \
 		if [ $$tier_rc -ne 0 ]; then rc=$$tier_rc; [ -n "$(findstring k,$(firstword -$(MAKEFLAGS)))" ] || break; fi; \
@@ -126,7 +135,7 @@ lint:
 # the CDK bindings a second time), and e2e, which only skips here
 # (test-e2e runs it).
 test-unit:
-	$(GOTEST) -race $$($(GO) list ./... | grep -v -e '/infra$$' -e '/shared/e2e$$')
+	CGO_ENABLED=1 $(GOTEST) -race $$($(GO) list ./... | grep -v -e '/infra$$' -e '/shared/e2e$$')
 	$(GOTEST) ./infra/
 
 # A short run of the policy parser's fuzzers on top of their committed seed
@@ -305,19 +314,21 @@ test-smoke: build-local
 ## test-docs: every sh block of README.md and docs/*.md runs, in order, against a fresh local server per page (DOCS=docs/x.md runs only those pages)
 # docs/docs_test.go says how: README.md's quick start starts each page,
 # ```output blocks are compared, <!-- doc: ... --> lines mark background,
-# http-error, not-run and file blocks. The SDK snippets build with go and
-# npm (warm caches used first). Fails, never skips, when bash, curl, jq,
-# go, node or npm is missing.
+# http-error, not-run and file blocks. docs/sdks.md's programs build with
+# go and npm (warm caches used first) and its page opens in Debian's
+# chromium (localstack/chromium.sh installs it when missing). Fails, never
+# skips, when bash, curl, jq, node, npm or chromium is missing.
 DOCS ?=
 .PHONY: test-docs
 test-docs: build-local
 	@for tool in bash curl jq node npm; do command -v $$tool >/dev/null || { echo "test-docs: $$tool is required"; exit 1; }; done
+	@localstack/chromium.sh >/dev/null
 	FLAGPLANE_DOCS_BIN=$(CURDIR)/$(BIN)/flagplane FLAGPLANE_DOCS="$(DOCS)" $(GOTEST) -v -timeout 30m -run '^TestDocs$$' ./docs/ \
 		| grep -v -e '^=== \(RUN\|PAUSE\|CONT\|NAME\)'
 
 # The README's figures (see shared/figures). The 501 count's requests are
 # logged by the test server; only the figures are worth showing.
-FIGURES_TEST := $(GO) test -count=1 -run '^TestREADMEFigures$$' ./shared/figures/
+FIGURES_TEST := $(GOTEST) -run '^TestREADMEFigures$$' ./shared/figures/
 
 ## openapi: rewrite shared/openapi/openapi.json (and its gzipped copy) from the catalog and the groups' answers
 # test-unit fails while the committed document is not the one they make
@@ -331,7 +342,9 @@ figures: build build-e2e synth
 	FLAGPLANE_FIGURES=write FLAGPLANE_FIGURES_BENCH=$(FIGURES_BENCH) $(FIGURES_TEST) -v | grep -v '^ *apptest.go:'
 
 ## check-figures: fail when a README figure no longer matches the code, the builds or the template
-check-figures: check-lambdas build-e2e synth
+# In make test (MAKE_TEST=1) the tiers before it, check-lambdas and synth,
+# have just built what it reads: it does not build and synthesize again.
+check-figures: $(if $(MAKE_TEST),,check-lambdas build-e2e synth)
 	FLAGPLANE_FIGURES=check $(FIGURES_TEST)
 
 ## figures-bench: run the README's benchmarks (minutes; the e2e ones start the emulators), then make figures with them
