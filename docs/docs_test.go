@@ -462,8 +462,12 @@ func (s *session) await(b *block, outPath, errPath string) bool {
 	stdout, _ := os.ReadFile(outPath)
 	stderr, _ := os.ReadFile(errPath)
 	shell, _ := os.ReadFile(filepath.Join(s.dir, "bash.stderr"))
+	more := ""
+	if len(shell) > 0 {
+		more = "the shell's own stderr:\n" + indent(string(shell))
+	}
 	t.Errorf("%s: the block failed (exit %s)\nthe block:\n%s\nstdout:\n%s\nstderr:\n%s%s",
-		b.where(), code, indent(s.replace(b.text)), indent(string(stdout)), indent(string(stderr)), indent(string(shell)))
+		b.where(), code, indent(s.replace(b.text)), indent(string(stdout)), indent(string(stderr)), more)
 	return false
 }
 

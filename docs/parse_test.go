@@ -124,6 +124,9 @@ func parse(file, text string) ([]*block, error) {
 		}
 		lastSh = nil
 		if b.lang == "sh" {
+			if err := lintShell(b); err != nil {
+				return nil, err
+			}
 			lastSh = b
 		}
 		blocks = append(blocks, b)
@@ -267,4 +270,33 @@ func diffOutput(want, got string) string {
 		}
 	}
 	return b.String()
+}
+
+// lintShell holds a sh block to the conventions a reader relies on: curl
+// with -sS (-s alone hides errors), and no elided text ("..." or "…")
+// outside comments, since blocks must run as printed.
+func lintShell(b *block) error {
+	for i, l := range strings.Split(b.text, "\n") {
+		code := l
+		if j := strings.Index(code, "#"); j >= 0 && (j == 0 || code[j-1] == ' ' || code[j-1] == '\t') {
+			code = code[:j]
+		}
+		if strings.Contains(code, "...") || strings.Contains(code, ellipsis) {
+			return fmt.Errorf("%s:%d: elided text (... or …) in a sh block: blocks run as printed", b.file, b.line+1+i)
+		}
+		for _, cmd := range strings.Split(code, "|") {
+			f := strings.Fields(cmd)
+			for k := 0; k < len(f); k++ {
+				if f[k] != "curl" {
+					continue
+				}
+				for _, a := range f[k+1:] {
+					if len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.Contains(a, "s") && !strings.Contains(a, "S") {
+						return fmt.Errorf("%s:%d: curl %s: use -sS, so that errors show", b.file, b.line+1+i, a)
+					}
+				}
+			}
+		}
+	}
+	return nil
 }

@@ -1,6 +1,8 @@
 package docs_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -93,11 +95,30 @@ func TestParseRefusesTypos(t *testing.T) {
 		{"an unclosed fence", "```sh\necho\n", "x.md:1: the code block is never closed"},
 		{"a bash fence", "```bash\necho\n```\n", "fence shell commands as ```sh"},
 		{"http-error on a json block", "<!-- doc: http-error -->\n```json\n{}\n```\n", "apply to sh blocks"},
+		{"curl -s without -S", "```sh\nFP=x\ncurl -s \"$FP\" | jq .\n```\n", "x.md:3: curl -s: use -sS"},
+		{"curl -sf without -S", "```sh\ncurl -sf -X POST \"$FP\"\n```\n", "curl -sf: use -sS"},
+		{"three dots in a command", "```sh\ncurl -sS \"$FP/api/v2/flags/...\"\n```\n", "x.md:2: elided text"},
+		{"an ellipsis in a command", "```sh\necho a…b\n```\n", "elided text"},
 	} {
 		t.Run("refuses "+c.name, func(t *testing.T) {
 			_, err := parse("x.md", c.page)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("got %v, want an error containing %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestLintShellAccepts(t *testing.T) {
+	for _, c := range []struct{ name, text string }{
+		{"curl -sS", "curl -sS \"$FP\" -H 'Authorization: x'\n"},
+		{"curl -fsS and -sSL", "curl -fsS \"$FP\"\ncurl -sSL \"$FP\"\n"},
+		{"-s after a pipe, for another command", "curl -sS \"$FP\" | jq -s .\n"},
+		{"three dots in a comment", "# then the rest ...\necho ok # and so on...\n"},
+	} {
+		t.Run("accepts "+c.name, func(t *testing.T) {
+			if err := lintShell(&block{file: "x.md", line: 1, lang: "sh", text: c.text}); err != nil {
+				t.Error(err)
 			}
 		})
 	}
@@ -189,4 +210,29 @@ func TestDiffOutput(t *testing.T) {
 			t.Errorf("got\n%s\nwant\n%s", got, want)
 		}
 	})
+}
+
+// TestPagesParse reads README.md and every docs/*.md page as TestDocs
+// does, without running them: a typo in a page's conventions fails here,
+// in test-unit, too.
+func TestPagesParse(t *testing.T) {
+	pages, _ := filepath.Glob("*.md")
+	pages = append([]string{"../README.md"}, pages...)
+	for _, p := range pages {
+		name := strings.TrimPrefix(filepath.ToSlash(filepath.Join("docs", p)), "docs/../")
+		t.Run(name+" follows the conventions", func(t *testing.T) {
+			text, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := parse(name, string(text)); err != nil {
+				t.Fatal(err)
+			}
+			if name == "README.md" {
+				if _, err := quickStart(name, string(text)); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
 }
