@@ -127,7 +127,7 @@ func TestDocs(t *testing.T) {
 	}
 	qs, err := quickStart("README.md", string(readme))
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v\n(every page starts with README.md's quick start; FLAGPLANE_DOCS_README=path takes another README's)", err)
 	}
 	pages := []string{"README.md"}
 	more, _ := filepath.Glob(filepath.Join(root, "docs", "*.md"))

@@ -30,6 +30,8 @@ var (
 	directiveRE = regexp.MustCompile(`^<!--\s*doc:\s*(.*?)\s*-->$`)
 	headingRE   = regexp.MustCompile(`^(#{1,6})\s+(.*?)\s*#*\s*$`)
 	fenceRE     = regexp.MustCompile("^ {0,3}(`{3,})\\s*([^`\\s]*)")
+	// A command that serves until stopped, unless sent to the background.
+	serverRE = regexp.MustCompile(`^\s*(make run|(\./bin/|\S*/)?flagplane (serve|relay))(\s[^&]*)?$`)
 )
 
 // shellNames are info strings meant as shell that the runner would not run:
@@ -280,6 +282,9 @@ func lintShell(b *block) error {
 		code := l
 		if j := strings.Index(code, "#"); j >= 0 && (j == 0 || code[j-1] == ' ' || code[j-1] == '\t') {
 			code = code[:j]
+		}
+		if !b.background && b.notRun == "" && serverRE.MatchString(code) {
+			return fmt.Errorf("%s:%d: %q runs until stopped: mark its block <!-- doc: background --> (or end the line with &)", b.file, b.line+1+i, strings.TrimSpace(code))
 		}
 		if strings.Contains(code, "...") || strings.Contains(code, ellipsis) {
 			return fmt.Errorf("%s:%d: elided text (... or …) in a sh block: blocks run as printed", b.file, b.line+1+i)

@@ -99,6 +99,8 @@ func TestParseRefusesTypos(t *testing.T) {
 		{"curl -sf without -S", "```sh\ncurl -sf -X POST \"$FP\"\n```\n", "curl -sf: use -sS"},
 		{"three dots in a command", "```sh\ncurl -sS \"$FP/api/v2/flags/...\"\n```\n", "x.md:2: elided text"},
 		{"an ellipsis in a command", "```sh\necho a…b\n```\n", "elided text"},
+		{"make run in the foreground", "```sh\nmake run\n```\n", "x.md:2: \"make run\" runs until stopped"},
+		{"flagplane relay in the foreground", "```sh\nFP=x\n./bin/flagplane relay -addr 127.0.0.1:8030\n```\n", "x.md:3: \"./bin/flagplane relay -addr 127.0.0.1:8030\" runs until stopped"},
 	} {
 		t.Run("refuses "+c.name, func(t *testing.T) {
 			_, err := parse("x.md", c.page)
@@ -115,6 +117,7 @@ func TestLintShellAccepts(t *testing.T) {
 		{"curl -fsS and -sSL", "curl -fsS \"$FP\"\ncurl -sSL \"$FP\"\n"},
 		{"-s after a pipe, for another command", "curl -sS \"$FP\" | jq -s .\n"},
 		{"three dots in a comment", "# then the rest ...\necho ok # and so on...\n"},
+		{"a server sent to the background", "flagplane serve -addr 127.0.0.1:9090 &\nflagplane token create -name ci\nmake run-other\n"},
 	} {
 		t.Run("accepts "+c.name, func(t *testing.T) {
 			if err := lintShell(&block{file: "x.md", line: 1, lang: "sh", text: c.text}); err != nil {
