@@ -317,13 +317,14 @@ test-smoke: build-local
 # http-error, not-run and file blocks. docs/sdks.md's programs build with
 # go and npm (warm caches used first) and its page opens in Debian's
 # chromium (localstack/chromium.sh installs it when missing). Fails, never
-# skips, when bash, curl, jq, node, npm or chromium is missing.
+# skips, when bash, curl, jq, node, npm or chromium is missing. Pages
+# wait on their servers more than they compute: four run at a time.
 DOCS ?=
 .PHONY: test-docs
 test-docs: build-local
 	@for tool in bash curl jq node npm; do command -v $$tool >/dev/null || { echo "test-docs: $$tool is required"; exit 1; }; done
 	@localstack/chromium.sh >/dev/null
-	FLAGPLANE_DOCS_BIN=$(CURDIR)/$(BIN)/flagplane FLAGPLANE_DOCS="$(DOCS)" $(GOTEST) -v -timeout 30m -run '^TestDocs$$' ./docs/ \
+	FLAGPLANE_DOCS_BIN=$(CURDIR)/$(BIN)/flagplane FLAGPLANE_DOCS="$(DOCS)" $(GOTEST) -v -parallel 4 -timeout 30m -run '^TestDocs$$' ./docs/ \
 		| grep -v -e '^=== \(RUN\|PAUSE\|CONT\|NAME\)'
 
 # The README's figures (see shared/figures). The 501 count's requests are
