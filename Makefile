@@ -112,15 +112,25 @@ image:
 # Each tier runs as its own make, timed; a failed tier ends the run (with
 # -k the rest still run). A new tier goes in this list.
 TEST_TIERS := lint check-lambdas synth check-figures test-unit test-smoke test-docs test-fuzz test-emulators test-dynamodb test-featurestores test-flagimports test-coderefs test-e2e test-browser test-console test-ofrep
+# localstack/prefetch.sh downloads the Go modules and npm packages of every
+# tier in the background while these first tiers compile (CPU against
+# network); the run waits for it before the next tier. PREFETCH= turns it off.
+PREFETCH_BESIDE := lint check-lambdas
+PREFETCH        ?= localstack/prefetch.sh
 test:
-	@rc=0; times=""; began=$$SECONDS; \
+	@rc=0; times=""; began=$$SECONDS; pf=""; \
+	if [ -n "$(PREFETCH)" ]; then mkdir -p .run; $(PREFETCH) >.run/prefetch.log 2>&1 & pf=$$!; fi; \
 	for tier in $(TEST_TIERS); do \
+		if [ -n "$$pf" ] && ! [[ " $(PREFETCH_BESIDE) " == *" $$tier "* ]]; then \
+			wait $$pf || true; pf=""; cat .run/prefetch.log; \
+		fi; \
 		t=$$SECONDS; tier_rc=0; \
 		$(MAKE) --no-print-directory $$tier MAKE_TEST=1 || tier_rc=$$?; \
 		note=""; [ $$tier_rc -eq 0 ] || note="  FAILED (exit $$tier_rc)"; \
 		times+="$$(printf '  %-15s %4ds%s' $$tier $$((SECONDS - t)) "$$note")"$$'\n'; \
 		if [ $$tier_rc -ne 0 ]; then rc=$$tier_rc; [ -n "$(findstring k,$(firstword -$(MAKEFLAGS)))" ] || break; fi; \
 	done; \
+	[ -z "$$pf" ] || wait $$pf || true; \
 	if [ $$rc -eq 0 ]; then verdict=passed; else verdict=FAILED; fi; \
 	printf '\nmake test: %s in %ds; per tier:\n%s' \
 		$$verdict $$((SECONDS - began)) "$$times"; \
