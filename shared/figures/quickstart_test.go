@@ -44,6 +44,15 @@ func TestQuickStartMatchesSmoke(t *testing.T) {
 			}
 		}
 	})
+	t.Run("the quick start sets FP and TOKEN as the docs pages expect them", func(t *testing.T) {
+		// Every docs page continues from the quick start with these two
+		// variables, and the docs tier replaces this address and token.
+		for _, want := range []string{"\nFP=http://127.0.0.1:8080\n", "\nTOKEN=api-2b1f0c1e-7a53-4d7c-9a51-0d4f7c2e9b10\n"} {
+			if !strings.Contains(quick, want) {
+				t.Errorf("the quick start lacks the line %q", strings.TrimSpace(want))
+			}
+		}
+	})
 	t.Run("every request of the quick start is one the smoke test makes", func(t *testing.T) {
 		for _, r := range inREADME {
 			if !slices.Contains(inSmoke, r) {
@@ -74,7 +83,7 @@ func joinContinued(s string) []string {
 
 var (
 	curlMethod = regexp.MustCompile(`-X ([A-Z]+)`)
-	curlURL    = regexp.MustCompile(`"\$API(/[^"?]*)`)
+	curlURL    = regexp.MustCompile(`"\$FP(/[^"?]*)`)
 	smokeCall  = regexp.MustCompile(`^\s*request "[^"]*" [0-9]+ ([A-Z]+) "?([^" ?]+)`)
 )
 
