@@ -334,7 +334,7 @@ DOCS ?=
 test-docs: build-local
 	@for tool in bash curl jq node npm; do command -v $$tool >/dev/null || { echo "test-docs: $$tool is required"; exit 1; }; done
 	@localstack/chromium.sh >/dev/null
-	FLAGPLANE_DOCS_BIN=$(CURDIR)/$(BIN)/flagplane FLAGPLANE_DOCS="$(DOCS)" $(GOTEST) -v -parallel 4 -timeout 30m -run '^TestDocs$$' ./docs/ \
+	FLAGPLANE_DOCS_BIN=$(CURDIR)/$(BIN)/flagplane FLAGPLANE_DOCS="$(DOCS)" $(GOTEST) -v -parallel 4 -timeout 45m -run '^TestDocs$$' ./docs/ \
 		| grep -v -e '^=== \(RUN\|PAUSE\|CONT\|NAME\)'
 
 # The README's figures (see shared/figures). The 501 count's requests are

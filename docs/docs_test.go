@@ -59,7 +59,7 @@ import (
 const (
 	exampleToken = "api-2b1f0c1e-7a53-4d7c-9a51-0d4f7c2e9b10"
 	exampleAddr  = "127.0.0.1:8080"
-	blockTimeout = 5 * time.Minute
+	blockTimeout = 15 * time.Minute
 )
 
 // groups holds the process groups the sessions started, stopped on
