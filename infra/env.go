@@ -23,6 +23,9 @@ type Resources struct {
 	// DestinationKeySecret seals destination key pairs (a dynamic
 	// reference to the generated secret, resolved at deploy time).
 	DestinationKeySecret string
+	// AuditStream says the table's stream carries the outbox (the stack's
+	// table has one): commits write no outbox record and send nothing.
+	AuditStream bool
 }
 
 // EnvWebhookQueueURL names the webhook dispatch queue for the functions.
@@ -48,6 +51,9 @@ func FunctionEnv(r Resources) map[string]string {
 	}
 	if r.DestinationKeySecret != "" {
 		env[destination.EnvKeySecret] = r.DestinationKeySecret
+	}
+	if r.AuditStream {
+		env[app.EnvAuditStream] = "true"
 	}
 	if r.RateLimits != nil {
 		env[app.EnvRateLimitGlobal] = strconv.Itoa(r.RateLimits.Global)

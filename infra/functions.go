@@ -46,8 +46,11 @@ type Worker struct {
 	// Access is what the function does to the table.
 	Access Access
 	// PublishesWebhooks lets the function send to the webhook dispatch queue
-	// (an outbox sweep re-enqueues records that were never handed over).
+	// (the audit stream hands changes to it, webhook delivery its follow-ups).
 	PublishesWebhooks bool
+	// ConsumesAuditStream subscribes the function to the table's stream,
+	// filtered to new audit entries (see auditstream.Filter).
+	ConsumesAuditStream bool
 	// ConsumesIngestQueue subscribes the function to the SDK event ingest
 	// queue, reporting failures per message (partial batch responses).
 	ConsumesIngestQueue bool
@@ -65,7 +68,7 @@ type Worker struct {
 // and the assertion tests all follow this list. For example:
 //
 //	{Name: "webhook-delivery", ConsumesWebhookQueue: true, Access: ReadWrite},
-//	{Name: "outbox-sweep", Schedule: "rate(5 minutes)", Access: ReadWrite, PublishesWebhooks: true},
+//	{Name: "audit-stream", ConsumesAuditStream: true, Access: ReadOnly, PublishesWebhooks: true},
 //	{Name: "usage-rollup", Schedule: "rate(1 hour)", Access: ReadWrite},
 //
 // Only functions that exist are listed: the stack never deploys a placeholder.
@@ -73,10 +76,14 @@ var workers = []Worker{
 	// Fans committed changes out to webhooks and delivers them; it writes
 	// delivery attempts and sends per-webhook messages back to the queue.
 	{Name: "webhook-delivery", ConsumesWebhookQueue: true, Access: ReadWrite, PublishesWebhooks: true},
-	// Re-sends outbox records a crash left between commit and hand-off.
-	{Name: "outbox-sweep", Schedule: "rate(1 minute)", Access: ReadWrite, PublishesWebhooks: true},
-	{Name: "expiring-targets", Schedule: "rate(1 minute)", Access: ReadWrite, PublishesWebhooks: true},
-	{Name: "approvals-scheduler", Schedule: "rate(1 minute)", Access: ReadWrite, PublishesWebhooks: true},
+	// The table's stream is the outbox: this function hands every new
+	// audit entry to the webhook queue, so commits send nothing and write
+	// no outbox record (and no sweep is needed: the stream keeps a record
+	// until the function took it).
+	{Name: "audit-stream", ConsumesAuditStream: true, Access: ReadOnly, PublishesWebhooks: true},
+	// The scheduled jobs commit audited changes, which the stream hands off.
+	{Name: "expiring-targets", Schedule: "rate(1 minute)", Access: ReadWrite},
+	{Name: "approvals-scheduler", Schedule: "rate(1 minute)", Access: ReadWrite},
 	// Aggregates the SDK event payloads the events function queues; it
 	// commits no audited change, so it publishes no webhooks.
 	{Name: "events-ingest", ConsumesIngestQueue: true, Access: ReadWrite},
@@ -96,8 +103,8 @@ var workers = []Worker{
 	{Name: "big-segments-refresh", Schedule: "rate(1 minute)", Access: ReadWrite},
 	// Runs big segment imports and exports (jobs a request recorded and
 	// staged), resuming each where the last run stopped; an import ends with
-	// the segment's audited update, whose entry it publishes.
-	{Name: "big-segment-jobs", Schedule: "rate(1 minute)", Access: ReadWrite, PublishesWebhooks: true, Timeout: UsageRollupTimeout},
+	// the segment's audited update, which the stream hands off.
+	{Name: "big-segment-jobs", Schedule: "rate(1 minute)", Access: ReadWrite, Timeout: UsageRollupTimeout},
 }
 
 // DestinationsGroup is the catalog group of warehouse destinations: its
@@ -140,6 +147,8 @@ type Spec struct {
 	PublishesWebhooks    bool
 	Schedule             string
 	ConsumesWebhookQueue bool
+	// ConsumesAuditStream subscribes the function to the table's stream.
+	ConsumesAuditStream bool
 	// PublishesIngest grants sqs:SendMessage on the ingest queue and passes
 	// its URL; ConsumesIngestQueue subscribes the function to it.
 	PublishesIngest     bool
@@ -203,10 +212,9 @@ func GroupAccess(group string) (Access, error) {
 
 // Specs returns the API group functions followed by the workers.
 //
-// Every write group publishes: a mutation writes an outbox record that it
-// hands to the dispatch queue, so write groups get sqs:SendMessage (and the
-// queue URL) now, and the webhook issue only swaps the publisher. Read-only
-// groups change nothing and get neither.
+// No API group publishes: the table's stream carries every committed
+// change to the audit-stream worker, which alone hands changes to the
+// dispatch queue, so no API function gets sqs:SendMessage or the queue.
 func Specs() []Spec { return specs(workers) }
 
 func specs(ws []Worker) []Spec {
@@ -219,7 +227,6 @@ func specs(ws []Worker) []Spec {
 		}
 		spec := Spec{
 			Name: g, API: true, Access: access, Timeout: APIFunctionTimeout,
-			PublishesWebhooks: access == ReadWrite,
 		}
 		if g == DestinationsGroup {
 			spec.NamesExportStage, spec.SealsDestinationKeys = true, true
@@ -227,7 +234,7 @@ func specs(ws []Worker) []Spec {
 		if g == IngestGroup {
 			// The events function resolves the SDK credential (reads) and
 			// queues the payload; the ingest worker writes the aggregates.
-			spec.Access, spec.PublishesWebhooks, spec.PublishesIngest = ReadOnly, false, true
+			spec.Access, spec.PublishesIngest = ReadOnly, true
 		}
 		out = append(out, spec)
 	}
@@ -240,7 +247,8 @@ func specs(ws []Worker) []Spec {
 			Name: w.Name, Access: w.Access, Timeout: timeout,
 			PublishesWebhooks: w.PublishesWebhooks, Schedule: w.Schedule,
 			ConsumesWebhookQueue: w.ConsumesWebhookQueue, ConsumesIngestQueue: w.ConsumesIngestQueue,
-			WritesExportStage: w.WritesExportStage,
+			ConsumesAuditStream: w.ConsumesAuditStream,
+			WritesExportStage:   w.WritesExportStage,
 		})
 	}
 	return out
@@ -258,7 +266,7 @@ func validateWorkers(ws []Worker) error {
 	for _, g := range Functions() {
 		taken[g] = true
 	}
-	consumers, ingestConsumers := 0, 0
+	consumers, ingestConsumers, streamConsumers := 0, 0, 0
 	for i, w := range ws {
 		switch {
 		case !functionName.MatchString(w.Name):
@@ -269,10 +277,14 @@ func validateWorkers(ws []Worker) error {
 			return fmt.Errorf("worker %q: set Access to ReadOnly or ReadWrite", w.Name)
 		case w.Schedule != "" && !schedule.MatchString(w.Schedule):
 			return fmt.Errorf("worker %q: schedule %q is neither rate(...) nor cron(...)", w.Name, w.Schedule)
-		case w.Schedule == "" && !w.ConsumesWebhookQueue && !w.ConsumesIngestQueue:
-			return fmt.Errorf("worker %q: nothing would ever invoke it; give it a Schedule, ConsumesWebhookQueue or ConsumesIngestQueue", w.Name)
+		case w.Schedule == "" && !w.ConsumesWebhookQueue && !w.ConsumesIngestQueue && !w.ConsumesAuditStream:
+			return fmt.Errorf("worker %q: nothing would ever invoke it; give it a Schedule, ConsumesWebhookQueue, ConsumesIngestQueue or ConsumesAuditStream", w.Name)
 		case w.ConsumesWebhookQueue && w.ConsumesIngestQueue:
 			return fmt.Errorf("worker %q: consume one queue, not both", w.Name)
+		case w.ConsumesAuditStream && (w.ConsumesWebhookQueue || w.ConsumesIngestQueue || w.Schedule != ""):
+			return fmt.Errorf("worker %q: the audit stream's consumer takes nothing else", w.Name)
+		case w.ConsumesAuditStream && !w.PublishesWebhooks:
+			return fmt.Errorf("worker %q: the audit stream's consumer must publish to the webhook queue", w.Name)
 		}
 		taken[w.Name] = true
 		if w.ConsumesWebhookQueue {
@@ -281,6 +293,13 @@ func validateWorkers(ws []Worker) error {
 		if w.ConsumesIngestQueue {
 			ingestConsumers++
 		}
+		if w.ConsumesAuditStream {
+			streamConsumers++
+		}
+	}
+	if streamConsumers > 1 {
+		// Each would send every change: webhooks would fire twice.
+		return fmt.Errorf("%d workers consume the audit stream; at most one may", streamConsumers)
 	}
 	if consumers > 1 {
 		// Two subscribers would each see only some messages.

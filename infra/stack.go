@@ -24,6 +24,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/flagplane/flagplane/shared/api"
+	"github.com/flagplane/flagplane/shared/auditstream"
 	"github.com/flagplane/flagplane/shared/destination"
 	"github.com/flagplane/flagplane/shared/store"
 )
@@ -138,8 +139,12 @@ const (
 	OutputWebhookDLQueueURL = "WebhookDeadLetterQueueUrl"
 	OutputIngestQueueURL    = "IngestQueueUrl"
 	OutputIngestDLQueueURL  = "IngestDeadLetterQueueUrl"
-	OutputExportBucket      = "ExportBucketName"
-	OutputAccessLogGroup    = "ApiAccessLogGroup"
+	// OutputAuditStreamDLQueueURL receives, for a batch of the table's
+	// stream the audit-stream function failed every retry of, the shard and
+	// sequence numbers it spans (not the records: the stream keeps those 24 hours).
+	OutputAuditStreamDLQueueURL = "AuditStreamDeadLetterQueueUrl"
+	OutputExportBucket          = "ExportBucketName"
+	OutputAccessLogGroup        = "ApiAccessLogGroup"
 )
 
 // config is the props after defaults and validation.
@@ -271,6 +276,7 @@ func NewFlagplaneStack(scope constructs.Construct, id string, props *FlagplaneSt
 	table := newTable(stack, c)
 	queue, dlq := newQueues(stack, c, "Webhook")
 	ingest, ingestDLQ := newQueues(stack, c, "Ingest")
+	streamDLQ := newDeadLetterQueue(stack, "AuditStreamDeadLetterQueue")
 
 	export := newExportStage(stack, c)
 
@@ -284,7 +290,7 @@ func NewFlagplaneStack(scope constructs.Construct, id string, props *FlagplaneSt
 		output(stack, OutputAccessLogGroup, accessLogs.LogGroupName(), "Log group of the API's access log, one JSON line per request")
 	}
 	for _, s := range c.specs {
-		wireWorker(stack, s, fns[s.Name], queue, ingest)
+		wireWorker(stack, s, fns[s.Name], queue, ingest, table, streamDLQ)
 	}
 
 	if c.Relay != nil {
@@ -296,6 +302,7 @@ func NewFlagplaneStack(scope constructs.Construct, id string, props *FlagplaneSt
 	output(stack, OutputWebhookDLQueueURL, dlq.QueueUrl(), "Webhook deliveries that failed every attempt")
 	output(stack, OutputIngestQueueURL, ingest.QueueUrl(), "SQS queue of SDK event payloads, one message per payload")
 	output(stack, OutputIngestDLQueueURL, ingestDLQ.QueueUrl(), "SDK event payloads that failed every attempt")
+	output(stack, OutputAuditStreamDLQueueURL, streamDLQ.QueueUrl(), "Table stream batches the audit-stream function failed every retry of (shard and sequence numbers)")
 	output(stack, OutputExportBucket, export.bucket.BucketName(), "S3 bucket of the data export's stage: events/<environment id>/<date>/<hour>/<batch>.ndjson")
 	return stack
 }
@@ -328,7 +335,10 @@ func newTable(stack awscdk.Stack, c config) awsdynamodb.Table {
 		PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{
 			PointInTimeRecoveryEnabled: jsii.Bool(true),
 		},
-		// No Stream: nothing reads one; the outbox carries changes instead.
+		// The stream is the outbox: the audit-stream function hands every
+		// new audit entry to the webhook queue. The keys are enough: the
+		// entry's sort key is its id, which starts with its millisecond.
+		Stream:        awsdynamodb.StreamViewType_KEYS_ONLY,
 		RemovalPolicy: removal(c),
 	})
 	table.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
@@ -344,12 +354,7 @@ func newTable(stack awscdk.Stack, c config) awsdynamodb.Table {
 // prefix ("Webhook", "Ingest"), both encrypted at rest with SQS-managed
 // keys (no KMS grants needed) and refusing plain-HTTP access.
 func newQueues(stack awscdk.Stack, c config, prefix string) (queue, dlq awssqs.Queue) {
-	dlq = awssqs.NewQueue(stack, jsii.String(prefix+"DeadLetterQueue"), &awssqs.QueueProps{
-		Encryption: awssqs.QueueEncryption_SQS_MANAGED,
-		EnforceSSL: jsii.Bool(true),
-		// The longest SQS allows, to leave time to inspect and redrive.
-		RetentionPeriod: awscdk.Duration_Days(jsii.Number(14)),
-	})
+	dlq = newDeadLetterQueue(stack, prefix+"DeadLetterQueue")
 	queue = awssqs.NewQueue(stack, jsii.String(prefix+"Queue"), &awssqs.QueueProps{
 		Encryption:        awssqs.QueueEncryption_SQS_MANAGED,
 		EnforceSSL:        jsii.Bool(true),
@@ -360,6 +365,17 @@ func newQueues(stack awscdk.Stack, c config, prefix string) (queue, dlq awssqs.Q
 		},
 	})
 	return queue, dlq
+}
+
+// newDeadLetterQueue makes a dead-letter queue, encrypted at rest with
+// SQS-managed keys and refusing plain-HTTP access.
+func newDeadLetterQueue(stack awscdk.Stack, id string) awssqs.Queue {
+	return awssqs.NewQueue(stack, jsii.String(id), &awssqs.QueueProps{
+		Encryption: awssqs.QueueEncryption_SQS_MANAGED,
+		EnforceSSL: jsii.Bool(true),
+		// The longest SQS allows, to leave time to inspect and redrive.
+		RetentionPeriod: awscdk.Duration_Days(jsii.Number(14)),
+	})
 }
 
 // pascal turns a function name such as "ai-configs" into "AiConfigs" for
@@ -403,7 +419,7 @@ func newFunction(stack awscdk.Stack, c config, s Spec, table awsdynamodb.Table, 
 		role.AddToPrincipalPolicy(allow("WriteExportBatches", []string{"s3:PutObject"}, *export.bucket.ArnForObjects(jsii.String(destination.EventsPrefix + "*"))))
 	}
 	env := map[string]*string{}
-	for k, v := range s.Env(Resources{TableName: *table.TableName(), WebhookQueueURL: *queue.QueueUrl(), IngestQueueURL: *ingest.QueueUrl(), RateLimits: c.RateLimits,
+	for k, v := range s.Env(Resources{TableName: *table.TableName(), WebhookQueueURL: *queue.QueueUrl(), IngestQueueURL: *ingest.QueueUrl(), RateLimits: c.RateLimits, AuditStream: true,
 		ExportBucket: *export.bucket.BucketName(), ExportAccountID: *stack.Account(), DestinationKeySecret: *export.keySecret.SecretValue().UnsafeUnwrap()}) {
 		env[k] = jsii.String(v)
 	}
@@ -620,9 +636,29 @@ func lower(names []string) []string {
 	return out
 }
 
-// wireWorker subscribes a worker to the webhook queue and schedules it, as
-// its spec says; API functions need neither.
-func wireWorker(stack awscdk.Stack, s Spec, fn awslambda.Function, queue, ingest awssqs.Queue) {
+// AuditStreamRetries bounds the retries of a failing batch of the table's
+// stream (bisected on each error, so a failing record is soon retried
+// alone): after them the batch's shard and sequence numbers go to the
+// stream's dead-letter queue, and the shard moves on.
+const AuditStreamRetries = 100
+
+// wireWorker subscribes a worker to the webhook queue, the ingest queue or
+// the table's stream, and schedules it, as its spec says; API functions
+// need none of these.
+func wireWorker(stack awscdk.Stack, s Spec, fn awslambda.Function, queue, ingest awssqs.Queue, table awsdynamodb.Table, streamDLQ awssqs.Queue) {
+	if s.ConsumesAuditStream {
+		// The event source also grants the role exactly the stream's read actions.
+		fn.AddEventSource(awslambdaeventsources.NewDynamoEventSource(table, &awslambdaeventsources.DynamoEventSourceProps{
+			// From the oldest record kept, so no change is skipped when the mapping starts after the stream.
+			StartingPosition:        awslambda.StartingPosition_TRIM_HORIZON,
+			BatchSize:               jsii.Number(auditstream.BatchSize),
+			BisectBatchOnError:      jsii.Bool(true),
+			ReportBatchItemFailures: jsii.Bool(true),
+			RetryAttempts:           jsii.Number(AuditStreamRetries),
+			OnFailure:               awslambdaeventsources.NewSqsDlq(streamDLQ),
+			Filters:                 &[]*map[string]any{{"pattern": auditstream.Filter()}},
+		}))
+	}
 	if s.ConsumesIngestQueue {
 		fn.AddEventSource(awslambdaeventsources.NewSqsEventSource(ingest, &awslambdaeventsources.SqsEventSourceProps{
 			BatchSize:               jsii.Number(10),

@@ -284,9 +284,10 @@ func envOf(p map[string]any) map[string]string {
 
 // expectedEnv is FunctionEnv with the table and queue as the template
 // refers to them; only functions that publish see the queue, and only the
-// events function the ingest queue (ingestID, when given).
+// events function the ingest queue (ingestID, when given). Every function
+// is told the table's stream carries the outbox.
 func expectedEnv(s Spec, tableID, queueID string, ingestID ...string) map[string]string {
-	r := Resources{TableName: tableID}
+	r := Resources{TableName: tableID, AuditStream: true}
 	if s.PublishesWebhooks {
 		r.WebhookQueueURL = queueID
 	}
@@ -300,7 +301,7 @@ func expectedEnv(s Spec, tableID, queueID string, ingestID ...string) map[string
 }
 
 func TestSpecEnv(t *testing.T) {
-	r := Resources{TableName: "t", WebhookQueueURL: "q", RateLimits: &api.DefaultRateLimits}
+	r := Resources{TableName: "t", WebhookQueueURL: "q", RateLimits: &api.DefaultRateLimits, AuditStream: true}
 	t.Run("GIVEN an API function THEN its environment has the rate limits", func(t *testing.T) {
 		env := Spec{API: true}.Env(Resources{TableName: "t", RateLimits: &api.RateLimits{Global: 300, Route: 0, Credential: 40}})
 		if env[app.EnvRateLimitGlobal] != "300" || env[app.EnvRateLimitRoute] != "0" || env[app.EnvRateLimitCredential] != "40" {
@@ -396,7 +397,7 @@ func TestStackTable(t *testing.T) {
 		}}},
 		{"items expire on the key file's ttl attribute", p["TimeToLiveSpecification"], map[string]any{"AttributeName": store.AttrTTL, "Enabled": true}},
 		{"point-in-time recovery is on", prop(p, "PointInTimeRecoverySpecification", "PointInTimeRecoveryEnabled"), true},
-		{"there is no stream", p["StreamSpecification"], nil},
+		{"its stream carries the keys of new items (the outbox), as dynamo.TableInput", p["StreamSpecification"], map[string]any{"StreamViewType": string(in.StreamSpecification.StreamViewType)}},
 		{"the table is retained when the stack is deleted", table.DeletionPolicy, "Retain"},
 		{"the table is retained when it is replaced", table.UpdateReplacePolicy, "Retain"},
 		{"the table name is left to CloudFormation", p["TableName"], nil},
@@ -445,8 +446,8 @@ func TestStackQueues(t *testing.T) {
 		name  string
 		check func(t *testing.T)
 	}{
-		{"there are four queues: webhook dispatch and dead-letter, SDK event ingest and dead-letter", func(t *testing.T) {
-			if n := len(tpl.ofType("AWS::SQS::Queue")); n != 4 {
+		{"there are five queues: webhook dispatch and dead-letter, SDK event ingest and dead-letter, the audit stream's dead-letter", func(t *testing.T) {
+			if n := len(tpl.ofType("AWS::SQS::Queue")); n != 5 {
 				t.Fatalf("%d queues", n)
 			}
 		}},

@@ -28,7 +28,8 @@ func checkWiring(t *testing.T, tpl *template, specs []Spec) {
 	}
 	queue := webhookQueue(t, tpl)
 	ingest := ingestQueue(t, tpl)
-	fromIngest := map[string]bool{}
+	fromIngest, fromStream := map[string]bool{}, map[string]bool{}
+	table, _ := tpl.only(t, "AWS::DynamoDB::Table")
 
 	wantSchedules, wantConsumers := map[string]string{}, []string{}
 	api := map[string]bool{}
@@ -36,10 +37,11 @@ func checkWiring(t *testing.T, tpl *template, specs []Spec) {
 		if s.Schedule != "" {
 			wantSchedules[s.Name] = s.Schedule
 		}
-		if s.ConsumesWebhookQueue || s.ConsumesIngestQueue {
+		if s.ConsumesWebhookQueue || s.ConsumesIngestQueue || s.ConsumesAuditStream {
 			wantConsumers = append(wantConsumers, s.Name)
 		}
 		fromIngest[s.Name] = s.ConsumesIngestQueue
+		fromStream[s.Name] = s.ConsumesAuditStream
 		api[s.Name] = s.API
 	}
 	sort.Strings(wantConsumers)
@@ -64,13 +66,16 @@ func checkWiring(t *testing.T, tpl *template, specs []Spec) {
 			t.Errorf("schedules %v, want %v", got, wantSchedules)
 		}
 	})
-	t.Run("every queue consumer has one event source mapping on its queue (webhook or ingest) with partial batch responses, and no other mapping exists", func(t *testing.T) {
+	t.Run("every queue consumer has one event source mapping on its queue (webhook or ingest) or the table's stream with partial batch responses, and no other mapping exists", func(t *testing.T) {
 		var got []string
 		for _, id := range tpl.ofType("AWS::Lambda::EventSourceMapping") {
 			p := tpl.Resources[id].Properties
 			want := queue + ".Arn"
 			if fromIngest[names[render(p["FunctionName"])]] {
 				want = ingest + ".Arn"
+			}
+			if fromStream[names[render(p["FunctionName"])]] {
+				want = table + ".StreamArn"
 			}
 			if render(p["EventSourceArn"]) != want {
 				t.Errorf("mapping %s reads %s, not %s", id, render(p["EventSourceArn"]), want)

@@ -77,6 +77,11 @@ type Settings struct {
 	// Ingest takes SDK event payloads: the local server's inbox, the ingest
 	// queue in AWS; nil aggregates each payload in its request.
 	Ingest ingest.Queue
+	// AuditStream says the table's stream carries the outbox (AWS, and the
+	// end-to-end tier): commits write no outbox record and send nothing to
+	// the webhook queue; the audit-stream function hands every new audit
+	// entry to it instead (see audit.Log.SetStreamed).
+	AuditStream bool
 }
 
 // App holds the wired services.
@@ -106,6 +111,7 @@ func New(table store.Table, publisher audit.Publisher, s Settings, logger *slog.
 		now = time.Now
 	}
 	log := audit.New(table, notify, s.AccountID, logger, now)
+	log.SetStreamed(s.AuditStream)
 	projects := project.NewService(table, log, now)
 	roles := role.NewService(table, log, now)
 	members := member.NewService(table, log, roles, now)
@@ -325,7 +331,8 @@ const (
 
 // SettingsFromEnv reads the shared settings from the environment.
 func SettingsFromEnv() (Settings, error) {
-	s := Settings{Approvals: true, AllowPrivateWebhooks: os.Getenv(EnvAllowPrivateWebhooks) == "true", NoSDKStreaming: true}
+	s := Settings{Approvals: true, AllowPrivateWebhooks: os.Getenv(EnvAllowPrivateWebhooks) == "true", NoSDKStreaming: true,
+		AuditStream: os.Getenv(EnvAuditStream) == "true"}
 	if raw := os.Getenv(EnvApprovals); raw != "" {
 		b, err := strconv.ParseBool(raw)
 		if err != nil {
@@ -377,13 +384,20 @@ func DynamoFromEnv(ctx context.Context) (store.Table, error) {
 	return dynamo.New(client, name, dynamo.Options{})
 }
 
-// EnvWebhookQueueURL names the webhook dispatch queue; functions that
-// change things hand their outbox records to it.
+// EnvWebhookQueueURL names the webhook dispatch queue: webhook delivery
+// sends its follow-up messages to it, and the audit-stream function (or,
+// without the stream, every function that changes things) hands changes
+// to it.
 const EnvWebhookQueueURL = "FLAGPLANE_WEBHOOK_QUEUE_URL"
 
+// EnvAuditStream, "true", says the table's stream carries the outbox
+// (Settings.AuditStream): the stack sets it on every function.
+const EnvAuditStream = "FLAGPLANE_AUDIT_STREAM"
+
 // FromEnv wires the services over the DynamoDB table for a Lambda
-// function. With a webhook queue in the environment, committed changes are
-// handed to it; a function without one changes nothing that needs it.
+// function. With a webhook queue in the environment and no audit stream,
+// committed changes are handed to it; with the stream (EnvAuditStream),
+// the audit-stream function hands them over and commits send nothing.
 func FromEnv(ctx context.Context, groups ...NewGroup) (*App, *sqsqueue.Queue, error) {
 	s, err := SettingsFromEnv()
 	if err != nil {
@@ -408,7 +422,10 @@ func FromEnvWith(ctx context.Context, s Settings, logger *slog.Logger, groups ..
 			return nil, nil, fmt.Errorf("aws config: %w", err)
 		}
 		queue = sqsqueue.New(sqs.NewFromConfig(cfg, func(o *sqs.Options) { o.BaseEndpoint = awsenv.Endpoint("SQS") }), url)
-		publisher = webhook.Publisher{Queue: queue}
+		if !s.AuditStream {
+			// Without the stream, each commit hands its record to the queue itself.
+			publisher = webhook.Publisher{Queue: queue}
+		}
 	}
 	// With an ingest queue, SDK event payloads go to it and the ingest worker aggregates them.
 	if url := os.Getenv(EnvIngestQueueURL); url != "" {

@@ -145,6 +145,9 @@ type Log struct {
 	// is its table's only writer (see Generation).
 	commits    atomic.Uint64
 	soleWriter atomic.Bool
+
+	// streamed says the table's stream hands entries off (see SetStreamed).
+	streamed atomic.Bool
 }
 
 // SetSoleWriter says whether this process is the only writer of its table
@@ -178,8 +181,10 @@ func (l *Log) SetAccountID(id string) {
 }
 
 // Commit writes the change, its entry and its outbox record atomically, then
-// publishes the record. A failed condition of one of the change's writes is
-// returned as the store's error (a *store.TxError naming it).
+// publishes the record. When the stream carries the outbox (SetStreamed),
+// the entry alone is the record: nothing else is written or deleted, and
+// the publisher is only told of the commit. A failed condition of one of
+// the change's writes is returned as the store's error (a *store.TxError naming it).
 func (l *Log) Commit(ctx context.Context, c Change) (Entry, error) {
 	if len(c.Actions) == 0 {
 		return Entry{}, fmt.Errorf("commit %s %q: a change needs at least one action", c.Kind, c.Resource)
@@ -196,10 +201,12 @@ func (l *Log) Commit(ctx context.Context, c Change) (Entry, error) {
 	rec := Outbox{EntryID: e.ID, Date: e.Date}
 	recData, _ := json.Marshal(rec)
 	ak, ok := store.AuditKey(e.ID), store.OutboxKey(e.ID)
-	writes := append(append([]store.Write(nil), c.Writes...),
-		store.Put(store.Item{PK: ak.PK, SK: ak.SK, Version: 1, Data: entryData}, store.IfNotExists()),
-		store.Put(store.Item{PK: ok.PK, SK: ok.SK, Version: 1, TTL: now.Add(outboxTTL).Unix(), Data: recData}, store.IfNotExists()),
-	)
+	streamed := l.streamed.Load()
+	writes := append(append(make([]store.Write, 0, len(c.Writes)+2), c.Writes...),
+		store.Put(store.Item{PK: ak.PK, SK: ak.SK, Version: 1, Data: entryData}, store.IfNotExists()))
+	if !streamed {
+		writes = append(writes, store.Put(store.Item{PK: ok.PK, SK: ok.SK, Version: 1, TTL: now.Add(outboxTTL).Unix(), Data: recData}, store.IfNotExists()))
+	}
 	if err := l.table.Transact(ctx, writes); err != nil {
 		if c.Conflict != "" && errors.Is(err, store.ErrConditionFailed) {
 			return Entry{}, fault.Wrap(err, fault.OptimisticLock, "%s", c.Conflict)
@@ -210,6 +217,13 @@ func (l *Log) Commit(ctx context.Context, c Change) (Entry, error) {
 		return Entry{}, fmt.Errorf("commit %s %q: %w", c.Kind, c.Resource, err)
 	}
 	l.commits.Add(1)
+	if streamed {
+		// The stream hands the entry off; the publisher only hears of the commit.
+		if err := l.publisher.Publish(ctx, rec); err != nil {
+			l.log.Warn("commit notice failed; the stream hands the entry off", "entryId", rec.EntryID, "error", err.Error())
+		}
+		return e, nil
+	}
 	l.handOff(ctx, rec)
 	return e, nil
 }

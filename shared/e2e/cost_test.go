@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -215,6 +217,24 @@ func BenchmarkTypicalMixCost(b *testing.B) {
 	for _, fn := range fns {
 		fn.ResetStats()
 	}
+	// The table's stream hands the changes to the queue: the audit-stream
+	// function's invocations, run time and SendMessageBatch calls are part
+	// of the cost (Lambda's reads of the stream are free).
+	streamCtx, cancelStream := context.WithTimeout(context.Background(), time.Minute)
+	defer cancelStream()
+	if err := s.stream.Sync(streamCtx); err != nil {
+		b.Fatal(err)
+	}
+	var streamSends atomic.Int64
+	countSends := func(r *http.Request, _ []byte, _ int) {
+		if strings.Contains(r.Header.Get("X-Amz-Target"), "SendMessage") {
+			streamSends.Add(1)
+		}
+	}
+	s.streamSQS.hook.Store(&countSends)
+	defer s.streamSQS.hook.Store(nil)
+	s.stream.ResetStats()
+	s.functions["audit-stream"].ResetStats()
 	proxy.reset()
 	requests := 0
 	b.ResetTimer()
@@ -225,6 +245,14 @@ func BenchmarkTypicalMixCost(b *testing.B) {
 		}
 	}
 	b.StopTimer()
+	if err := s.stream.Sync(streamCtx); err != nil {
+		b.Fatal(err)
+	}
+	stream := s.stream.Stats()
+	streamMs := 0.0
+	for _, d := range s.functions["audit-stream"].Stats().Warm {
+		streamMs += math.Ceil(float64(d.Microseconds()) / 1000)
+	}
 
 	billedMs := 0.0
 	var invokes []time.Duration
@@ -248,7 +276,10 @@ func BenchmarkTypicalMixCost(b *testing.B) {
 
 	perM := 1e6 / float64(requests)
 	gbs := billedMs / 1000 * float64(infra.FunctionMemoryMB) / 1024
-	lambda := priceLambdaPerM + gbs*priceLambdaGBs*perM
+	streamGBs := streamMs / 1000 * float64(infra.FunctionMemoryMB) / 1024
+	lambda := priceLambdaPerM + gbs*priceLambdaGBs*perM +
+		float64(stream.Invocations)*perM/1e6*priceLambdaPerM + streamGBs*priceLambdaGBs*perM
+	sqsCalls += int(streamSends.Load())
 	dynamo := rru*perM/1e6*priceReadUnitPerM + wru*perM/1e6*priceWriteUnitPerM
 	sqs := float64(sqsCalls) * perM / 1e6 * priceSQSPerM
 	total := priceAPIGatewayPerM + lambda + dynamo + sqs
@@ -261,6 +292,7 @@ func BenchmarkTypicalMixCost(b *testing.B) {
 	b.ReportMetric(sqs, "sqs-$/M")
 	b.ReportMetric(total, "total-$/M")
 	b.ReportMetric(float64(peak)/(1<<20), "peak-MiB")
-	b.Logf("%d requests: billed %.0f ms, %.1f read and %.1f write units, %d SQS calls, calls %s; per million: API Gateway $%.2f, Lambda $%.2f, DynamoDB $%.2f, SQS $%.2f, total $%.2f; peak RSS %.1f MiB",
-		requests, billedMs, rru, wru, sqsCalls, calls, priceAPIGatewayPerM, lambda, dynamo, sqs, total, float64(peak)/(1<<20))
+	b.ReportMetric(float64(stream.Records)/math.Max(float64(stream.Invocations), 1), "stream-records/invoke")
+	b.Logf("%d requests: billed %.0f ms, %.1f read and %.1f write units, %d SQS calls, calls %s; audit stream: %d records in %d invocations, billed %.0f ms, %d sends; per million: API Gateway $%.2f, Lambda $%.2f, DynamoDB $%.2f, SQS $%.2f, total $%.2f; peak RSS %.1f MiB",
+		requests, billedMs, rru, wru, sqsCalls, calls, stream.Records, stream.Invocations, streamMs, streamSends.Load(), priceAPIGatewayPerM, lambda, dynamo, sqs, total, float64(peak)/(1<<20))
 }

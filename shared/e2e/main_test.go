@@ -68,6 +68,11 @@ type stack struct {
 	sqs *sqs.Client
 
 	functions map[string]*lambdaemu.Function
+	// stream plays the event source mapping of the table's stream to the
+	// audit-stream function, which hands changes to the webhook queue.
+	stream *lambdaemu.StreamSource
+	// streamSQS is the audit-stream function's way to SQS, which tests hook.
+	streamSQS *hookProxy
 	server    *httptest.Server
 	logs      *logSink
 
@@ -166,7 +171,8 @@ func (s *stack) setUp(ctx context.Context) error {
 
 	s.functions = map[string]*lambdaemu.Function{}
 	// The API groups and the webhook delivery worker, which the tests feed
-	// from the queue as Lambda's SQS event source would.
+	// from the queue as Lambda's SQS event source would; startStream adds
+	// the audit stream's function, fed from the table's stream.
 	for _, g := range append(catalog.Groups(), "webhook-delivery") {
 		fn, err := lambdaemu.New(s.functionConfig(g, maxInstances))
 		if err != nil {
@@ -174,6 +180,9 @@ func (s *stack) setUp(ctx context.Context) error {
 		}
 		s.functions[g] = fn
 		s.onTearDown(func(context.Context) error { return fn.Close() })
+	}
+	if err := s.startStream(ctx); err != nil {
+		return err
 	}
 	front, err := s.newFront(s.functions)
 	if err != nil {
@@ -196,7 +205,7 @@ func (s *stack) functionConfig(group string, instances int) lambdaemu.Config {
 		Name:      "flagplane-" + group,
 		Bootstrap: s.bootstrap(group),
 		// The stack generates the destinations' key-sealing secret; the harness makes one up.
-		Env: spec.Env(infra.Resources{TableName: s.table, WebhookQueueURL: s.queueURL, DestinationKeySecret: "e2e-destination-key-secret-0123456789abcdef"}),
+		Env: spec.Env(infra.Resources{TableName: s.table, WebhookQueueURL: s.queueURL, DestinationKeySecret: "e2e-destination-key-secret-0123456789abcdef", AuditStream: true}),
 		HostEnv: map[string]string{
 			"AWS_ENDPOINT_URL_DYNAMODB": s.dynamoEndpoint,
 			"AWS_ENDPOINT_URL_SQS":      s.sqsEndpoint,

@@ -19,6 +19,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/flagplane/flagplane/infra"
+	"github.com/flagplane/flagplane/shared/app"
 	"github.com/flagplane/flagplane/shared/webhook"
 )
 
@@ -28,10 +29,16 @@ func TestWebhookQueue(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
-	t.Run("the functions get the webhook queue's URL", func(t *testing.T) {
-		env := s.functionConfig("projects", 1).Env
+	t.Run("the audit stream's function gets the webhook queue's URL", func(t *testing.T) {
+		env := s.functionConfig("audit-stream", 1).Env
 		if env[infra.EnvWebhookQueueURL] != s.queueURL || !strings.HasPrefix(s.queueURL, "http://127.0.0.1:") {
 			t.Errorf("%s=%q, want the queue %q on 127.0.0.1", infra.EnvWebhookQueueURL, env[infra.EnvWebhookQueueURL], s.queueURL)
+		}
+	})
+	t.Run("API functions get no queue: the table's stream carries their changes", func(t *testing.T) {
+		env := s.functionConfig("projects", 1).Env
+		if env[infra.EnvWebhookQueueURL] != "" || env[app.EnvAuditStream] != "true" {
+			t.Errorf("%s=%q, %s=%q", infra.EnvWebhookQueueURL, env[infra.EnvWebhookQueueURL], app.EnvAuditStream, env[app.EnvAuditStream])
 		}
 	})
 
@@ -84,7 +91,8 @@ func TestWebhookQueue(t *testing.T) {
 }
 
 // TestWebhookDeliveryThroughSQS runs the AWS path: an API function commits
-// a change and hands it to the SQS queue (goaws); the real webhook-delivery
+// a change, the table's stream hands it to the audit-stream function,
+// which sends it to the SQS queue (goaws); the real webhook-delivery
 // bootstrap, fed batches as Lambda's event source would (receive, invoke,
 // delete what did not fail), fans it out and delivers it, signed.
 func TestWebhookDeliveryThroughSQS(t *testing.T) {

@@ -6,7 +6,6 @@ import (
 	"context"
 	"log"
 	"net/http"
-	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
@@ -45,24 +44,6 @@ func ServeWebhookDelivery(consumers ...func(*app.App) webhook.Consumer) {
 		d.AddConsumer(c(a))
 	}
 	lambda.Start(queue.Handler(d))
-}
-
-// SweepAge is how old an outbox record must be before the sweep re-sends
-// it: older than any hand-off still in flight.
-const SweepAge = time.Minute
-
-// ServeOutboxSweep runs the scheduled function that re-sends outbox
-// records a crash left behind.
-func ServeOutboxSweep() {
-	a, queue, err := app.FromEnv(context.Background())
-	if err != nil || queue == nil {
-		log.Fatalf("flagplane outbox-sweep: %v (queue set: %t)", err, queue != nil)
-	}
-	lambda.Start(func(ctx context.Context) error {
-		n, err := a.Services.Audit.Sweep(ctx, SweepAge)
-		log.Printf("flagplane outbox-sweep: re-sent %d records", n)
-		return err
-	})
 }
 
 // Adapt turns an http.Handler into the function API Gateway HTTP API invokes.

@@ -23,8 +23,8 @@ var ErrTableExists = errors.New("table already exists")
 const tableWait = 5 * time.Minute
 
 // TableInput is the definition of the flagplane table: string keys PK and
-// SK, the index GSI1 over GSI1PK and GSI1SK projecting all attributes, and
-// on-demand billing. The production stack must create exactly this table.
+// SK, the index GSI1 over GSI1PK and GSI1SK projecting all attributes,
+// on-demand billing and a stream of new keys. The production stack must create exactly this table.
 func TableInput(name string) *dynamodb.CreateTableInput {
 	s := types.ScalarAttributeTypeS
 	return &dynamodb.CreateTableInput{
@@ -48,6 +48,9 @@ func TableInput(name string) *dynamodb.CreateTableInput {
 			Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll},
 		}},
 		BillingMode: types.BillingModePayPerRequest,
+		// The stream is the outbox in AWS: the audit-stream function hands
+		// every new audit entry on from it. The keys are enough.
+		StreamSpecification: &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewTypeKeysOnly},
 	}
 }
 
