@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 
 	"github.com/flagplane/flagplane/shared/api"
+	"github.com/flagplane/flagplane/shared/store"
 )
 
 // CDK context keys the app reads, from cdk.json or `cdk deploy -c key=value`.
@@ -52,6 +53,10 @@ const (
 	CtxRelayReplicas       = "flagplane:relayReplicas"
 	CtxRelayCertificateArn = "flagplane:relayCertificateArn"
 	CtxRelayDomainName     = "flagplane:relayDomainName"
+	// CtxAuditShards spreads the audit log over this many partitions (a
+	// power of two, 1 to 64; default 1): about 500 changes a second each.
+	// Raise it only; see FlagplaneStackProps.AuditShards.
+	CtxAuditShards = "flagplane:auditShards"
 )
 
 // DefaultStackName is the stack's name unless CtxStackName says otherwise.
@@ -139,6 +144,13 @@ func SettingsFromContext(lookup func(key string) (string, bool)) (AppSettings, e
 			return s, fmt.Errorf("context %s: %q is not a positive whole number", CtxDeadLetterMaxReceives, v)
 		}
 		s.Props.DeadLetterMaxReceives = n
+	}
+	if v, ok := get(CtxAuditShards); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || !store.ValidAuditShards(n) {
+			return s, fmt.Errorf("context %s: %q is not a power of two from 1 to %d", CtxAuditShards, v, store.MaxAuditShards)
+		}
+		s.Props.AuditShards = n
 	}
 	if v, ok := get(CtxThrottleRate); ok {
 		r, err := strconv.ParseFloat(v, 64)

@@ -1,6 +1,7 @@
 package infra
 
 import (
+	"github.com/flagplane/flagplane/shared/app"
 	"strings"
 	"testing"
 
@@ -91,6 +92,11 @@ func TestSettingsFromContext(t *testing.T) {
 		{"GIVEN a throttle rate and burst THEN the stage gets them", map[string]string{CtxThrottleRate: "12.5", CtxThrottleBurst: "40"}, func(s AppSettings) bool {
 			return s.Props.ThrottleRate == 12.5 && s.Props.ThrottleBurst == 40
 		}, ""},
+		{"GIVEN 32 audit shards THEN every function and the relay are told", map[string]string{CtxAuditShards: "32"}, func(s AppSettings) bool {
+			return s.Props.AuditShards == 32 && FunctionEnv(Resources{AuditShards: 32})[app.EnvAuditShards] == "32" &&
+				FunctionEnv(Resources{AuditShards: 1})[app.EnvAuditShards] == ""
+		}, ""},
+		{"GIVEN an audit shard count that is not a power of two THEN the key is named", map[string]string{CtxAuditShards: "24"}, nil, CtxAuditShards},
 		{"GIVEN a zero throttle rate THEN the key is named", map[string]string{CtxThrottleRate: "0"}, nil, CtxThrottleRate},
 		{"GIVEN a throttle rate that is not a number THEN the key is named", map[string]string{CtxThrottleRate: "fast"}, nil, CtxThrottleRate},
 		{"GIVEN a fractional burst THEN the key is named", map[string]string{CtxThrottleBurst: "2.5"}, nil, CtxThrottleBurst},

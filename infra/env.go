@@ -26,6 +26,8 @@ type Resources struct {
 	// AuditStream says the table's stream carries the outbox (the stack's
 	// table has one): commits write no outbox record and send nothing.
 	AuditStream bool
+	// AuditShards is the audit log's partition count; 0 or 1: one.
+	AuditShards int
 }
 
 // EnvWebhookQueueURL names the webhook dispatch queue for the functions.
@@ -51,6 +53,9 @@ func FunctionEnv(r Resources) map[string]string {
 	}
 	if r.DestinationKeySecret != "" {
 		env[destination.EnvKeySecret] = r.DestinationKeySecret
+	}
+	if r.AuditShards > 1 {
+		env[app.EnvAuditShards] = strconv.Itoa(r.AuditShards)
 	}
 	if r.AuditStream {
 		env[app.EnvAuditStream] = "true"

@@ -194,7 +194,7 @@ func newRelay(stack awscdk.Stack, c config, table awsdynamodb.Table, ingest awss
 		RemovalPolicy: removal(c),
 	})
 	env := map[string]*string{}
-	for k, v := range RelayEnv(Resources{TableName: *table.TableName(), IngestQueueURL: *ingest.QueueUrl(), RateLimits: c.RateLimits}) {
+	for k, v := range RelayEnv(Resources{TableName: *table.TableName(), IngestQueueURL: *ingest.QueueUrl(), RateLimits: c.RateLimits, AuditShards: c.AuditShards}) {
 		env[k] = jsii.String(v)
 	}
 	task.AddContainer(jsii.String("Relay"), &awsecs.ContainerDefinitionOptions{

@@ -68,6 +68,12 @@ type FlagplaneStackProps struct {
 	// Relay, when set, adds the streaming relay (see RelayProps); nil, the
 	// default, adds nothing: no VPC, no load balancer, no cost.
 	Relay *RelayProps
+	// AuditShards spreads the audit log over this many partitions (a power
+	// of two up to store.MaxAuditShards; 0 or 1: one). One partition takes
+	// about 500 changes a second; every reader of the log reads each shard,
+	// so the relay's feed costs grow with it. Never lower it on a deployed
+	// table: entries in the shards dropped would no longer be read.
+	AuditShards int
 
 	// workers replaces Workers() when not nil; tests prove the wiring with
 	// entries that have no function yet.
@@ -192,6 +198,12 @@ func resolve(props *FlagplaneStackProps) (config, error) {
 	}
 	if err := c.RateLimits.Check(); err != nil {
 		return c, err
+	}
+	if c.AuditShards == 0 {
+		c.AuditShards = 1
+	}
+	if !store.ValidAuditShards(c.AuditShards) {
+		return c, fmt.Errorf("audit shards %d: a power of two from 1 to %d", c.AuditShards, store.MaxAuditShards)
 	}
 	if c.DeadLetterMaxReceives < 1 || c.DeadLetterMaxReceives > 1000 {
 		return c, fmt.Errorf("dead-letter max receives %d: SQS allows 1 to 1000", c.DeadLetterMaxReceives)
@@ -419,7 +431,7 @@ func newFunction(stack awscdk.Stack, c config, s Spec, table awsdynamodb.Table, 
 		role.AddToPrincipalPolicy(allow("WriteExportBatches", []string{"s3:PutObject"}, *export.bucket.ArnForObjects(jsii.String(destination.EventsPrefix + "*"))))
 	}
 	env := map[string]*string{}
-	for k, v := range s.Env(Resources{TableName: *table.TableName(), WebhookQueueURL: *queue.QueueUrl(), IngestQueueURL: *ingest.QueueUrl(), RateLimits: c.RateLimits, AuditStream: true,
+	for k, v := range s.Env(Resources{TableName: *table.TableName(), WebhookQueueURL: *queue.QueueUrl(), IngestQueueURL: *ingest.QueueUrl(), RateLimits: c.RateLimits, AuditShards: c.AuditShards, AuditStream: true,
 		ExportBucket: *export.bucket.BucketName(), ExportAccountID: *stack.Account(), DestinationKeySecret: *export.keySecret.SecretValue().UnsafeUnwrap()}) {
 		env[k] = jsii.String(v)
 	}

@@ -77,6 +77,9 @@ type Settings struct {
 	// Ingest takes SDK event payloads: the local server's inbox, the ingest
 	// queue in AWS; nil aggregates each payload in its request.
 	Ingest ingest.Queue
+	// AuditShards spreads the audit log over this many partitions (see
+	// audit.Log.SetShards); 0 means 1. Every process of a table uses the same.
+	AuditShards int
 	// AuditStream says the table's stream carries the outbox (AWS, and the
 	// end-to-end tier): commits write no outbox record and send nothing to
 	// the webhook queue; the audit-stream function hands every new audit
@@ -111,6 +114,11 @@ func New(table store.Table, publisher audit.Publisher, s Settings, logger *slog.
 		now = time.Now
 	}
 	log := audit.New(table, notify, s.AccountID, logger, now)
+	if s.AuditShards > 1 {
+		if err := log.SetShards(s.AuditShards); err != nil {
+			panic("app: " + err.Error()) // SettingsFromEnv and the stack refuse such counts
+		}
+	}
 	log.SetStreamed(s.AuditStream)
 	projects := project.NewService(table, log, now)
 	roles := role.NewService(table, log, now)
@@ -317,6 +325,8 @@ func (a *App) HandlerFor(ops []catalog.Operation) (http.Handler, error) {
 const (
 	EnvTable     = "FLAGPLANE_TABLE"
 	EnvApprovals = "FLAGPLANE_APPROVALS"
+	// EnvAuditShards is the audit log's partition count (Settings.AuditShards).
+	EnvAuditShards = "FLAGPLANE_AUDIT_SHARDS"
 	// EnvAllowPrivateWebhooks lets webhooks reach private addresses (default false).
 	EnvAllowPrivateWebhooks = "FLAGPLANE_WEBHOOKS_ALLOW_PRIVATE"
 	// EnvRateLimitGlobal and EnvRateLimitRoute are the requests per ten
@@ -339,6 +349,13 @@ func SettingsFromEnv() (Settings, error) {
 			return Settings{}, fmt.Errorf("%s must be true or false, not %q", EnvApprovals, raw)
 		}
 		s.Approvals = b
+	}
+	if raw := os.Getenv(EnvAuditShards); raw != "" {
+		n, err := strconv.Atoi(raw)
+		if err != nil || !store.ValidAuditShards(n) {
+			return Settings{}, fmt.Errorf("%s must be a power of two from 1 to %d, not %q", EnvAuditShards, store.MaxAuditShards, raw)
+		}
+		s.AuditShards = n
 	}
 	limits, err := RateLimitsFromEnv()
 	if err != nil {

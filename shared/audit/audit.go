@@ -146,9 +146,29 @@ type Log struct {
 	commits    atomic.Uint64
 	soleWriter atomic.Bool
 
+	// shards is how many partitions the log spreads over (1 until SetShards).
+	shards atomic.Int32
+
 	// streamed says the table's stream hands entries off (see SetStreamed).
 	streamed atomic.Bool
 }
+
+// SetShards spreads new entries over n partitions (a power of two up to
+// store.MaxAuditShards), so one account's changes are not capped by one
+// partition's write rate; reads merge every partition in time order.
+// Every process sharing a table must use the same n, and n may only grow:
+// entries written under a smaller count stay readable, under a larger one
+// they would be hidden.
+func (l *Log) SetShards(n int) error {
+	if !store.ValidAuditShards(n) {
+		return fmt.Errorf("audit log shards: %d is not a power of two from 1 to %d", n, store.MaxAuditShards)
+	}
+	l.shards.Store(int32(n))
+	return nil
+}
+
+// Shards is the number of partitions the log spreads over.
+func (l *Log) Shards() int { return max(int(l.shards.Load()), 1) }
 
 // SetSoleWriter says whether this process is the only writer of its table
 // (the local server, which holds the data file's lock).
@@ -200,7 +220,7 @@ func (l *Log) Commit(ctx context.Context, c Change) (Entry, error) {
 	}
 	rec := Outbox{EntryID: e.ID, Date: e.Date}
 	recData, _ := json.Marshal(rec)
-	ak, ok := store.AuditKey(e.ID), store.OutboxKey(e.ID)
+	ak, ok := store.AuditShardKey(e.ID, l.Shards()), store.OutboxKey(e.ID)
 	streamed := l.streamed.Load()
 	writes := append(append(make([]store.Write, 0, len(c.Writes)+2), c.Writes...),
 		store.Put(store.Item{PK: ak.PK, SK: ak.SK, Version: 1, Data: entryData}, store.IfNotExists()))

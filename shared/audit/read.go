@@ -84,7 +84,14 @@ func (l *Log) Get(ctx context.Context, id string) (Entry, error) {
 	if !ValidID(id) {
 		return Entry{}, fault.New(fault.NotFound, "audit log entry %q not found", id)
 	}
-	it, err := l.table.Get(ctx, store.AuditKey(id))
+	var it store.Item
+	var err error
+	// An entry written when the log had fewer shards sits where that count put it.
+	for _, k := range store.AuditKeyCandidates(id, l.Shards()) {
+		if it, err = l.table.Get(ctx, k); !errors.Is(err, store.ErrNotFound) {
+			break
+		}
+	}
 	if errors.Is(err, store.ErrNotFound) {
 		return Entry{}, fault.Wrap(err, fault.NotFound, "audit log entry %q not found", id)
 	}
@@ -153,31 +160,32 @@ type ScanResult struct {
 
 // Scan walks a time window of the log, handing each entry to visit until
 // visit returns false, the window ends or the budget is spent. It reads
-// one partition range sorted by time-ordered ids, so its cost is bounded
-// by the budget whatever the log's size.
+// each shard's partition range, sorted by time-ordered ids, merging them in
+// id order, so its cost is bounded by the budget (times the shards) whatever
+// the log's size.
 func (l *Log) Scan(ctx context.Context, q ScanQuery, visit func(Entry) bool) (ScanResult, error) {
 	for _, c := range []string{q.Below, q.Above} {
 		if c != "" && !ValidID(c) {
 			return ScanResult{}, fault.New(fault.Invalid, "cursor %q is not a valid audit log entry id", c)
 		}
 	}
-	sq := store.Query{PK: store.AuditPK, Descending: !q.Ascending, Limit: 100}
+	var window store.Query
 	if q.After > 0 {
-		sq.SKFrom = fmt.Sprintf("%012x000000000000", q.After+1)
+		window.SKFrom = fmt.Sprintf("%012x000000000000", q.After+1)
 	}
 	if q.Before > 0 {
 		// ids of entries made before ms Before are below this floor; the
 		// floor itself is a possible id, so step down one.
-		sq.SKTo = predecessor(fmt.Sprintf("%012x000000000000", q.Before))
+		window.SKTo = predecessor(fmt.Sprintf("%012x000000000000", q.Before))
 	}
 	if q.Below != "" {
-		if p := predecessor(q.Below); sq.SKTo == "" || p < sq.SKTo {
-			sq.SKTo = p
+		if p := predecessor(q.Below); window.SKTo == "" || p < window.SKTo {
+			window.SKTo = p
 		}
 	}
 	if q.Above != "" {
-		if n := successor(q.Above); n > sq.SKFrom {
-			sq.SKFrom = n
+		if n := successor(q.Above); n > window.SKFrom {
+			window.SKFrom = n
 		}
 	}
 	budget := q.Budget
@@ -185,36 +193,75 @@ func (l *Log) Scan(ctx context.Context, q ScanQuery, visit func(Entry) bool) (Sc
 		budget = MaxScannedEntries
 	}
 	var res ScanResult
-	if sq.SKFrom != "" && sq.SKTo != "" && sq.SKFrom > sq.SKTo {
+	if window.SKFrom != "" && window.SKTo != "" && window.SKFrom > window.SKTo {
 		return res, nil
 	}
-	for {
-		sq.Limit = min(100, budget-res.Examined)
-		page, err := l.table.Query(ctx, sq)
-		if err != nil {
-			return res, fmt.Errorf("scan audit log: %w", err)
-		}
-		for i, it := range page.Items {
-			var e Entry
-			if err := json.Unmarshal(it.Data, &e); err != nil {
-				return res, fmt.Errorf("decode audit entry %s: %w", it.SK, err)
-			}
-			res.Last = it.SK
-			res.Examined++
-			if !visit(e) {
-				res.More = i < len(page.Items)-1 || page.Cursor != ""
-				return res, nil
-			}
-		}
-		if page.Cursor == "" {
-			return res, nil
-		}
-		if res.Examined >= budget {
-			res.More = true
-			return res, nil
-		}
-		sq.Cursor = page.Cursor
+	shards := make([]*shardReader, l.Shards())
+	for i := range shards {
+		sq := window
+		sq.PK, sq.Descending = store.AuditShardPK(i), !q.Ascending
+		shards[i] = &shardReader{q: sq, more: true}
 	}
+	remaining := func() bool {
+		for _, sh := range shards {
+			if len(sh.items) > 0 || sh.more {
+				return true
+			}
+		}
+		return false
+	}
+	for {
+		if res.Examined >= budget {
+			res.More = remaining()
+			return res, nil
+		}
+		var next *shardReader
+		for _, sh := range shards {
+			if len(sh.items) == 0 && sh.more {
+				if err := sh.fetch(ctx, l.table, min(100, budget-res.Examined)); err != nil {
+					return res, err
+				}
+			}
+			if len(sh.items) == 0 {
+				continue
+			}
+			if next == nil || (sh.items[0].SK > next.items[0].SK) != q.Ascending {
+				next = sh
+			}
+		}
+		if next == nil {
+			return res, nil
+		}
+		it := next.items[0]
+		next.items = next.items[1:]
+		var e Entry
+		if err := json.Unmarshal(it.Data, &e); err != nil {
+			return res, fmt.Errorf("decode audit entry %s: %w", it.SK, err)
+		}
+		res.Last = it.SK
+		res.Examined++
+		if !visit(e) {
+			res.More = remaining()
+			return res, nil
+		}
+	}
+}
+
+// shardReader pages through one shard's partition range for Scan.
+type shardReader struct {
+	q     store.Query
+	items []store.Item
+	more  bool // a page has not been read yet, or the last one had a cursor
+}
+
+func (r *shardReader) fetch(ctx context.Context, table store.Table, limit int) error {
+	r.q.Limit = limit
+	page, err := table.Query(ctx, r.q)
+	if err != nil {
+		return fmt.Errorf("scan audit log %s: %w", r.q.PK, err)
+	}
+	r.items, r.q.Cursor, r.more = page.Items, page.Cursor, page.Cursor != ""
+	return nil
 }
 
 // CountQuery asks how many entries made strictly between After and Before

@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"fmt"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -12,8 +13,9 @@ import (
 	"github.com/flagplane/flagplane/shared/store/bolt"
 )
 
-// scanLog holds one entry a minute for n minutes from base, oldest first.
-func scanLog(tb testing.TB, n int, base time.Time) (*Log, []Entry) {
+// scanLog holds one entry a minute for n minutes from base, oldest first,
+// spread over shards partitions.
+func scanLog(tb testing.TB, n int, base time.Time, shards int) (*Log, []Entry) {
 	tb.Helper()
 	table, err := bolt.Open(filepath.Join(tb.TempDir(), "audit.db"))
 	if err != nil {
@@ -22,6 +24,9 @@ func scanLog(tb testing.TB, n int, base time.Time) (*Log, []Entry) {
 	tb.Cleanup(func() { table.Close() })
 	var at time.Time
 	log := New(table, Discard{}, "acct", slog.New(slog.NewTextHandler(io.Discard, nil)), func() time.Time { return at })
+	if err := log.SetShards(shards); err != nil {
+		tb.Fatal(err)
+	}
 	var made []Entry
 	for i := range n {
 		at = base.Add(time.Duration(i) * time.Minute)
@@ -39,8 +44,14 @@ func scanLog(tb testing.TB, n int, base time.Time) (*Log, []Entry) {
 }
 
 func TestScanWalksAWindowWithinItsBudget(t *testing.T) {
+	for _, shards := range []int{1, 8} {
+		t.Run(fmt.Sprintf("in a log of %d shards", shards), func(t *testing.T) { testScan(t, shards) })
+	}
+}
+
+func testScan(t *testing.T, shards int) {
 	base := time.UnixMilli(1_795_219_200_000)
-	log, made := scanLog(t, 30, base)
+	log, made := scanLog(t, 30, base, shards)
 	minute := time.Minute.Milliseconds()
 	collect := func(tb testing.TB, q ScanQuery) ([]string, ScanResult) {
 		tb.Helper()

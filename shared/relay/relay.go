@@ -139,7 +139,7 @@ func Serve(ctx context.Context, a *app.App, cfg Config, logger *slog.Logger) err
 	a.SDK.SetSoleWriter(true)
 	fo := cfg.Feed
 	fo.Logger = logger
-	feed := changefeed.New(changefeed.AuditLog{Table: a.Table}, a.SDK.Changed, fo)
+	feed := changefeed.New(changefeed.AuditLog{Table: a.Table, Shards: a.Services.Audit.Shards()}, a.SDK.Changed, fo)
 	feedCtx, stopFeed := context.WithCancel(context.Background())
 	feedDone := make(chan struct{})
 	go func() {

@@ -104,8 +104,65 @@ func FlagKey(projectKey, flagKey string) Key {
 	return Key{PK: ProjectPartition(projectKey), SK: FlagSKPrefix + flagKey}
 }
 
-// AuditKey is one audit log entry.
-func AuditKey(id string) Key { return Key{PK: AuditPK, SK: id} }
+// AuditKey is one audit log entry of an unsharded log (one partition).
+func AuditKey(id string) Key { return AuditShardKey(id, 1) }
+
+// MaxAuditShards bounds the audit log's partitions. A shard count is a
+// power of two up to it, so the shard of an id under a count is also its
+// shard under every smaller count's residue: raising the count keeps every
+// entry readable (AuditKeyCandidates), lowering it would hide entries.
+const MaxAuditShards = 64
+
+// ValidAuditShards reports whether n is a usable shard count.
+func ValidAuditShards(n int) bool { return n >= 1 && n <= MaxAuditShards && n&(n-1) == 0 }
+
+// AuditShardPK is the partition of shard i: shard 0 is the unsharded
+// partition AuditPK, so a log that was never sharded stays where it is.
+func AuditShardPK(i int) string {
+	if i == 0 {
+		return AuditPK
+	}
+	return fmt.Sprintf("%s#%d", AuditPK, i)
+}
+
+// AuditShardKey is the entry id in a log of n shards: the shard is read
+// from the id's random last two hex digits, so writes spread evenly and a
+// reader finds an entry from its id alone.
+func AuditShardKey(id string, n int) Key {
+	return Key{PK: AuditShardPK(auditShard(id, n)), SK: id}
+}
+
+// AuditKeyCandidates are the keys an entry of id may have when the log has
+// n shards now and may have had fewer when the entry was written: the
+// current shard first.
+func AuditKeyCandidates(id string, n int) []Key {
+	var keys []Key
+	seen := map[int]bool{}
+	for m := n; m >= 1; m /= 2 {
+		if sh := auditShard(id, m); !seen[sh] {
+			seen[sh] = true
+			keys = append(keys, Key{PK: AuditShardPK(sh), SK: id})
+		}
+	}
+	return keys
+}
+
+func auditShard(id string, n int) int {
+	if n <= 1 || len(id) < 2 {
+		return 0
+	}
+	var v int
+	for _, c := range id[len(id)-2:] {
+		v <<= 4
+		switch {
+		case c >= '0' && c <= '9':
+			v |= int(c - '0')
+		case c >= 'a' && c <= 'f':
+			v |= int(c-'a') + 10
+		}
+	}
+	return v % n
+}
 
 // OutboxKey is the outbox record of the audit entry id.
 func OutboxKey(id string) Key { return Key{PK: OutboxPK, SK: id} }
