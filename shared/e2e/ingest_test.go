@@ -62,7 +62,7 @@ func TestIngestThroughSQS(t *testing.T) {
 	start := func(name string) *lambdaemu.Function {
 		cfg := s.functionConfig(name, 1)
 		spec, _ := infra.SpecOf(name)
-		cfg.Env = spec.Env(infra.Resources{TableName: s.table, IngestQueueURL: queueURL})
+		cfg.Env = spec.Env(infra.Resources{TableName: s.table, IngestQueueURL: queueURL, AuditShards: e2eAuditShards})
 		cfg.HostEnv = map[string]string{"AWS_ENDPOINT_URL_DYNAMODB": ddb.URL, "AWS_ENDPOINT_URL_SQS": sqsFront.URL,
 			app.EnvRateLimitGlobal: "0", app.EnvRateLimitRoute: "0"}
 		fn, err := lambdaemu.New(cfg)

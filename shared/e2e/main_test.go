@@ -82,6 +82,12 @@ type stack struct {
 // running is the run's stack; nil when the tier is off.
 var running *stack
 
+// e2eAuditShards spreads the tier's audit log over four partitions, so
+// every list, search, feed and webhook of the tier reads a sharded log the
+// way a deployment with flagplane:auditShards does (the default, one, is
+// what every other tier runs).
+const e2eAuditShards = 4
+
 func TestMain(m *testing.M) {
 	if os.Getenv(envGate) != "1" {
 		os.Exit(m.Run()) // every test skips
@@ -205,7 +211,8 @@ func (s *stack) functionConfig(group string, instances int) lambdaemu.Config {
 		Name:      "flagplane-" + group,
 		Bootstrap: s.bootstrap(group),
 		// The stack generates the destinations' key-sealing secret; the harness makes one up.
-		Env: spec.Env(infra.Resources{TableName: s.table, WebhookQueueURL: s.queueURL, DestinationKeySecret: "e2e-destination-key-secret-0123456789abcdef", AuditStream: true}),
+		Env: spec.Env(infra.Resources{TableName: s.table, WebhookQueueURL: s.queueURL, DestinationKeySecret: "e2e-destination-key-secret-0123456789abcdef", AuditStream: true,
+			AuditShards: e2eAuditShards}),
 		HostEnv: map[string]string{
 			"AWS_ENDPOINT_URL_DYNAMODB": s.dynamoEndpoint,
 			"AWS_ENDPOINT_URL_SQS":      s.sqsEndpoint,
