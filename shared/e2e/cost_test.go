@@ -45,6 +45,12 @@ type capacityProxy struct {
 
 var readOps = map[string]bool{"GetItem": true, "Query": true, "Scan": true, "BatchGetItem": true, "TransactGetItems": true}
 
+// transactionalOps are billed twice the units of the same reads and writes
+// outside a transaction (DynamoDB's pricing). DynamoDB Local reports the
+// plain units (TestDynamoDBLocalReportsTransactionsUnbilled in
+// shared/store/dynamo holds it to that), so the proxy doubles them.
+var transactionalOps = map[string]bool{"TransactWriteItems": true, "TransactGetItems": true}
+
 func (p *capacityProxy) reset() {
 	p.mu.Lock()
 	p.readUnits, p.wrUnits, p.calls = 0, 0, map[string]int{}
@@ -79,6 +85,9 @@ func (p *capacityProxy) dynamo(tb testing.TB, target string) *httptest.Server {
 			for _, c := range many {
 				units += c.CapacityUnits
 			}
+		}
+		if transactionalOps[op] {
+			units *= 2
 		}
 		p.mu.Lock()
 		p.calls[op]++

@@ -254,6 +254,32 @@ func TestItemAttributes(t *testing.T) {
 	}
 }
 
+// The end-to-end tier's capacity proxy doubles the units DynamoDB Local
+// reports for a transaction, since DynamoDB bills transactional writes
+// twice: this holds DynamoDB Local to reporting them once.
+func TestDynamoDBLocalReportsTransactionsUnbilled(t *testing.T) {
+	sharedTable(t)
+	pk := uniquePK(t)
+	put := func(sk string) types.TransactWriteItem {
+		return types.TransactWriteItem{Put: &types.Put{TableName: aws.String(local.name), Item: itemAttrs(store.Item{PK: pk, SK: sk, Version: 1, Data: []byte(`{}`)})}}
+	}
+	out, err := local.client.TransactWriteItems(t.Context(), &dynamodb.TransactWriteItemsInput{
+		TransactItems:          []types.TransactWriteItem{put("a"), put("b")},
+		ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	units := 0.0
+	for _, c := range out.ConsumedCapacity {
+		units += aws.ToFloat64(c.CapacityUnits)
+	}
+	if units != 2 {
+		t.Errorf("DynamoDB Local reports %v units for a transaction of two small puts, want 2 (DynamoDB bills 4); "+
+			"if it now bills as DynamoDB does, drop transactionalOps' doubling in shared/e2e/cost_test.go", units)
+	}
+}
+
 func TestItemDataDeflate(t *testing.T) {
 	repetitive := []byte(`{"environments":{` + strings.Repeat(`"production":{"on":false,"targets":[],"rules":[]},`, 20) + `"x":{}}}`)
 	random := make([]byte, 2000)
