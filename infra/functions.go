@@ -90,7 +90,7 @@ var workers = []Worker{
 	// Rolls the hour cells of SDK events up into the usage days, hourly
 	// at :05 (an hour is complete two minutes after it ends); it reads and
 	// writes the table and nothing else. A day of a large account takes
-	// well under Lambda's 15 minutes (see README, Usage statistics).
+	// well under Lambda's 15 minutes (see docs/usage.md).
 	{Name: "usage-rollup", Schedule: "cron(5 * * * ? *)", Access: ReadWrite, Timeout: UsageRollupTimeout},
 	// Moves the SDK events spooled for warehouse destinations to the S3
 	// stage: it reads and writes the table (spool, batches, counters) and

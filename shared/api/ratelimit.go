@@ -66,7 +66,7 @@ func (l RateLimits) Check() error {
 // operation, each a fixed ten-second window. Counting is one atomic
 // compare-and-swap per counter, with no lock and no allocation, so it
 // costs nothing measurable next to a request; nothing is stored, so in
-// AWS every Lambda instance counts for itself (see README, Rate limits).
+// AWS every Lambda instance counts for itself (see docs/api.md, Rate limits).
 type limiter struct {
 	limits      RateLimits
 	now         func() time.Time
