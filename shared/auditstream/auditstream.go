@@ -13,12 +13,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/flagplane/flagplane/shared/audit"
+	"github.com/flagplane/flagplane/shared/changefeed"
 	"github.com/flagplane/flagplane/shared/store"
 	"github.com/flagplane/flagplane/shared/webhook"
 )
@@ -68,14 +68,11 @@ func Outbox(r events.DynamoDBEventRecord) (audit.Outbox, error) {
 		return audit.Outbox{}, fmt.Errorf("stream record %s: no string sort key", r.Change.SequenceNumber)
 	}
 	id := sk.String()
-	if len(id) < 12 {
+	at, ok := changefeed.IDTime(id)
+	if !ok {
 		return audit.Outbox{}, fmt.Errorf("stream record %s: %q is not an audit entry id", r.Change.SequenceNumber, id)
 	}
-	ms, err := strconv.ParseInt(id[:12], 16, 64)
-	if err != nil {
-		return audit.Outbox{}, fmt.Errorf("stream record %s: %q is not an audit entry id", r.Change.SequenceNumber, id)
-	}
-	return audit.Outbox{EntryID: id, Date: ms}, nil
+	return audit.Outbox{EntryID: id, Date: at.UnixMilli()}, nil
 }
 
 // Sender sends messages to the webhook queue in one SendMessageBatch call

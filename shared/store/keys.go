@@ -1,6 +1,9 @@
 package store
 
-import "fmt"
+import (
+	"fmt"
+	"strconv"
+)
 
 // This file is the whole key space of the single table. The infrastructure
 // stack imports the attribute and index names from here, so the table it
@@ -137,11 +140,10 @@ func AuditShardKey(id string, n int) Key {
 // current shard first.
 func AuditKeyCandidates(id string, n int) []Key {
 	var keys []Key
-	seen := map[int]bool{}
 	for m := n; m >= 1; m /= 2 {
-		if sh := auditShard(id, m); !seen[sh] {
-			seen[sh] = true
-			keys = append(keys, Key{PK: AuditShardPK(sh), SK: id})
+		// Counts are powers of two, so a shard repeats only right after itself.
+		if k := AuditShardKey(id, m); len(keys) == 0 || keys[len(keys)-1] != k {
+			keys = append(keys, k)
 		}
 	}
 	return keys
@@ -151,17 +153,11 @@ func auditShard(id string, n int) int {
 	if n <= 1 || len(id) < 2 {
 		return 0
 	}
-	var v int
-	for _, c := range id[len(id)-2:] {
-		v <<= 4
-		switch {
-		case c >= '0' && c <= '9':
-			v |= int(c - '0')
-		case c >= 'a' && c <= 'f':
-			v |= int(c-'a') + 10
-		}
+	v, err := strconv.ParseUint(id[len(id)-2:], 16, 8)
+	if err != nil {
+		return 0
 	}
-	return v % n
+	return int(v) % n
 }
 
 // OutboxKey is the outbox record of the audit entry id.
