@@ -32,6 +32,7 @@ type Table struct {
 	db      *bbolt.DB
 	path    string
 	cursors *store.Cursors
+	writes  *committer
 }
 
 var _ store.Table = (*Table)(nil)
@@ -62,7 +63,7 @@ func Open(path string) (*Table, error) {
 		db.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
-	return &Table{db: db, path: path, cursors: cursors}, nil
+	return &Table{db: db, path: path, cursors: cursors, writes: &committer{db: db}}, nil
 }
 
 // initBuckets creates the buckets and, on first open, the cursor secret,
@@ -130,13 +131,13 @@ func (t *Table) Put(ctx context.Context, it store.Item, c store.Cond) error {
 	if err := checkItem(it); err != nil {
 		return fmt.Errorf("put: %w", err)
 	}
-	err := t.db.Update(func(tx *bbolt.Tx) error {
+	err := t.writes.update(func(tx *bbolt.Tx) error {
 		old, exists, err := load(tx, it.Key())
 		if err != nil {
-			return err
+			return refuse(err)
 		}
 		if err := holds(c, old, exists); err != nil {
-			return err
+			return refuse(err)
 		}
 		return put(tx, it, old, exists)
 	})
@@ -155,13 +156,13 @@ func (t *Table) Delete(ctx context.Context, k store.Key, c store.Cond) error {
 	if err := checkKey(k); err != nil {
 		return fmt.Errorf("delete: %w", err)
 	}
-	err := t.db.Update(func(tx *bbolt.Tx) error {
+	err := t.writes.update(func(tx *bbolt.Tx) error {
 		old, exists, err := load(tx, k)
 		if err != nil {
-			return err
+			return refuse(err)
 		}
 		if err := holds(c, old, exists); err != nil {
-			return err
+			return refuse(err)
 		}
 		return del(tx, old, exists)
 	})
@@ -172,7 +173,8 @@ func (t *Table) Delete(ctx context.Context, k store.Key, c store.Cond) error {
 }
 
 // Transact checks every condition, then applies every write, in one bolt
-// transaction: either all writes happen or none.
+// transaction: either all writes happen or none. (The transaction may hold
+// other callers' changes too; see committer.)
 func (t *Table) Transact(ctx context.Context, ws []store.Write) error {
 	if err := store.ValidateWrites(ws); err != nil {
 		return err
@@ -200,7 +202,7 @@ func (t *Table) Transact(ctx context.Context, ws []store.Write) error {
 			return fmt.Errorf("transact write %d: %w", i, err)
 		}
 	}
-	err := t.db.Update(func(tx *bbolt.Tx) error {
+	err := t.writes.update(func(tx *bbolt.Tx) error {
 		type current struct {
 			item   store.Item
 			exists bool
@@ -209,13 +211,13 @@ func (t *Table) Transact(ctx context.Context, ws []store.Write) error {
 		for i, w := range ws {
 			old, exists, err := load(tx, w.Item.Key())
 			if err != nil {
-				return err
+				return refuse(err)
 			}
 			if err := holds(w.Cond, old, exists); err != nil {
 				if errors.Is(err, store.ErrConditionFailed) {
-					return &store.TxError{Index: i, Key: w.Item.Key()}
+					return refuse(&store.TxError{Index: i, Key: w.Item.Key()})
 				}
-				return fmt.Errorf("write %d: %w", i, err)
+				return refuse(fmt.Errorf("write %d: %w", i, err))
 			}
 			olds[i] = current{old, exists}
 		}
