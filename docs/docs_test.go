@@ -24,7 +24,10 @@
 //     connections. <!-- doc: not run: reason --> skips the next block (logged).
 //     <!-- doc: file PATH --> writes the next block (any language, e.g. ```go)
 //     to PATH in the session's current directory, so the sh blocks after it
-//     build exactly the text the page shows.
+//     build exactly the text the page shows. <!-- doc: port N --> before a
+//     block gives the page a free port in place of N in that block and every
+//     block and output after it, so a page's own servers (a webhook receiver,
+//     Redis) never collide with another run's.
 //   - ```output after a sh block (only blank lines between): the block's
 //     stdout must match it line by line; "…" in a line matches any text, a
 //     line of only "…" any number of lines; trailing whitespace is ignored.
@@ -49,6 +52,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -227,7 +231,9 @@ type session struct {
 	bin      string
 	dir      string // the page's temp dir: blocks, outputs, TMPDIR, data
 	env      []string
-	subst    []string // example -> real pairs
+	subst    []string          // example -> real pairs
+	ports    map[string]string // <!-- doc: port N --> -> the free port in its place
+	portRE   *regexp.Regexp    // matches any of ports' keys as a whole number
 	cmd      *exec.Cmd
 	stdin    io.WriteCloser
 	ctl      *bufio.Scanner
@@ -369,18 +375,54 @@ func (s *session) send(cmds string) {
 	}
 }
 
-// replace puts the real token and address in place of the examples.
+// replace puts the real token, address and ports in place of the examples.
 func (s *session) replace(text string) string {
-	if len(s.subst) == 0 {
-		return text
+	if len(s.subst) > 0 {
+		text = strings.NewReplacer(s.subst...).Replace(text)
 	}
-	return strings.NewReplacer(s.subst...).Replace(text)
+	if s.portRE != nil {
+		text = s.portRE.ReplaceAllStringFunc(text, func(n string) string { return s.ports[n] })
+	}
+	return text
+}
+
+// usePorts gives each port a free one in its place from now on.
+func (s *session) usePorts(ports []string) {
+	if len(ports) == 0 {
+		return
+	}
+	if s.ports == nil {
+		s.ports = map[string]string{}
+	}
+	for _, p := range ports {
+		if _, ok := s.ports[p]; !ok {
+			s.ports[p] = strconv.Itoa(freePort(s.t))
+		}
+	}
+	names := make([]string, 0, len(s.ports))
+	for p := range s.ports {
+		names = append(names, regexp.QuoteMeta(p))
+	}
+	s.portRE = regexp.MustCompile(`\b(` + strings.Join(names, "|") + `)\b`)
+}
+
+// freePort asks the kernel for a port of 127.0.0.1 no one listens on. It
+// could be taken before the block binds it; the block then fails plainly.
+func freePort(tb testing.TB) int {
+	tb.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
 }
 
 // run runs one block and reports whether the page may go on.
 func (s *session) run(b *block) bool {
 	t := s.t
 	s.n++
+	s.usePorts(b.ports)
 	text := s.replace(b.text)
 	if b.filePath != "" {
 		// Written in the session's current directory, as the page's reader would.

@@ -3,6 +3,7 @@ package docs_test
 import (
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -16,10 +17,11 @@ type block struct {
 	text    string // the lines between the fences, each ending in "\n"
 	section string // the text of the nearest heading above it
 
-	background bool   // <!-- doc: background -->
-	httpError  bool   // <!-- doc: http-error -->
-	notRun     string // <!-- doc: not run: reason --> (the reason; "" if it runs)
-	filePath   string // <!-- doc: file path -->: written to path in the session's directory
+	background bool     // <!-- doc: background -->
+	httpError  bool     // <!-- doc: http-error -->
+	notRun     string   // <!-- doc: not run: reason --> (the reason; "" if it runs)
+	filePath   string   // <!-- doc: file path -->: written to path in the session's directory
+	ports      []string // <!-- doc: port N -->: N stands for a free port from this block on
 
 	output *block // the ```output block right after a sh block
 }
@@ -105,8 +107,14 @@ func parse(file, text string) ([]*block, error) {
 				}
 			case strings.HasPrefix(d, "file "):
 				b.filePath = strings.TrimSpace(strings.TrimPrefix(d, "file "))
+			case strings.HasPrefix(d, "port "):
+				port := strings.TrimSpace(strings.TrimPrefix(d, "port "))
+				if n, err := strconv.Atoi(port); err != nil || n < 1024 || n > 65535 || strconv.Itoa(n) != port {
+					return nil, fmt.Errorf("%s:%d: <!-- doc: port %s --> needs a port number from 1024 to 65535", file, pendAt, port)
+				}
+				b.ports = append(b.ports, port)
 			default:
-				return nil, fmt.Errorf("%s:%d: unknown directive <!-- doc: %s --> (known: background, http-error, not run: <reason>, file <path>)", file, pendAt, d)
+				return nil, fmt.Errorf("%s:%d: unknown directive <!-- doc: %s --> (known: background, http-error, not run: <reason>, file <path>, port <n>)", file, pendAt, d)
 			}
 		}
 		pending = nil

@@ -92,6 +92,8 @@ func TestParseRefusesTypos(t *testing.T) {
 		{"a directive at the end", "```sh\nx\n```\n<!-- doc: http-error -->\n", "is not followed by a code block"},
 		{"an unknown directive", "<!-- doc: backgroud -->\n```sh\nx\n```\n", "unknown directive <!-- doc: backgroud -->"},
 		{"not run without a reason", "<!-- doc: not run: -->\n```sh\nx\n```\n", "needs a reason"},
+		{"a port that is no number", "<!-- doc: port redis -->\n```sh\nx\n```\n", "x.md:1: <!-- doc: port redis --> needs a port number"},
+		{"a privileged port", "<!-- doc: port 80 -->\n```sh\nx\n```\n", "needs a port number from 1024"},
 		{"an unclosed fence", "```sh\necho\n", "x.md:1: the code block is never closed"},
 		{"a bash fence", "```bash\necho\n```\n", "fence shell commands as ```sh"},
 		{"http-error on a json block", "<!-- doc: http-error -->\n```json\n{}\n```\n", "apply to sh blocks"},
@@ -109,6 +111,33 @@ func TestParseRefusesTypos(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestPortDirective(t *testing.T) {
+	page := "<!-- doc: port 18090 -->\n<!-- doc: background -->\n```sh\nserve 127.0.0.1:18090\n```\n" +
+		"```sh\ncurl -sS http://127.0.0.1:18090/x; echo 180901 118090 :18090\n```\n"
+	blocks, err := parse("x.md", page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Run("the directive names the port of its block", func(t *testing.T) {
+		if len(blocks) != 2 || len(blocks[0].ports) != 1 || blocks[0].ports[0] != "18090" || !blocks[0].background {
+			t.Fatalf("got %+v", blocks)
+		}
+	})
+	t.Run("the port is replaced as a whole number in the blocks after it", func(t *testing.T) {
+		s := &session{t: t}
+		s.usePorts(blocks[0].ports)
+		free := s.ports["18090"]
+		if free == "" || free == "18090" {
+			t.Fatalf("free port %q", free)
+		}
+		got := s.replace(blocks[1].text)
+		want := "curl -sS http://127.0.0.1:" + free + "/x; echo 180901 118090 :" + free + "\n"
+		if got != want {
+			t.Errorf("got %q, want %q", got, want)
+		}
+	})
 }
 
 func TestLintShellAccepts(t *testing.T) {
