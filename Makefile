@@ -313,6 +313,14 @@ localstack-down:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./shared/...
 
+## bench-peers: flagplane's local server side by side with a real Unleash (as test-flagimports starts it, PostgreSQL flushing its commits): GET a flag, list, create, toggle, in three alternating rounds
+# Not part of make test: minutes of figures, not a pass or fail (though an
+# answer with the wrong status fails it, so a failing peer cannot look slow).
+# -v prints each operation's rounds and the ratio of the rates summed over them.
+.PHONY: bench-peers
+bench-peers:
+	UNLEASH_PG_FSYNC=on localstack/with-unleash.sh -- $(GOTEST) -timeout 30m -v -run '^$$' -bench '^BenchmarkPeer' -benchtime 3s ./shared/localserver/
+
 .PHONY: smoke test-smoke figures check-figures figures-bench
 
 ## smoke: the README's quick start, checked, against a deployment: make smoke URL=<base URL> TOKEN=<admin token>

@@ -14,7 +14,10 @@
 # FLAGPLANE_REQUIRE_UNLEASH=1 so its tests fail rather than skip. A server
 # that does not start fails the run: nothing skips.
 #
-# Environment: UNLEASH_TIMEOUT seconds to wait for each server (default 120).
+# Environment: UNLEASH_TIMEOUT seconds to wait for each server (default 120);
+# UNLEASH_PG_FSYNC=on has PostgreSQL flush each commit to disk, as a
+# production server would (default off: the tests need no durability, and
+# benchmarks against a store that flushes its commits want it on).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -26,6 +29,8 @@ source "$here/emulator.sh"
 (($# >= 2)) && [[ "$1" == -- ]] || die "usage: $0 -- command [args...]"
 shift
 timeout="${UNLEASH_TIMEOUT:-120}"
+pg_fsync="${UNLEASH_PG_FSYNC:-off}"
+[[ "$pg_fsync" == on || "$pg_fsync" == off ]] || die "UNLEASH_PG_FSYNC is on or off, not $pg_fsync"
 pkg="$here/unleash"
 
 # pg_bin prints the directory of Debian's PostgreSQL binaries, the newest
@@ -105,7 +110,7 @@ watcher=$!
 for try in 1 2 3 4 5; do
 	pg_port="$(free_port)"
 	if "${as_pg[@]}" "$pgbin/pg_ctl" -D "$work/pg" -l "$work/postgres.log" -w -t "$timeout" \
-		-o "-c listen_addresses=127.0.0.1 -p $pg_port -k $work -c fsync=off" start >/dev/null; then
+		-o "-c listen_addresses=127.0.0.1 -p $pg_port -k $work -c fsync=$pg_fsync" start >/dev/null; then
 		pg_pid="$(head -n 1 "$work/pg/postmaster.pid")"
 		break
 	fi
@@ -113,7 +118,7 @@ for try in 1 2 3 4 5; do
 done
 [[ -n "$pg_pid" ]] || die "PostgreSQL found no free port"
 "${as_pg[@]}" "$pgbin/createdb" -h 127.0.0.1 -p "$pg_port" -U unleash unleash || die "createdb failed"
-echo "with-unleash: PostgreSQL $("$pgbin/postgres" --version | awk '{print $3}') on 127.0.0.1:$pg_port" >&2
+echo "with-unleash: PostgreSQL $("$pgbin/postgres" --version | awk '{print $3}') on 127.0.0.1:$pg_port (fsync $pg_fsync)" >&2
 
 # Unleash: the token is new every run, so nothing outside this run knows it.
 token="*:*.flagplane-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
