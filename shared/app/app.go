@@ -498,6 +498,8 @@ const (
 func NewWithMemoryQueue(table store.Table, s Settings, logger *slog.Logger, attempts int, backoff func(int) time.Duration, groups ...NewGroup) (*App, *webhook.MemoryQueue) {
 	queue := webhook.NewMemoryQueue(attempts, localWebhookWorkers, backoff)
 	a := New(table, webhook.Publisher{Queue: queue}, s, logger, groups...)
+	// The queue is in memory: outbox records stay until their fan-out.
+	a.Services.Audit.SetDropOnFanOut(true)
 	queue.Start(a.Dispatcher(queue, s.AllowPrivateWebhooks).Handle)
 	return a, queue
 }

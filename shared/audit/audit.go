@@ -151,6 +151,10 @@ type Log struct {
 
 	// streamed says the table's stream hands entries off (see SetStreamed).
 	streamed atomic.Bool
+
+	// dropOnFanOut says outbox records are dropped once fanned out, not at
+	// hand-off (see SetDropOnFanOut).
+	dropOnFanOut atomic.Bool
 }
 
 // SetShards spreads new entries over n partitions (a power of two up to
@@ -244,8 +248,34 @@ func (l *Log) Commit(ctx context.Context, c Change) (Entry, error) {
 		}
 		return e, nil
 	}
+	if l.dropOnFanOut.Load() {
+		if err := l.publisher.Publish(ctx, rec); err != nil {
+			l.log.Warn("outbox hand-off failed; the sweep will retry", "entryId", rec.EntryID, "error", err.Error())
+		}
+		return e, nil
+	}
 	l.handOff(ctx, rec)
 	return e, nil
+}
+
+// SetDropOnFanOut says the publisher's queue lives in this process (the
+// local server's): an outbox record is then kept until the delivery worker
+// has fanned its entry out (FannedOut), not dropped once queued, so a
+// change whose fan-out a stop or crash cut short is sent again by the
+// sweep, and the request that made the change waits for one commit, not two.
+func (l *Log) SetDropOnFanOut(v bool) { l.dropOnFanOut.Store(v) }
+
+// FannedOut drops the outbox record of entryID once its entry was handed to
+// every webhook and consumer, when SetDropOnFanOut is on; otherwise the
+// record went at hand-off and there is nothing to do. A failure is only
+// logged: the sweep sends the entry again, and deliveries are idempotent.
+func (l *Log) FannedOut(ctx context.Context, entryID string) {
+	if !l.dropOnFanOut.Load() {
+		return
+	}
+	if err := l.table.Delete(ctx, store.OutboxKey(entryID), store.Cond{}); err != nil {
+		l.log.Warn("outbox record not removed after fan-out", "entryId", entryID, "error", err.Error())
+	}
 }
 
 // handOff publishes rec and then drops its outbox record. A failure is only

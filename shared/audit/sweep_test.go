@@ -74,3 +74,46 @@ func TestSweepHandsOverWhatACrashLeftBehind(t *testing.T) {
 		}
 	})
 }
+
+func TestDropOnFanOut(t *testing.T) {
+	open := func(tb testing.TB, dropOnFanOut bool) (*Log, *bolt.Table) {
+		tb.Helper()
+		table, err := bolt.Open(filepath.Join(tb.TempDir(), "fanout.db"))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		tb.Cleanup(func() { table.Close() })
+		log := New(table, &flakyPublisher{}, "acct", slog.New(slog.NewTextHandler(io.Discard, nil)), time.Now)
+		log.SetDropOnFanOut(dropOnFanOut)
+		return log, table
+	}
+	commit := func(tb testing.TB, log *Log) Entry {
+		tb.Helper()
+		e, err := log.Commit(tb.Context(), Change{
+			Writes: []store.Write{store.Put(store.Item{PK: "T", SK: "x", Version: 1, Data: []byte("{}")}, store.IfNotExists())},
+			Kind:   "thing", Resource: "thing/x", Actions: []string{"createThing"}, Name: "x",
+		})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return e
+	}
+	t.Run("with the queue in the process the record stays after hand-off until its fan-out", func(t *testing.T) {
+		log, table := open(t, true)
+		e := commit(t, log)
+		if _, err := table.Get(t.Context(), store.OutboxKey(e.ID)); err != nil {
+			t.Fatalf("the record went before its fan-out: %v", err)
+		}
+		log.FannedOut(t.Context(), e.ID)
+		if _, err := table.Get(t.Context(), store.OutboxKey(e.ID)); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("the record is still there after its fan-out: %v", err)
+		}
+	})
+	t.Run("otherwise the record goes at hand-off", func(t *testing.T) {
+		log, table := open(t, false)
+		e := commit(t, log)
+		if _, err := table.Get(t.Context(), store.OutboxKey(e.ID)); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("the record is still there after its hand-off: %v", err)
+		}
+	})
+}

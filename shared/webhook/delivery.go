@@ -116,7 +116,11 @@ func (d *Dispatcher) Handle(ctx context.Context, m Message, attempt int) error {
 	case m.Consumer != "":
 		return d.consume(ctx, m, attempt)
 	case m.HookID == "":
-		return d.fanOut(ctx, m.EntryID)
+		if err := d.fanOut(ctx, m.EntryID); err != nil {
+			return err
+		}
+		d.log.FannedOut(ctx, m.EntryID)
+		return nil
 	}
 	return d.deliver(ctx, m, attempt)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/flagplane/flagplane/shared/app/apptest"
 	"github.com/flagplane/flagplane/shared/audit"
 	"github.com/flagplane/flagplane/shared/project"
+	"github.com/flagplane/flagplane/shared/store"
 	"github.com/flagplane/flagplane/shared/webhook"
 )
 
@@ -247,6 +248,16 @@ func TestWebhookDeliveryAfterACrash(t *testing.T) {
 		got := rc.got()
 		if len(got) != 1 || !strings.Contains(string(got[0].body), `"proj/crashed"`) {
 			t.Fatalf("deliveries %d: %s", len(got), got)
+		}
+	})
+	t.Run("once changes are fanned out no outbox record is left", func(t *testing.T) {
+		if res := srv.Do(t, http.MethodPost, "/api/v2/projects", map[string]any{"key": "after", "name": "After"}); res.Status != http.StatusCreated {
+			t.Fatalf("create project: %d %s", res.Status, res)
+		}
+		idle(t, srv)
+		page, err := srv.Table.Query(context.Background(), store.Query{PK: store.OutboxPK})
+		if err != nil || len(page.Items) != 0 {
+			t.Fatalf("%d outbox records left (%v), want none", len(page.Items), err)
 		}
 	})
 }
