@@ -70,7 +70,7 @@ build-%:
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w' \
 		-o $(BIN)/lambda/$*/bootstrap ./functions/$*
 
-## release: flagplane for linux/amd64, linux/arm64, darwin/amd64 and darwin/arm64 as dist/flagplane_<version>_<os>_<arch>.tar.gz and dist/SHA256SUMS (docs/release.md)
+## release: flagplane for linux/amd64, linux/arm64, darwin/amd64 and darwin/arm64 as dist/flagplane_<version>_<os>_<arch>.tar.gz (with README.md and the docs/ pages it links) and dist/SHA256SUMS (docs/release.md)
 # Reproducible: one commit and one Go give the same bytes (-trimpath, no
 # cgo, GOFLAGS cleared; archives sorted, owned by 0, dated at the commit,
 # gzip -n). VERSION defaults to git describe's; `flagplane version` prints
@@ -93,7 +93,8 @@ release:
 		os=$${t%/*}; arch=$${t#*/}; name=flagplane_$(VERSION)_$${os}_$${arch}; dir=$$stage/$$name; mkdir -p $$dir; \
 		echo "release: $$name.tar.gz"; \
 		GOOS=$$os GOARCH=$$arch $(RELEASE_BUILD) -o $$dir/flagplane ./functions/flagplane; \
-		files=(flagplane README.md); cp README.md $$dir/; \
+		docs=($$(LC_ALL=C ls docs/*.md docs/images/*.png)); files=(flagplane README.md "$${docs[@]}"); \
+		cp README.md $$dir/; for f in "$${docs[@]}"; do install -D -m 0644 $$f $$dir/$$f; done; \
 		if [ -f LICENSE ]; then cp LICENSE $$dir/; files+=(LICENSE); fi; \
 		chmod 0755 $$dir/flagplane; chmod 0644 $$dir/README.md $$([ -f $$dir/LICENSE ] && echo $$dir/LICENSE); \
 		$(TAR) --format=ustar --sort=name --mtime=@$$mtime --owner=0 --group=0 --numeric-owner \

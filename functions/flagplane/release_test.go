@@ -9,7 +9,9 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -138,8 +140,17 @@ func TestRelease(t *testing.T) {
 	})
 
 	gz, members := readArchive(t, filepath.Join(dist, name))
-	t.Run("the archive holds flagplane and README.md (and LICENSE when there is one)", func(t *testing.T) {
+	t.Run("the archive holds flagplane, README.md, the docs pages and their images (and LICENSE when there is one)", func(t *testing.T) {
 		want := []string{"flagplane", "README.md"}
+		pages, _ := filepath.Glob(filepath.Join(repoRoot(t), "docs", "*.md"))
+		images, _ := filepath.Glob(filepath.Join(repoRoot(t), "docs", "images", "*.png"))
+		var docs []string
+		for _, p := range append(pages, images...) {
+			rel, _ := filepath.Rel(repoRoot(t), p)
+			docs = append(docs, filepath.ToSlash(rel))
+		}
+		slices.Sort(docs) // as make release names them: byte order
+		want = append(want, docs...)
 		if _, err := os.Stat(filepath.Join(repoRoot(t), "LICENSE")); err == nil {
 			want = append(want, "LICENSE")
 		}
@@ -149,6 +160,23 @@ func TestRelease(t *testing.T) {
 		}
 		if !slices.Equal(got, want) {
 			t.Fatalf("members %v, want %v", got, want)
+		}
+	})
+	t.Run("every relative link and image of the archive's pages is in the archive", func(t *testing.T) {
+		held := map[string]bool{}
+		for _, m := range members {
+			held[m.hdr.Name] = true
+		}
+		for _, m := range members {
+			if !strings.HasSuffix(m.hdr.Name, ".md") {
+				continue
+			}
+			for _, ref := range localLinks(string(m.body)) {
+				target := path.Clean(path.Join(path.Dir(m.hdr.Name), ref))
+				if !held[target] {
+					t.Errorf("%s links %s, which the archive does not hold", m.hdr.Name, ref)
+				}
+			}
 		}
 	})
 	t.Run("the README in the archive is the repository's", func(t *testing.T) {
@@ -403,4 +431,28 @@ func TestStampedVersion(t *testing.T) {
 			}
 		})
 	}
+}
+
+// linkRE finds Markdown links and images, and HTML src and href attributes.
+var linkRE = regexp.MustCompile(`\]\(([^)\s]+)\)|(?:src|href)="([^"]+)"`)
+
+// fenceRE finds fenced code blocks, whose text is an example, not a link.
+var fenceRE = regexp.MustCompile("(?ms)^(```+).*?^```+")
+
+// localLinks returns the targets of page's links that point into the
+// archive: no scheme, no bare anchor, not in a code block; the anchor part
+// is dropped.
+func localLinks(page string) []string {
+	var refs []string
+	for _, m := range linkRE.FindAllStringSubmatch(fenceRE.ReplaceAllString(page, ""), -1) {
+		ref := m[1] + m[2]
+		if ref == "" || strings.HasPrefix(ref, "#") || strings.Contains(ref, "://") || strings.HasPrefix(ref, "mailto:") {
+			continue
+		}
+		if i := strings.IndexByte(ref, '#'); i >= 0 {
+			ref = ref[:i]
+		}
+		refs = append(refs, ref)
+	}
+	return refs
 }
