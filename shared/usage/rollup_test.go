@@ -131,27 +131,31 @@ func TestRollup(t *testing.T) {
 		}
 		want := snapshot(t, clean, months...)
 
+		// Each kill gets a store of its own, so they run in parallel.
 		for _, killAfter := range []int64{0, 1, 2, 3} {
-			table := openTable(t)
-			feed(t, table, start, 60, 20)
-			ft := &failingTable{Table: table}
-			ft.left.Store(killAfter)
-			if _, err := usage.NewRollup(ft, func() time.Time { return after }).Run(ctx); !errors.Is(err, errKilled) {
-				t.Fatalf("kill after %d writes: err = %v", killAfter, err)
-			}
-			if _, err := usage.NewRollup(table, func() time.Time { return after }).Run(ctx); err != nil {
-				t.Fatal(err)
-			}
-			got := snapshot(t, table, months...)
-			if len(got) != len(want) {
-				t.Fatalf("kill after %d: %d items, want %d", killAfter, len(got), len(want))
-			}
-			for k, w := range want {
-				// Versions may differ (an item written twice); the data may not.
-				if data(got[k]) != data(w) {
-					t.Errorf("kill after %d: item %s differs", killAfter, k)
+			t.Run(fmt.Sprintf("killed after %d writes", killAfter), func(t *testing.T) {
+				t.Parallel()
+				table := openTable(t)
+				feed(t, table, start, 60, 20)
+				ft := &failingTable{Table: table}
+				ft.left.Store(killAfter)
+				if _, err := usage.NewRollup(ft, func() time.Time { return after }).Run(ctx); !errors.Is(err, errKilled) {
+					t.Fatalf("kill after %d writes: err = %v", killAfter, err)
 				}
-			}
+				if _, err := usage.NewRollup(table, func() time.Time { return after }).Run(ctx); err != nil {
+					t.Fatal(err)
+				}
+				got := snapshot(t, table, months...)
+				if len(got) != len(want) {
+					t.Fatalf("kill after %d: %d items, want %d", killAfter, len(got), len(want))
+				}
+				for k, w := range want {
+					// Versions may differ (an item written twice); the data may not.
+					if data(got[k]) != data(w) {
+						t.Errorf("kill after %d: item %s differs", killAfter, k)
+					}
+				}
+			})
 		}
 	})
 	t.Run("it catches up on every hour since the watermark after downtime", func(t *testing.T) {
