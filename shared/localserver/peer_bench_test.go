@@ -258,8 +258,12 @@ func unleashPeer(b *testing.B) peerServer {
 }
 
 // reset leaves Unleash's project with flags flag-000 to flag-099, all off
-// in peerEnvironment, and no other flag: what earlier loads created is
-// archived and deleted, so every load starts from the same project.
+// in peerEnvironment, and no other live flag: what earlier loads created
+// is archived, so every load starts from the same project. (Not deleted:
+// Unleash 7.4.1 records an archived flag's lifecycle after answering, and
+// a delete that comes first makes that insert fail and the server exit.)
+// Each flag has been on once, because the first time Unleash turns a flag
+// on it also adds a default strategy: every toggle load then only toggles.
 func (s peerServer) reset(tb testing.TB) {
 	tb.Helper()
 	c := &http.Client{}
@@ -267,8 +271,9 @@ func (s peerServer) reset(tb testing.TB) {
 		Features []struct {
 			Name         string `json:"name"`
 			Environments []struct {
-				Name    string `json:"name"`
-				Enabled bool   `json:"enabled"`
+				Name          string `json:"name"`
+				Enabled       bool   `json:"enabled"`
+				HasStrategies bool   `json:"hasStrategies"`
 			} `json:"environments"`
 		} `json:"features"`
 	}
@@ -276,16 +281,26 @@ func (s peerServer) reset(tb testing.TB) {
 	if err := json.Unmarshal(s.must(tb, c, peerRequest{method: "GET", path: project + "/features"}, 200), &list); err != nil {
 		tb.Fatalf("Unleash's flag list: %v", err)
 	}
+	toggle := func(flag, state string) {
+		s.must(tb, c, peerRequest{method: "POST", path: project + "/features/" + flag + "/environments/" + peerEnvironment + "/" + state}, 200)
+	}
 	seeded := map[string]bool{}
-	var extra []string
+	var extra, unprimed []string
 	for _, f := range list.Features {
 		var n int
 		if _, err := fmt.Sscanf(f.Name, "flag-%03d", &n); err == nil && n < peerFlags && peerFlagKey(n) == f.Name {
 			seeded[f.Name] = true
+			primed := false
 			for _, e := range f.Environments {
-				if e.Name == peerEnvironment && e.Enabled {
-					s.must(tb, c, peerRequest{method: "POST", path: project + "/features/" + f.Name + "/environments/" + peerEnvironment + "/off"}, 200)
+				if e.Name == peerEnvironment {
+					primed = e.HasStrategies
+					if e.Enabled {
+						toggle(f.Name, "off")
+					}
 				}
+			}
+			if !primed {
+				unprimed = append(unprimed, f.Name)
 			}
 			continue
 		}
@@ -294,12 +309,16 @@ func (s peerServer) reset(tb testing.TB) {
 	for chunk := range slices.Chunk(extra, 500) {
 		body, _ := json.Marshal(map[string][]string{"features": chunk})
 		s.must(tb, c, peerRequest{"POST", project + "/archive", "application/json", string(body)}, 202)
-		s.must(tb, c, peerRequest{"POST", project + "/delete", "application/json", string(body)}, 200)
 	}
 	for i := range peerFlags {
 		if key := peerFlagKey(i); !seeded[key] {
 			s.must(tb, c, peerRequest{"POST", project + "/features", "application/json", `{"name":"` + key + `"}`}, 201)
+			unprimed = append(unprimed, key)
 		}
+	}
+	for _, flag := range unprimed {
+		toggle(flag, "on")
+		toggle(flag, "off")
 	}
 }
 
