@@ -356,10 +356,15 @@ type ListQuery struct {
 	Sort   string
 	Offset int64
 	Limit  int64
+	// NoEnvironments says the caller shows no environment of the flags
+	// (LaunchDarkly's list without env): the list then reads the project
+	// only to tell a project without flags from a missing one, and its
+	// result carries no environments.
+	NoEnvironments bool
 }
 
 // ListResult is one page, the number of flags that match, and the
-// project's environments.
+// project's environments (none with ListQuery.NoEnvironments).
 type ListResult struct {
 	Items        []*Flag
 	TotalCount   int64
@@ -368,6 +373,8 @@ type ListResult struct {
 
 // List reads the project's environments (one Query) and its flags (one
 // Query, paged by the store), then filters, sorts and cuts the page in memory.
+// With q.NoEnvironments it reads the flags alone, and the project only when
+// there are none.
 func (s *Service) List(ctx context.Context, projectKey string, q ListQuery) (ListResult, error) {
 	filter, err := listing.ParseFilter(q.Filter, "query", "tags", "archived", "state", "type", "maintainerId")
 	if err != nil {
@@ -380,6 +387,13 @@ func (s *Service) List(ctx context.Context, projectKey string, q ListQuery) (Lis
 	match, err := matcher(filter)
 	if err != nil {
 		return ListResult{}, err
+	}
+	if q.NoEnvironments {
+		flags, err := s.onlyFlags(ctx, projectKey)
+		if err != nil {
+			return ListResult{}, err
+		}
+		return page(flags, match, order, q, nil), nil
 	}
 	// The two Queries do not depend on each other: on DynamoDB each is a
 	// round trip, so they go out together and a list waits for one, not two.
@@ -398,6 +412,32 @@ func (s *Service) List(ctx context.Context, projectKey string, q ListQuery) (Lis
 	if flagsErr != nil {
 		return ListResult{}, flagsErr
 	}
+	return page(flags, match, order, q, envs), nil
+}
+
+// onlyFlags reads the project's flags with one Query. A project has flags
+// only while it exists, or while its delete runs (which removes them before
+// the project item, as GET of an environment shows its environment until
+// then), so only an empty answer needs the project read: to tell a project
+// without flags from a missing one. On DynamoDB that spares a list the
+// project's read; the flags are read as the table holds them in this
+// request, never from a cache.
+func (s *Service) onlyFlags(ctx context.Context, projectKey string) ([]*Flag, error) {
+	if environment.ValidKey("projectKey", projectKey) != nil {
+		return nil, fault.New(fault.NotFound, "project %q not found", projectKey)
+	}
+	flags, err := Shared(ctx, s.table, s.decoded, projectKey)
+	if err != nil || len(flags) > 0 {
+		return flags, err
+	}
+	if _, _, err := s.project(ctx, projectKey); err != nil {
+		return nil, err
+	}
+	return flags, nil
+}
+
+// page keeps the flags match selects, in order, and cuts q's page.
+func page(flags []*Flag, match func(*Flag) bool, order []listing.SortKey, q ListQuery, envs []*environment.Environment) ListResult {
 	kept := flags[:0]
 	for _, f := range flags {
 		if match(f) {
@@ -405,7 +445,7 @@ func (s *Service) List(ctx context.Context, projectKey string, q ListQuery) (Lis
 		}
 	}
 	sortFlags(kept, order)
-	return ListResult{Items: listing.Window(kept, q.Offset, q.Limit), TotalCount: int64(len(kept)), Environments: envs}, nil
+	return ListResult{Items: listing.Window(kept, q.Offset, q.Limit), TotalCount: int64(len(kept)), Environments: envs}
 }
 
 func matcher(f listing.Filter) (func(*Flag) bool, error) {

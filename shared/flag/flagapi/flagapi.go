@@ -107,14 +107,16 @@ func (h handlers) getFeatureFlags(w http.ResponseWriter, r *http.Request) error 
 			return nil
 		}
 	}
-	res, err := h.flags.List(r.Context(), pk, flag.ListQuery{Filter: q.Get("filter"), Sort: q.Get("sort"), Offset: offset, Limit: limit})
+	// As LaunchDarkly's list since API version 20240415: environments only
+	// when asked for by env (a request naming an older version sees all).
+	// Without them the list reads only the flags (flag.ListQuery).
+	view := reps.FlagView{Only: q["env"], Summary: summary, NoAccess: !expand["access"],
+		NoEnvironments: len(q["env"]) == 0 && !namesVersionBefore(r, environmentsByDefaultUntil)}
+	res, err := h.flags.List(r.Context(), pk, flag.ListQuery{Filter: q.Get("filter"), Sort: q.Get("sort"), Offset: offset, Limit: limit,
+		NoEnvironments: view.NoEnvironments})
 	if err != nil {
 		return err
 	}
-	// As LaunchDarkly's list since API version 20240415: environments only
-	// when asked for by env (a request naming an older version sees all).
-	view := reps.FlagView{Only: q["env"], Summary: summary, NoAccess: !expand["access"],
-		NoEnvironments: len(q["env"]) == 0 && !namesVersionBefore(r, environmentsByDefaultUntil)}
 	links := api.OffsetLinks(flag.CollectionHref(pk), q, offset, limit, res.TotalCount)
 	if summary {
 		body, err := h.lists.summaries(r, links, res.TotalCount, res.Items, res.Environments, view)
