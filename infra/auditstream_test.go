@@ -53,6 +53,27 @@ func TestStackAuditStream(t *testing.T) {
 			t.Errorf("%s: got %v, want %v", c.what, c.got, c.want)
 		}
 	}
+	t.Run("the audit-stream function also reads the stream's dead-letter queue, one message at a time, to redrive it", func(t *testing.T) {
+		var redrives []map[string]any
+		for _, id := range tpl.ofType("AWS::Lambda::EventSourceMapping") {
+			p := tpl.Resources[id].Properties
+			if render(p["EventSourceArn"]) == dlq+".Arn" {
+				redrives = append(redrives, p)
+			}
+		}
+		if len(redrives) != 1 {
+			t.Fatalf("%d mappings read the stream's dead-letter queue, want 1", len(redrives))
+		}
+		r := redrives[0]
+		if render(r["FunctionName"]) != fns["audit-stream"] || r["BatchSize"] != float64(1) ||
+			!jsonEqual(strs(r["FunctionResponseTypes"]), []string{"ReportBatchItemFailures"}) {
+			t.Errorf("redrive mapping: %v", r)
+		}
+		// Lambda wants a queue's visibility timeout at least its function's timeout.
+		if v, _ := tpl.Resources[dlq].Properties["VisibilityTimeout"].(float64); v < WorkerTimeout.Seconds() {
+			t.Errorf("the dead-letter queue's visibility timeout is %v s, under the function's %v", v, WorkerTimeout.Seconds())
+		}
+	})
 	t.Run("the stream's dead-letter queue is encrypted and kept 14 days", func(t *testing.T) {
 		p := tpl.Resources[dlq].Properties
 		if p["SqsManagedSseEnabled"] != true || p["MessageRetentionPeriod"] != float64(14*24*3600) {

@@ -94,12 +94,15 @@ func needs(s Spec, ids stackIDs) map[grant]bool {
 	}
 	if s.ConsumesAuditStream {
 		// What Lambda's event source mapping reads the stream with, and
-		// sends the spans of failed batches to the dead-letter queue with.
+		// sends the spans of failed batches to the dead-letter queue with;
+		// then what the second mapping consumes that queue with, for the
+		// function to redrive them.
 		for _, a := range []string{"dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator"} {
 			out[grant{a, ids.table + ".StreamArn", ""}] = true
 		}
 		out[listStreams] = true
-		for _, a := range []string{"sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"} {
+		for _, a := range []string{"sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl",
+			"sqs:ReceiveMessage", "sqs:ChangeMessageVisibility", "sqs:DeleteMessage"} {
 			out[grant{a, ids.streamDLQ + ".Arn", ""}] = true
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
@@ -288,7 +289,9 @@ func NewFlagplaneStack(scope constructs.Construct, id string, props *FlagplaneSt
 	table := newTable(stack, c)
 	queue, dlq := newQueues(stack, c, "Webhook")
 	ingest, ingestDLQ := newQueues(stack, c, "Ingest")
-	streamDLQ := newDeadLetterQueue(stack, "AuditStreamDeadLetterQueue")
+	// The audit-stream function reads its stream's dead letters too (to
+	// redrive them), so they stay hidden while it works on one.
+	streamDLQ := newDeadLetterQueue(stack, "AuditStreamDeadLetterQueue", WebhookQueueVisibility)
 
 	export := newExportStage(stack, c)
 
@@ -366,7 +369,7 @@ func newTable(stack awscdk.Stack, c config) awsdynamodb.Table {
 // prefix ("Webhook", "Ingest"), both encrypted at rest with SQS-managed
 // keys (no KMS grants needed) and refusing plain-HTTP access.
 func newQueues(stack awscdk.Stack, c config, prefix string) (queue, dlq awssqs.Queue) {
-	dlq = newDeadLetterQueue(stack, prefix+"DeadLetterQueue")
+	dlq = newDeadLetterQueue(stack, prefix+"DeadLetterQueue", 0)
 	queue = awssqs.NewQueue(stack, jsii.String(prefix+"Queue"), &awssqs.QueueProps{
 		Encryption:        awssqs.QueueEncryption_SQS_MANAGED,
 		EnforceSSL:        jsii.Bool(true),
@@ -381,13 +384,17 @@ func newQueues(stack awscdk.Stack, c config, prefix string) (queue, dlq awssqs.Q
 
 // newDeadLetterQueue makes a dead-letter queue, encrypted at rest with
 // SQS-managed keys and refusing plain-HTTP access.
-func newDeadLetterQueue(stack awscdk.Stack, id string) awssqs.Queue {
-	return awssqs.NewQueue(stack, jsii.String(id), &awssqs.QueueProps{
+func newDeadLetterQueue(stack awscdk.Stack, id string, visibility time.Duration) awssqs.Queue {
+	props := &awssqs.QueueProps{
 		Encryption: awssqs.QueueEncryption_SQS_MANAGED,
 		EnforceSSL: jsii.Bool(true),
 		// The longest SQS allows, to leave time to inspect and redrive.
 		RetentionPeriod: awscdk.Duration_Days(jsii.Number(14)),
-	})
+	}
+	if visibility > 0 {
+		props.VisibilityTimeout = awscdk.Duration_Seconds(jsii.Number(visibility.Seconds()))
+	}
+	return awssqs.NewQueue(stack, jsii.String(id), props)
 }
 
 // pascal turns a function name such as "ai-configs" into "AiConfigs" for
@@ -669,6 +676,13 @@ func wireWorker(stack awscdk.Stack, s Spec, fn awslambda.Function, queue, ingest
 			RetryAttempts:           jsii.Number(AuditStreamRetries),
 			OnFailure:               awslambdaeventsources.NewSqsDlq(streamDLQ),
 			Filters:                 &[]*map[string]any{{"pattern": auditstream.Filter()}},
+		}))
+		// A batch that failed every retry is redriven from the audit log by
+		// the same function; one that fails again comes back after the
+		// queue's visibility timeout, for as long as the queue keeps it.
+		fn.AddEventSource(awslambdaeventsources.NewSqsEventSource(streamDLQ, &awslambdaeventsources.SqsEventSourceProps{
+			BatchSize:               jsii.Number(1),
+			ReportBatchItemFailures: jsii.Bool(true),
 		}))
 	}
 	if s.ConsumesIngestQueue {

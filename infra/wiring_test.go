@@ -40,6 +40,10 @@ func checkWiring(t *testing.T, tpl *template, specs []Spec) {
 		if s.ConsumesWebhookQueue || s.ConsumesIngestQueue || s.ConsumesAuditStream {
 			wantConsumers = append(wantConsumers, s.Name)
 		}
+		if s.ConsumesAuditStream {
+			// and the stream's dead-letter queue, to redrive what it holds
+			wantConsumers = append(wantConsumers, s.Name)
+		}
 		fromIngest[s.Name] = s.ConsumesIngestQueue
 		fromStream[s.Name] = s.ConsumesAuditStream
 		api[s.Name] = s.API
@@ -66,7 +70,7 @@ func checkWiring(t *testing.T, tpl *template, specs []Spec) {
 			t.Errorf("schedules %v, want %v", got, wantSchedules)
 		}
 	})
-	t.Run("every queue consumer has one event source mapping on its queue (webhook or ingest) or the table's stream with partial batch responses, and no other mapping exists", func(t *testing.T) {
+	t.Run("every queue consumer has one event source mapping on its queue (webhook or ingest), or on the table's stream and its dead-letter queue, with partial batch responses, and no other mapping exists", func(t *testing.T) {
 		var got []string
 		for _, id := range tpl.ofType("AWS::Lambda::EventSourceMapping") {
 			p := tpl.Resources[id].Properties
@@ -76,6 +80,9 @@ func checkWiring(t *testing.T, tpl *template, specs []Spec) {
 			}
 			if fromStream[names[render(p["FunctionName"])]] {
 				want = table + ".StreamArn"
+				if strings.HasPrefix(render(p["EventSourceArn"]), "AuditStreamDeadLetterQueue") {
+					want = render(p["EventSourceArn"])
+				}
 			}
 			if render(p["EventSourceArn"]) != want {
 				t.Errorf("mapping %s reads %s, not %s", id, render(p["EventSourceArn"]), want)

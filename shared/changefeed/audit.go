@@ -22,9 +22,15 @@ type AuditLog struct {
 // Since visits the ids of the audit entries made at from or later; shards
 // are read at once, and visit is never called concurrently.
 func (l AuditLog) Since(ctx context.Context, from time.Time, visit func(id string)) error {
+	return l.Between(ctx, from, time.Time{}, visit)
+}
+
+// Between is Since up to to, inclusive, to the millisecond; a zero to
+// leaves the range open.
+func (l AuditLog) Between(ctx context.Context, from, to time.Time, visit func(id string)) error {
 	n := max(l.Shards, 1)
 	if n == 1 {
-		return l.since(ctx, 0, from, visit)
+		return l.since(ctx, 0, from, to, visit)
 	}
 	var (
 		mu   sync.Mutex
@@ -33,7 +39,7 @@ func (l AuditLog) Since(ctx context.Context, from time.Time, visit func(id strin
 	)
 	for i := range n {
 		wg.Go(func() {
-			errs[i] = l.since(ctx, i, from, func(id string) {
+			errs[i] = l.since(ctx, i, from, to, func(id string) {
 				mu.Lock()
 				defer mu.Unlock()
 				visit(id)
@@ -44,10 +50,13 @@ func (l AuditLog) Since(ctx context.Context, from time.Time, visit func(id strin
 	return errors.Join(errs...)
 }
 
-func (l AuditLog) since(ctx context.Context, shard int, from time.Time, visit func(id string)) error {
+func (l AuditLog) since(ctx context.Context, shard int, from, to time.Time, visit func(id string)) error {
 	// An id is 12 hex digits of milliseconds and 12 more: the bare 12
 	// digits sort before every id of that millisecond.
 	q := store.Query{PK: store.AuditShardPK(shard), SKFrom: fmt.Sprintf("%012x", max(from.UnixMilli(), 0)), Eventual: true}
+	if !to.IsZero() {
+		q.SKTo = fmt.Sprintf("%012x", max(to.UnixMilli()+1, 0))
+	}
 	for {
 		page, err := l.Table.Query(ctx, q)
 		if err != nil {
