@@ -10,11 +10,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"regexp"
-	"runtime"
-	"sort"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -98,38 +94,11 @@ const loopbackConnections = 16
 // latency and the size of one answer.
 func loadLoopback(b *testing.B, method, url, token, body string) {
 	b.Helper()
-	transport := &http.Transport{MaxIdleConnsPerHost: 2 * loopbackConnections}
-	client := &http.Client{Transport: transport}
-	defer transport.CloseIdleConnections()
-	size := answerSize(b, client, method, url, token, body)
-	var mu sync.Mutex
-	var latencies []time.Duration
+	size := answerSize(b, http.DefaultClient, method, url, token, body)
 	b.ReportAllocs()
-	// RunParallel starts parallelism × GOMAXPROCS goroutines.
-	b.SetParallelism(max(1, loopbackConnections/runtime.GOMAXPROCS(0)))
-	b.ResetTimer()
-	start := time.Now()
-	b.RunParallel(func(pb *testing.PB) {
-		local := make([]time.Duration, 0, 1024)
-		for pb.Next() {
-			t0 := time.Now()
-			if r := call(b, client, method, url, token, body); r.StatusCode != 200 {
-				b.Errorf("status %d", r.StatusCode)
-				return
-			}
-			local = append(local, time.Since(t0))
-		}
-		mu.Lock()
-		latencies = append(latencies, local...)
-		mu.Unlock()
-	})
-	elapsed := time.Since(start)
-	b.StopTimer()
-	sort.Slice(latencies, func(i, j int) bool { return latencies[i] < latencies[j] })
-	if n := len(latencies); n > 0 {
-		b.ReportMetric(float64(n)/elapsed.Seconds(), "req/s")
-		b.ReportMetric(float64(latencies[n*99/100].Microseconds())/1000, "p99-ms")
-	}
+	loadPeer(b, peerServer{name: "flagplane", token: token}, peerLoad{want: http.StatusOK, request: func(int64) peerRequest {
+		return peerRequest{method: method, path: url, body: body}
+	}})
 	b.ReportMetric(float64(size), "answer-bytes")
 }
 
@@ -273,61 +242,6 @@ func TestAnswerSizes(t *testing.T) {
 	}
 }
 
-// loadLoopbackEach is loadLoopback for changes: request n (from 0) is the
-// one next(n) gives, so each can name a new key or flip another flag, and
-// its answer must have status want.
-func loadLoopbackEach(b *testing.B, token string, want int, next func(n int64) (method, url, body string)) {
-	b.Helper()
-	transport := &http.Transport{MaxIdleConnsPerHost: 2 * loopbackConnections}
-	client := &http.Client{Transport: transport}
-	defer transport.CloseIdleConnections()
-	var (
-		mu        sync.Mutex
-		latencies []time.Duration
-		counter   atomic.Int64
-	)
-	b.ReportAllocs()
-	b.SetParallelism(max(1, loopbackConnections/runtime.GOMAXPROCS(0)))
-	b.ResetTimer()
-	start := time.Now()
-	b.RunParallel(func(pb *testing.PB) {
-		local := make([]time.Duration, 0, 1024)
-		for pb.Next() {
-			method, url, body := next(counter.Add(1) - 1)
-			t0 := time.Now()
-			req, _ := http.NewRequest(method, url, strings.NewReader(body))
-			req.Header.Set("Authorization", token)
-			if strings.HasPrefix(body, `{"environmentKey"`) {
-				req.Header.Set("Content-Type", "application/json; domain-model=launchdarkly.semanticpatch")
-			} else {
-				req.Header.Set("Content-Type", "application/json")
-			}
-			resp, err := client.Do(req)
-			if err != nil {
-				b.Error(err)
-				return
-			}
-			answer, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != want {
-				b.Errorf("%s %s: status %d, want %d: %s", method, url, resp.StatusCode, want, answer)
-				return
-			}
-			local = append(local, time.Since(t0))
-		}
-		mu.Lock()
-		latencies = append(latencies, local...)
-		mu.Unlock()
-	})
-	elapsed := time.Since(start)
-	b.StopTimer()
-	sort.Slice(latencies, func(i, j int) bool { return latencies[i] < latencies[j] })
-	if n := len(latencies); n > 0 {
-		b.ReportMetric(float64(n)/elapsed.Seconds(), "req/s")
-		b.ReportMetric(float64(latencies[n*99/100].Microseconds())/1000, "p99-ms")
-	}
-}
-
 // BenchmarkCreateFlagLoopback creates a new flag with each request, from
 // the same concurrent clients: each create commits the flag, its
 // environments' settings and an audit entry to the data file.
@@ -335,9 +249,10 @@ func BenchmarkCreateFlagLoopback(b *testing.B) {
 	base, token, stop := startLocal(b, filepath.Join(b.TempDir(), "bench.db"))
 	defer stop()
 	seedFlags(b, base, token, "bench", 0)
-	loadLoopbackEach(b, token, 201, func(n int64) (string, string, string) {
-		return "POST", base + "/api/v2/flags/bench", fmt.Sprintf(`{"key":"new-%d","name":"New %d"}`, n, n)
-	})
+	b.ReportAllocs()
+	loadPeer(b, peerServer{"flagplane", base, token}, peerLoad{want: http.StatusCreated, request: func(n int64) peerRequest {
+		return peerRequest{"POST", "/api/v2/flags/bench", "application/json", fmt.Sprintf(`{"key":"new-%d","name":"New %d"}`, n, n)}
+	}})
 }
 
 // BenchmarkToggleFlagLoopback turns flags of a project of 100 on and off in
@@ -346,12 +261,14 @@ func BenchmarkToggleFlagLoopback(b *testing.B) {
 	base, token, stop := startLocal(b, filepath.Join(b.TempDir(), "bench.db"))
 	defer stop()
 	seedFlags(b, base, token, "bench", 100)
-	loadLoopbackEach(b, token, 200, func(n int64) (string, string, string) {
+	b.ReportAllocs()
+	loadPeer(b, peerServer{"flagplane", base, token}, peerLoad{want: http.StatusOK, request: func(n int64) peerRequest {
 		kind := "turnFlagOn"
 		if (n/100)%2 == 1 {
 			kind = "turnFlagOff"
 		}
-		return "PATCH", fmt.Sprintf("%s/api/v2/flags/bench/flag-%03d", base, n%100),
-			`{"environmentKey":"production","instructions":[{"kind":"` + kind + `"}]}`
-	})
+		return peerRequest{"PATCH", fmt.Sprintf("/api/v2/flags/bench/flag-%03d", n%100),
+			"application/json; domain-model=launchdarkly.semanticpatch",
+			`{"environmentKey":"production","instructions":[{"kind":"` + kind + `"}]}`}
+	}})
 }
