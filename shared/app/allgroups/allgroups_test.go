@@ -135,9 +135,6 @@ func TestEveryOutboxConsumerIsRunByTheDeliveryFunction(t *testing.T) {
 // other file.
 func TestEveryGroupsExamplesAnswerAsTheReferenceRequires(t *testing.T) {
 	for _, g := range listed(t) {
-		t.Run(g.Name, func(t *testing.T) {
-			t.Parallel() // each group checks against a server and store of its own
-			apptest.CheckExamples(t, g.Name, g.Examples)
-		})
+		t.Run(g.Name, func(t *testing.T) { apptest.CheckExamples(t, g.Name, g.Examples) })
 	}
 }
