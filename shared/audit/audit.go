@@ -266,11 +266,13 @@ func (l *Log) Commit(ctx context.Context, c Change) (Entry, error) {
 func (l *Log) SetDropOnFanOut(v bool) { l.dropOnFanOut.Store(v) }
 
 // FannedOut drops the outbox record of entryID once its entry was handed to
-// every webhook and consumer, when SetDropOnFanOut is on; otherwise the
-// record went at hand-off and there is nothing to do. A failure is only
+// every webhook and consumer, when SetDropOnFanOut is on and ctx (the
+// queue's) is not done; otherwise the record went at hand-off, or stays. A failure is only
 // logged: the sweep sends the entry again, and deliveries are idempotent.
 func (l *Log) FannedOut(ctx context.Context, entryID string) {
-	if !l.dropOnFanOut.Load() {
+	if !l.dropOnFanOut.Load() || ctx.Err() != nil {
+		// Stopping: the deliveries just queued are dropped with the
+		// queue, so the record stays for the sweep of the next start.
 		return
 	}
 	if err := l.table.Delete(ctx, store.OutboxKey(entryID), store.Cond{}); err != nil {

@@ -19,8 +19,10 @@ type MemoryQueue struct {
 	cancel      context.CancelFunc
 	wg          sync.WaitGroup
 
-	mu   sync.Mutex
-	dead []DeadLetter
+	mu      sync.Mutex
+	dead    []DeadLetter
+	closed  bool
+	running sync.WaitGroup // handlers running, which Close waits for
 }
 
 // DeadLetter is a message whose attempts ran out.
@@ -60,8 +62,23 @@ func (q *MemoryQueue) schedule(m Message, attempt int, delay time.Duration) {
 			return
 		}
 		defer func() { <-q.slots }()
+		if !q.begin() {
+			return
+		}
+		defer q.running.Done()
 		q.run(m, attempt)
 	})
+}
+
+// begin counts a handler about to run, unless the queue is closed.
+func (q *MemoryQueue) begin() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		return false
+	}
+	q.running.Add(1)
+	return true
 }
 
 func (q *MemoryQueue) run(m Message, attempt int) {
@@ -104,5 +121,13 @@ func (q *MemoryQueue) Idle(ctx context.Context) error {
 	}
 }
 
-// Close stops the queue: waiting messages are dropped, running ones finish.
-func (q *MemoryQueue) Close() { q.cancel() }
+// Close stops the queue: waiting messages are dropped, and it returns once
+// the running ones have finished, so none of them uses the store after its
+// owner closes it.
+func (q *MemoryQueue) Close() {
+	q.cancel()
+	q.mu.Lock()
+	q.closed = true
+	q.mu.Unlock()
+	q.running.Wait()
+}

@@ -113,7 +113,6 @@ func New(tb testing.TB, opts ...Option) *Server {
 	var queue *webhook.MemoryQueue
 	if cfg.webhooks {
 		a, queue = app.NewWithMemoryQueue(table, settings, logger, app.LocalWebhookAttempts, func(int) time.Duration { return 10 * time.Millisecond }, allgroups.List()...)
-		tb.Cleanup(queue.Close)
 	}
 	h, err := a.Handler("")
 	if err != nil {
@@ -123,6 +122,9 @@ func New(tb testing.TB, opts ...Option) *Server {
 	hs := httptest.NewServer(h) // listens on 127.0.0.1
 	tb.Cleanup(func() {
 		hs.Close() // waits for requests in flight, so nothing logs after the test
+		if queue != nil {
+			queue.Close() // waits for deliveries running, which use the store
+		}
 		if err := closeTable(); err != nil {
 			tb.Errorf("close store: %v", err)
 		}
