@@ -13,13 +13,7 @@ func TestStackAuditStream(t *testing.T) {
 	table, _ := tpl.only(t, "AWS::DynamoDB::Table")
 
 	// WHEN the table stream's event source mapping is read
-	var mappings []map[string]any
-	for _, id := range tpl.ofType("AWS::Lambda::EventSourceMapping") {
-		p := tpl.Resources[id].Properties
-		if render(p["EventSourceArn"]) == table+".StreamArn" {
-			mappings = append(mappings, p)
-		}
-	}
+	mappings := mappingsReading(tpl, table+".StreamArn")
 	if len(mappings) != 1 {
 		t.Fatalf("%d mappings read the table's stream, want 1", len(mappings))
 	}
@@ -54,13 +48,7 @@ func TestStackAuditStream(t *testing.T) {
 		}
 	}
 	t.Run("the audit-stream function also reads the stream's dead-letter queue, one message at a time, to redrive it", func(t *testing.T) {
-		var redrives []map[string]any
-		for _, id := range tpl.ofType("AWS::Lambda::EventSourceMapping") {
-			p := tpl.Resources[id].Properties
-			if render(p["EventSourceArn"]) == dlq+".Arn" {
-				redrives = append(redrives, p)
-			}
-		}
+		redrives := mappingsReading(tpl, dlq+".Arn")
 		if len(redrives) != 1 {
 			t.Fatalf("%d mappings read the stream's dead-letter queue, want 1", len(redrives))
 		}
@@ -101,6 +89,18 @@ func TestStackAuditStream(t *testing.T) {
 			}
 		}
 	})
+}
+
+// mappingsReading returns the properties of the event source mappings
+// whose source renders as arn.
+func mappingsReading(tpl *template, arn string) []map[string]any {
+	var out []map[string]any
+	for _, id := range tpl.ofType("AWS::Lambda::EventSourceMapping") {
+		if p := tpl.Resources[id].Properties; render(p["EventSourceArn"]) == arn {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func TestValidateAuditStreamWorkers(t *testing.T) {
