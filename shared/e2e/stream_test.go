@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -283,4 +285,54 @@ func TestCommitSurvivesAPIKilledAfterCommit(t *testing.T) {
 		t.Fatalf("the committed project is not there: %d %s", got.Status, got.Body)
 	}
 	s.awaitDelivered(t, h, []string{key}, 2*time.Minute)
+}
+
+// TestStreamDeadLetterRedrive plays a stream batch that failed every
+// retry: with the stream stalled, three changes are made, and the
+// dead-letter record Lambda would write for their batch is handed to the
+// audit-stream function as its dead-letter queue's mapping would. The
+// function reads the span's entries from the (sharded) audit log and sends
+// them again, and they reach the webhook though the stream never did.
+func TestStreamDeadLetterRedrive(t *testing.T) {
+	s := e2eStack(t)
+	h := newProjectHook(t, s)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := s.stream.Sync(ctx); err != nil {
+		t.Fatalf("stream sync: %v", err)
+	}
+	s.stream.Pause()
+	defer s.stream.Resume()
+
+	first := time.Now()
+	prefix := uniqueKey("redrive")
+	var keys []string
+	for i := range 3 {
+		key := fmt.Sprintf("%s-%d", prefix, i)
+		if res := s.do(t, http.MethodPost, "/api/v2/projects", map[string]any{"key": key, "name": key}); res.Status != http.StatusCreated {
+			t.Fatalf("create project %s: %d %s", key, res.Status, res.Body)
+		}
+		keys = append(keys, key)
+	}
+	last := time.Now()
+
+	record, _ := json.Marshal(map[string]any{
+		"requestContext": map[string]any{"condition": "RetryAttemptsExhausted", "approximateInvokeCount": 101},
+		"version":        "1.0",
+		"DDBStreamBatchInfo": map[string]any{
+			"shardId": "shardId-e2e", "startSequenceNumber": "1", "endSequenceNumber": "3", "batchSize": 3,
+			"approximateArrivalOfFirstRecord": first.UTC().Format(time.RFC3339Nano),
+			"approximateArrivalOfLastRecord":  last.UTC().Format(time.RFC3339Nano),
+		},
+	})
+	event, _ := json.Marshal(events.SQSEvent{Records: []events.SQSMessage{{MessageId: "dead-letter-1", Body: string(record), EventSource: "aws:sqs"}}})
+	out, err := s.functions["audit-stream"].Invoke(ctx, event)
+	if err != nil {
+		t.Fatalf("invoke audit-stream with the dead letter: %v", err)
+	}
+	var resp events.SQSEventResponse
+	if err := json.Unmarshal(out, &resp); err != nil || len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("answer %s (%v): want no failures", out, err)
+	}
+	s.awaitDelivered(t, h, keys, time.Minute)
 }
