@@ -241,20 +241,7 @@ func (l *Log) Commit(ctx context.Context, c Change) (Entry, error) {
 		return Entry{}, fmt.Errorf("commit %s %q: %w", c.Kind, c.Resource, err)
 	}
 	l.commits.Add(1)
-	if streamed {
-		// The stream hands the entry off; the publisher only hears of the commit.
-		if err := l.publisher.Publish(ctx, rec); err != nil {
-			l.log.Warn("commit notice failed; the stream hands the entry off", "entryId", rec.EntryID, "error", err.Error())
-		}
-		return e, nil
-	}
-	if l.dropOnFanOut.Load() {
-		if err := l.publisher.Publish(ctx, rec); err != nil {
-			l.log.Warn("outbox hand-off failed; the sweep will retry", "entryId", rec.EntryID, "error", err.Error())
-		}
-		return e, nil
-	}
-	l.handOff(ctx, rec)
+	l.handOff(ctx, rec, streamed)
 	return e, nil
 }
 
@@ -267,8 +254,9 @@ func (l *Log) SetDropOnFanOut(v bool) { l.dropOnFanOut.Store(v) }
 
 // FannedOut drops the outbox record of entryID once its entry was handed to
 // every webhook and consumer, when SetDropOnFanOut is on and ctx (the
-// queue's) is not done; otherwise the record went at hand-off, or stays. A failure is only
-// logged: the sweep sends the entry again, and deliveries are idempotent.
+// queue's) is not done; otherwise the record went at hand-off, or stays.
+// A failure is only logged: the sweep sends the entry again, and
+// deliveries are idempotent.
 func (l *Log) FannedOut(ctx context.Context, entryID string) {
 	if !l.dropOnFanOut.Load() || ctx.Err() != nil {
 		// Stopping: the deliveries just queued are dropped with the
@@ -280,11 +268,20 @@ func (l *Log) FannedOut(ctx context.Context, entryID string) {
 	}
 }
 
-// handOff publishes rec and then drops its outbox record. A failure is only
+// handOff publishes rec and then drops its outbox record, unless there
+// is none (the stream carries the outbox: the publisher only hears of the
+// commit) or the fan-out drops it (SetDropOnFanOut). A failure is only
 // logged: the record stays and the outbox sweep hands it over later.
-func (l *Log) handOff(ctx context.Context, rec Outbox) {
+func (l *Log) handOff(ctx context.Context, rec Outbox, streamed bool) {
 	if err := l.publisher.Publish(ctx, rec); err != nil {
-		l.log.Warn("outbox hand-off failed; the sweep will retry", "entryId", rec.EntryID, "error", err.Error())
+		msg := "outbox hand-off failed; the sweep will retry"
+		if streamed {
+			msg = "commit notice failed; the stream hands the entry off"
+		}
+		l.log.Warn(msg, "entryId", rec.EntryID, "error", err.Error())
+		return
+	}
+	if streamed || l.dropOnFanOut.Load() {
 		return
 	}
 	if err := l.table.Delete(ctx, store.OutboxKey(rec.EntryID), store.Cond{}); err != nil {

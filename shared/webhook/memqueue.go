@@ -21,7 +21,6 @@ type MemoryQueue struct {
 
 	mu      sync.Mutex
 	dead    []DeadLetter
-	closed  bool
 	running sync.WaitGroup // handlers running, which Close waits for
 }
 
@@ -70,11 +69,13 @@ func (q *MemoryQueue) schedule(m Message, attempt int, delay time.Duration) {
 	})
 }
 
-// begin counts a handler about to run, unless the queue is closed.
+// begin counts a handler about to run, unless the queue is closed. It
+// holds mu, as Close does to cancel, so no handler is counted after Close
+// began waiting.
 func (q *MemoryQueue) begin() bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.closed {
+	if q.ctx.Err() != nil {
 		return false
 	}
 	q.running.Add(1)
@@ -125,9 +126,8 @@ func (q *MemoryQueue) Idle(ctx context.Context) error {
 // the running ones have finished, so none of them uses the store after its
 // owner closes it.
 func (q *MemoryQueue) Close() {
-	q.cancel()
 	q.mu.Lock()
-	q.closed = true
+	q.cancel()
 	q.mu.Unlock()
 	q.running.Wait()
 }

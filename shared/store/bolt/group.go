@@ -97,7 +97,6 @@ func (c *committer) commit(batch []pending) {
 			if err != nil {
 				return err
 			}
-			results[i] = nil
 		}
 		return nil
 	})
