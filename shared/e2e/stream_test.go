@@ -148,6 +148,21 @@ func (h *projectHook) missing(keys []string) []string {
 	return out
 }
 
+// createProjects creates n projects with keys of a new prefix, one after
+// another, and returns their keys.
+func (s *stack) createProjects(t *testing.T, prefix string, n int) []string {
+	t.Helper()
+	prefix = uniqueKey(prefix)
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("%s-%02d", prefix, i)
+		if res := s.do(t, http.MethodPost, "/api/v2/projects", map[string]any{"key": keys[i], "name": keys[i]}); res.Status != http.StatusCreated {
+			t.Fatalf("create project %s: %d %s", keys[i], res.Status, res.Body)
+		}
+	}
+	return keys
+}
+
 // awaitDelivered pumps the webhook queue until every key reached h.
 func (s *stack) awaitDelivered(t *testing.T, h *projectHook, keys []string, within time.Duration) {
 	t.Helper()
@@ -184,15 +199,7 @@ func TestAuditStreamConsumerKilledMidBatch(t *testing.T) {
 			s.stream.Resume()
 		}
 	}()
-	prefix := uniqueKey("killbatch")
-	var keys []string
-	for i := range 25 {
-		key := fmt.Sprintf("%s-%02d", prefix, i)
-		if res := s.do(t, http.MethodPost, "/api/v2/projects", map[string]any{"key": key, "name": key}); res.Status != http.StatusCreated {
-			t.Fatalf("create project %s: %d %s", key, res.Status, res.Body)
-		}
-		keys = append(keys, key)
-	}
+	keys := s.createProjects(t, "killbatch", 25)
 
 	var sends, killed atomic.Int32
 	hook := func(r *http.Request, body []byte, status int) {
@@ -305,15 +312,7 @@ func TestStreamDeadLetterRedrive(t *testing.T) {
 	defer s.stream.Resume()
 
 	first := time.Now()
-	prefix := uniqueKey("redrive")
-	var keys []string
-	for i := range 3 {
-		key := fmt.Sprintf("%s-%d", prefix, i)
-		if res := s.do(t, http.MethodPost, "/api/v2/projects", map[string]any{"key": key, "name": key}); res.Status != http.StatusCreated {
-			t.Fatalf("create project %s: %d %s", key, res.Status, res.Body)
-		}
-		keys = append(keys, key)
-	}
+	keys := s.createProjects(t, "redrive", 3)
 	last := time.Now()
 
 	record, _ := json.Marshal(map[string]any{
